@@ -1,0 +1,73 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import type { RegisteredWorkflow } from '../discovery/workflow.registry';
+import { DURABLE_OPTIONS } from '../durable.constants';
+import type { ResolvedDurableOptions } from '../durable-options';
+import { InvalidArgumentError, RunConflictError } from '../errors';
+import { RunRepository, ClaimedRun } from '../persistence/run.repository';
+import type { ChildStarter } from '../runtime/child-starter';
+import { Executor } from '../runtime/executor';
+import { serializePayload } from '../runtime/serializer';
+import { DurableWorker } from '../worker/durable.worker';
+
+export interface StartArgs {
+  workflow: RegisteredWorkflow;
+  input: unknown;
+  runId?: string;
+  parentId?: string;
+  parentStep?: string;
+  manager?: EntityManager;
+  actor: string;
+}
+
+/**
+ * Inserts runs, for the client and for child spawns. With a free slot here and no caller
+ * transaction, the run is inserted already claimed and executed at once (no claim round trip);
+ * otherwise it is inserted pending and the NOTIFY sent on commit wakes a worker.
+ */
+@Injectable()
+export class RunStarter implements ChildStarter, OnModuleInit {
+  constructor(
+    private readonly runs: RunRepository,
+    private readonly worker: DurableWorker,
+    private readonly executor: Executor,
+    @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
+  ) {}
+
+  onModuleInit(): void {
+    this.executor.useChildStarter(this);
+  }
+
+  async start(args: StartArgs): Promise<{ runId: string; created: boolean }> {
+    const runId = args.runId ?? randomUUID();
+    if (typeof runId !== 'string' || runId.length === 0 || runId.length > 200) {
+      throw new InvalidArgumentError(`runId must be a non-empty string of at most 200 characters; got ${typeof runId === 'string' ? `${runId.length} characters` : typeof runId}.`);
+    }
+    const input = serializePayload(args.input, `The input of workflow "${args.workflow.name}"`);
+    const claimBy = !args.manager && this.worker.tryReserve() ? this.worker.id : undefined;
+    let started: ClaimedRun | 'pending' | null;
+    try {
+      started = await this.runs.start(
+        { id: runId, workflow: args.workflow.name, input, claimBy, leaseMs: this.options.leaseMs, parentId: args.parentId, parentStep: args.parentStep, actor: args.actor },
+        args.manager,
+      );
+    } catch (error) {
+      if (claimBy) this.worker.unreserve();
+      throw error;
+    }
+    if (started === null) {
+      if (claimBy) this.worker.unreserve();
+      const existing = (await this.runs.brief(runId))?.workflow;
+      if (existing !== undefined && existing !== args.workflow.name) throw new RunConflictError(runId, existing, args.workflow.name);
+      return { runId, created: false };
+    }
+    if (started !== 'pending') this.worker.runReserved(started);
+    else if (!args.manager) this.worker.nudge();
+    return { runId, created: true };
+  }
+
+  async startChild(args: { parentId: string; step: string; childId: string; workflow: RegisteredWorkflow; input: unknown }): Promise<void> {
+    await this.start({ workflow: args.workflow, input: args.input, runId: args.childId, parentId: args.parentId, parentStep: args.step, actor: `run:${args.parentId}` });
+  }
+}

@@ -1,0 +1,77 @@
+import { Injectable } from '@nestjs/common';
+import { WorkflowRegistry } from '../discovery/workflow.registry';
+import { RunClosedError, RunNotFoundError, WorkflowNotFoundError } from '../errors';
+import type { ActorOptions, ChannelRef, MessageDelivery, SignalDelivery, SignalRef, TxOptions } from '../interfaces';
+import { DeliveryRepository, DeliveryResult } from '../persistence/delivery.repository';
+import { RunRepository } from '../persistence/run.repository';
+import { declaredName } from '../runtime/primitives/declared';
+import { serializePayload } from '../runtime/serializer';
+import { checkName } from '../schema/define-signal';
+import { validatePayload } from '../schema/payload-validator';
+import { DurableWorker } from '../worker/durable.worker';
+import { WakeBus } from '../worker/wake-bus';
+
+/**
+ * Delivers signals and channel messages into runs, from any process: at-least-once transport in,
+ * exactly-once application. The payload is validated against the declared schema, journaled once by
+ * key, and the run is woken (deliver-then-wake); nothing else is needed.
+ */
+@Injectable()
+export class SignalService {
+  constructor(
+    private readonly registry: WorkflowRegistry,
+    private readonly runs: RunRepository,
+    private readonly deliveries: DeliveryRepository,
+    private readonly worker: DurableWorker,
+    private readonly bus: WakeBus,
+  ) {}
+
+  /** Journals the signal at most once per (run, name): the first payload wins; a redelivery is `accepted: false`. */
+  async signal<T>(runId: string, signal: SignalRef<T>, payload: T, opts: TxOptions & ActorOptions = {}): Promise<SignalDelivery> {
+    const name = checkName(typeof signal === 'string' ? signal : signal?.name, 'signal');
+    const workflow = await this.workflowOf(runId);
+    declaredName(workflow, 'signal', name);
+    const schema = workflow.signals?.get(name)?.schema ?? (typeof signal === 'object' ? signal.schema : undefined);
+    const value = await validatePayload(schema, payload, `The payload of signal "${name}"`);
+    const encoded = serializePayload(value, `The payload of signal "${name}"`);
+    const result = this.settled(runId, await this.deliveries.signal(runId, name, encoded, opts.actor ?? 'api', opts.manager));
+    if (result.woken && !opts.manager) this.wakeHere(runId);
+    return { runId, name, accepted: result.accepted, deliveredAt: result.deliveredAt };
+  }
+
+  /** Appends a message to a channel of the run, deduplicated by (run, channel, key). */
+  async send<T>(runId: string, channel: ChannelRef<T>, key: string, payload: T, opts: TxOptions & ActorOptions = {}): Promise<MessageDelivery> {
+    const name = checkName(typeof channel === 'string' ? channel : channel?.name, 'channel');
+    checkName(key, 'message key');
+    const workflow = await this.workflowOf(runId);
+    declaredName(workflow, 'channel', name);
+    const schema = workflow.channels?.get(name)?.schema ?? (typeof channel === 'object' ? channel.schema : undefined);
+    const value = await validatePayload(schema, payload, `The payload of message "${key}" on channel "${name}"`);
+    const encoded = serializePayload(value, `The payload of message "${key}" on channel "${name}"`);
+    const result = this.settled(runId, await this.deliveries.send(runId, name, key, encoded, opts.actor ?? 'api', opts.manager));
+    if (result.woken && !opts.manager) this.wakeHere(runId);
+    return { runId, channel: name, key, accepted: result.accepted, seq: result.seq };
+  }
+
+  private async workflowOf(runId: string) {
+    if (typeof runId !== 'string' || runId.length === 0 || runId.length > 1_000) throw new RunNotFoundError(String(runId).slice(0, 200));
+    const run = await this.runs.brief(runId);
+    if (!run) throw new RunNotFoundError(runId);
+    if (run.status === 'completed' || run.status === 'cancelled') throw new RunClosedError(runId, run.status);
+    const workflow = this.registry.find(run.workflow);
+    if (!workflow) throw new WorkflowNotFoundError(run.workflow, this.registry.names());
+    return workflow;
+  }
+
+  private settled<T>(runId: string, result: DeliveryResult<T>): T {
+    if (result.status === 'missing') throw new RunNotFoundError(runId);
+    if (result.status === 'closed') throw new RunClosedError(runId, 'completed or cancelled');
+    return result;
+  }
+
+  /** The NOTIFY reaches this instance too, but waking directly saves its round trip. */
+  private wakeHere(runId: string): void {
+    this.bus.wake(runId);
+    this.worker.nudge();
+  }
+}

@@ -1,0 +1,67 @@
+import { Injectable } from '@nestjs/common';
+import { WorkflowRegistry } from '../discovery/workflow.registry';
+import { RunNotFoundError } from '../errors';
+import type { ActorOptions, RunFilter, RunHandle, RunView, TxOptions, WorkflowRef } from '../interfaces';
+import { RunControlRepository } from '../persistence/run-control.repository';
+import { RunRepository } from '../persistence/run.repository';
+import { DurableWorker } from '../worker/durable.worker';
+import { WakeBus } from '../worker/wake-bus';
+import { DurableRunHandle } from './run-handle';
+import { RunStarter } from './run-starter';
+
+/** Starts runs and acts on them from outside: controllers, webhooks, scripts, the dashboard. */
+@Injectable()
+export class WorkflowClient {
+  constructor(
+    private readonly registry: WorkflowRegistry,
+    private readonly starter: RunStarter,
+    private readonly runs: RunRepository,
+    private readonly control: RunControlRepository,
+    private readonly worker: DurableWorker,
+    private readonly bus: WakeBus,
+  ) {}
+
+  /**
+   * Starts a run of a workflow (by class or by name). With `runId`, idempotent: an existing run of the
+   * same workflow comes back with `created: false`; of another workflow, RunConflictError.
+   * With `manager`, the run is written in the caller's transaction and starts when it commits.
+   */
+  async start<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: { runId?: string } & TxOptions & ActorOptions = {}): Promise<RunHandle<O>> {
+    const registered = this.registry.resolve(workflow as WorkflowRef<unknown, unknown>);
+    const { runId, created } = await this.starter.start({ workflow: registered, input, runId: opts.runId, manager: opts.manager, actor: opts.actor ?? 'api' });
+    return new DurableRunHandle<O>(runId, created, this.runs, this.bus);
+  }
+
+  /** A handle on an existing run (not checked until used). */
+  handle<O>(runId: string): RunHandle<O> {
+    return new DurableRunHandle<O>(runId, false, this.runs, this.bus);
+  }
+
+  async getRun(runId: string): Promise<RunView> {
+    const run = await this.runs.get(runId);
+    if (!run) throw new RunNotFoundError(runId);
+    return run;
+  }
+
+  /** Newest first, keyset-paged: pass `nextCursor` back as `cursor` for the next page. */
+  listRuns(filter: RunFilter = {}): Promise<{ runs: RunView[]; nextCursor?: string }> {
+    return this.runs.list(filter);
+  }
+
+  /** Ends the current wait early: a sleep or backoff finishes now; other waits are re-checked now. */
+  async resume(runId: string, opts: ActorOptions = {}): Promise<void> {
+    await this.control.resume(runId, opts.actor ?? 'api');
+  }
+
+  /** Cancels the run and its unfinished children at once; a running execution's later writes are refused. */
+  async cancel(runId: string, reason?: string, opts: ActorOptions = {}): Promise<void> {
+    const { changed } = await this.control.cancel(runId, reason, opts.actor ?? 'api');
+    this.worker.revoke(changed);
+  }
+
+  /** Runs a failed run again from its checkpoints, its stored permanent step failures cleared. */
+  async retry(runId: string, opts: ActorOptions = {}): Promise<void> {
+    await this.control.retry(runId, opts.actor ?? 'api');
+    this.worker.nudge();
+  }
+}

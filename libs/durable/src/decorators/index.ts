@@ -1,0 +1,2 @@
+export * from './workflow.decorator';
+export * from './step.decorator';

@@ -1,0 +1,86 @@
+import { Injectable, OnModuleInit, Type } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import { InvalidArgumentError } from '../errors';
+import type { ChannelDefinition, DurableWorkflow, SignalDefinition, WorkflowOptions } from '../interfaces';
+import type { ResolvedStepOptions } from '../runtime/execution';
+import { DEFAULT_RUN_RETRY, NO_RETRY, resolveRetryPolicy } from '../runtime/retry-policy';
+import { runScope } from '../runtime/run-scope';
+import { checkName } from '../schema/define-signal';
+import { DurableMetadataAccessor } from './durable-metadata.accessor';
+import { WorkflowRegistry } from './workflow.registry';
+
+/**
+ * At module init, finds every @Workflow provider and every @Step method on any provider. Workflows
+ * go into the registry; step methods are wrapped on their instance so that, inside a run, a call is
+ * memoized, and outside one it is the plain method. Every mistake fails the boot with its fix.
+ */
+@Injectable()
+export class DurableExplorer implements OnModuleInit {
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly metadata: DurableMetadataAccessor,
+    private readonly registry: WorkflowRegistry,
+  ) {}
+
+  onModuleInit(): void {
+    for (const wrapper of this.discovery.getProviders()) {
+      const { instance, metatype } = wrapper;
+      if (!instance || typeof instance !== 'object' || !metatype) continue;
+      const workflow = this.metadata.workflow(metatype);
+      if (workflow) this.registerWorkflow(wrapper, workflow.name, workflow.options);
+      this.wrapSteps(instance as Record<string, unknown>);
+    }
+  }
+
+  private registerWorkflow(wrapper: InstanceWrapper, name: string | undefined, options: WorkflowOptions): void {
+    const metatype = wrapper.metatype as Type<DurableWorkflow>;
+    if (!wrapper.isDependencyTreeStatic()) {
+      throw new InvalidArgumentError(`Workflow ${metatype.name} is request- or transient-scoped; a workflow runs outside any request, so it must be a singleton provider.`);
+    }
+    if (typeof (wrapper.instance as DurableWorkflow).run !== 'function') {
+      throw new InvalidArgumentError(`Workflow ${metatype.name} has no run(input, ctx) method; a @Workflow class implements DurableWorkflow.`);
+    }
+    const workflowName = checkName(name ?? metatype.name, 'workflow');
+    this.registry.add({
+      name: workflowName,
+      metatype,
+      instance: wrapper.instance as DurableWorkflow,
+      options,
+      retry: resolveRetryPolicy(options.retry, DEFAULT_RUN_RETRY, `workflow "${workflowName}"`),
+      signals: byName(options.signals, 'signal', workflowName),
+      channels: byName(options.channels, 'channel', workflowName),
+    });
+  }
+
+  private wrapSteps(instance: Record<string, unknown>): void {
+    const prototype = Object.getPrototypeOf(instance);
+    for (const methodName of this.scanner.getAllMethodNames(prototype)) {
+      const method = prototype[methodName] as (...args: unknown[]) => unknown;
+      const step = this.metadata.step(method);
+      if (!step) continue;
+      if (instance[methodName] !== method) continue; // wrapped already (a provider listed twice)
+      const name = checkName(step.name ?? methodName, 'step');
+      const options: ResolvedStepOptions = { ...step.options, resolvedRetry: resolveRetryPolicy(step.options.retry, NO_RETRY, `step "${name}"`) };
+      instance[methodName] = function durableStep(this: unknown, ...args: unknown[]) {
+        const scope = runScope.getStore();
+        if (!scope || scope.inStep) return method.apply(this, args); // outside a run, or inside a step: plain code
+        return scope.execution.step(name, () => method.apply(this, args), options, args);
+      };
+    }
+  }
+}
+
+function byName<D extends SignalDefinition<unknown> | ChannelDefinition<unknown>>(list: D[] | undefined, kind: string, workflow: string): Map<string, D> | undefined {
+  if (!list) return undefined;
+  const map = new Map<string, D>();
+  for (const definition of list) {
+    if (!definition || typeof definition.name !== 'string') {
+      throw new InvalidArgumentError(`Workflow "${workflow}" lists a ${kind} that is not a definition; use define${kind === 'signal' ? 'Signal' : 'Channel'}('name', schema).`);
+    }
+    if (map.has(definition.name)) throw new InvalidArgumentError(`Workflow "${workflow}" declares the ${kind} "${definition.name}" twice.`);
+    map.set(definition.name, definition);
+  }
+  return map;
+}

@@ -1,0 +1,54 @@
+import { Injectable, Type } from '@nestjs/common';
+import { InvalidArgumentError, WorkflowNotFoundError } from '../errors';
+import type { ChannelDefinition, DurableWorkflow, SignalDefinition, WorkflowOptions, WorkflowRef } from '../interfaces';
+import type { ResolvedRetryPolicy } from '../runtime/retry-policy';
+
+/** A workflow as the runtime knows it after discovery. */
+export interface RegisteredWorkflow {
+  name: string;
+  metatype: Type<DurableWorkflow>;
+  instance: DurableWorkflow;
+  options: WorkflowOptions;
+  retry: ResolvedRetryPolicy;
+  /** Declared signals and channels by name; undefined when the workflow accepts any. */
+  signals?: Map<string, SignalDefinition<unknown>>;
+  channels?: Map<string, ChannelDefinition<unknown>>;
+}
+
+/** The workflows of this application, by name and by class; filled by the explorer at boot. */
+@Injectable()
+export class WorkflowRegistry {
+  private readonly byName = new Map<string, RegisteredWorkflow>();
+  private readonly byClass = new Map<Function, RegisteredWorkflow>();
+
+  add(workflow: RegisteredWorkflow): void {
+    const existing = this.byName.get(workflow.name);
+    if (existing && existing.metatype !== workflow.metatype) {
+      throw new InvalidArgumentError(
+        `Two workflows are named "${workflow.name}": ${existing.metatype.name} and ${workflow.metatype.name}. ` +
+          'Give one of them another name with @Workflow(\'other-name\'); the name is stored with every run, so keep the older one.',
+      );
+    }
+    this.byName.set(workflow.name, workflow);
+    this.byClass.set(workflow.metatype, workflow);
+  }
+
+  /** The workflow a ref names; WorkflowNotFoundError when it is not registered here. */
+  resolve(ref: WorkflowRef<unknown, unknown>): RegisteredWorkflow {
+    const found = typeof ref === 'string' ? this.byName.get(ref) : this.byClass.get(ref);
+    if (!found) throw new WorkflowNotFoundError(typeof ref === 'string' ? ref : ref?.name ?? String(ref), this.names());
+    return found;
+  }
+
+  find(name: string): RegisteredWorkflow | undefined {
+    return this.byName.get(name);
+  }
+
+  names(): string[] {
+    return [...this.byName.keys()];
+  }
+
+  all(): RegisteredWorkflow[] {
+    return [...this.byName.values()];
+  }
+}

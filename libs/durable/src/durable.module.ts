@@ -1,0 +1,98 @@
+import { DynamicModule, Global, Module, OnApplicationShutdown, Provider } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import { RunStarter } from './client/run-starter';
+import { SignalService } from './client/signal.service';
+import { WorkflowClient } from './client/workflow.client';
+import { DurableMetadataAccessor } from './discovery/durable-metadata.accessor';
+import { DurableExplorer } from './discovery/durable.explorer';
+import { WorkflowRegistry } from './discovery/workflow.registry';
+import { DURABLE_DATA_SOURCE, DURABLE_OPTIONS } from './durable.constants';
+import { resolveDurableOptions, ResolvedDurableOptions } from './durable-options';
+import type { DurableModuleAsyncOptions, DurableModuleOptions } from './interfaces';
+import { DeliveryRepository } from './persistence/delivery.repository';
+import { DurableDatabase } from './persistence/durable-database';
+import { JournalRepository } from './persistence/journal.repository';
+import { runDurableMigrations } from './persistence/migrator';
+import { RunControlRepository } from './persistence/run-control.repository';
+import { RunRepository } from './persistence/run.repository';
+import { DbClock } from './runtime/db-clock';
+import { Executor } from './runtime/executor';
+import { DurableWorker } from './worker/durable.worker';
+import { WakeBus } from './worker/wake-bus';
+import { WakeListener } from './worker/wake-listener';
+import { WakeSweeper } from './worker/wake-sweeper';
+
+/** Connections beyond the executing runs: deliveries, claims, renewals, the dashboard. */
+const SPARE_CONNECTIONS = 5;
+
+const databaseProvider: Provider = {
+  provide: DurableDatabase,
+  inject: [DURABLE_OPTIONS],
+  useFactory: async (options: ResolvedDurableOptions) => {
+    if (options.migrationsRun) await runDurableMigrations(options);
+    return DurableDatabase.open(options, options.worker.concurrency + SPARE_CONNECTIONS);
+  },
+};
+
+const repository = <T>(type: new (db: DurableDatabase) => T): Provider => ({ provide: type, inject: [DurableDatabase], useFactory: (db: DurableDatabase) => new type(db) });
+
+const providers: Provider[] = [
+  databaseProvider,
+  { provide: DURABLE_DATA_SOURCE, inject: [DurableDatabase], useFactory: (db: DurableDatabase) => db.dataSource },
+  repository(RunRepository),
+  repository(JournalRepository),
+  repository(DeliveryRepository),
+  repository(RunControlRepository),
+  DbClock,
+  WakeBus,
+  WorkflowRegistry,
+  DurableMetadataAccessor,
+  DurableExplorer,
+  Executor,
+  DurableWorker,
+  WakeListener,
+  WakeSweeper,
+  RunStarter,
+  WorkflowClient,
+  SignalService,
+];
+
+const exported = [WorkflowClient, SignalService, DURABLE_DATA_SOURCE, WorkflowRegistry];
+
+/**
+ * Durable workflows for a Nest application. Import once, in the root module; it is global, so every
+ * module can inject WorkflowClient and SignalService, and every @Workflow provider is discovered.
+ */
+@Global()
+@Module({})
+export class DurableModule implements OnApplicationShutdown {
+  constructor(private readonly db: DurableDatabase) {}
+
+  static forRoot(options: DurableModuleOptions): DynamicModule {
+    const resolved = resolveDurableOptions(options);
+    return DurableModule.build([{ provide: DURABLE_OPTIONS, useValue: resolved }], []);
+  }
+
+  /** Options from a factory, for ConfigService and friends: `{ imports, inject, useFactory }`. */
+  static forRootAsync(options: DurableModuleAsyncOptions): DynamicModule {
+    return DurableModule.build(
+      [{ provide: DURABLE_OPTIONS, inject: options.inject ?? [], useFactory: async (...args: unknown[]) => resolveDurableOptions(await options.useFactory(...args)) }],
+      options.imports ?? [],
+    );
+  }
+
+  private static build(optionsProviders: Provider[], imports: NonNullable<DynamicModule['imports']>): DynamicModule {
+    return {
+      module: DurableModule,
+      global: true,
+      imports: [DiscoveryModule, ScheduleModule.forRoot(), ...imports],
+      providers: [...optionsProviders, ...providers],
+      exports: exported,
+    };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.db.close();
+  }
+}

@@ -1,0 +1,12 @@
+/** The base of every error this library throws. `code` is stable: match on it, not on the message. */
+export abstract class DurableError extends Error {
+  abstract readonly code: string;
+  /** Extra, machine-readable facts (the REST API sends them as `details`). */
+  readonly details?: unknown;
+
+  constructor(message: string, details?: unknown) {
+    super(message);
+    this.name = new.target.name;
+    if (details !== undefined) this.details = details;
+  }
+}

@@ -1,0 +1,11 @@
+export { DurableModule } from './durable.module';
+export { DURABLE_DATA_SOURCE } from './durable.constants';
+export { Workflow, Step } from './decorators';
+export { WorkflowClient } from './client/workflow.client';
+export { SignalService } from './client/signal.service';
+export { defineSignal, defineChannel } from './schema/define-signal';
+export { runDurableMigrations } from './persistence/migrator';
+export { durableEntities } from './persistence/entities';
+export { DURABLE_MIGRATIONS } from './persistence/migrations';
+export * from './errors';
+export * from './interfaces';

@@ -1,0 +1,83 @@
+import type { Type } from '@nestjs/common';
+import type { Duration } from './duration.interface';
+import type { PayloadSchema } from './payload-schema.interface';
+import type { RetryPolicy } from './retry-policy.interface';
+
+/** What a `@Workflow` class implements. */
+export interface DurableWorkflow<I = unknown, O = unknown> {
+  run(input: I, ctx: WorkflowContext): Promise<O>;
+}
+
+export type WorkflowRef<I, O> = Type<DurableWorkflow<I, O>> | string;
+
+export interface WorkflowOptions {
+  /** Run-level retries; default { maxAttempts: 5, initialDelay: '1s', backoffFactor: 2, maxDelay: '5m' }. */
+  retry?: RetryPolicy;
+  /** When given, only these signals are accepted, each payload validated. */
+  signals?: SignalDefinition<any>[];
+  /** When given, only these channels are accepted, each message validated. */
+  channels?: ChannelDefinition<any>[];
+}
+
+export interface StepOptions {
+  /** The checkpoint key becomes `${name}:${key(...args)}`. */
+  key?: (...args: any[]) => string;
+  /** In-process retries of this step before its error reaches the run (default: none). */
+  retry?: RetryPolicy;
+  /** A stored result that no longer validates fails the run with StepResultMismatchError. */
+  schema?: PayloadSchema;
+}
+
+/** A typed signal: one payload per (run, name), validated on delivery. */
+export interface SignalDefinition<T> {
+  readonly kind: 'signal';
+  readonly name: string;
+  readonly schema?: PayloadSchema<T>;
+  /** Carries the payload type only; never set. */
+  readonly __type?: T;
+}
+
+/** A typed channel: ordered messages per (run, channel), deduplicated by key. */
+export interface ChannelDefinition<T> {
+  readonly kind: 'channel';
+  readonly name: string;
+  readonly schema?: PayloadSchema<T>;
+  readonly __type?: T;
+}
+
+export type SignalRef<T> = SignalDefinition<T> | string;
+export type ChannelRef<T> = ChannelDefinition<T> | string;
+
+export type SignalOutcome<T> = { received: true; payload: T } | { received: false };
+
+export interface ChannelMessage<T> {
+  key: string;
+  /** Position in this run's channel: 1, 2, 3… in delivery order, without gaps. */
+  seq: number;
+  payload: T;
+  sentAt: Date;
+}
+
+export interface ChildHandle<O> {
+  readonly runId: string;
+  result(): Promise<O>;
+}
+
+export type ChildResult<H> = H extends ChildHandle<infer O> ? O : never;
+
+/** The durable primitives a run uses; passed to `run(input, ctx)`. */
+export interface WorkflowContext {
+  readonly runId: string;
+  readonly workflow: string;
+  /** 1 + the failed executions so far (wakes and replays do not count). */
+  readonly attempt: number;
+  step<T>(name: string, fn: () => T | Promise<T>, options?: StepOptions): Promise<T>;
+  sleep(name: string, duration: Duration): Promise<void>;
+  sleepUntil(name: string, at: Date): Promise<void>;
+  waitForSignal<T>(signal: SignalRef<T>): Promise<T>;
+  waitForSignal<T>(signal: SignalRef<T>, opts: { timeout: Duration }): Promise<SignalOutcome<T>>;
+  receive<T>(channel: ChannelRef<T>): Promise<ChannelMessage<T>>;
+  ack(channel: ChannelRef<unknown>, key: string): Promise<void>;
+  startChild<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: { step: string }): Promise<ChildHandle<O>>;
+  all<T extends readonly ChildHandle<unknown>[]>(handles: T): Promise<{ [K in keyof T]: ChildResult<T[K]> }>;
+}

@@ -1,0 +1,95 @@
+import { DataSource, EntityManager } from 'typeorm';
+import type { Pool, PoolClient } from 'pg';
+import { InvalidArgumentError } from '../errors';
+import type { DurableModuleOptions, PostgresDataSourceOptions } from '../interfaces';
+import { durableEntities } from './entities';
+import { Tables, tablesFor } from './tables';
+
+/**
+ * The library's handle on Postgres: the TypeORM DataSource (its own, or the application's) and the
+ * pg pool beneath it. Hot paths send raw SQL straight to the pool; a caller's EntityManager, when
+ * given, takes its place so that the write joins the caller's transaction.
+ */
+export class DurableDatabase {
+  private constructor(
+    readonly dataSource: DataSource,
+    readonly tables: Tables,
+    private readonly owned: boolean,
+  ) {}
+
+  static async open(options: Pick<DurableModuleOptions, 'connection' | 'schema'>, poolSize: number): Promise<DurableDatabase> {
+    const tables = tablesFor(options.schema ?? 'durable');
+    const { connection } = options;
+    if (connection instanceof DataSource) {
+      if (connection.options.type !== 'postgres') {
+        throw new InvalidArgumentError(`DurableModule needs a Postgres DataSource; got type "${connection.options.type}".`);
+      }
+      if (!connection.isInitialized) await connection.initialize();
+      return new DurableDatabase(connection, tables, false);
+    }
+    const dataSource = new DataSource({
+      ...baseOptions(connection),
+      schema: tables.schema,
+      entities: durableEntities(tables.schema),
+      migrations: [],
+      synchronize: false,
+      migrationsRun: false,
+      extra: { max: poolSize, ...(typeof connection === 'object' ? connection.extra : {}) },
+    } as PostgresDataSourceOptions);
+    await dataSource.initialize();
+    return new DurableDatabase(dataSource, tables, true);
+  }
+
+  /** The pg pool under the DataSource (TypeORM's postgres driver keeps it as `master`). */
+  get pool(): Pool {
+    return (this.dataSource.driver as unknown as { master: Pool }).master;
+  }
+
+  /** Connection settings for a dedicated pg.Client (the LISTEN connection). */
+  get clientConfig(): Pool['options'] {
+    return this.pool.options;
+  }
+
+  async query<T = Record<string, unknown>>(sql: string, params: unknown[] = [], manager?: EntityManager): Promise<T[]> {
+    if (manager) {
+      if (manager.connection.options.type !== 'postgres' || !manager.queryRunner) {
+        throw new InvalidArgumentError('TxOptions.manager must be the EntityManager of a running Postgres transaction (dataSource.transaction(manager => …)).');
+      }
+      const result = await manager.queryRunner.query(sql, params, true);
+      return result.records as T[];
+    }
+    return (await this.pool.query(sql, params)).rows as T[];
+  }
+
+  /** Runs `fn` in a transaction on one pooled connection. */
+  async transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.owned && this.dataSource.isInitialized) await this.dataSource.destroy();
+  }
+}
+
+/** TypeORM Postgres options from a URL, options, or an existing DataSource (whose own entities are left out). */
+export function baseOptions(connection: DurableModuleOptions['connection']): PostgresDataSourceOptions {
+  if (typeof connection === 'string') return { type: 'postgres', url: connection };
+  const source = connection instanceof DataSource ? (connection.options as PostgresDataSourceOptions) : connection;
+  if (!source || source.type !== 'postgres') {
+    throw new InvalidArgumentError('DurableModule `connection` must be a postgres URL, TypeORM Postgres options ({ type: "postgres", … }), or a Postgres DataSource.');
+  }
+  const { name: _name, subscribers: _subscribers, synchronize: _sync, migrationsRun: _run, schema: _schema, ...rest } =
+    source as PostgresDataSourceOptions & { subscribers?: unknown; name?: string };
+  return rest as PostgresDataSourceOptions;
+}

@@ -1,0 +1,27 @@
+import { EntitySchema } from 'typeorm';
+
+/** A row of `history`: one transition of a run, with who caused it. */
+export interface HistoryRow {
+  id: string;
+  runId: string;
+  at: Date;
+  event: string;
+  actor: string;
+  detail: Record<string, unknown> | null;
+}
+
+export const historyEntity = (schema: string) =>
+  new EntitySchema<HistoryRow>({
+    name: 'DurableHistory',
+    tableName: 'history',
+    schema,
+    columns: {
+      id: { type: 'bigint', primary: true, generated: 'increment' },
+      runId: { name: 'run_id', type: 'text' },
+      at: { type: 'timestamptz', default: () => 'now()' },
+      event: { type: 'text' },
+      actor: { type: 'text' },
+      detail: { type: 'jsonb', nullable: true },
+    },
+    indices: [{ name: 'history_run_idx', columns: ['runId', 'id'] }],
+  });

@@ -1,0 +1,24 @@
+import { EntitySchema } from 'typeorm';
+
+/** A row of `signals`: the first payload delivered for a (run, name). */
+export interface SignalRow {
+  runId: string;
+  name: string;
+  payload: string | null;
+  deliveredAt: Date;
+  source: string | null;
+}
+
+export const signalEntity = (schema: string) =>
+  new EntitySchema<SignalRow>({
+    name: 'DurableSignal',
+    tableName: 'signals',
+    schema,
+    columns: {
+      runId: { name: 'run_id', type: 'text', primary: true },
+      name: { type: 'text', primary: true },
+      payload: { type: 'text', nullable: true },
+      deliveredAt: { name: 'delivered_at', type: 'timestamptz', default: () => 'now()' },
+      source: { type: 'text', nullable: true },
+    },
+  });

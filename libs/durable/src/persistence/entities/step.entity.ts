@@ -1,0 +1,31 @@
+import { EntitySchema } from 'typeorm';
+
+/** A row of `steps`: one checkpoint of a run (a step's outcome, a sleep's instant, a child spawn…). */
+export interface StepRow {
+  runId: string;
+  key: string;
+  kind: string;
+  outcome: 'ok' | 'error';
+  result: string | null;
+  error: { name: string; message: string } | null;
+  startedAt: Date | null;
+  finishedAt: Date;
+}
+
+export const stepEntity = (schema: string) =>
+  new EntitySchema<StepRow>({
+    name: 'DurableStep',
+    tableName: 'steps',
+    schema,
+    columns: {
+      runId: { name: 'run_id', type: 'text', primary: true },
+      key: { type: 'text', primary: true },
+      kind: { type: 'text' },
+      outcome: { type: 'text' },
+      result: { type: 'text', nullable: true },
+      error: { type: 'jsonb', nullable: true },
+      startedAt: { name: 'started_at', type: 'timestamptz', nullable: true },
+      finishedAt: { name: 'finished_at', type: 'timestamptz', default: () => 'now()' },
+    },
+    checks: [{ name: 'steps_outcome_check', expression: `outcome IN ('ok','error')` }],
+  });

@@ -1,0 +1,89 @@
+import type { ErrorInfo } from '../interfaces';
+import { DurableDatabase } from './durable-database';
+import { checkpointConflictSql, checkpointSql, timerSql } from './sql/checkpoint.sql';
+import { loadJournalSql } from './sql/load-journal.sql';
+import { ackMessageSql } from './sql/send-message.sql';
+
+export interface StoredStep {
+  kind?: string;
+  outcome: 'ok' | 'error';
+  result: string | null;
+  error: ErrorInfo | null;
+}
+
+export interface StoredMessage {
+  channel: string;
+  key: string;
+  seq: number;
+  payload: string | null;
+  sentAt: string;
+}
+
+export interface StoredChild {
+  id: string;
+  status: string;
+  output: string | null;
+  error: ErrorInfo | null;
+}
+
+export interface LoadedJournal {
+  dbNow: Date;
+  wakeSeq: string;
+  leaseToken: string;
+  steps: Array<StoredStep & { key: string }>;
+  signals: Array<{ name: string; payload: string | null }>;
+  messages: StoredMessage[];
+  children: StoredChild[];
+}
+
+/** What a checkpoint write found: written, another writer's row, or the lease gone. */
+export type CheckpointResult = { status: 'written' } | { status: 'exists'; step: StoredStep } | { status: 'lost' };
+
+/** The journal of a run: its checkpoints, timers and acks, every write fenced by the lease token. */
+export class JournalRepository {
+  private readonly sql;
+
+  constructor(private readonly db: DurableDatabase) {
+    const t = db.tables;
+    this.sql = { load: loadJournalSql(t), checkpoint: checkpointSql(t), conflict: checkpointConflictSql(t), timer: timerSql(t), ack: ackMessageSql(t) };
+  }
+
+  async load(runId: string): Promise<LoadedJournal> {
+    const [row] = await this.db.query<{
+      db_now: Date; wake_seq: string; lease_token: string; steps: LoadedJournal['steps']; signals: LoadedJournal['signals'];
+      messages: StoredMessage[]; children: StoredChild[];
+    }>(this.sql.load, [runId]);
+    return { dbNow: row.db_now, wakeSeq: row.wake_seq, leaseToken: row.lease_token, steps: row.steps, signals: row.signals, messages: row.messages, children: row.children };
+  }
+
+  async checkpoint(runId: string, token: string, key: string, kind: string, step: StoredStep, startedAt: Date | null): Promise<CheckpointResult> {
+    const rows = await this.db.query(this.sql.checkpoint, [runId, token, key, kind, step.outcome, step.result, step.error ? JSON.stringify(step.error) : null, startedAt]);
+    if (rows.length) return { status: 'written' };
+    const [found] = await this.db.query<{ leased: boolean } & StoredStep>(this.sql.conflict, [runId, token, key]);
+    if (!found.leased) return { status: 'lost' };
+    return { status: 'exists', step: { outcome: found.outcome, result: found.result, error: found.error } };
+  }
+
+  /** Journals (or reads back) a timer instant of `ms` from the database's now; undefined when the lease is gone. */
+  async timer(runId: string, token: string, key: string, kind: string, ms: number): Promise<{ until: string; dbNow: Date } | undefined> {
+    const [row] = await this.db.query<{ leased: boolean; result: string; db_now: Date }>(this.sql.timer, [runId, token, key, ms, kind]);
+    return row.leased ? { until: row.result, dbNow: row.db_now } : undefined;
+  }
+
+  /** The payload of a signal delivered since the journal was loaded; undefined when none was. */
+  async readSignal(runId: string, name: string): Promise<string | null | undefined> {
+    const rows = await this.db.query<{ payload: string | null }>(`SELECT payload FROM ${this.db.tables.signals} WHERE run_id = $1 AND name = $2`, [runId, name]);
+    return rows.length ? rows[0].payload : undefined;
+  }
+
+  /** The run's children as they are now (for a parent waiting on them in-process). */
+  async readChildren(runId: string): Promise<StoredChild[]> {
+    return this.db.query<StoredChild>(`SELECT id, status, output, error FROM ${this.db.tables.runs} WHERE parent_id = $1`, [runId]);
+  }
+
+  /** False when the lease is gone. */
+  async ack(runId: string, token: string, channel: string, key: string): Promise<boolean> {
+    const [row] = await this.db.query<{ leased: boolean }>(this.sql.ack, [runId, token, channel, key]);
+    return row.leased;
+  }
+}

@@ -1,0 +1,56 @@
+import { DataSource } from 'typeorm';
+import type { DurableModuleOptions, PostgresDataSourceOptions } from '../interfaces';
+import { baseOptions } from './durable-database';
+import { durableEntities } from './entities';
+import { DURABLE_MIGRATIONS } from './migrations';
+import { tablesFor } from './tables';
+
+/**
+ * Applies the library's migrations to its schema under a session advisory lock, so any number of
+ * instances booting at once run each migration exactly once. Uses a short-lived DataSource of its
+ * own, so that an application's DataSource keeps its own migrations list untouched.
+ * Returns the names of the migrations applied by this call.
+ */
+export async function runDurableMigrations(options: MigrationTarget): Promise<string[]> {
+  const { schema, dataSource } = await openMigrationDataSource(options);
+  const lock = dataSource.createQueryRunner();
+  try {
+    await lock.connect();
+    await lock.query('SELECT pg_advisory_lock(hashtext($1))', [`nestjs-durable:migrations:${schema}`]);
+    await lock.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    return applied.map((m) => m.name);
+  } finally {
+    await lock.query('SELECT pg_advisory_unlock(hashtext($1))', [`nestjs-durable:migrations:${schema}`]).catch(() => undefined);
+    await lock.release();
+    await dataSource.destroy();
+  }
+}
+
+/** Migrations not yet applied to the schema (for health checks and the migrate script). */
+export async function pendingDurableMigrations(options: MigrationTarget): Promise<boolean> {
+  const { dataSource } = await openMigrationDataSource(options);
+  try {
+    return await dataSource.showMigrations();
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+type MigrationTarget = Pick<DurableModuleOptions, 'connection' | 'schema'>;
+
+async function openMigrationDataSource(options: MigrationTarget) {
+  const { schema } = tablesFor(options.schema ?? 'durable');
+  const dataSource = new DataSource({
+    ...baseOptions(options.connection),
+    schema,
+    entities: durableEntities(schema),
+    migrations: DURABLE_MIGRATIONS,
+    migrationsTableName: 'migrations',
+    migrationsTransactionMode: 'each',
+    logging: false,
+    extra: { max: 2 },
+  } as PostgresDataSourceOptions);
+  await dataSource.initialize();
+  return { schema, dataSource };
+}

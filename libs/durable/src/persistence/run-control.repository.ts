@@ -1,0 +1,129 @@
+import { wakeChannel } from '../durable.constants';
+import { InvalidTransitionError, RunNotFoundError } from '../errors';
+import { DurableDatabase } from './durable-database';
+import type { Tables } from './tables';
+
+/** What an operator action changed. */
+export interface ControlResult {
+  /** The run's status before the action. */
+  previous: string;
+  /** Runs the action changed (for cancel: the run and its cascaded children). */
+  changed: string[];
+}
+
+/**
+ * The operator's transitions: cancel, resume, retry. Each checks and changes the status in one
+ * statement (so a racing completion or wake cannot slip between), writes history with its actor,
+ * and NOTIFYs where a run became due.
+ */
+export class RunControlRepository {
+  private readonly sql;
+
+  constructor(private readonly db: DurableDatabase) {
+    const t = db.tables;
+    this.sql = { cancel: cancelSql(t), resume: resumeSql(t), retry: retrySql(t), channel: wakeChannel(t.schema) };
+  }
+
+  async cancel(runId: string, reason: string | undefined, actor: string): Promise<ControlResult> {
+    const [row] = await this.db.query<{ previous: string | null; changed: string[] | null }>(this.sql.cancel, [runId, reason ?? 'cancelled', actor, this.sql.channel, reason ?? null]);
+    return this.check(runId, 'cancel', row, ['pending', 'running', 'waiting', 'failed']);
+  }
+
+  async resume(runId: string, actor: string): Promise<ControlResult> {
+    const [row] = await this.db.query<{ previous: string | null; changed: string[] | null }>(this.sql.resume, [runId, actor, this.sql.channel]);
+    if (row.previous === 'pending' || row.previous === 'running') return { previous: row.previous, changed: [] }; // already on its way: nothing to end early
+    return this.check(runId, 'resume', row, ['waiting']);
+  }
+
+  async retry(runId: string, actor: string): Promise<ControlResult> {
+    const [row] = await this.db.query<{ previous: string | null; changed: string[] | null }>(this.sql.retry, [runId, actor, this.sql.channel]);
+    return this.check(runId, 'retry', row, ['failed']);
+  }
+
+  private check(runId: string, action: string, row: { previous: string | null; changed: string[] | null }, allowed: string[]): ControlResult {
+    if (row.previous === null) throw new RunNotFoundError(runId);
+    if (!row.changed?.length) throw new InvalidTransitionError(runId, action, row.previous, allowed);
+    return { previous: row.previous, changed: row.changed };
+  }
+}
+
+/** $1 run, $2 reason (error message), $3 actor, $4 wake channel, $5 reason as given. */
+const cancelSql = (t: Tables) => `
+WITH RECURSIVE target AS (
+  SELECT id, status FROM ${t.runs} WHERE id = $1
+), tree AS (
+  SELECT id FROM ${t.runs} WHERE id = $1
+  UNION
+  SELECT r.id FROM ${t.runs} r JOIN tree ON r.parent_id = tree.id WHERE r.status IN ('pending', 'running', 'waiting')
+), cancelled AS (
+  UPDATE ${t.runs}
+  SET status = 'cancelled', error = jsonb_build_object('name', 'CancelledError', 'message', $2::text),
+      wait = NULL, wait_kind = NULL, wait_name = NULL, wake_at = NULL, lease_owner = NULL,
+      lease_token = lease_token + 1, finished_at = now(), updated_at = now()
+  WHERE id IN (SELECT id FROM tree)
+    AND (status IN ('pending', 'running', 'waiting') OR (id = $1 AND status = 'failed'))
+  RETURNING id, parent_id
+), history AS (
+  INSERT INTO ${t.history} (run_id, event, actor, detail)
+  SELECT id, 'cancelled', $3, jsonb_strip_nulls(jsonb_build_object('reason', $5::text, 'cascadedFrom', CASE WHEN id = $1 THEN NULL ELSE $1::text END))
+  FROM cancelled
+), parent AS (
+  UPDATE ${t.runs} p
+  SET wake_seq = p.wake_seq + 1,
+      wake_at = CASE WHEN p.status = 'waiting' AND p.wait_kind = 'child' THEN now() ELSE p.wake_at END
+  FROM cancelled c
+  WHERE c.id = $1 AND p.id = c.parent_id AND p.status IN ('waiting', 'running')
+  RETURNING p.id
+)
+SELECT (SELECT status FROM target) AS previous,
+       (SELECT array_agg(id) FROM cancelled) AS changed,
+       (SELECT count(*) FROM parent, pg_notify($4, parent.id)) AS woken`;
+
+/**
+ * Ends a wait early: a sleep's journaled instant becomes now (so the replay does not park again),
+ * and the run is due now. $1 run, $2 actor, $3 wake channel.
+ */
+const resumeSql = (t: Tables) => `
+WITH target AS (
+  SELECT id, status, wait_kind, wait_name FROM ${t.runs} WHERE id = $1 FOR UPDATE
+), sleep_ended AS (
+  UPDATE ${t.steps} s
+  SET result = json_build_object('$t', 'Date', 'v', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
+  FROM target
+  WHERE target.status = 'waiting' AND target.wait_kind = 'sleep' AND s.run_id = $1 AND s.key = target.wait_name
+  RETURNING 1
+), resumed AS (
+  UPDATE ${t.runs} r SET wake_at = now(), updated_at = now()
+  FROM target WHERE r.id = target.id AND target.status = 'waiting'
+  RETURNING r.id, target.wait_kind
+), history AS (
+  INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, 'resumed', $2, jsonb_build_object('waitKind', wait_kind) FROM resumed
+)
+SELECT (SELECT status FROM target) AS previous,
+       (SELECT array_agg(id) FROM resumed) AS changed,
+       (SELECT count(*) FROM resumed, pg_notify($3, resumed.id)) AS woken`;
+
+/**
+ * Runs a failed run again from its checkpoints: stored permanent step failures are cleared so those
+ * steps run again, and the retry budget starts afresh. $1 run, $2 actor, $3 wake channel.
+ */
+const retrySql = (t: Tables) => `
+WITH target AS (
+  SELECT id, status FROM ${t.runs} WHERE id = $1 FOR UPDATE
+), cleared AS (
+  DELETE FROM ${t.steps} s USING target
+  WHERE target.status = 'failed' AND s.run_id = $1 AND s.outcome = 'error'
+  RETURNING s.key
+), retried AS (
+  UPDATE ${t.runs} r
+  SET status = 'pending', wake_at = now(), error = NULL, finished_at = NULL, lease_owner = NULL,
+      attempt = r.attempt + 1, attempt_base = r.attempt, updated_at = now()
+  FROM target WHERE r.id = target.id AND target.status = 'failed'
+  RETURNING r.id
+), history AS (
+  INSERT INTO ${t.history} (run_id, event, actor, detail)
+  SELECT id, 'retried', $2, jsonb_build_object('clearedSteps', COALESCE((SELECT jsonb_agg(key) FROM cleared), '[]'::jsonb)) FROM retried
+)
+SELECT (SELECT status FROM target) AS previous,
+       (SELECT array_agg(id) FROM retried) AS changed,
+       (SELECT count(*) FROM retried, pg_notify($3, retried.id)) AS woken`;

@@ -1,0 +1,194 @@
+import type { EntityManager } from 'typeorm';
+import { wakeChannel } from '../durable.constants';
+import { InvalidArgumentError } from '../errors';
+import type { ErrorInfo, RunFilter, RunStatus, RunView, WaitReason } from '../interfaces';
+import { deserialize } from '../runtime/serializer';
+import { DurableDatabase } from './durable-database';
+import { claimRunsSql } from './sql/claim-runs.sql';
+import { finishRunSql } from './sql/finish-run.sql';
+import { parkRunSql, scheduleRetrySql } from './sql/park-run.sql';
+import { releaseRunsSql, renewLeasesSql } from './sql/renew-leases.sql';
+import { startRunSql } from './sql/start-run.sql';
+
+export const RUN_STATUSES: readonly RunStatus[] = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
+export const WAIT_KINDS: readonly WaitReason['kind'][] = ['signal', 'sleep', 'channel', 'child', 'retry'];
+
+/** A run as a worker holds it after a claim or a local start. */
+export interface ClaimedRun {
+  id: string;
+  workflow: string;
+  input: string | null;
+  attempt: number;
+  attemptBase: number;
+  leaseToken: string;
+  /** Known when the run was started here: nothing is journaled yet, so the load can be skipped. */
+  fresh?: boolean;
+  wakeSeq?: string;
+}
+
+export interface StartRunArgs {
+  id: string;
+  workflow: string;
+  input: string;
+  claimBy?: string;
+  leaseMs: number;
+  parentId?: string;
+  parentStep?: string;
+  actor: string;
+}
+
+export interface WaitSpec {
+  reason: Record<string, unknown> & { kind: WaitReason['kind'] };
+  name: string | null;
+  wakeAt: Date | null;
+}
+
+/** The runs table: starting, claiming, leasing, parking and ending runs, and reading them back. */
+export class RunRepository {
+  private readonly sql;
+
+  constructor(private readonly db: DurableDatabase) {
+    const t = db.tables;
+    this.sql = {
+      start: startRunSql(t),
+      claim: claimRunsSql(t),
+      park: parkRunSql(t),
+      retry: scheduleRetrySql(t),
+      finish: finishRunSql(t),
+      renew: renewLeasesSql(t),
+      release: releaseRunsSql(t),
+      channel: wakeChannel(t.schema),
+    };
+  }
+
+  /** Inserts the run; returns it claimed when `claimBy` is set and it is new, or `null` when the id exists. */
+  async start(args: StartRunArgs, manager?: EntityManager): Promise<ClaimedRun | 'pending' | null> {
+    const rows = await this.db.query<{ id: string; lease_token: string; wake_seq: string; attempt: number }>(
+      this.sql.start,
+      [args.id, args.workflow, args.claimBy ? 'running' : 'pending', args.input, args.claimBy ?? null, args.leaseMs,
+        args.parentId ?? null, args.parentStep ?? null, args.actor, this.sql.channel],
+      manager,
+    );
+    const row = rows[0];
+    if (!row) return null;
+    if (!args.claimBy) return 'pending';
+    return { id: row.id, workflow: args.workflow, input: args.input, attempt: row.attempt, attemptBase: 0, leaseToken: row.lease_token, fresh: true, wakeSeq: row.wake_seq };
+  }
+
+  async claim(owner: string, leaseMs: number, limit: number, workflows: string[]): Promise<ClaimedRun[]> {
+    const rows = await this.db.query<{ id: string; workflow: string; input: string | null; attempt: number; attempt_base: number; lease_token: string }>(
+      this.sql.claim,
+      [owner, leaseMs, limit, workflows],
+    );
+    return rows.map((r) => ({ id: r.id, workflow: r.workflow, input: r.input, attempt: r.attempt, attemptBase: r.attempt_base, leaseToken: r.lease_token }));
+  }
+
+  /** True when parked; false when the lease is gone or a delivery moved wake_seq (see parkRunSql). */
+  async park(run: ClaimedRun, wait: WaitSpec, wakeSeq: string, actor: string): Promise<boolean> {
+    const rows = await this.db.query(this.sql.park, [run.id, run.leaseToken, JSON.stringify(wait.reason), wait.reason.kind, wait.name, wait.wakeAt, wakeSeq, actor]);
+    return rows.length > 0;
+  }
+
+  async scheduleRetry(run: ClaimedRun, error: ErrorInfo, delayMs: number, actor: string): Promise<boolean> {
+    return (await this.db.query(this.sql.retry, [run.id, run.leaseToken, JSON.stringify(error), delayMs, actor])).length > 0;
+  }
+
+  async finish(run: ClaimedRun, status: 'completed' | 'failed', output: string | null, error: ErrorInfo | null, actor: string): Promise<boolean> {
+    const rows = await this.db.query(this.sql.finish, [run.id, run.leaseToken, status, output, error ? JSON.stringify(error) : null, actor, this.sql.channel]);
+    return rows.length > 0;
+  }
+
+  /** Renews held leases; returns the ids still ours. */
+  async renew(owner: string, held: Array<{ id: string; token: string }>, leaseMs: number, detail: object, lastSweepAt: Date | null): Promise<Set<string>> {
+    const rows = await this.db.query<{ id: string }>(this.sql.renew, [owner, held.map((h) => h.id), held.map((h) => h.token), leaseMs, JSON.stringify(detail), lastSweepAt]);
+    return new Set(rows.map((r) => r.id));
+  }
+
+  async release(owner: string, held: Array<{ id: string; token: string }>): Promise<number> {
+    if (!held.length) return 0;
+    return (await this.db.query(this.sql.release, [owner, held.map((h) => h.id), held.map((h) => h.token)])).length;
+  }
+
+  /** The workflow and status of a run, without its payloads. */
+  async brief(runId: string): Promise<{ workflow: string; status: RunStatus } | undefined> {
+    const rows = await this.db.query<{ workflow: string; status: RunStatus }>(`SELECT workflow, status FROM ${this.db.tables.runs} WHERE id = $1`, [runId]);
+    return rows[0];
+  }
+
+  async get(runId: string): Promise<RunView | undefined> {
+    const rows = await this.db.query<RunRecord>(`SELECT ${RUN_COLUMNS} FROM ${this.db.tables.runs} WHERE id = $1`, [runId]);
+    return rows[0] && toRunView(rows[0]);
+  }
+
+  async list(filter: RunFilter & { q?: string; waitingName?: string } = {}): Promise<{ runs: RunView[]; nextCursor?: string }> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const param = (value: unknown) => `$${params.push(value)}`;
+    const statuses = filter.status === undefined ? [] : Array.isArray(filter.status) ? filter.status : [filter.status];
+    for (const status of statuses) {
+      if (!RUN_STATUSES.includes(status)) throw new InvalidArgumentError(`Unknown status "${String(status)}"; use one of ${RUN_STATUSES.join(', ')}.`);
+    }
+    if (statuses.length) where.push(`status = ANY(${param(statuses)}::text[])`);
+    if (filter.workflow) where.push(`workflow = ${param(filter.workflow)}`);
+    if (filter.waitingFor) {
+      if (!WAIT_KINDS.includes(filter.waitingFor)) throw new InvalidArgumentError(`Unknown wait kind "${String(filter.waitingFor)}"; use one of ${WAIT_KINDS.join(', ')}.`);
+      where.push(`status = 'waiting' AND wait_kind = ${param(filter.waitingFor)}`);
+    }
+    if (filter.waitingName) where.push(`wait_name = ${param(filter.waitingName)}`);
+    if (filter.q) where.push(`id LIKE ${param(`${filter.q.replace(/[\\%_]/g, '\\$&')}%`)}`);
+    if (filter.cursor !== undefined) {
+      if (!/^\d{1,19}$/.test(filter.cursor)) throw new InvalidArgumentError(`cursor "${filter.cursor}" is not a cursor returned by listRuns.`);
+      where.push(`seq < ${param(filter.cursor)}::bigint`);
+    }
+    const limit = filter.limit ?? 50;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new InvalidArgumentError(`limit must be a whole number from 1 to 500; got ${filter.limit}.`);
+    const rows = await this.db.query<RunRecord>(
+      `SELECT ${RUN_COLUMNS} FROM ${this.db.tables.runs} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ${param(limit + 1)}`,
+      params,
+    );
+    const page = rows.slice(0, limit);
+    return { runs: page.map(toRunView), nextCursor: rows.length > limit ? page[page.length - 1].seq : undefined };
+  }
+}
+
+const RUN_COLUMNS = 'id, seq, workflow, status, input, output, error, wait, attempt, parent_id, created_at, updated_at, finished_at';
+
+interface RunRecord {
+  id: string;
+  seq: string;
+  workflow: string;
+  status: RunStatus;
+  input: string | null;
+  output: string | null;
+  error: ErrorInfo | null;
+  wait: Record<string, unknown> | null;
+  attempt: number;
+  parent_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
+}
+
+const WAIT_DATES = ['since', 'until', 'deadline'];
+
+export function toRunView(r: RunRecord): RunView {
+  const view: RunView = {
+    runId: r.id,
+    workflow: r.workflow,
+    status: r.status,
+    input: deserialize(r.input),
+    attempt: r.attempt,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+  if (r.output !== null) view.output = deserialize(r.output);
+  if (r.error) view.error = { name: r.error.name, message: r.error.message };
+  if (r.status === 'waiting' && r.wait) {
+    const wait: Record<string, unknown> = { ...r.wait };
+    for (const key of WAIT_DATES) if (typeof wait[key] === 'string') wait[key] = new Date(wait[key] as string);
+    view.waiting = wait as unknown as WaitReason;
+  }
+  if (r.parent_id) view.parentRunId = r.parent_id;
+  if (r.finished_at) view.finishedAt = r.finished_at;
+  return view;
+}

@@ -1,0 +1,37 @@
+import type { Tables } from '../tables';
+
+/**
+ * Stores one checkpoint, fenced by the lease token: the FOR SHARE lock holds off a claim by another
+ * worker until this commits, and a stale token inserts nothing. ON CONFLICT keeps the first writer's row.
+ * $1 run, $2 token, $3 key, $4 kind, $5 outcome, $6 result, $7 error, $8 started at.
+ */
+export const checkpointSql = (t: Tables) => `
+WITH lease AS (SELECT 1 FROM ${t.runs} WHERE id = $1 AND lease_token = $2 FOR SHARE)
+INSERT INTO ${t.steps} (run_id, key, kind, outcome, result, error, started_at)
+SELECT $1, $3, $4, $5, $6, $7, $8 FROM lease
+ON CONFLICT (run_id, key) DO NOTHING
+RETURNING 1`;
+
+/**
+ * Journals a timer instant from the database clock, once: now() + $4 ms on first encounter; the
+ * stored instant is returned when it exists. Also returns now(), so the caller knows what remains.
+ * $1 run, $2 token, $3 key, $5 kind.
+ */
+export const timerSql = (t: Tables) => `
+WITH lease AS (SELECT 1 FROM ${t.runs} WHERE id = $1 AND lease_token = $2 FOR SHARE),
+ins AS (
+  INSERT INTO ${t.steps} (run_id, key, kind, outcome, result)
+  SELECT $1, $3, $5, 'ok',
+         json_build_object('$t', 'Date', 'v', to_char((now() + $4 * interval '1 millisecond') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
+  FROM lease
+  ON CONFLICT (run_id, key) DO NOTHING
+  RETURNING result
+)
+SELECT (SELECT count(*) FROM lease) > 0 AS leased,
+       COALESCE((SELECT result FROM ins), (SELECT result FROM ${t.steps} WHERE run_id = $1 AND key = $3)) AS result,
+       now() AS db_now`;
+
+/** After a checkpoint inserted nothing: is the lease still ours, and which row won? $1 run, $2 token, $3 key. */
+export const checkpointConflictSql = (t: Tables) => `
+SELECT EXISTS (SELECT 1 FROM ${t.runs} WHERE id = $1 AND lease_token = $2) AS leased, s.outcome, s.result, s.error
+FROM (SELECT 1) one LEFT JOIN ${t.steps} s ON s.run_id = $1 AND s.key = $3`;

@@ -1,0 +1,29 @@
+import type { Tables } from '../tables';
+
+/**
+ * Claims due runs in one statement: pending and waiting runs whose wake time has come, and running
+ * runs whose lease lapsed (for a running run wake_at is its lease expiry). Each claim takes a fresh
+ * lease token, the fencing token every later write of the execution must present.
+ * Only workflows this instance knows are claimed, so a run of a workflow removed from the code
+ * blocks nothing. $1 owner, $2 lease ms, $3 batch size, $4 workflow names.
+ */
+export const claimRunsSql = (t: Tables) => `
+WITH due AS (
+  SELECT id, status, lease_owner FROM ${t.runs}
+  WHERE wake_at <= now() AND workflow = ANY($4::text[])
+  ORDER BY wake_at
+  LIMIT $3
+  FOR UPDATE SKIP LOCKED
+), claimed AS (
+  UPDATE ${t.runs} r
+  SET status = 'running', lease_owner = $1, lease_token = r.lease_token + 1,
+      wake_at = now() + $2 * interval '1 millisecond', updated_at = now()
+  FROM due WHERE r.id = due.id
+  RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, due.status AS previous_status, due.lease_owner AS previous_owner
+), history AS (
+  INSERT INTO ${t.history} (run_id, event, actor, detail)
+  SELECT id, CASE WHEN previous_status = 'running' THEN 'lease-taken-over' ELSE 'claimed' END, $1,
+         jsonb_build_object('from', previous_status, 'previousOwner', previous_owner)
+  FROM claimed
+)
+SELECT id, workflow, input, attempt, attempt_base, lease_token FROM claimed`;

@@ -1,0 +1,28 @@
+import type { Tables } from '../tables';
+
+/**
+ * Delivers a signal in one statement: journaled at most once per (run, name) by the primary key
+ * (first payload wins; a redelivery inserts nothing), then deliver-then-wake: the run's wake_seq is
+ * bumped, a run parked on this very signal is made due now, and a NOTIFY (sent on commit) tells every
+ * instance. A completed or cancelled run takes nothing.
+ * $1 run, $2 name, $3 payload, $4 actor, $5 wake channel.
+ */
+export const deliverSignalSql = (t: Tables) => `
+WITH run AS (
+  SELECT id FROM ${t.runs} WHERE id = $1 AND status NOT IN ('completed', 'cancelled') FOR UPDATE
+), ins AS (
+  INSERT INTO ${t.signals} (run_id, name, payload, source) SELECT id, $2, $3, $4 FROM run
+  ON CONFLICT (run_id, name) DO NOTHING
+  RETURNING delivered_at
+), bump AS (
+  UPDATE ${t.runs} r
+  SET wake_seq = r.wake_seq + 1,
+      wake_at = CASE WHEN r.status = 'waiting' AND r.wait_kind = 'signal' AND r.wait_name = $2 THEN now() ELSE r.wake_at END
+  FROM ins WHERE r.id = $1
+  RETURNING r.id, r.status = 'running' OR (r.status = 'waiting' AND r.wait_kind = 'signal' AND r.wait_name = $2) AS wake
+), history AS (
+  INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT $1, 'signal-delivered', $4, jsonb_build_object('name', $2::text) FROM ins
+)
+SELECT (SELECT count(*) FROM run) > 0 AS open,
+       (SELECT delivered_at FROM ins) AS delivered_at,
+       (SELECT count(*) FROM bump, pg_notify($5, bump.id) WHERE bump.wake) AS woken`;

@@ -1,0 +1,26 @@
+import type { Tables } from '../tables';
+
+/**
+ * Ends a run (completed or failed) in one statement, fenced by the lease token: the end, its history
+ * row, and the parent's wake. The parent's wake_seq is bumped whatever it does (so a park racing this
+ * end re-executes); a parent parked on a child is made due now and NOTIFYed.
+ * $1 run, $2 token, $3 status, $4 output, $5 error (jsonb), $6 actor, $7 wake channel.
+ */
+export const finishRunSql = (t: Tables) => `
+WITH done AS (
+  UPDATE ${t.runs}
+  SET status = $3, output = $4, error = $5::jsonb, wait = NULL, wait_kind = NULL, wait_name = NULL,
+      wake_at = NULL, lease_owner = NULL, finished_at = now(), updated_at = now()
+  WHERE id = $1 AND lease_token = $2
+  RETURNING id, parent_id
+), history AS (
+  INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, $3, $6, $5::jsonb FROM done
+), parent AS (
+  UPDATE ${t.runs} p
+  SET wake_seq = p.wake_seq + 1,
+      wake_at = CASE WHEN p.status = 'waiting' AND p.wait_kind = 'child' THEN now() ELSE p.wake_at END
+  FROM done
+  WHERE p.id = done.parent_id AND p.status IN ('waiting', 'running')
+  RETURNING p.id
+)
+SELECT done.id, (SELECT count(*) FROM parent, pg_notify($7, parent.id)) AS woken FROM done`;

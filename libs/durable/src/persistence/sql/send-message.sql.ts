@@ -1,0 +1,39 @@
+import type { Tables } from '../tables';
+
+/** Locks the run row: sends to one run serialize here, so seq follows commit order. $1 run. */
+export const lockRunSql = (t: Tables) => `SELECT workflow, status FROM ${t.runs} WHERE id = $1 FOR UPDATE`;
+
+/**
+ * Appends a channel message, deduplicated by (run, channel, key). Runs after lockRunSql in the same
+ * transaction, so its snapshot sees every committed message: seq is the channel's next number, gap-free.
+ * Then deliver-then-wake as for signals. $1 run, $2 channel, $3 key, $4 payload, $5 actor, $6 wake channel.
+ */
+export const sendMessageSql = (t: Tables) => `
+WITH ins AS (
+  INSERT INTO ${t.messages} (run_id, channel, key, seq, payload, source)
+  VALUES ($1, $2, $3, COALESCE((SELECT max(seq) FROM ${t.messages} WHERE run_id = $1 AND channel = $2), 0) + 1, $4, $5)
+  ON CONFLICT (run_id, channel, key) DO NOTHING
+  RETURNING seq
+), bump AS (
+  UPDATE ${t.runs} r
+  SET wake_seq = r.wake_seq + 1,
+      wake_at = CASE WHEN r.status = 'waiting' AND r.wait_kind = 'channel' AND r.wait_name = $2 THEN now() ELSE r.wake_at END
+  FROM ins WHERE r.id = $1
+  RETURNING r.id, r.status = 'running' OR (r.status = 'waiting' AND r.wait_kind = 'channel' AND r.wait_name = $2) AS wake
+), history AS (
+  INSERT INTO ${t.history} (run_id, event, actor, detail)
+  SELECT $1, 'message-sent', $5, jsonb_build_object('channel', $2::text, 'key', $3::text, 'seq', seq) FROM ins
+)
+SELECT (SELECT seq FROM ins) AS seq,
+       COALESCE((SELECT seq FROM ins), (SELECT seq FROM ${t.messages} WHERE run_id = $1 AND channel = $2 AND key = $3)) AS existing_seq,
+       (SELECT count(*) FROM bump, pg_notify($6, bump.id) WHERE bump.wake) AS woken`;
+
+/** Marks a message consumed, fenced by the lease token. $1 run, $2 token, $3 channel, $4 key. */
+export const ackMessageSql = (t: Tables) => `
+WITH lease AS (SELECT 1 FROM ${t.runs} WHERE id = $1 AND lease_token = $2 FOR SHARE),
+acked AS (
+  UPDATE ${t.messages} m SET acked_at = now()
+  FROM lease WHERE m.run_id = $1 AND m.channel = $3 AND m.key = $4 AND m.acked_at IS NULL
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM lease) > 0 AS leased, (SELECT count(*) FROM acked) AS acked`;

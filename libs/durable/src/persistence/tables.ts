@@ -1,0 +1,37 @@
+import { InvalidArgumentError } from '../errors';
+
+/** Schema-qualified, quoted table names; every SQL text is built from these once, at boot. */
+export interface Tables {
+  schema: string;
+  runs: string;
+  steps: string;
+  signals: string;
+  messages: string;
+  history: string;
+  instances: string;
+}
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function tablesFor(schema: string): Tables {
+  if (!IDENTIFIER.test(schema)) {
+    throw new InvalidArgumentError(
+      `schema "${schema}" is not usable: use lower-case letters, digits and underscores, starting with a letter or underscore (at most 63).`,
+    );
+  }
+  const q = (table: string) => `"${schema}"."${table}"`;
+  return {
+    schema,
+    runs: q('runs'),
+    steps: q('steps'),
+    signals: q('signals'),
+    messages: q('messages'),
+    history: q('history'),
+    instances: q('instances'),
+  };
+}
+
+/** The schema a migration runs in: the `schema` option of the migrating DataSource. */
+export function schemaOf(queryRunner: { connection: { options: object } }): string {
+  return (queryRunner.connection.options as { schema?: string }).schema ?? 'durable';
+}

@@ -1,0 +1,198 @@
+import { NonRetryableError, StepResultMismatchError, InvalidPayloadError } from '../errors';
+import type { StepOptions } from '../interfaces';
+import type { RegisteredWorkflow, WorkflowRegistry } from '../discovery/workflow.registry';
+import type { JournalRepository, StoredStep } from '../persistence/journal.repository';
+import type { ClaimedRun, WaitSpec } from '../persistence/run.repository';
+import { validatePayload } from '../schema/payload-validator';
+import type { WakeBus } from '../worker/wake-bus';
+import type { DbClock } from './db-clock';
+import { errorInfo, isNonRetryable, rebuildError } from './errors';
+import type { Journal } from './journal';
+import type { Lease } from './lease';
+import { backoffMs, NO_RETRY, resolveRetryPolicy, ResolvedRetryPolicy } from './retry-policy';
+import { runScope } from './run-scope';
+import { deserialize, serialize } from './serializer';
+import type { ChildStarter } from './child-starter';
+
+/** How one execution of `run()` ended. */
+export type ExecutionOutcome =
+  | { type: 'completed'; output: unknown }
+  | { type: 'failed'; error: unknown }
+  | { type: 'park'; wait: WaitSpec }
+  | { type: 'lost' };
+
+export interface ExecutionDeps {
+  journal: JournalRepository;
+  bus: WakeBus;
+  clock: DbClock;
+  registry: WorkflowRegistry;
+  children: ChildStarter;
+  inlineWaitMs: number;
+}
+
+/** A step's options with its retry policy settled (done once per @Step method, at boot). */
+export interface ResolvedStepOptions extends StepOptions {
+  resolvedRetry?: ResolvedRetryPolicy;
+}
+
+/**
+ * One execution of a run's `run()`: its journal, its checkpoint keys, and its suspension. A primitive
+ * that cannot complete calls `suspend`, which settles `outcome` and hands the primitive a promise
+ * that never settles: no catch or finally of the workflow's code runs for a pause.
+ */
+export class Execution {
+  readonly outcome: Promise<ExecutionOutcome>;
+  private settle!: (outcome: ExecutionOutcome) => void;
+  private active = true;
+  private readonly keyCounts = new Map<string, number>();
+  private readonly inflight = new Set<Promise<unknown>>();
+
+  constructor(
+    readonly run: ClaimedRun,
+    readonly workflow: RegisteredWorkflow,
+    readonly journal: Journal,
+    readonly deps: ExecutionDeps,
+    readonly lease: Lease,
+  ) {
+    this.outcome = new Promise((resolve) => (this.settle = resolve));
+    lease.onLost(() => this.end({ type: 'lost' }));
+  }
+
+  get runId(): string {
+    return this.run.id;
+  }
+
+  get isActive(): boolean {
+    return this.active;
+  }
+
+  /** Runs `run(input, ctx)` and settles `outcome` with its result, unless a suspension came first. */
+  start(input: unknown, ctx: unknown): void {
+    const scope = { execution: this, inStep: false };
+    runScope
+      .run(scope, () => Promise.resolve().then(() => this.workflow.instance.run(input, ctx as never)))
+      .then(
+        (output) => this.end({ type: 'completed', output }),
+        (error) => this.end({ type: 'failed', error }),
+      );
+  }
+
+  /** Steps still running when the execution ended; they finish and checkpoint before the run parks. */
+  async settleInflight(): Promise<void> {
+    while (this.inflight.size) await Promise.allSettled([...this.inflight]);
+  }
+
+  /** The checkpoint key of this call: `name` the first time in this execution, then `name#2`, `name#3`… */
+  keyFor(name: string): string {
+    const count = (this.keyCounts.get(name) ?? 0) + 1;
+    this.keyCounts.set(name, count);
+    return count === 1 ? name : `${name}#${count}`;
+  }
+
+  /** Pauses the run durably; the returned promise never settles. */
+  suspend(wait: WaitSpec): Promise<never> {
+    this.end({ type: 'park', wait });
+    return never();
+  }
+
+  /** The lease is gone: stop without writing anything more. */
+  lose(): Promise<never> {
+    this.end({ type: 'lost' });
+    return never();
+  }
+
+  /** Throws when a durable primitive is called from inside a step, where it cannot pause anything. */
+  assertNotInStep(primitive: string): void {
+    if (runScope.getStore()?.inStep) {
+      throw new NonRetryableError(
+        `ctx.${primitive}() was called inside a step of run "${this.runId}". Durable primitives pause the run and belong in run() itself; call them between steps.`,
+      );
+    }
+  }
+
+  /** The memoized call of a step: its stored outcome when journaled, else runs it and checkpoints it. */
+  async step<T>(name: string, fn: () => T | Promise<T>, options: ResolvedStepOptions, args: readonly unknown[]): Promise<T> {
+    if (!this.active) return never();
+    const key = options.key ? `${name}:${options.key(...args)}` : this.keyFor(name);
+    const stored = this.journal.steps.get(key);
+    if (stored) return this.replay<T>(key, stored, options);
+    return this.track(this.runFresh<T>(key, fn, options));
+  }
+
+  /** Writes a checkpoint and records it in the journal; returns the winner's row when another writer was first. */
+  async checkpoint(key: string, kind: string, step: StoredStep, startedAt: Date | null): Promise<StoredStep> {
+    const written = await this.deps.journal.checkpoint(this.runId, this.lease.token, key, kind, step, startedAt);
+    if (written.status === 'lost') return this.lose();
+    const kept = written.status === 'exists' ? written.step : step;
+    this.journal.steps.set(key, kept);
+    return kept;
+  }
+
+  /** What a stored outcome says: the value, or the stored failure thrown again. */
+  async replay<T>(key: string, stored: StoredStep, options: StepOptions = {}): Promise<T> {
+    if (stored.outcome === 'error') throw rebuildError(stored.error as never);
+    const value = deserialize<T>(stored.result);
+    if (options.schema) {
+      try {
+        await validatePayload(options.schema, value, `The stored result of step "${key}"`);
+      } catch (error) {
+        if (error instanceof InvalidPayloadError) throw new StepResultMismatchError(key, error.issues.map((i) => `${i.path || 'value'}: ${i.message}`).join('; '));
+        throw error;
+      }
+    }
+    return value;
+  }
+
+  private async runFresh<T>(key: string, fn: () => T | Promise<T>, options: ResolvedStepOptions): Promise<T> {
+    const startedAt = new Date();
+    let step: StoredStep;
+    let value: T | undefined;
+    let failure: unknown;
+    try {
+      value = await this.callWithRetry(key, fn, options);
+      step = { outcome: 'ok', result: serialize(value, `The result of step "${key}"`), error: null };
+    } catch (error) {
+      if (!isNonRetryable(error)) throw error; // not stored: the step runs again on the next attempt
+      failure = error;
+      step = { outcome: 'error', result: null, error: errorInfo(error) };
+    }
+    const kept = await this.checkpoint(key, 'step', step, startedAt);
+    if (kept !== step) return this.replay<T>(key, kept, options);
+    if (failure !== undefined) throw failure;
+    return value as T;
+  }
+
+  private async callWithRetry<T>(key: string, fn: () => T | Promise<T>, options: ResolvedStepOptions): Promise<T> {
+    const policy = options.resolvedRetry ?? resolveRetryPolicy(options.retry, NO_RETRY, `step "${key}"`);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await runScope.run({ execution: this, inStep: true }, fn);
+      } catch (error) {
+        if (attempt >= policy.maxAttempts || isNonRetryable(error) || !this.active) throw error;
+        await delay(backoffMs(policy, attempt));
+      }
+    }
+  }
+
+  private track<T>(promise: Promise<T>): Promise<T> {
+    this.inflight.add(promise);
+    const forget = () => this.inflight.delete(promise);
+    promise.then(forget, forget);
+    return promise;
+  }
+
+  private end(outcome: ExecutionOutcome): void {
+    if (!this.active) return;
+    this.active = false;
+    this.settle(outcome);
+  }
+}
+
+/** A promise that never settles and holds nothing, so the abandoned workflow code is collected. */
+export function never(): Promise<never> {
+  return new Promise<never>(() => undefined);
+}
+
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+}

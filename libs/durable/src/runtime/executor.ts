@@ -1,0 +1,111 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DURABLE_OPTIONS } from '../durable.constants';
+import { WorkflowRegistry } from '../discovery/workflow.registry';
+import type { ErrorInfo } from '../interfaces';
+import { JournalRepository } from '../persistence/journal.repository';
+import { ClaimedRun, RunRepository } from '../persistence/run.repository';
+import { WakeBus } from '../worker/wake-bus';
+import type { ChildStarter } from './child-starter';
+import { DbClock } from './db-clock';
+import { errorInfo, isNonRetryable } from './errors';
+import { Execution, ExecutionDeps } from './execution';
+import { Journal } from './journal';
+import type { Lease } from './lease';
+import { backoffMs, ResolvedRetryPolicy } from './retry-policy';
+import { deserialize, serialize } from './serializer';
+import { DurableWorkflowContext } from './workflow-context';
+import type { ResolvedDurableOptions } from '../durable-options';
+
+/**
+ * Carries one claimed run through to its next resting state: executes `run()` against the journal,
+ * then completes it, fails it, schedules its retry, or parks it. A park that loses the race with a
+ * delivery (wake_seq moved) re-executes at once with a fresh journal instead of parking.
+ */
+@Injectable()
+export class Executor {
+  private readonly logger = new Logger('DurableExecutor');
+  private childStarter?: ChildStarter;
+
+  constructor(
+    @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
+    private readonly registry: WorkflowRegistry,
+    private readonly runs: RunRepository,
+    private readonly journals: JournalRepository,
+    private readonly bus: WakeBus,
+    private readonly clock: DbClock,
+  ) {}
+
+  /** Set by the run starter, which depends on the worker that depends on this executor. */
+  useChildStarter(starter: ChildStarter): void {
+    this.childStarter = starter;
+  }
+
+  /** Resolves, when the run parked or backs off until a known instant, to that instant. */
+  async execute(run: ClaimedRun, lease: Lease, actor: string): Promise<Date | undefined> {
+    const workflow = this.registry.resolve(run.workflow);
+    const deps: ExecutionDeps = {
+      journal: this.journals,
+      bus: this.bus,
+      clock: this.clock,
+      registry: this.registry,
+      children: this.childStarter!,
+      inlineWaitMs: this.options.inlineWaitMs,
+    };
+    const input = deserialize(run.input);
+    let journal = run.fresh ? Journal.empty(run.wakeSeq ?? '0') : await this.load(run.id);
+    for (;;) {
+      if (lease.lost) return;
+      const execution = new Execution(run, workflow, journal, deps, lease);
+      execution.start(input, new DurableWorkflowContext(execution));
+      const outcome = await execution.outcome;
+      await execution.settleInflight();
+      if (lease.lost) return;
+      switch (outcome.type) {
+        case 'lost':
+          return;
+        case 'completed':
+          return this.complete(run, outcome.output, actor);
+        case 'failed':
+          return this.fail(run, outcome.error, workflow.retry, actor);
+        case 'park':
+          if (await this.runs.park(run, outcome.wait, journal.wakeSeq, actor)) return outcome.wait.wakeAt ?? undefined;
+          journal = await this.load(run.id);
+          if (journal.leaseToken !== run.leaseToken) return; // taken over or cancelled meanwhile
+      }
+    }
+  }
+
+  private async load(runId: string): Promise<Journal> {
+    const loaded = await this.journals.load(runId);
+    this.clock.observe(loaded.dbNow);
+    return Journal.from(loaded);
+  }
+
+  private async complete(run: ClaimedRun, output: unknown, actor: string): Promise<undefined> {
+    let encoded: string;
+    try {
+      encoded = serialize(output, `The output of run "${run.id}"`);
+    } catch (error) {
+      return this.end(run, 'failed', null, errorInfo(error), actor);
+    }
+    return this.end(run, 'completed', encoded, null, actor);
+  }
+
+  private async fail(run: ClaimedRun, error: unknown, retry: ResolvedRetryPolicy, actor: string): Promise<Date | undefined> {
+    const info = errorInfo(error);
+    const failures = run.attempt - run.attemptBase;
+    if (!isNonRetryable(error) && failures < retry.maxAttempts) {
+      const delayMs = backoffMs(retry, failures);
+      this.logger.warn(`Run ${run.id} (${run.workflow}) attempt ${run.attempt} failed, retrying in ${delayMs} ms: ${info.name}: ${info.message}`);
+      const scheduled = await this.runs.scheduleRetry(run, info, delayMs, actor);
+      return scheduled ? new Date(this.clock.now() + delayMs) : undefined;
+    }
+    this.logger.error(`Run ${run.id} (${run.workflow}) failed: ${info.name}: ${info.message}`);
+    return this.end(run, 'failed', null, info, actor);
+  }
+
+  private async end(run: ClaimedRun, status: 'completed' | 'failed', output: string | null, error: ErrorInfo | null, actor: string): Promise<undefined> {
+    if (await this.runs.finish(run, status, output, error, actor)) this.bus.finished(run.id);
+    return undefined;
+  }
+}

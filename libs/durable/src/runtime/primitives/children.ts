@@ -1,0 +1,94 @@
+import type { ChildHandle, ChildResult, WorkflowRef } from '../../interfaces';
+import type { StoredChild, StoredStep } from '../../persistence/journal.repository';
+import { checkName } from '../../schema/define-signal';
+import { Execution, never } from '../execution';
+import { serialize } from '../serializer';
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+/**
+ * Spawns a child run memoized by `step`: the child's id is derived from the parent's id and the step,
+ * so a replay, or a concurrent execution of the parent, reattaches to the same child.
+ */
+export async function startChild<I, O>(execution: Execution, ref: WorkflowRef<I, O>, input: I, opts: { step: string }): Promise<ChildHandle<O>> {
+  if (!execution.isActive) return never();
+  execution.assertNotInStep('startChild');
+  const step = checkName(opts?.step, 'child step');
+  const key = `child:${step}`;
+  const childId = `${execution.runId}/${step}`;
+  if (!execution.journal.steps.has(key)) {
+    const workflow = execution.deps.registry.resolve(ref as WorkflowRef<unknown, unknown>);
+    await execution.deps.children.startChild({ parentId: execution.runId, step, childId, workflow, input });
+    await execution.checkpoint(key, 'child', { outcome: 'ok', result: serialize({ runId: childId, workflow: workflow.name }, 'a child spawn'), error: null }, null);
+  }
+  return new ExecutionChildHandle<O>(execution, childId, step);
+}
+
+/** Fan-in: resolves like Promise.all; the first unfinished child parks the parent. */
+export function all<T extends readonly ChildHandle<unknown>[]>(handles: T): Promise<{ [K in keyof T]: ChildResult<T[K]> }> {
+  return Promise.all(handles.map((handle) => handle.result())) as Promise<{ [K in keyof T]: ChildResult<T[K]> }>;
+}
+
+class ExecutionChildHandle<O> implements ChildHandle<O> {
+  constructor(
+    private readonly execution: Execution,
+    readonly runId: string,
+    private readonly step: string,
+  ) {}
+
+  /**
+   * The child's outcome, memoized in the parent's journal. Waits in-process up to inlineWaitMs for
+   * the child to end, then parks the parent (no worker held, no retry used) until the child's end wakes it.
+   */
+  async result(): Promise<O> {
+    const { execution } = this;
+    if (!execution.isActive) return never();
+    execution.assertNotInStep('result');
+    const key = `child-result:${this.step}`;
+    const stored = execution.journal.steps.get(key);
+    if (stored) return execution.replay<O>(key, stored);
+    const { journal, deps } = execution;
+    const budgetEnd = Date.now() + deps.inlineWaitMs;
+    let refreshed = false;
+    for (;;) {
+      const child = journal.children.get(this.runId);
+      if (child && TERMINAL.has(child.status)) {
+        const kept = await execution.checkpoint(key, 'child-result', childOutcome(child), null);
+        return execution.replay<O>(key, kept);
+      }
+      const left = budgetEnd - Date.now();
+      if (refreshed && left <= 0) {
+        return execution.suspend({ reason: { kind: 'child', childRunId: this.runId, step: this.step }, name: this.runId, wakeAt: null });
+      }
+      if (refreshed) await deps.bus.nextWake(execution.runId, left);
+      if (!execution.isActive) return never();
+      await refreshChildren(execution);
+      refreshed = true;
+    }
+  }
+}
+
+function childOutcome(child: StoredChild): StoredStep {
+  if (child.status === 'completed') return { outcome: 'ok', result: child.output, error: null };
+  const childError = child.error ?? { name: 'Error', message: `child ${child.status}` };
+  return {
+    outcome: 'error',
+    result: null,
+    error: { name: 'ChildWorkflowFailedError', message: childError.message, childRunId: child.id, childStatus: child.status, childError } as never,
+  };
+}
+
+/** One read of all children per wake, shared by every handle awaiting at that moment. */
+const refreshing = new WeakMap<Execution, Promise<void>>();
+
+function refreshChildren(execution: Execution): Promise<void> {
+  let pending = refreshing.get(execution);
+  if (!pending) {
+    pending = execution.deps.journal.readChildren(execution.runId).then((children) => {
+      for (const child of children) execution.journal.children.set(child.id, child);
+    });
+    pending.finally(() => refreshing.delete(execution)).catch(() => undefined);
+    refreshing.set(execution, pending);
+  }
+  return pending;
+}

@@ -1,0 +1,49 @@
+import type { SignalOutcome, SignalRef } from '../../interfaces';
+import { toMs } from '../duration';
+import { Execution, never } from '../execution';
+import { deserialize } from '../serializer';
+import { declaredName } from './declared';
+import { journaledInstant } from './sleep';
+
+/** Await: the payload of the signal, from the journal when buffered; else the run parks until it comes. */
+export async function waitForSignal<T>(execution: Execution, ref: SignalRef<T>): Promise<T> {
+  if (!execution.isActive) return never();
+  execution.assertNotInStep('waitForSignal');
+  const name = declaredName(execution.workflow, 'signal', ref);
+  const { signals } = execution.journal;
+  if (signals.has(name)) return deserialize<T>(signals.get(name));
+  return execution.suspend({ reason: { kind: 'signal', name }, name, wakeAt: null });
+}
+
+/**
+ * AwaitFor: the signal raced against a deadline journaled once as now() + timeout. Whichever wins is
+ * final: a timeout is checkpointed, so a signal arriving later never changes the outcome on replay.
+ */
+export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRef<T>, timeout: unknown): Promise<SignalOutcome<T>> {
+  if (!execution.isActive) return never();
+  execution.assertNotInStep('waitForSignal');
+  const name = declaredName(execution.workflow, 'signal', ref);
+  const ms = toMs(timeout as never, `waitForSignal("${name}") timeout`);
+  const deadlineKey = execution.keyFor(`signal-deadline:${name}`);
+  const timeoutKey = `${deadlineKey}:timed-out`;
+  const { journal, deps } = execution;
+  const received = (): SignalOutcome<T> => ({ received: true, payload: deserialize<T>(journal.signals.get(name)) });
+  if (journal.steps.has(timeoutKey)) return { received: false };
+  if (journal.signals.has(name)) return received();
+  const deadline = await journaledInstant(execution, deadlineKey, 'deadline', ms);
+  for (;;) {
+    if (journal.signals.has(name)) return received();
+    const remaining = deadline - deps.clock.now();
+    if (remaining <= 0) {
+      await execution.checkpoint(timeoutKey, 'timeout', { outcome: 'ok', result: null, error: null }, null);
+      return { received: false };
+    }
+    if (remaining > deps.inlineWaitMs) {
+      return execution.suspend({ reason: { kind: 'signal', name, deadline: new Date(deadline) }, name, wakeAt: new Date(deadline) });
+    }
+    await deps.bus.nextWake(execution.runId, remaining);
+    if (!execution.isActive) return never();
+    const payload = await deps.journal.readSignal(execution.runId, name);
+    if (payload !== undefined) journal.signals.set(name, payload);
+  }
+}

@@ -1,0 +1,37 @@
+import { InvalidArgumentError } from '../../errors';
+import { checkName } from '../../schema/define-signal';
+import { delay, Execution, never } from '../execution';
+import { deserialize, serialize } from '../serializer';
+
+/**
+ * A durable timer. The wake instant is journaled on first encounter (from the database clock for a
+ * duration), so a resumed run waits only the remainder. A short remainder waits in-process; a longer
+ * one parks the run with wake_at at the instant, holding no worker and no timer.
+ */
+export async function sleep(execution: Execution, name: string, ms: number | undefined, at?: Date): Promise<void> {
+  if (!execution.isActive) return never();
+  execution.assertNotInStep('sleep');
+  checkName(name, 'sleep');
+  const key = execution.keyFor(`sleep:${name}`);
+  const until = await journaledInstant(execution, key, 'sleep', ms, at);
+  const remaining = until - execution.deps.clock.now();
+  if (remaining <= 0) return;
+  if (remaining <= execution.deps.inlineWaitMs) return delay(remaining);
+  return execution.suspend({ reason: { kind: 'sleep', name, until: new Date(until) }, name: key, wakeAt: new Date(until) });
+}
+
+/** The instant stored under `key`, journaling now() + ms (or `at`) the first time. */
+export async function journaledInstant(execution: Execution, key: string, kind: string, ms: number | undefined, at?: Date): Promise<number> {
+  const stored = execution.journal.steps.get(key);
+  if (stored) return deserialize<Date>(stored.result).getTime();
+  if (at) {
+    if (!(at instanceof Date) || Number.isNaN(at.getTime())) throw new InvalidArgumentError(`sleepUntil("${key}") needs a valid Date; got ${String(at)}.`);
+    const kept = await execution.checkpoint(key, kind, { outcome: 'ok', result: serialize(at, 'a wake instant'), error: null }, null);
+    return deserialize<Date>(kept.result).getTime();
+  }
+  const timer = await execution.deps.journal.timer(execution.runId, execution.lease.token, key, kind, ms ?? 0);
+  if (!timer) return execution.lose();
+  execution.deps.clock.observe(timer.dbNow);
+  execution.journal.steps.set(key, { kind, outcome: 'ok', result: timer.until, error: null });
+  return deserialize<Date>(timer.until).getTime();
+}

@@ -1,0 +1,94 @@
+import { InvalidPayloadError, NonRetryableError } from '../errors';
+
+/**
+ * Values travel as JSON text with tagged objects for what JSON lacks (Date, BigInt, Map, Set, Buffer,
+ * undefined, non-finite numbers). Stored as text, not jsonb, so `\u0000` and lone surrogates round-trip
+ * instead of being refused by Postgres. Functions, symbols and cycles are refused with the path to them.
+ */
+const TAG = '$t';
+const MAX_DEPTH = 500;
+
+type Tagged = { [TAG]: string; v?: unknown };
+
+export class SerializationError extends NonRetryableError {}
+
+export function serialize(value: unknown, what: string): string {
+  return JSON.stringify(encode(value, what, '$', new Set(), 0));
+}
+
+/** serialize() for values that come from a caller (inputs, payloads): what cannot be stored is an InvalidPayloadError. */
+export function serializePayload(value: unknown, what: string): string {
+  try {
+    return serialize(value, what);
+  } catch (error) {
+    if (error instanceof SerializationError) throw new InvalidPayloadError(what, [{ path: '', message: error.message }]);
+    throw error;
+  }
+}
+
+export function deserialize<T = unknown>(text: string | null | undefined): T {
+  if (text === null || text === undefined) return undefined as T;
+  return decode(JSON.parse(text)) as T;
+}
+
+function encode(value: unknown, what: string, path: string, seen: Set<object>, depth: number): unknown {
+  if (depth > MAX_DEPTH) throw new SerializationError(`${what} cannot be stored: it is nested more than ${MAX_DEPTH} levels deep (at ${path}).`);
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? value : { [TAG]: 'Number', v: String(value) };
+    case 'undefined':
+      return { [TAG]: 'undefined' };
+    case 'bigint':
+      return { [TAG]: 'BigInt', v: value.toString() };
+    case 'function':
+    case 'symbol':
+      throw new SerializationError(`${what} cannot be stored: ${path} is a ${typeof value}. Return plain data (JSON, Date, BigInt, Map, Set, Buffer).`);
+  }
+  if (value === null) return null;
+  const object = value as object;
+  if (seen.has(object)) throw new SerializationError(`${what} cannot be stored: ${path} refers back to itself (a cycle).`);
+  seen.add(object);
+  try {
+    const next = (v: unknown, p: string) => encode(v, what, p, seen, depth + 1);
+    if (object instanceof Date) return { [TAG]: 'Date', v: Number.isNaN(object.getTime()) ? null : object.toISOString() };
+    if (Buffer.isBuffer(object)) return { [TAG]: 'Buffer', v: object.toString('base64') };
+    if (Array.isArray(object)) return object.map((item, i) => next(item, `${path}[${i}]`));
+    if (object instanceof Map) return { [TAG]: 'Map', v: [...object].map(([k, v], i) => [next(k, `${path}.key${i}`), next(v, `${path}.get(${i})`)]) };
+    if (object instanceof Set) return { [TAG]: 'Set', v: [...object].map((item, i) => next(item, `${path}[${i}]`)) };
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(object)) out[key] = next((object as Record<string, unknown>)[key], `${path}.${key}`);
+    // An object of the user's that happens to have our tag key is wrapped, so decode cannot mistake it.
+    return TAG in out ? { [TAG]: 'Object', v: out } : out;
+  } finally {
+    seen.delete(object);
+  }
+}
+
+function decode(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(decode);
+  const tagged = value as Tagged;
+  if (typeof tagged[TAG] === 'string') {
+    switch (tagged[TAG]) {
+      case 'undefined': return undefined;
+      case 'Number': return Number(tagged.v);
+      case 'BigInt': return BigInt(tagged.v as string);
+      case 'Date': return new Date(tagged.v === null ? NaN : (tagged.v as string));
+      case 'Buffer': return Buffer.from(tagged.v as string, 'base64');
+      case 'Map': return new Map((tagged.v as [unknown, unknown][]).map(([k, v]) => [decode(k), decode(v)]));
+      case 'Set': return new Set((tagged.v as unknown[]).map(decode));
+      case 'Object': return decodeObject(tagged.v as Record<string, unknown>);
+    }
+  }
+  return decodeObject(value as Record<string, unknown>);
+}
+
+function decodeObject(object: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  // defineProperty, so that a key named `__proto__` stays data and never becomes the prototype.
+  for (const key of Object.keys(object)) Object.defineProperty(out, key, { value: decode(object[key]), enumerable: true, writable: true, configurable: true });
+  return out;
+}

@@ -1,0 +1,64 @@
+import type {
+  ChannelMessage, ChannelRef, ChildHandle, ChildResult, Duration, SignalOutcome, SignalRef, StepOptions, WorkflowContext, WorkflowRef,
+} from '../interfaces';
+import { checkName } from '../schema/define-signal';
+import { toMs } from './duration';
+import type { Execution } from './execution';
+import { runScope } from './run-scope';
+import { ack, receive } from './primitives/channels';
+import { all, startChild } from './primitives/children';
+import { waitForSignal, waitForSignalWithin } from './primitives/signals';
+import { sleep } from './primitives/sleep';
+
+/** The `ctx` handed to `run(input, ctx)`: the durable primitives, bound to one execution. */
+export class DurableWorkflowContext implements WorkflowContext {
+  constructor(private readonly execution: Execution) {}
+
+  get runId(): string {
+    return this.execution.runId;
+  }
+
+  get workflow(): string {
+    return this.execution.workflow.name;
+  }
+
+  get attempt(): number {
+    return this.execution.run.attempt;
+  }
+
+  async step<T>(name: string, fn: () => T | Promise<T>, options: StepOptions = {}): Promise<T> {
+    checkName(name, 'step');
+    if (runScope.getStore()?.inStep) return fn(); // a step inside a step is plain code
+    return this.execution.step(name, fn, options, []);
+  }
+
+  async sleep(name: string, duration: Duration): Promise<void> {
+    return sleep(this.execution, name, toMs(duration, `sleep("${name}") duration`));
+  }
+
+  sleepUntil(name: string, at: Date): Promise<void> {
+    return sleep(this.execution, name, undefined, at);
+  }
+
+  waitForSignal<T>(signal: SignalRef<T>): Promise<T>;
+  waitForSignal<T>(signal: SignalRef<T>, opts: { timeout: Duration }): Promise<SignalOutcome<T>>;
+  waitForSignal<T>(signal: SignalRef<T>, opts?: { timeout: Duration }): Promise<T | SignalOutcome<T>> {
+    return opts === undefined ? waitForSignal(this.execution, signal) : waitForSignalWithin(this.execution, signal, opts.timeout);
+  }
+
+  receive<T>(channel: ChannelRef<T>): Promise<ChannelMessage<T>> {
+    return receive(this.execution, channel);
+  }
+
+  ack(channel: ChannelRef<unknown>, key: string): Promise<void> {
+    return ack(this.execution, channel, key);
+  }
+
+  startChild<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: { step: string }): Promise<ChildHandle<O>> {
+    return startChild(this.execution, workflow, input, opts);
+  }
+
+  all<T extends readonly ChildHandle<unknown>[]>(handles: T): Promise<{ [K in keyof T]: ChildResult<T[K]> }> {
+    return all(handles);
+  }
+}

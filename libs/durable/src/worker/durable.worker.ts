@@ -1,0 +1,170 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { DURABLE_OPTIONS } from '../durable.constants';
+import type { ResolvedDurableOptions } from '../durable-options';
+import { WorkflowRegistry } from '../discovery/workflow.registry';
+import { ClaimedRun, RunRepository } from '../persistence/run.repository';
+import { delay } from '../runtime/execution';
+import { Executor } from '../runtime/executor';
+import { Lease } from '../runtime/lease';
+import { WakeTimer } from './wake-timer';
+
+/**
+ * This instance's worker: claims due runs while it has free slots, executes them, renews their
+ * leases in one statement per interval, and gives them back on shutdown. Claims are nudged by
+ * NOTIFY, by local starts and deliveries, by the sweeper, and by a slot freeing while work was left.
+ */
+@Injectable()
+export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  /** This instance's identity: the actor of worker transitions and the owner of its leases. */
+  readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly logger = new Logger('DurableWorker');
+  private readonly held = new Map<string, Lease>();
+  private readonly executions = new Set<Promise<void>>();
+  private reserved = 0;
+  private accepting = false;
+  private wanted = false;
+  private saturated = false;
+  private claiming?: Promise<void>;
+  private renewTimer?: NodeJS.Timeout;
+  private lastSweepAt?: Date;
+  private readonly wakeTimer = new WakeTimer(() => this.nudge());
+
+  constructor(
+    @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
+    private readonly runs: RunRepository,
+    private readonly executor: Executor,
+    private readonly registry: WorkflowRegistry,
+  ) {}
+
+  get enabled(): boolean {
+    return this.options.worker.enabled;
+  }
+
+  private get free(): number {
+    return this.options.worker.concurrency - this.held.size - this.reserved;
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.enabled) return;
+    this.accepting = true;
+    const every = Math.max(200, Math.floor(this.options.leaseMs / 3));
+    this.renewTimer = setInterval(() => void this.renew(), every);
+    this.renewTimer.unref();
+    void this.renew();
+    this.nudge();
+  }
+
+  /** Asks for a claim pass soon; calls made while one runs are folded into one more pass. */
+  nudge(): void {
+    if (!this.accepting) return;
+    this.wanted = true;
+    this.claiming ??= this.claimWhileWanted().finally(() => (this.claiming = undefined));
+  }
+
+  /** The sweeper's tick: a claim pass, remembered for the operators' stats. */
+  sweep(): void {
+    this.lastSweepAt = new Date();
+    this.nudge();
+  }
+
+  /** Takes a slot for a run this instance is about to start and execute itself; false when full. */
+  tryReserve(): boolean {
+    if (!this.accepting || this.free <= 0) return false;
+    this.reserved++;
+    return true;
+  }
+
+  unreserve(): void {
+    this.reserved--;
+  }
+
+  /** Executes a run started here in the slot reserved for it. */
+  runReserved(run: ClaimedRun): void {
+    this.reserved--;
+    this.spawn(run);
+  }
+
+  /** Stops local executions of runs whose lease another action took (a cancel made here). */
+  revoke(runIds: Iterable<string>): void {
+    for (const id of runIds) this.held.get(id)?.markLost();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    if (!this.enabled) return;
+    this.accepting = false;
+    await this.claiming;
+    if (this.executions.size) {
+      await Promise.race([Promise.allSettled([...this.executions]), delay(this.options.shutdownGraceMs)]);
+    }
+    clearInterval(this.renewTimer);
+    this.wakeTimer.stop();
+    const left = [...this.held.values()];
+    for (const lease of left) lease.markLost();
+    const released = await this.runs.release(this.id, left.map((l) => ({ id: l.runId, token: l.token }))).catch(() => 0);
+    if (released) this.logger.log(`Released ${released} run(s) still executing at shutdown; another instance takes them over now.`);
+  }
+
+  private async claimWhileWanted(): Promise<void> {
+    const batch = this.options.sweeper ? this.options.sweeper.batchSize : 100;
+    while (this.wanted && this.accepting) {
+      this.wanted = false;
+      for (;;) {
+        const ask = Math.min(this.free, batch);
+        if (ask <= 0) {
+          this.saturated = true;
+          break;
+        }
+        let claimed: ClaimedRun[];
+        try {
+          claimed = await this.runs.claim(this.id, this.options.leaseMs, ask, this.registry.names());
+        } catch (error) {
+          this.logger.warn(`Claiming runs failed (the sweeper tries again): ${(error as Error).message}`);
+          return;
+        }
+        for (const run of claimed) this.spawn(run);
+        if (claimed.length < ask || !this.accepting) break;
+      }
+    }
+  }
+
+  private spawn(run: ClaimedRun): void {
+    const lease = new Lease(run.id, run.leaseToken);
+    this.held.set(run.id, lease);
+    const execution = this.executor
+      .execute(run, lease, this.id)
+      .then((wakeAt) => wakeAt && this.wakeTimer.at(wakeAt))
+      .catch((error) => this.logger.error(`Executing run ${run.id} failed: ${(error as Error).message}`, (error as Error).stack))
+      .finally(() => {
+        if (this.held.get(run.id) === lease) this.held.delete(run.id);
+        this.executions.delete(execution);
+        if (this.saturated) {
+          this.saturated = false;
+          this.nudge();
+        }
+      });
+    this.executions.add(execution);
+  }
+
+  private async renew(): Promise<void> {
+    const snapshot = [...this.held.values()];
+    try {
+      const kept = await this.runs.renew(
+        this.id,
+        snapshot.map((l) => ({ id: l.runId, token: l.token })),
+        this.options.leaseMs,
+        { pid: process.pid, host: hostname(), executing: snapshot.length, concurrency: this.options.worker.concurrency },
+        this.lastSweepAt ?? null,
+      );
+      for (const lease of snapshot) {
+        if (!kept.has(lease.runId)) {
+          this.logger.warn(`Lost the lease of run ${lease.runId} (taken over or cancelled); its execution stops.`);
+          lease.markLost();
+        }
+      }
+    } catch (error) {
+      this.logger.warn(`Renewing leases failed (retrying before they lapse): ${(error as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,93 @@
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Client, Notification } from 'pg';
+import { wakeChannel } from '../durable.constants';
+import { DurableDatabase } from '../persistence/durable-database';
+import { DurableWorker } from './durable.worker';
+import { WakeBus } from './wake-bus';
+
+const MAX_BACKOFF_MS = 10_000;
+
+/**
+ * LISTENs for wakes on one dedicated connection (never a pooled one: LISTEN belongs to a session).
+ * A notification carries a run id and is a hint: it nudges the worker and any in-process wait of
+ * that run; the tables stay the truth. On loss it reconnects with backoff, re-LISTENs and sweeps
+ * once, since wakes sent while it was away were lost; until then the sweeper covers.
+ */
+@Injectable()
+export class WakeListener implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('DurableWakeListener');
+  private client?: Client;
+  private stopped = false;
+  private failures = 0;
+  private retryTimer?: NodeJS.Timeout;
+  /** How many times the connection was re-established after a loss. */
+  reconnects = 0;
+
+  constructor(
+    private readonly db: DurableDatabase,
+    private readonly worker: DurableWorker,
+    private readonly bus: WakeBus,
+  ) {}
+
+  get listening(): boolean {
+    return this.client !== undefined;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.worker.enabled) return;
+    await this.connect();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  private async connect(): Promise<void> {
+    const client = new Client(this.db.clientConfig);
+    client.on('notification', (message: Notification) => this.onNotification(message));
+    client.on('error', (error) => this.lost(client, error));
+    client.on('end', () => this.lost(client));
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${wakeChannel(this.db.tables.schema)}"`);
+    } catch (error) {
+      this.lost(client, error as Error);
+      return;
+    }
+    if (this.stopped) return void client.end().catch(() => undefined);
+    this.client = client;
+    if (this.failures > 0) {
+      this.reconnects++;
+      this.logger.log('LISTEN connection re-established; sweeping for wakes sent meanwhile.');
+      this.worker.sweep();
+    }
+    this.failures = 0;
+  }
+
+  private onNotification(message: Notification): void {
+    if (!message.payload) return;
+    this.bus.wake(message.payload);
+    this.worker.nudge();
+  }
+
+  private lost(client: Client, error?: Error): void {
+    client.removeAllListeners('end');
+    client.removeAllListeners('notification');
+    client.on('error', () => undefined);
+    void client.end().catch(() => undefined);
+    if (this.client === client) this.client = undefined;
+    if (this.stopped || this.retryTimer) return;
+    this.failures++;
+    const backoff = Math.min(MAX_BACKOFF_MS, 100 * 2 ** Math.min(this.failures, 7));
+    this.logger.warn(`LISTEN connection lost (${error?.message ?? 'ended'}); reconnecting in ${backoff} ms.`);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.connect();
+    }, backoff);
+    this.retryTimer.unref();
+  }
+}

