@@ -46,6 +46,7 @@ export class Execution {
   private active = true;
   private readonly keyCounts = new Map<string, number>();
   private readonly inflight = new Set<Promise<unknown>>();
+  private readonly lost: Promise<void>;
 
   constructor(
     readonly run: ClaimedRun,
@@ -55,6 +56,7 @@ export class Execution {
     readonly lease: Lease,
   ) {
     this.outcome = new Promise((resolve) => (this.settle = resolve));
+    this.lost = new Promise((resolve) => lease.onLost(resolve));
     lease.onLost(() => this.end({ type: 'lost' }));
   }
 
@@ -77,9 +79,9 @@ export class Execution {
       );
   }
 
-  /** Steps still running when the execution ended; they finish and checkpoint before the run parks. */
+  /** Steps still running when the execution ended finish and checkpoint before the run parks (unless the lease is lost). */
   async settleInflight(): Promise<void> {
-    while (this.inflight.size) await Promise.allSettled([...this.inflight]);
+    while (this.inflight.size && !this.lease.lost) await Promise.race([Promise.allSettled([...this.inflight]), this.lost]);
   }
 
   /** The checkpoint key of this call: `name` the first time in this execution, then `name#2`, `name#3`… */
@@ -95,9 +97,9 @@ export class Execution {
     return never();
   }
 
-  /** The lease is gone: stop without writing anything more. */
+  /** A write found the lease gone (taken over, or cancelled): stop without writing anything more. */
   lose(): Promise<never> {
-    this.end({ type: 'lost' });
+    this.lease.markLost();
     return never();
   }
 

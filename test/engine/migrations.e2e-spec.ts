@@ -1,0 +1,82 @@
+import { Test } from '@nestjs/testing';
+import { DataSource } from 'typeorm';
+import { DurableModule, DurableWorkflow, durableEntities, InvalidArgumentError, runDurableMigrations, Workflow } from 'nestjs-durable';
+import { databaseUrl, Db, startApp, uniqueSchema } from '../setup/durable-app';
+
+@Workflow('same-name')
+class First implements DurableWorkflow<null, number> {
+  async run() {
+    return 1;
+  }
+}
+
+@Workflow('same-name')
+class Second implements DurableWorkflow<null, number> {
+  async run() {
+    return 2;
+  }
+}
+
+describe('migrations and boot', () => {
+  const schemas: string[] = [];
+  const fresh = () => {
+    const schema = uniqueSchema('m');
+    schemas.push(schema);
+    return schema;
+  };
+  afterAll(async () => {
+    for (const schema of schemas) await new Db(schema).dropSchema();
+  });
+
+  it('five instances booting at once on an empty database run each migration exactly once', async () => {
+    const schema = fresh();
+    const apps = await Promise.all(Array.from({ length: 5 }, () => startApp({ schema })));
+    await Promise.all(apps.map((a) => a.close()));
+    const db = new Db(schema);
+    expect(await db.query(`SELECT name FROM durable.migrations`)).toEqual([{ name: 'InitialSchema1732900000000' }]);
+    await db.dropSchema();
+  });
+
+  it('the entities describe exactly the schema the migrations build', async () => {
+    const schema = fresh();
+    expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual(['InitialSchema1732900000000']);
+    expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
+    const dataSource = await new DataSource({ type: 'postgres', url: databaseUrl(), schema, entities: durableEntities(schema) }).initialize();
+    try {
+      const pending = await dataSource.driver.createSchemaBuilder().log();
+      expect(pending.upQueries.map((q) => q.query)).toEqual([]);
+    } finally {
+      await dataSource.destroy();
+    }
+  });
+
+  it('with migrationsRun: false the module boots on a schema migrated beforehand (by a script)', async () => {
+    const schema = fresh();
+    await runDurableMigrations({ connection: databaseUrl(), schema });
+    const app = await startApp({ schema, options: { migrationsRun: false } });
+    await app.close();
+  });
+
+  it('invalid options fail at forRoot with a message that says how to fix them', () => {
+    expect(() => DurableModule.forRoot({ connection: databaseUrl(), schema: 'Robert"); DROP' })).toThrow(InvalidArgumentError);
+    expect(() => DurableModule.forRoot({ connection: databaseUrl(), worker: { concurrency: 0 } })).toThrow(/worker.concurrency must be a whole number from 1/);
+    expect(() => DurableModule.forRoot({ connection: databaseUrl(), leaseMs: 10 })).toThrow(/leaseMs/);
+    expect(() => DurableModule.forRoot({} as never)).toThrow(/needs `connection`/);
+    expect(() => DurableModule.forRoot({ connection: databaseUrl(), sweeper: { intervalMs: -1 } })).toThrow(/sweeper.intervalMs/);
+  });
+
+  it('forRootAsync resolves options from a factory, and checks them the same way', async () => {
+    const schema = fresh();
+    const good = await Test.createTestingModule({
+      imports: [DurableModule.forRootAsync({ useFactory: async () => ({ connection: databaseUrl(), schema }) })],
+    }).compile();
+    await good.createNestApplication({ logger: false }).init().then((app) => app.close());
+    await expect(
+      Test.createTestingModule({ imports: [DurableModule.forRootAsync({ useFactory: () => ({ connection: databaseUrl(), inlineWaitMs: -5 }) })] }).compile(),
+    ).rejects.toThrow(/inlineWaitMs/);
+  });
+
+  it('two workflows with one name fail the boot, naming both classes', async () => {
+    await expect(startApp({ schema: fresh(), providers: [First, Second] })).rejects.toThrow(/Two workflows are named "same-name": First and Second/);
+  });
+});

@@ -1,0 +1,138 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
+import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+
+/** Shared by every application of this file (they run in one process): who executed what, and when. */
+const observed = {
+  active: new Map<string, number>(),
+  maxActive: new Map<string, number>(),
+  executedBy: new Map<string, string[]>(),
+  concurrent: 0,
+  maxConcurrent: 0,
+  gates: new Map<string, () => void>(),
+};
+
+const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+@Injectable()
+class Probe {
+  constructor(@Inject('INSTANCE') readonly instance: string) {}
+  async enter(runId: string, ms: number): Promise<string> {
+    const active = (observed.active.get(runId) ?? 0) + 1;
+    observed.active.set(runId, active);
+    observed.maxActive.set(runId, Math.max(active, observed.maxActive.get(runId) ?? 0));
+    observed.executedBy.set(runId, [...(observed.executedBy.get(runId) ?? []), this.instance]);
+    observed.concurrent++;
+    observed.maxConcurrent = Math.max(observed.maxConcurrent, observed.concurrent);
+    try {
+      await delay(ms);
+    } finally {
+      observed.concurrent--;
+      observed.active.set(runId, observed.active.get(runId)! - 1);
+    }
+    return this.instance;
+  }
+}
+
+@Workflow('shared-work')
+class SharedWork implements DurableWorkflow<{ ms: number }, string> {
+  constructor(private readonly probe: Probe) {}
+  async run(input: { ms: number }, ctx: WorkflowContext) {
+    return ctx.step('work', () => this.probe.enter(ctx.runId, input.ms));
+  }
+}
+
+/** The first execution of its step blocks on a gate the test opens; later executions go through. */
+@Workflow('gated')
+class Gated implements DurableWorkflow<null, string> {
+  constructor(private readonly probe: Probe) {}
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.step('side-effect', async () => {
+      const first = !observed.executedBy.has(ctx.runId);
+      observed.executedBy.set(ctx.runId, [...(observed.executedBy.get(ctx.runId) ?? []), this.probe.instance]);
+      if (first) await new Promise<void>((open) => observed.gates.set(ctx.runId, open));
+      return this.probe.instance;
+    });
+  }
+}
+
+const app = (schema: string, instance: string, options = {}) =>
+  startApp({ schema, providers: [{ provide: 'INSTANCE', useValue: instance }, Probe, SharedWork, Gated], options });
+
+describe('workers: claims, leases, fencing and shutdown', () => {
+  const schema = uniqueSchema();
+  const db = new Db(schema);
+  const apps: DurableTestApp[] = [];
+  const boot = async (instance: string, options = {}) => {
+    const started = await app(schema, instance, options);
+    apps.push(started);
+    return started;
+  };
+
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()));
+  });
+  afterAll(() => db.dropSchema());
+
+  it('two instances on one database share the runs and never execute one run twice at once', async () => {
+    const [a, b] = [await boot('A', { worker: { concurrency: 8 } }), await boot('B', { worker: { concurrency: 8 } })];
+    const starter = await boot('starter', { worker: { enabled: false } });
+    const handles = await Promise.all(Array.from({ length: 120 }, () => starter.client.start(SharedWork, { ms: 5 })));
+    const outputs = await Promise.all(handles.map((h) => h.result({ timeout: '30s' })));
+    expect(new Set(outputs)).toEqual(new Set(['A', 'B']));
+    for (const h of handles) {
+      expect(observed.maxActive.get(h.runId)).toBe(1);
+      expect(observed.executedBy.get(h.runId)).toHaveLength(1);
+    }
+    const claims = await db.query(`SELECT run_id, count(*)::int AS n FROM durable.history WHERE event = 'claimed' GROUP BY run_id HAVING count(*) > 1`);
+    expect(claims).toEqual([]);
+    void a;
+    void b;
+  });
+
+  it('a run whose lease lapsed is taken over, and the old worker\'s late checkpoint and end are refused by the fencing token', async () => {
+    const a = await boot('A', { leaseMs: 60_000 });
+    const handle = await a.client.start(Gated, null);
+    await eventually(async () => observed.gates.has(handle.runId), 'A to be inside the step');
+    const b = await boot('B', { sweeper: { intervalMs: 50 } });
+    // A stops renewing (as a paused or partitioned process would): its lease lapses.
+    await db.query(`UPDATE durable.runs SET wake_at = now() - interval '1 second' WHERE id = $1`, [handle.runId]);
+    expect(await b.client.handle(handle.runId).result({ timeout: '10s' })).toBe('B');
+    observed.gates.get(handle.runId)!(); // A's step returns now, late
+    await delay(200);
+    const [step] = await db.query(`SELECT result FROM durable.steps WHERE run_id = $1 AND key = 'side-effect'`, [handle.runId]);
+    expect(JSON.parse(step.result)).toBe('B');
+    const events = (await db.query(`SELECT event, actor FROM durable.history WHERE run_id = $1 ORDER BY id`, [handle.runId])).map((r) => r.event);
+    expect(events).toEqual(['started', 'lease-taken-over', 'completed']);
+    expect((await a.client.getRun(handle.runId)).output).toBe('B');
+    expect(observed.executedBy.get(handle.runId)).toEqual(['A', 'B']);
+    // A's refused execution stopped: closing A does not wait out its shutdown grace for it.
+    const closing = Date.now();
+    await apps.splice(apps.indexOf(a), 1)[0].close();
+    expect(Date.now() - closing).toBeLessThan(1_000);
+  });
+
+  it('the concurrency limit bounds how many runs one instance executes at once', async () => {
+    observed.maxConcurrent = 0;
+    const a = await boot('A', { worker: { concurrency: 3 } });
+    const handles = await Promise.all(Array.from({ length: 12 }, () => a.client.start(SharedWork, { ms: 60 })));
+    await Promise.all(handles.map((h) => h.result({ timeout: '30s' })));
+    expect(observed.maxConcurrent).toBe(3);
+  });
+
+  it('shutdown lets short executions finish and releases longer ones at once for another instance', async () => {
+    const a = await boot('A', { shutdownGraceMs: 300, leaseMs: 60_000 });
+    const short = await a.client.start(SharedWork, { ms: 100 });
+    const long = await a.client.start(Gated, null);
+    await eventually(async () => observed.gates.has(long.runId), 'the long run to be inside its step');
+    const closing = Date.now();
+    await apps.splice(apps.indexOf(a), 1)[0].close();
+    expect(Date.now() - closing).toBeLessThan(2_000);
+    const [shortRun] = await db.query(`SELECT status FROM durable.runs WHERE id = $1`, [short.runId]);
+    expect(shortRun.status).toBe('completed');
+    const [longRun] = await db.query(`SELECT status, wake_at <= now() AS due FROM durable.runs WHERE id = $1`, [long.runId]);
+    expect(longRun).toEqual({ status: 'pending', due: true });
+    const b = await boot('B');
+    expect(await b.client.handle(long.runId).result({ timeout: '10s' })).toBe('B');
+  });
+});
