@@ -1,0 +1,17 @@
+import type { RunFilter } from './types';
+
+// The one place query keys are spelled. Mutations invalidate through these same keys:
+// `runs.all` covers every list and every run detail.
+const root = ['durable'] as const;
+const runsRoot = [...root, 'runs'] as const;
+
+export const queryKeys = {
+  session: (authEpoch: number) => [...root, 'session', authEpoch] as const,
+  runs: {
+    all: runsRoot,
+    list: (filter: RunFilter) => [...runsRoot, 'list', filter] as const,
+    detail: (runId: string) => [...runsRoot, 'detail', runId] as const,
+  },
+  workflows: [...root, 'workflows'] as const,
+  stats: [...root, 'stats'] as const,
+};

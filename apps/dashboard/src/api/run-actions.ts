@@ -1,0 +1,65 @@
+import { useMutation } from '@tanstack/react-query';
+import { apiPost, runPath } from './client';
+import { useInvalidateRuns } from './invalidate';
+import type { MessageDelivery, SignalDelivery, TransitionResult } from './types';
+
+// Operator actions on one run. Each settles by invalidating runs and stats, also on failure:
+// a 409 usually means the page was stale.
+
+export interface DeliverSignalInput {
+  runId: string;
+  name: string;
+  payload: unknown;
+}
+
+export function deliverSignal({ runId, name, payload }: DeliverSignalInput): Promise<SignalDelivery> {
+  return apiPost<SignalDelivery>(`${runPath(runId)}/signals/${encodeURIComponent(name)}`, { payload });
+}
+
+export interface SendMessageInput {
+  runId: string;
+  channel: string;
+  key: string;
+  payload: unknown;
+}
+
+export function sendMessage({ runId, channel, key, payload }: SendMessageInput): Promise<MessageDelivery> {
+  return apiPost<MessageDelivery>(`${runPath(runId)}/channels/${encodeURIComponent(channel)}`, { key, payload });
+}
+
+export function resumeRun(runId: string): Promise<TransitionResult> {
+  return apiPost<TransitionResult>(`${runPath(runId)}/resume`);
+}
+
+export function cancelRun({ runId, reason }: { runId: string; reason?: string }): Promise<TransitionResult> {
+  return apiPost<TransitionResult>(`${runPath(runId)}/cancel`, reason ? { reason } : {});
+}
+
+export function retryRun(runId: string): Promise<TransitionResult> {
+  return apiPost<TransitionResult>(`${runPath(runId)}/retry`);
+}
+
+export function useDeliverSignal() {
+  const invalidate = useInvalidateRuns();
+  return useMutation({ mutationFn: deliverSignal, onSettled: invalidate });
+}
+
+export function useSendMessage() {
+  const invalidate = useInvalidateRuns();
+  return useMutation({ mutationFn: sendMessage, onSettled: invalidate });
+}
+
+export function useResumeRun() {
+  const invalidate = useInvalidateRuns();
+  return useMutation({ mutationFn: resumeRun, onSettled: invalidate });
+}
+
+export function useCancelRun() {
+  const invalidate = useInvalidateRuns();
+  return useMutation({ mutationFn: cancelRun, onSettled: invalidate });
+}
+
+export function useRetryRun() {
+  const invalidate = useInvalidateRuns();
+  return useMutation({ mutationFn: retryRun, onSettled: invalidate });
+}

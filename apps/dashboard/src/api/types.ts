@@ -1,0 +1,209 @@
+// The shapes of docs/rest-api.md, as the browser receives them (times are ISO strings).
+
+export type RunStatus = 'pending' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled';
+export const RUN_STATUSES: readonly RunStatus[] = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
+
+export interface ErrorInfo {
+  name: string;
+  message: string;
+}
+
+export type WaitReason =
+  | { kind: 'signal'; name: string; since: string; deadline?: string }
+  | { kind: 'sleep'; name: string; until: string; since?: string }
+  | { kind: 'channel'; channel: string; since: string }
+  | { kind: 'child'; childRunId: string; step: string; since: string }
+  | { kind: 'retry'; until: string; error: ErrorInfo; since?: string };
+
+export type WaitKind = WaitReason['kind'];
+export const WAIT_KINDS: readonly WaitKind[] = ['signal', 'sleep', 'channel', 'child', 'retry'];
+
+export interface Run {
+  runId: string;
+  workflow: string;
+  status: RunStatus;
+  input: unknown;
+  output?: unknown;
+  error?: ErrorInfo;
+  waiting?: WaitReason;
+  attempt: number;
+  maxAttempts?: number;
+  parentRunId?: string;
+  createdAt: string;
+  updatedAt: string;
+  finishedAt?: string;
+}
+
+/** Query of GET /runs; `status` may list several statuses, comma-separated. */
+export interface RunFilter {
+  status?: string;
+  workflow?: string;
+  waitingFor?: WaitKind;
+  signal?: string;
+  q?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface RunList {
+  runs: Run[];
+  nextCursor?: string;
+}
+
+export interface JournalStep {
+  key: string;
+  kind: 'step' | 'sleep' | 'deadline' | 'timeout' | 'child' | 'child-result';
+  outcome: 'ok' | 'error';
+  result?: unknown;
+  error?: ErrorInfo;
+  startedAt?: string;
+  finishedAt: string;
+  durationMs?: number;
+}
+
+export interface ReceivedSignal {
+  name: string;
+  payload: unknown;
+  deliveredAt: string;
+  source: string | null;
+}
+
+export interface PendingSignal {
+  name: string;
+  awaited: boolean;
+  jsonSchema?: JsonSchemaObject;
+}
+
+export interface ChannelMessage {
+  channel: string;
+  key: string;
+  seq: number;
+  payload: unknown;
+  sentAt: string;
+  ackedAt: string | null;
+}
+
+export interface RunSummary {
+  runId: string;
+  workflow: string;
+  status: RunStatus;
+}
+
+export interface ChildRun extends RunSummary {
+  step: string | null;
+}
+
+export interface HistoryEntry {
+  id: string;
+  at: string;
+  event: string;
+  actor: string;
+  detail: unknown;
+}
+
+export interface RunDetail {
+  run: Run;
+  steps: JournalStep[];
+  signals: ReceivedSignal[];
+  pendingSignals: PendingSignal[];
+  messages: ChannelMessage[];
+  children: ChildRun[];
+  parent: RunSummary | null;
+  history: HistoryEntry[];
+}
+
+export interface StartRunBody {
+  workflow: string;
+  input: unknown;
+  runId?: string;
+}
+
+export interface StartRunResult {
+  runId: string;
+  created: boolean;
+}
+
+export interface SignalDelivery {
+  runId: string;
+  name: string;
+  accepted: boolean;
+  deliveredAt: string;
+}
+
+export interface MessageDelivery {
+  runId: string;
+  channel: string;
+  key: string;
+  accepted: boolean;
+  seq: number;
+}
+
+export interface TransitionResult {
+  runId: string;
+  status: RunStatus;
+}
+
+export interface Outcome {
+  runId: string;
+  outcome: 'accepted' | 'duplicate' | 'refused';
+  code?: string;
+  message?: string;
+}
+
+export interface BulkResult {
+  results: Outcome[];
+}
+
+/** A JSON Schema as the server sends it; lib/json-schema.ts reads the keywords it knows. */
+export type JsonSchemaObject = Record<string, unknown>;
+
+export interface DeclaredName {
+  name: string;
+  jsonSchema?: JsonSchemaObject;
+}
+
+export interface WorkflowInfo {
+  name: string;
+  retry: { maxAttempts: number };
+  /** `null`: the workflow accepts any name. */
+  signals: DeclaredName[] | null;
+  channels: DeclaredName[] | null;
+}
+
+export interface Instance {
+  id: string;
+  startedAt: string;
+  heartbeatAt: string;
+  lastSweepAt: string | null;
+  alive: boolean;
+  leases: number;
+  detail: unknown;
+}
+
+export interface Stats {
+  byStatus: Record<RunStatus, number>;
+  waitingByKind: Record<WaitKind, number>;
+  oldestWaiting: { runId: string; workflow: string; since: string; waiting: WaitReason } | null;
+  overdue: { count: number; oldestDueAt: string | null };
+  instances: Instance[];
+  lastSweepAt: string | null;
+  now: string;
+}
+
+export interface Session {
+  auth: 'guard' | 'token' | 'none';
+  readOnly: boolean;
+  actor: string | null;
+}
+
+/** The error body of every failed request. */
+export interface ApiErrorBody {
+  code: string;
+  message: string;
+  details?: unknown;
+}
+
+export interface PayloadIssue {
+  path: string;
+  message: string;
+}
