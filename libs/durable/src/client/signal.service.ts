@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
 import { RunClosedError, RunNotFoundError, WorkflowNotFoundError } from '../errors';
 import type { ActorOptions, ChannelRef, MessageDelivery, SignalDelivery, SignalRef, TxOptions } from '../interfaces';
@@ -29,7 +30,7 @@ export class SignalService {
   /** Journals the signal at most once per (run, name): the first payload wins; a redelivery is `accepted: false`. */
   async signal<T>(runId: string, signal: SignalRef<T>, payload: T, opts: TxOptions & ActorOptions = {}): Promise<SignalDelivery> {
     const name = checkName(typeof signal === 'string' ? signal : signal?.name, 'signal');
-    const workflow = await this.workflowOf(runId);
+    const workflow = await this.workflowOf(runId, opts.manager);
     declaredName(workflow, 'signal', name);
     const schema = workflow.signals?.get(name)?.schema ?? (typeof signal === 'object' ? signal.schema : undefined);
     const value = await validatePayload(schema, payload, `The payload of signal "${name}"`);
@@ -43,7 +44,7 @@ export class SignalService {
   async send<T>(runId: string, channel: ChannelRef<T>, key: string, payload: T, opts: TxOptions & ActorOptions = {}): Promise<MessageDelivery> {
     const name = checkName(typeof channel === 'string' ? channel : channel?.name, 'channel');
     checkName(key, 'message key');
-    const workflow = await this.workflowOf(runId);
+    const workflow = await this.workflowOf(runId, opts.manager);
     declaredName(workflow, 'channel', name);
     const schema = workflow.channels?.get(name)?.schema ?? (typeof channel === 'object' ? channel.schema : undefined);
     const value = await validatePayload(schema, payload, `The payload of message "${key}" on channel "${name}"`);
@@ -53,9 +54,9 @@ export class SignalService {
     return { runId, channel: name, key, accepted: result.accepted, seq: result.seq };
   }
 
-  private async workflowOf(runId: string) {
+  private async workflowOf(runId: string, manager?: EntityManager) {
     if (typeof runId !== 'string' || runId.length === 0 || runId.length > 1_000) throw new RunNotFoundError(String(runId).slice(0, 200));
-    const run = await this.runs.brief(runId);
+    const run = await this.runs.brief(runId, manager);
     if (!run) throw new RunNotFoundError(runId);
     if (run.status === 'completed' || run.status === 'cancelled') throw new RunClosedError(runId, run.status);
     const workflow = this.registry.find(run.workflow);

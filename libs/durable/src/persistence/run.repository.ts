@@ -110,8 +110,8 @@ export class RunRepository {
   }
 
   /** The workflow and status of a run, without its payloads. */
-  async brief(runId: string): Promise<{ workflow: string; status: RunStatus } | undefined> {
-    const rows = await this.db.query<{ workflow: string; status: RunStatus }>(`SELECT workflow, status FROM ${this.db.tables.runs} WHERE id = $1`, [runId]);
+  async brief(runId: string, manager?: EntityManager): Promise<{ workflow: string; status: RunStatus } | undefined> {
+    const rows = await this.db.query<{ workflow: string; status: RunStatus }>(`SELECT workflow, status FROM ${this.db.tables.runs} WHERE id = $1`, [runId], manager);
     return rows[0];
   }
 

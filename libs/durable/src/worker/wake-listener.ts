@@ -6,6 +6,8 @@ import { DurableWorker } from './durable.worker';
 import { WakeBus } from './wake-bus';
 
 const MAX_BACKOFF_MS = 10_000;
+/** How the LISTEN session shows in pg_stat_activity (operators and tests find it by this). */
+export const LISTENER_APPLICATION_NAME = 'nestjs-durable:listen';
 
 /**
  * LISTENs for wakes on one dedicated connection (never a pooled one: LISTEN belongs to a session).
@@ -47,7 +49,7 @@ export class WakeListener implements OnApplicationBootstrap, BeforeApplicationSh
   }
 
   private async connect(): Promise<void> {
-    const client = new Client(this.db.clientConfig);
+    const client = new Client({ ...this.db.clientConfig, application_name: LISTENER_APPLICATION_NAME });
     client.on('notification', (message: Notification) => this.onNotification(message));
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client));

@@ -1,0 +1,76 @@
+import { useMemo, useSyncExternalStore } from 'react';
+
+// Hash routing (`#/runs?status=waiting`): the server serves one index.html and needs no fallback
+// route, whatever path the module is mounted under. Filters and tabs live in the hash's query, so
+// a view can be linked and the back button works.
+
+export interface HashLocation {
+  path: string;
+  params: URLSearchParams;
+}
+
+export type Params = Record<string, string | undefined>;
+
+function subscribe(onChange: () => void): () => void {
+  window.addEventListener('hashchange', onChange);
+  return () => window.removeEventListener('hashchange', onChange);
+}
+
+function parseHash(hash: string): HashLocation {
+  const raw = hash.replace(/^#/, '') || '/';
+  const q = raw.indexOf('?');
+  const path = q < 0 ? raw : raw.slice(0, q);
+  return {
+    path: path.startsWith('/') ? path : `/${path}`,
+    params: new URLSearchParams(q < 0 ? '' : raw.slice(q + 1)),
+  };
+}
+
+export function useHashLocation(): HashLocation {
+  const hash = useSyncExternalStore(subscribe, () => window.location.hash);
+  return useMemo(() => parseHash(hash), [hash]);
+}
+
+/** `#/path?k=v`, leaving out empty params. */
+export function hrefFor(path: string, params: Params = {}): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) if (value) search.set(key, value);
+  const query = search.toString();
+  return `#${path}${query ? `?${query}` : ''}`;
+}
+
+export function runHref(runId: string, params?: Params): string {
+  return hrefFor(`/runs/${encodeURIComponent(runId)}`, params);
+}
+
+/** `replace` for changes that should not each become a history entry (typing in a filter, tabs). */
+export function navigate(href: string, { replace = false } = {}): void {
+  if (!replace) {
+    window.location.hash = href;
+    return;
+  }
+  window.history.replaceState(window.history.state, '', href);
+  window.dispatchEvent(new HashChangeEvent('hashchange')); // replaceState does not fire it
+}
+
+export type Route =
+  | { page: 'overview' }
+  | { page: 'runs' }
+  | { page: 'run'; runId: string }
+  | { page: 'workflows' }
+  | { page: 'not-found' };
+
+export function matchRoute(path: string): Route {
+  if (path === '/' || path === '') return { page: 'overview' };
+  if (path === '/runs' || path === '/runs/') return { page: 'runs' };
+  if (path === '/workflows') return { page: 'workflows' };
+  const run = /^\/runs\/(.+)$/.exec(path);
+  if (run) {
+    try {
+      return { page: 'run', runId: decodeURIComponent(run[1]) };
+    } catch {
+      return { page: 'not-found' }; // a malformed %-escape
+    }
+  }
+  return { page: 'not-found' };
+}

@@ -1,0 +1,12 @@
+import type { RunStatus } from '../api/types';
+
+/** Nothing happens to these runs by themselves: no polling, no signals for completed/cancelled. */
+export function isClosed(status: RunStatus): boolean {
+  return status === 'completed' || status === 'cancelled' || status === 'failed';
+}
+
+// What the server allows for each status (docs/API.md section 4); the UI only offers those.
+export const canResume = (status: RunStatus) => status === 'waiting';
+export const canCancel = (status: RunStatus) => status !== 'completed' && status !== 'cancelled';
+export const canRetry = (status: RunStatus) => status === 'failed';
+export const acceptsDeliveries = (status: RunStatus) => status !== 'completed' && status !== 'cancelled';

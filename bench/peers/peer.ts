@@ -1,0 +1,45 @@
+/** The systems measured side by side, and the Postgres insert ceiling they all sit under. */
+export type PeerKind = 'ours' | 'dbos' | 'floor' | 'ceiling';
+
+/** How a peer process is set up; travels to the child process as JSON. */
+export interface PeerSpec {
+  kind: PeerKind;
+  /** The peer's own database on the shared server. */
+  url: string;
+  /** Runs executing at once (ours: worker concurrency; the others: connection pool size follows it). */
+  concurrency: number;
+  /** false: this instance only delivers signals (ours: worker disabled; DBOS: a DBOSClient). */
+  worker?: boolean;
+  /** ours only. */
+  inlineWaitMs?: number;
+  schema?: string;
+  sweeperMs?: number;
+}
+
+/**
+ * One system as the scenarios drive it. Every scenario calls the same members on every peer, so
+ * the measuring code is written once; a peer lacking a capability leaves the member out.
+ */
+export interface Peer {
+  /** One unit of work, started and awaited: a 3-step workflow (the ceiling: one single-row insert). */
+  runOnce(): Promise<unknown>;
+  /** A run waiting for the signal `go`, driven from this process or another. */
+  waiting?: WaitingRuns;
+  /** Starts a run that sleeps `ms` and resolves, when it wakes, to how late it woke (ms). */
+  sleepLateness?(ms: number): Promise<number>;
+  /** A parent that starts `children` 3-step children and awaits them all. */
+  fanOut?(children: number): Promise<{ spawnMs: number; totalMs: number }>;
+  close(): Promise<void>;
+}
+
+export interface WaitingRuns {
+  /** Starts a run and resolves once it waits for `go`. */
+  start(): Promise<string>;
+  /** Resolves when the run has completed, as its starter sees it. */
+  result(runId: string): Promise<unknown>;
+  /** Delivers `go` to the run. */
+  deliver(runId: string): Promise<void>;
+}
+
+/** 3-step workflows the suite awaits: the steps are trivial, so the figures are the engine's cost. */
+export const step = (n: number) => Promise.resolve(n + 1);

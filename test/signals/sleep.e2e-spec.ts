@@ -1,0 +1,105 @@
+import { DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
+import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+
+@Workflow('nap')
+class Nap implements DurableWorkflow<{ ms: number }, { woke: Date }> {
+  async run(input: { ms: number }, ctx: WorkflowContext) {
+    await ctx.sleep('nap', input.ms);
+    return { woke: await ctx.step('woke', () => new Date()) };
+  }
+}
+
+@Workflow('alarm')
+class Alarm implements DurableWorkflow<{ at: Date }, Date> {
+  async run(input: { at: Date }, ctx: WorkflowContext) {
+    await ctx.sleepUntil('alarm', input.at);
+    return ctx.step('rang', () => new Date());
+  }
+}
+
+const sleepUntilOf = async (db: Db, runId: string, key = 'sleep:nap') => {
+  const [row] = await db.query(`SELECT result FROM durable.steps WHERE run_id = $1 AND key = $2`, [runId, key]);
+  return new Date(JSON.parse(row.result).v).getTime();
+};
+
+describe('durable sleep', () => {
+  const schema = uniqueSchema();
+  const db = new Db(schema);
+  let t: DurableTestApp;
+
+  beforeAll(async () => {
+    // A long sweep interval: a sleep must wake on time without the sweeper.
+    t = await startApp({ schema, providers: [Nap, Alarm], options: { sweeper: { intervalMs: 60_000 } } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await db.dropSchema();
+  });
+
+  it('a sleep longer than inlineWaitMs parks the run (waiting, reason sleep, until) and wakes by itself on time', async () => {
+    const handle = await t.client.start(Nap, { ms: 800 });
+    const run = await eventually(async () => {
+      const r = await t.client.getRun(handle.runId);
+      return r.status === 'waiting' && r;
+    }, 'the run to park');
+    const until = await sleepUntilOf(db, handle.runId);
+    expect(run.waiting).toEqual({ kind: 'sleep', name: 'nap', until: new Date(until), since: expect.any(Date) });
+    const [row] = await db.query(`SELECT lease_owner, wake_at FROM durable.runs WHERE id = $1`, [handle.runId]);
+    expect(row).toEqual({ lease_owner: null, wake_at: new Date(until) });
+    const { woke } = await handle.result({ timeout: '5s' });
+    expect(woke.getTime()).toBeGreaterThanOrEqual(until);
+    expect(woke.getTime() - until).toBeLessThan(300);
+  });
+
+  it('a sleep within inlineWaitMs waits in-process and never parks', async () => {
+    const handle = await t.client.start(Nap, { ms: 150 });
+    await handle.result({ timeout: '5s' });
+    expect(await db.count('history', `run_id = $1 AND event = 'parked'`, [handle.runId])).toBe(0);
+  });
+
+  it('sleepUntil wakes at the given instant; an instant in the past does not wait', async () => {
+    const at = new Date(Date.now() + 700);
+    const rang = await (await t.client.start(Alarm, { at })).result({ timeout: '5s' });
+    expect(rang.getTime()).toBeGreaterThanOrEqual(at.getTime());
+    const past = await t.client.start(Alarm, { at: new Date(Date.now() - 60_000) });
+    await past.result({ timeout: '5s' });
+    expect(await db.count('history', `run_id = $1 AND event = 'parked'`, [past.runId])).toBe(0);
+  });
+
+  it('resume ends a sleep now, and says so in the history with its actor', async () => {
+    const handle = await t.client.start(Nap, { ms: 3_600_000 });
+    await eventually(async () => (await t.client.getRun(handle.runId)).status === 'waiting', 'the run to park');
+    const resumedAt = Date.now();
+    await t.client.resume(handle.runId, { actor: 'ops' });
+    const { woke } = await handle.result({ timeout: '5s' });
+    expect(woke.getTime() - resumedAt).toBeLessThan(1_000);
+    const [row] = await db.query(`SELECT actor, detail FROM durable.history WHERE run_id = $1 AND event = 'resumed'`, [handle.runId]);
+    expect(row).toEqual({ actor: 'ops', detail: { waitKind: 'sleep' } });
+  });
+
+  it('after a restart the run sleeps only the remainder of the journaled instant', async () => {
+    const first = await startApp({ schema, providers: [Nap, Alarm] });
+    const handle = await first.client.start(Nap, { ms: 1_500 });
+    await eventually(async () => (await first.client.getRun(handle.runId)).status === 'waiting', 'the run to park');
+    const until = await sleepUntilOf(db, handle.runId);
+    await first.close();
+    await new Promise((r) => setTimeout(r, 400));
+    const second = await startApp({ schema, providers: [Nap, Alarm] });
+    try {
+      const { woke } = await second.client.handle<{ woke: Date }>(handle.runId).result({ timeout: '10s' });
+      expect(woke.getTime()).toBeGreaterThanOrEqual(until);
+      expect(woke.getTime() - until).toBeLessThan(800);
+      expect(await sleepUntilOf(db, handle.runId)).toBe(until);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('bad durations are refused with a clear error that fails the run at once', async () => {
+    for (const ms of [-1, Number.NaN, 1e15]) {
+      const handle = await t.client.start(Nap, { ms });
+      await expect(handle.result({ timeout: '5s' })).rejects.toThrow(/sleep\("nap"\) duration must be a finite number/);
+      expect((await t.client.getRun(handle.runId)).attempt).toBe(1);
+    }
+  });
+});
