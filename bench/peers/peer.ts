@@ -41,5 +41,3 @@ export interface WaitingRuns {
   deliver(runId: string): Promise<void>;
 }
 
-/** 3-step workflows the suite awaits: the steps are trivial, so the figures are the engine's cost. */
-export const step = (n: number) => Promise.resolve(n + 1);

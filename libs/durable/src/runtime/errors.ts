@@ -6,7 +6,7 @@ import type { ErrorInfo } from '../interfaces';
 const MAX_MESSAGE = 8_000;
 
 /** Errors that retrying cannot fix (stored failures, mistakes in the workflow's code): they fail the step or the run at once. */
-const NON_RETRYABLE = [NonRetryableError, StepResultMismatchError, WorkflowNotFoundError, UnknownSignalError, InvalidArgumentError, InvalidPayloadError, RunConflictError];
+const NON_RETRYABLE = [NonRetryableError, ChildWorkflowFailedError, StepResultMismatchError, WorkflowNotFoundError, UnknownSignalError, InvalidArgumentError, InvalidPayloadError, RunConflictError];
 
 export function isNonRetryable(error: unknown): boolean {
   return NON_RETRYABLE.some((type) => error instanceof type);

@@ -1,3 +1,4 @@
+import { ChildWorkflowFailedError } from '../../errors';
 import type { ChildHandle, ChildResult, WorkflowRef } from '../../interfaces';
 import type { StoredChild, StoredStep } from '../../persistence/journal.repository';
 import { checkName } from '../../schema/define-signal';
@@ -71,10 +72,11 @@ class ExecutionChildHandle<O> implements ChildHandle<O> {
 function childOutcome(child: StoredChild): StoredStep {
   if (child.status === 'completed') return { outcome: 'ok', result: child.output, error: null };
   const childError = child.error ?? { name: 'Error', message: `child ${child.status}` };
+  const error = new ChildWorkflowFailedError(child.id, child.status as 'failed' | 'cancelled', childError);
   return {
     outcome: 'error',
     result: null,
-    error: { name: 'ChildWorkflowFailedError', message: childError.message, childRunId: child.id, childStatus: child.status, childError } as never,
+    error: { name: error.name, message: error.message, childRunId: child.id, childStatus: child.status, childError } as never,
   };
 }
 

@@ -1,0 +1,44 @@
+import { type FormEvent, useState } from 'react';
+import { setToken } from '../../api/auth-token';
+import { Button } from '../../components/button';
+import { Field } from '../../components/field';
+import styles from './login.module.css';
+
+/**
+ * Asks for the dashboard token (DashboardOptions `auth: { token }`). It is kept in sessionStorage
+ * and sent as a bearer token; the server's first 401 brings the operator back here.
+ */
+export function LoginPage({ notice }: { notice: string | null }) {
+  const [token, setDraft] = useState('');
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (token.trim()) setToken(token.trim());
+  };
+  return (
+    <div className={styles.page}>
+      <form className={styles.card} onSubmit={submit}>
+        <div className={styles.brand}>nestjs-durable</div>
+        <h1 className={styles.title}>Sign in to the dashboard</h1>
+        <p className="muted">This dashboard is protected by a token. Ask whoever runs the application for it.</p>
+        {notice && (
+          <p className={styles.notice} role="alert">
+            {notice}
+          </p>
+        )}
+        <Field label="Token">
+          <input
+            type="password"
+            autoComplete="current-password"
+            autoFocus
+            value={token}
+            onChange={(event) => setDraft(event.target.value)}
+            data-testid="login-token"
+          />
+        </Field>
+        <Button type="submit" variant="primary" disabled={!token.trim()} data-testid="login-submit">
+          Sign in
+        </Button>
+      </form>
+    </div>
+  );
+}

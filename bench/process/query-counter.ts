@@ -1,0 +1,30 @@
+import { Client } from 'pg';
+
+/**
+ * Counts every statement this process sends, by text, at the one place all three systems pass
+ * through: pg's Client.query (TypeORM, DBOS and the floor all use the `pg` driver). This is the
+ * statement count where pg_stat_statements is not loaded, and the per-statement breakdown always.
+ */
+const counts = new Map<string, number>();
+
+export function countQueries(): void {
+  const proto = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = proto.query;
+  proto.query = function countedQuery(this: unknown, ...args: unknown[]) {
+    const text = statementText(args[0]);
+    counts.set(text, (counts.get(text) ?? 0) + 1);
+    return original.apply(this, args);
+  };
+}
+
+/** The counts since the last reset, by statement (whitespace collapsed, cut at 160 characters). */
+export function queryCounts(reset: boolean): Record<string, number> {
+  const snapshot = Object.fromEntries(counts);
+  if (reset) counts.clear();
+  return snapshot;
+}
+
+function statementText(query: unknown): string {
+  const text = typeof query === 'string' ? query : (query as { text?: unknown } | null)?.text;
+  return typeof text === 'string' ? text.replace(/\s+/g, ' ').trim().slice(0, 160) : '(other)';
+}

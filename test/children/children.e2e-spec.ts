@@ -1,0 +1,189 @@
+import { Injectable } from '@nestjs/common';
+import {
+  ChildWorkflowFailedError, DurableWorkflow, NonRetryableError, Workflow, WorkflowContext,
+} from 'nestjs-durable';
+import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+
+@Injectable()
+class Counter {
+  readonly counts = new Map<string, number>();
+  hit(name: string): number {
+    const n = (this.counts.get(name) ?? 0) + 1;
+    this.counts.set(name, n);
+    return n;
+  }
+}
+
+@Workflow('double')
+class Double implements DurableWorkflow<number, number> {
+  async run(input: number, ctx: WorkflowContext) {
+    return ctx.step('double', () => input * 2);
+  }
+}
+
+@Workflow('doomed')
+class Doomed implements DurableWorkflow<string, never> {
+  async run(reason: string): Promise<never> {
+    throw new NonRetryableError(reason);
+  }
+}
+
+@Workflow('await-signal-child')
+class AwaitSignalChild implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    return `child got ${await ctx.waitForSignal<string>('go')}`;
+  }
+}
+
+/** Spawns, then fails once after the spawn: the replay must reattach to the same child. */
+@Workflow('reattach', { retry: { maxAttempts: 3, initialDelay: '20ms' } })
+class Reattach implements DurableWorkflow<number, number> {
+  constructor(private readonly counter: Counter) {}
+  async run(input: number, ctx: WorkflowContext) {
+    const child = await ctx.startChild(Double, input, { step: 'double-it' });
+    const same = await ctx.startChild(Double, input, { step: 'double-it' });
+    if (same.runId !== child.runId) throw new NonRetryableError('two handles for one step');
+    if (this.counter.hit(`reattach:${ctx.runId}`) === 1) throw new Error('crash after the spawn');
+    return child.result();
+  }
+}
+
+@Workflow('catches')
+class Catches implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    const child = await ctx.startChild(Doomed, 'out of stock', { step: 'reserve' });
+    try {
+      return await child.result();
+    } catch (error) {
+      if (!(error instanceof ChildWorkflowFailedError)) throw error;
+      return { caught: error.childError, status: error.childStatus, child: error.childRunId };
+    }
+  }
+}
+
+@Workflow('propagates')
+class Propagates implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    const child = await ctx.startChild('doomed', 'no', { step: 'fails' });
+    return child.result();
+  }
+}
+
+@Workflow('fan-out')
+class FanOut implements DurableWorkflow<number, number> {
+  async run(n: number, ctx: WorkflowContext) {
+    const handles = [];
+    for (let i = 0; i < n; i++) handles.push(await ctx.startChild(Double, i, { step: `item-${i}` }));
+    const results = await ctx.all(handles);
+    return results.reduce((sum, value) => sum + value, 0);
+  }
+}
+
+@Workflow('waits-on-child')
+class WaitsOnChild implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    const child = await ctx.startChild(AwaitSignalChild, null, { step: 'approval' });
+    return `parent saw: ${await child.result()}`;
+  }
+}
+
+@Workflow('two-waiting-children')
+class TwoWaitingChildren implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    const a = await ctx.startChild(AwaitSignalChild, null, { step: 'a' });
+    const b = await ctx.startChild(AwaitSignalChild, null, { step: 'b' });
+    return ctx.all([a, b] as const);
+  }
+}
+
+describe('child workflows', () => {
+  const schema = uniqueSchema();
+  const db = new Db(schema);
+  let t: DurableTestApp;
+
+  beforeAll(async () => {
+    t = await startApp({
+      schema,
+      providers: [Counter, Double, Doomed, AwaitSignalChild, Reattach, Catches, Propagates, FanOut, WaitsOnChild, TwoWaitingChildren],
+      options: { leaseMs: 1_000, inlineWaitMs: 200, sweeper: { intervalMs: 100 } },
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await db.dropSchema();
+  });
+
+  it('a parent replay reattaches to the child it spawned, never a second one; the child links back to its parent', async () => {
+    const handle = await t.client.start(Reattach, 21);
+    expect(await handle.result({ timeout: '10s' })).toBe(42);
+    const children = await db.query(`SELECT id, parent_id, parent_step FROM durable.runs WHERE parent_id = $1`, [handle.runId]);
+    expect(children).toEqual([{ id: `${handle.runId}/double-it`, parent_id: handle.runId, parent_step: 'double-it' }]);
+    expect((await t.client.getRun(children[0].id)).parentRunId).toBe(handle.runId);
+    expect((await t.client.getRun(handle.runId)).attempt).toBe(2);
+  });
+
+  it('a failed child makes result() throw ChildWorkflowFailedError carrying the child\'s error; the parent may catch it', async () => {
+    const handle = await t.client.start(Catches, null);
+    expect(await handle.result({ timeout: '10s' })).toEqual({
+      caught: { name: 'NonRetryableError', message: 'out of stock' },
+      status: 'failed',
+      child: `${handle.runId}/reserve`,
+    });
+  });
+
+  it('an uncaught child failure fails the parent, and the memoized failure is replayed without waiting again', async () => {
+    const handle = await t.client.start(Propagates, null);
+    await expect(handle.result({ timeout: '10s' })).rejects.toMatchObject({ error: { name: 'ChildWorkflowFailedError' } });
+    const [memo] = await db.query(`SELECT kind, outcome, error FROM durable.steps WHERE run_id = $1 AND key = 'child-result:fails'`, [handle.runId]);
+    expect(memo).toMatchObject({ kind: 'child-result', outcome: 'error', error: { childStatus: 'failed', childError: { message: 'no' } } });
+  });
+
+  it('fans out to 100 children and fans in with all()', async () => {
+    const started = Date.now();
+    const handle = await t.client.start(FanOut, 100);
+    expect(await handle.result({ timeout: '30s' })).toBe(9_900);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(await db.count('runs', `parent_id = $1 AND status = 'completed'`, [handle.runId])).toBe(100);
+  });
+
+  it('a parent waiting on a child that waits for a signal parks (reason child) past its lease without using a retry, and wakes when the child ends', async () => {
+    const handle = await t.client.start(WaitsOnChild, null);
+    const childId = `${handle.runId}/approval`;
+    const run = await eventually(async () => {
+      const r = await t.client.getRun(handle.runId);
+      return r.status === 'waiting' && r;
+    }, 'the parent to park');
+    expect(run.waiting).toMatchObject({ kind: 'child', childRunId: childId, step: 'approval' });
+    await new Promise((r) => setTimeout(r, 2_500)); // longer than the lease: parking is not a timeout
+    expect((await t.client.getRun(handle.runId)).status).toBe('waiting');
+    await t.signals.signal(childId, 'go', 'late approval');
+    expect(await handle.result({ timeout: '5s' })).toBe('parent saw: child got late approval');
+    expect((await t.client.getRun(handle.runId)).attempt).toBe(1);
+  });
+
+  it('cancelling a parent cancels its unfinished children at once', async () => {
+    const handle = await t.client.start(TwoWaitingChildren, null);
+    await eventually(async () => (await db.count('runs', `parent_id = $1 AND status = 'waiting'`, [handle.runId])) === 2, 'both children to wait');
+    await t.signals.signal(`${handle.runId}/a`, 'go', 'done');
+    await eventually(async () => (await t.client.getRun(`${handle.runId}/a`)).status === 'completed', 'child a to complete');
+    await t.client.cancel(handle.runId, 'order withdrawn', { actor: 'carol' });
+    const rows = await db.query(`SELECT id, status FROM durable.runs WHERE id = $1 OR parent_id = $1 ORDER BY id`, [handle.runId]);
+    expect(rows).toEqual([
+      { id: handle.runId, status: 'cancelled' },
+      { id: `${handle.runId}/a`, status: 'completed' },
+      { id: `${handle.runId}/b`, status: 'cancelled' },
+    ]);
+    const [cascade] = await db.query(`SELECT actor, detail FROM durable.history WHERE run_id = $1 AND event = 'cancelled'`, [`${handle.runId}/b`]);
+    expect(cascade).toEqual({ actor: 'carol', detail: { reason: 'order withdrawn', cascadedFrom: handle.runId } });
+  });
+
+  it('a cancelled child makes result() throw ChildWorkflowFailedError with status cancelled', async () => {
+    const handle = await t.client.start(WaitsOnChild, null);
+    const childId = `${handle.runId}/approval`;
+    await eventually(async () => (await t.client.getRun(handle.runId)).status === 'waiting', 'the parent to park');
+    await t.client.cancel(childId, 'not needed');
+    await expect(handle.result({ timeout: '5s' })).rejects.toMatchObject({
+      error: { name: 'ChildWorkflowFailedError', message: `Child run "${childId}" cancelled: CancelledError: not needed` },
+    });
+  });
+});
