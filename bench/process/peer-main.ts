@@ -22,8 +22,8 @@ async function main(): Promise<void> {
       try {
         if (request.op === 'close') {
           await peer.close();
-          send({ id: request.id, ok: true, result: null });
-          process.disconnect();
+          // Exit without waiting for stray timers: the system's own close has released its connections.
+          process.send?.({ id: request.id, ok: true, result: null } satisfies Reply, () => process.exit(0));
           return;
         }
         const op = ops[request.op] as (peer: unknown, args: unknown) => unknown;

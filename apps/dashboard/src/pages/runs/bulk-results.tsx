@@ -1,0 +1,52 @@
+import type { Outcome } from '../../api/types';
+import { Button } from '../../components/button';
+import { Panel } from '../../components/panel';
+import { RunLink } from '../../components/run-link';
+import styles from './runs.module.css';
+
+export interface BulkReport {
+  label: string;
+  results: Outcome[];
+}
+
+/** What a bulk action did, run by run: accepted, duplicate (a redelivery), or refused and why. */
+export function BulkResults({ report, onDismiss }: { report: BulkReport; onDismiss: () => void }) {
+  const count = (outcome: Outcome['outcome']) => report.results.filter((r) => r.outcome === outcome).length;
+  const summary = `${count('accepted')} accepted · ${count('duplicate')} duplicate · ${count('refused')} refused`;
+  return (
+    <Panel
+      testId="bulk-results"
+      title={
+        <>
+          {report.label}: <span className={styles.summary}>{summary}</span>
+        </>
+      }
+      aside={
+        <Button small variant="ghost" onClick={onDismiss}>
+          Dismiss
+        </Button>
+      }
+      flush
+    >
+      <div className={styles.resultsScroll}>
+        <table>
+          <tbody>
+            {report.results.map((result) => (
+              <tr key={result.runId} data-testid="bulk-result" data-run-id={result.runId} data-outcome={result.outcome}>
+                <td>
+                  <RunLink runId={result.runId} />
+                </td>
+                <td>
+                  <span className={`${styles.outcome} ${styles[result.outcome]}`}>{result.outcome}</span>
+                </td>
+                <td className={styles.wait}>
+                  {result.code && <code>{result.code}</code>} {result.message}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </Panel>
+  );
+}

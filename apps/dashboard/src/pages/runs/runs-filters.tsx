@@ -1,0 +1,73 @@
+import { useWorkflows } from '../../api/workflows';
+import { RUN_STATUSES, WAIT_KINDS } from '../../api/types';
+import { navigate } from '../../app/router';
+import { DebouncedInput } from '../../components/debounced-input';
+import { Field } from '../../components/field';
+import styles from './runs.module.css';
+import { DEFAULT_STATUS, PAGE_SIZES, type RunsView, runsHref, withFilter } from './runs-view';
+
+/** Filters write to the hash; the list reads from it. Typing replaces the history entry, picking pushes one. */
+export function RunsFilters({ view }: { view: RunsView }) {
+  const workflows = useWorkflows();
+  const apply = (change: Partial<RunsView>, replace = false) => navigate(runsHref(withFilter(view, change)), { replace });
+
+  const names = workflows.data?.map((w) => w.name) ?? [];
+  if (view.workflow && !names.includes(view.workflow)) names.unshift(view.workflow); // a workflow not registered on this instance
+  const statusIsCustom = view.status !== 'all' && !RUN_STATUSES.includes(view.status as never);
+
+  return (
+    <div className={styles.filters}>
+      <Field label="Status">
+        <select value={view.status} onChange={(e) => apply({ status: e.target.value })} data-testid="filter-status">
+          <option value="all">all</option>
+          {RUN_STATUSES.map((status) => (
+            <option key={status} value={status}>
+              {status}
+            </option>
+          ))}
+          {statusIsCustom && <option value={view.status}>{view.status}</option>}
+        </select>
+      </Field>
+      <Field label="Workflow">
+        <select value={view.workflow} onChange={(e) => apply({ workflow: e.target.value })} data-testid="filter-workflow">
+          <option value="">any</option>
+          {names.map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field label="Waiting for">
+        <select value={view.waitingFor} onChange={(e) => apply({ waitingFor: e.target.value })} data-testid="filter-kind">
+          <option value="">anything</option>
+          {WAIT_KINDS.map((kind) => (
+            <option key={kind} value={kind}>
+              {kind}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field label="Signal or channel">
+        <DebouncedInput type="search" placeholder="name" value={view.signal} onCommit={(signal) => apply({ signal }, true)} data-testid="filter-signal" className={styles.signalInput} />
+      </Field>
+      <Field label="Run id starts with">
+        <DebouncedInput type="search" placeholder="run id prefix" value={view.q} onCommit={(q) => apply({ q }, true)} data-testid="filter-q" className={styles.searchInput} />
+      </Field>
+      <Field label="Per page">
+        <select value={view.limit} onChange={(e) => apply({ limit: Number(e.target.value) })} data-testid="filter-limit">
+          {PAGE_SIZES.map((size) => (
+            <option key={size} value={size}>
+              {size}
+            </option>
+          ))}
+        </select>
+      </Field>
+      {(view.status !== DEFAULT_STATUS || view.workflow || view.waitingFor || view.signal || view.q) && (
+        <a className={styles.reset} href={runsHref(withFilter(view, { status: DEFAULT_STATUS, workflow: '', waitingFor: '', signal: '', q: '' }))}>
+          Reset filters
+        </a>
+      )}
+    </div>
+  );
+}

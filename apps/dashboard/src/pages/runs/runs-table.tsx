@@ -1,0 +1,108 @@
+import { useEffect, useRef } from 'react';
+import type { Run } from '../../api/types';
+import { RunLink } from '../../components/run-link';
+import { StatusBadge } from '../../components/status-badge';
+import { TimeText } from '../../components/time-text';
+import { WaitReasonText } from '../../components/wait-reason-text';
+import styles from './runs.module.css';
+import type { Selection } from './use-selection';
+
+interface RunsTableProps {
+  runs: Run[];
+  /** Absent in read-only mode: no checkboxes, nothing to act on. */
+  selection?: Selection;
+}
+
+export function RunsTable({ runs, selection }: RunsTableProps) {
+  const ids = runs.map((run) => run.runId);
+  const ticked = selection ? ids.filter((id) => selection.ids.has(id)).length : 0;
+  return (
+    <table className={styles.table} data-testid="runs-table">
+      <thead>
+        <tr>
+          {selection && (
+            <th className={styles.check}>
+              <SelectAll
+                checked={ticked > 0 && ticked === ids.length}
+                indeterminate={ticked > 0 && ticked < ids.length}
+                disabled={ids.length === 0}
+                onChange={(on) => selection.setMany(ids, on)}
+              />
+            </th>
+          )}
+          <th>Run</th>
+          <th>Workflow</th>
+          <th>Status</th>
+          <th>Waiting for</th>
+          <th>Attempt</th>
+          <th>Age</th>
+          <th>Updated</th>
+        </tr>
+      </thead>
+      <tbody>
+        {runs.map((run) => (
+          <tr key={run.runId} data-testid="run-row" data-run-id={run.runId} className={selection?.ids.has(run.runId) ? styles.selected : undefined}>
+            {selection && (
+              <td className={styles.check}>
+                <input
+                  type="checkbox"
+                  checked={selection.ids.has(run.runId)}
+                  onChange={() => selection.toggle(run.runId)}
+                  aria-label={`Select run ${run.runId}`}
+                  data-testid="select-run"
+                />
+              </td>
+            )}
+            <td>
+              <RunLink runId={run.runId} />
+            </td>
+            <td className={styles.workflow}>{run.workflow}</td>
+            <td>
+              <StatusBadge status={run.status} />
+            </td>
+            <td className={styles.wait} data-testid="wait-reason">
+              {run.waiting ? (
+                <WaitReasonText waiting={run.waiting} attempt={run.attempt} maxAttempts={run.maxAttempts} />
+              ) : run.error ? (
+                <span className={styles.error} title={run.error.message}>
+                  {run.error.name}: {run.error.message}
+                </span>
+              ) : (
+                <span className="muted">—</span>
+              )}
+            </td>
+            <td className={styles.num}>
+              {run.attempt}
+              {run.maxAttempts !== undefined && <span className="muted"> / {run.maxAttempts}</span>}
+            </td>
+            <td className={styles.nowrap}>
+              <TimeText iso={run.createdAt} />
+            </td>
+            <td className={styles.nowrap}>
+              <TimeText iso={run.updatedAt} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** The header checkbox; `indeterminate` is a DOM property only, hence the ref. */
+function SelectAll({ checked, indeterminate, disabled, onChange }: { checked: boolean; indeterminate: boolean; disabled: boolean; onChange: (on: boolean) => void }) {
+  const ref = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (ref.current) ref.current.indeterminate = indeterminate;
+  }, [indeterminate]);
+  return (
+    <input
+      ref={ref}
+      type="checkbox"
+      checked={checked}
+      disabled={disabled}
+      onChange={() => onChange(!checked)}
+      aria-label="Select all runs on this page"
+      data-testid="select-all"
+    />
+  );
+}

@@ -1,0 +1,63 @@
+import type { RunFilter, WaitKind } from '../../api/types';
+import { hrefFor } from '../../app/router';
+
+/** The runs page's state, all of it in the hash (`#/runs?status=failed&workflow=order`): linkable. */
+export interface RunsView {
+  /** A status, several comma-separated, or 'all'. */
+  status: string;
+  workflow: string;
+  waitingFor: string;
+  signal: string;
+  q: string;
+  limit: number;
+  cursor: string;
+  page: number;
+}
+
+export const DEFAULT_STATUS = 'waiting'; // what operators come here for
+export const PAGE_SIZES = [25, 50, 100, 200];
+
+export function readRunsView(params: URLSearchParams): RunsView {
+  const limit = Number(params.get('limit'));
+  const page = Number(params.get('page'));
+  return {
+    status: params.get('status') || DEFAULT_STATUS,
+    workflow: params.get('workflow') ?? '',
+    waitingFor: params.get('waitingFor') ?? '',
+    signal: params.get('signal') ?? '',
+    q: params.get('q') ?? '',
+    limit: PAGE_SIZES.includes(limit) ? limit : 50,
+    cursor: params.get('cursor') ?? '',
+    page: Number.isInteger(page) && page > 1 ? page : 1,
+  };
+}
+
+export function toRunFilter(view: RunsView): RunFilter {
+  return {
+    status: view.status === 'all' ? undefined : view.status,
+    workflow: view.workflow || undefined,
+    waitingFor: (view.waitingFor || undefined) as WaitKind | undefined,
+    signal: view.signal || undefined,
+    q: view.q || undefined,
+    limit: view.limit,
+    cursor: view.cursor || undefined,
+  };
+}
+
+export function runsHref(view: RunsView): string {
+  return hrefFor('/runs', {
+    status: view.status === DEFAULT_STATUS ? undefined : view.status,
+    workflow: view.workflow,
+    waitingFor: view.waitingFor,
+    signal: view.signal,
+    q: view.q,
+    limit: view.limit === 50 ? undefined : String(view.limit),
+    cursor: view.cursor,
+    page: view.page > 1 ? String(view.page) : undefined,
+  });
+}
+
+/** A filter change starts again from the first page. */
+export function withFilter(view: RunsView, change: Partial<RunsView>): RunsView {
+  return { ...view, ...change, cursor: '', page: 1 };
+}

@@ -1,0 +1,34 @@
+/** Sizes and repetitions of one run: the full run, or the quick smoke (same code paths, smaller numbers). */
+export interface Plan {
+  quick: boolean;
+  /** Measured repetitions of each figure (after one warm-up that is thrown away). */
+  reps: number;
+  throughputReps: number;
+  throughputMs: number;
+  warmupMs: number;
+  concurrencies: number[];
+  /** Worker concurrency of ours, and the pool size given to every system. */
+  workerConcurrency: number;
+  latencySamples: number;
+  signalSamples: number;
+  sleepRuns: number;
+  inlineSleepMs: number;
+  parkedSleepMs: number;
+  parkedInlineWaitMs: number;
+  statementRuns: number;
+  fanOutChildren: number;
+  sleepingRuns: number;
+  waitingRows: number;
+  simultaneousWakes: number;
+  /** Worker concurrency of each of the two draining instances (two times this plus spares stays under max_connections = 100). */
+  drainConcurrency: number;
+}
+
+export function planFor(quick: boolean): Plan {
+  const common = { concurrencies: [1, 8, 64], workerConcurrency: 64, inlineSleepMs: 200, parkedSleepMs: 2_000, parkedInlineWaitMs: 500, drainConcurrency: 32 };
+  return quick
+    ? { ...common, quick, reps: 2, throughputReps: 2, throughputMs: 700, warmupMs: 300, latencySamples: 60, signalSamples: 15, sleepRuns: 8,
+        statementRuns: 100, fanOutChildren: 100, sleepingRuns: 10_000, waitingRows: 10_000, simultaneousWakes: 2_000 }
+    : { ...common, quick, reps: 3, throughputReps: 5, throughputMs: 4_000, warmupMs: 2_000, latencySamples: 300, signalSamples: 60, sleepRuns: 25,
+        statementRuns: 500, fanOutChildren: 100, sleepingRuns: 100_000, waitingRows: 1_000_000, simultaneousWakes: 10_000 };
+}
