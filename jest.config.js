@@ -10,6 +10,7 @@ module.exports = {
   },
   globalSetup: '<rootDir>/test/setup/global-setup.mjs',
   globalTeardown: '<rootDir>/test/setup/global-teardown.mjs',
+  reporters: ['default', '<rootDir>/test/setup/summary-reporter.js'],
   testTimeout: 30_000,
   maxWorkers: 2,
 };

@@ -1,0 +1,72 @@
+import { type FormEvent, useId, useState } from 'react';
+import { useSendMessage } from '../../api/run-actions';
+import type { RunDetail } from '../../api/types';
+import { useWorkflow } from '../../api/workflows';
+import { Button } from '../../components/button';
+import { ErrorBox } from '../../components/error-box';
+import { Field } from '../../components/field';
+import { JsonEditor } from '../../components/json-editor';
+import { checkJsonInput } from '../../lib/json-input';
+import styles from './run-detail.module.css';
+
+/**
+ * Sends a channel message. The key is the dedup key: sending the same (channel, key) again is a
+ * no-op, so an operator can safely retry a send that seemed to fail.
+ */
+export function MessageForm({ detail }: { detail: RunDetail }) {
+  const { run } = detail;
+  const workflow = useWorkflow(run.workflow);
+  const send = useSendMessage();
+  const listId = useId();
+  const declared = workflow?.channels ?? [];
+  const waitingOn = run.waiting?.kind === 'channel' ? run.waiting.channel : undefined;
+  const [picked, setPicked] = useState<string | null>(null);
+  const channel = picked ?? waitingOn ?? declared[0]?.name ?? '';
+  const [key, setKey] = useState('');
+  const [text, setText] = useState('{}');
+
+  const schema = declared.find((c) => c.name === channel)?.jsonSchema;
+  const check = checkJsonInput(text, schema);
+  const canSend = Boolean(channel.trim()) && Boolean(key.trim()) && check.valid && !send.isPending;
+
+  const edit = (apply: () => void) => {
+    send.reset();
+    apply();
+  };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (canSend) send.mutate({ runId: run.runId, channel: channel.trim(), key: key.trim(), payload: check.value });
+  };
+
+  return (
+    <form className={styles.form} onSubmit={submit} data-testid="message-form">
+      <div className={styles.formRow}>
+        <Field label="Channel">
+          <input value={channel} list={listId} placeholder="channel" onChange={(e) => edit(() => setPicked(e.target.value))} className="mono" data-testid="message-channel" />
+          <datalist id={listId}>
+            {declared.map((c) => (
+              <option key={c.name} value={c.name} />
+            ))}
+          </datalist>
+        </Field>
+        <Field label="Key (dedup)">
+          <input value={key} placeholder="e.g. evt-42" onChange={(e) => edit(() => setKey(e.target.value))} className="mono" data-testid="message-key" />
+        </Field>
+      </div>
+      <Field label="Payload (JSON)">
+        <JsonEditor value={text} onChange={(next) => edit(() => setText(next))} invalid={!check.valid} rows={4} data-testid="message-payload" />
+      </Field>
+      <ErrorBox issues={check.issues} error={send.error} testId="message-error" />
+      {send.data && (
+        <p className={styles.success} data-testid="message-result">
+          {send.data.accepted ? `Sent as message #${send.data.seq}.` : `Already sent with this key (message #${send.data.seq}): ignored.`}
+        </p>
+      )}
+      <div className={styles.formFooter}>
+        <Button type="submit" variant="primary" disabled={!canSend} data-testid="message-send">
+          {send.isPending ? 'Sending…' : 'Send message'}
+        </Button>
+      </div>
+    </form>
+  );
+}

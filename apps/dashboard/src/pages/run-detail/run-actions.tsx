@@ -1,0 +1,74 @@
+import { useState } from 'react';
+import { useCancelRun, useResumeRun, useRetryRun } from '../../api/run-actions';
+import type { RunDetail } from '../../api/types';
+import { Button } from '../../components/button';
+import { ErrorBox } from '../../components/error-box';
+import { canCancel, canResume, canRetry } from '../../lib/run-status';
+import { CancelDialog } from './cancel-dialog';
+import styles from './run-detail.module.css';
+
+/** Resume, cancel (confirmed, with a reason) and retry (failed runs only). */
+export function RunActions({ detail }: { detail: RunDetail }) {
+  const { run } = detail;
+  const resume = useResumeRun();
+  const cancel = useCancelRun();
+  const retry = useRetryRun();
+  const [confirmCancel, setConfirmCancel] = useState(false);
+  const lastError = resume.error ?? retry.error;
+  const busy = resume.isPending || cancel.isPending || retry.isPending;
+
+  return (
+    <div className={styles.actionGroup}>
+      <div className={styles.buttons}>
+        <Button
+          disabled={busy || !canResume(run.status)}
+          title={canResume(run.status) ? 'End the wait now: a sleep or backoff finishes, other waits are re-checked.' : 'Only a waiting run can be resumed.'}
+          onClick={() => {
+            retry.reset();
+            resume.mutate(run.runId);
+          }}
+          data-testid="action-resume"
+        >
+          {resume.isPending ? 'Resuming…' : 'Resume'}
+        </Button>
+        {canRetry(run.status) && (
+          <Button
+            variant="primary"
+            disabled={busy}
+            title="Run again from its checkpoints; failed steps run again."
+            onClick={() => {
+              resume.reset();
+              retry.mutate(run.runId);
+            }}
+            data-testid="action-retry"
+          >
+            {retry.isPending ? 'Retrying…' : 'Retry'}
+          </Button>
+        )}
+        <Button
+          variant="danger"
+          disabled={busy || !canCancel(run.status)}
+          title={canCancel(run.status) ? undefined : 'This run is already closed.'}
+          onClick={() => {
+            cancel.reset();
+            setConfirmCancel(true);
+          }}
+          data-testid="action-cancel"
+        >
+          Cancel…
+        </Button>
+      </div>
+      <ErrorBox error={lastError} testId="action-error" />
+      {confirmCancel && (
+        <CancelDialog
+          runId={run.runId}
+          childCount={detail.children.filter((c) => c.status !== 'completed' && c.status !== 'cancelled').length}
+          busy={cancel.isPending}
+          error={cancel.error}
+          onConfirm={(reason) => cancel.mutate({ runId: run.runId, reason }, { onSuccess: () => setConfirmCancel(false) })}
+          onClose={() => setConfirmCancel(false)}
+        />
+      )}
+    </div>
+  );
+}

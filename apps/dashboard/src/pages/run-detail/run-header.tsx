@@ -1,0 +1,90 @@
+import type { RunDetail } from '../../api/types';
+import { hrefFor } from '../../app/router';
+import { RunLink } from '../../components/run-link';
+import { StatusBadge } from '../../components/status-badge';
+import { TimeText } from '../../components/time-text';
+import { WaitReasonText } from '../../components/wait-reason-text';
+import styles from './run-detail.module.css';
+
+/** Who the run is, where it stands and why it waits. */
+export function RunHeader({ detail }: { detail: RunDetail }) {
+  const { run, parent, children } = detail;
+  const waiting = run.waiting;
+  const childStatus = waiting?.kind === 'child' ? children.find((c) => c.runId === waiting.childRunId)?.status : undefined;
+  return (
+    <header className={styles.header}>
+      <div className={styles.titleRow}>
+        <span className={styles.kicker}>Run</span>
+        <h1 className={styles.runId} data-testid="run-id">
+          {run.runId}
+        </h1>
+        <StatusBadge status={run.status} testId="run-status" />
+      </div>
+      <dl className={styles.facts}>
+        <div>
+          <dt>Workflow</dt>
+          <dd>
+            <a href={hrefFor('/runs', { status: 'all', workflow: run.workflow })}>{run.workflow}</a>
+          </dd>
+        </div>
+        <div>
+          <dt>Attempt</dt>
+          <dd>
+            {run.attempt}
+            {run.maxAttempts !== undefined && ` of ${run.maxAttempts}`}
+          </dd>
+        </div>
+        <div>
+          <dt>Created</dt>
+          <dd>
+            <TimeText iso={run.createdAt} mode="timestamp" />
+          </dd>
+        </div>
+        <div>
+          <dt>Updated</dt>
+          <dd>
+            <TimeText iso={run.updatedAt} />
+          </dd>
+        </div>
+        {run.finishedAt && (
+          <div>
+            <dt>Finished</dt>
+            <dd>
+              <TimeText iso={run.finishedAt} mode="timestamp" />
+            </dd>
+          </div>
+        )}
+        {(parent || run.parentRunId) && (
+          <div>
+            <dt>Parent</dt>
+            <dd className={styles.parent}>
+              <RunLink runId={parent?.runId ?? run.parentRunId!} />
+              {parent && (
+                <>
+                  <span className="muted">{parent.workflow}</span>
+                  <StatusBadge status={parent.status} testId="parent-status" />
+                </>
+              )}
+            </dd>
+          </div>
+        )}
+      </dl>
+      {waiting && (
+        <div className={styles.waiting} data-testid="wait-reason">
+          <span className={styles.waitingLabel}>Waiting for</span>
+          <WaitReasonText waiting={waiting} attempt={run.attempt} maxAttempts={run.maxAttempts} childStatus={childStatus} />
+          {waiting.kind === 'retry' && (
+            <span className={styles.waitError}>
+              after {waiting.error.name}: {waiting.error.message}
+            </span>
+          )}
+        </div>
+      )}
+      {run.error && run.status === 'failed' && (
+        <div className={styles.failure} role="alert">
+          <strong>{run.error.name}</strong>: {run.error.message}
+        </div>
+      )}
+    </header>
+  );
+}

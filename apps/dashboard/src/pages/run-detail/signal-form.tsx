@@ -1,0 +1,77 @@
+import { type FormEvent, useState } from 'react';
+import { useDeliverSignal } from '../../api/run-actions';
+import type { RunDetail } from '../../api/types';
+import { useWorkflow } from '../../api/workflows';
+import { Button } from '../../components/button';
+import { ErrorBox } from '../../components/error-box';
+import { Field } from '../../components/field';
+import { JsonEditor } from '../../components/json-editor';
+import { SchemaView } from '../../components/schema-view';
+import { checkJsonInput } from '../../lib/json-input';
+import { formatClock } from '../../lib/format';
+import styles from './run-detail.module.css';
+
+/**
+ * Delivers a signal. The name defaults to the one the run awaits; otherwise the operator picks among
+ * the pending ones. The payload must parse, and match the signal's JSON Schema when one is declared,
+ * before Send is enabled; the server's own validation errors show in the same place.
+ */
+export function SignalForm({ detail }: { detail: RunDetail }) {
+  const { run, pendingSignals } = detail;
+  const workflow = useWorkflow(run.workflow);
+  const deliver = useDeliverSignal();
+  const awaited = run.waiting?.kind === 'signal' ? run.waiting.name : undefined;
+  // Follow the awaited or first pending name (it moves as the run goes on) until the operator picks one.
+  const [picked, setPicked] = useState<string | null>(null);
+  const name = picked ?? awaited ?? pendingSignals.find((s) => s.awaited)?.name ?? pendingSignals[0]?.name ?? '';
+  const [text, setText] = useState('{}');
+
+  const schema = pendingSignals.find((s) => s.name === name)?.jsonSchema ?? workflow?.signals?.find((s) => s.name === name)?.jsonSchema;
+  const check = checkJsonInput(text, schema);
+  const canSend = Boolean(name.trim()) && check.valid && !deliver.isPending;
+
+  const edit = (apply: () => void) => {
+    deliver.reset(); // a server error belongs to what was sent, not to what is being typed
+    apply();
+  };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (canSend) deliver.mutate({ runId: run.runId, name: name.trim(), payload: check.value });
+  };
+
+  return (
+    <form className={styles.form} onSubmit={submit} data-testid="signal-form">
+      <Field label="Signal">
+        {!awaited && pendingSignals.length > 0 ? (
+          <select value={name} onChange={(e) => edit(() => setPicked(e.target.value))} data-testid="signal-name">
+            {pendingSignals.map((signal) => (
+              <option key={signal.name} value={signal.name}>
+                {signal.name}
+                {signal.awaited ? ' (awaited)' : ''}
+              </option>
+            ))}
+          </select>
+        ) : (
+          <input value={name} placeholder="signal name" onChange={(e) => edit(() => setPicked(e.target.value))} className="mono" data-testid="signal-name" />
+        )}
+      </Field>
+      {schema && <SchemaView schema={schema} />}
+      <Field label="Payload (JSON)">
+        <JsonEditor value={text} onChange={(next) => edit(() => setText(next))} invalid={!check.valid} rows={5} data-testid="signal-payload" />
+      </Field>
+      <ErrorBox issues={check.issues} error={deliver.error} testId="signal-error" />
+      {deliver.data && (
+        <p className={styles.success} data-testid="signal-result">
+          {deliver.data.accepted
+            ? `Delivered at ${formatClock(deliver.data.deliveredAt)}.`
+            : 'Already delivered before: this one was ignored, the first payload wins.'}
+        </p>
+      )}
+      <div className={styles.formFooter}>
+        <Button type="submit" variant="primary" disabled={!canSend} data-testid="signal-send">
+          {deliver.isPending ? 'Sending…' : 'Deliver signal'}
+        </Button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,36 @@
+import { tablesFor } from 'nestjs-durable/dist/persistence/tables';
+import type { Client } from 'pg';
+
+/**
+ * Writes `count` runs of `bench-nap` that are asleep until `wakeAt` (+ up to `spreadMs`), row for row
+ * as the library leaves a run that started, journaled its timer and parked (start-run, timerSql and
+ * park-run in libs/durable/src/persistence/sql): the run waiting with its reason and wake_at, the
+ * `sleep:nap` checkpoint holding the same instant in the serializer's Date form, and the `started`
+ * and `parked` history rows. Inserted in batches, each its own transaction.
+ */
+export async function seedSleepingRuns(db: Client, schema: string, opts: { count: number; prefix: string; wakeAt: string; spreadMs: number; batch?: number }): Promise<void> {
+  const t = tablesFor(schema);
+  const batch = opts.batch ?? 50_000;
+  for (let from = 0; from < opts.count; from += batch) {
+    await db.query(
+      `WITH w AS (
+         SELECT $1::text || g AS id, $3::timestamptz + (g % $4) * interval '1 millisecond' AS at,
+                to_char(($3::timestamptz + (g % $4) * interval '1 millisecond') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS iso
+         FROM generate_series($5::int, $6::int) g
+       ), runs AS (
+         INSERT INTO ${t.runs} (id, workflow, status, input, wait, wait_kind, wait_name, wake_at, lease_token)
+         SELECT id, 'bench-nap', 'waiting', $2, jsonb_build_object('kind', 'sleep', 'name', 'nap', 'until', iso, 'since', now()),
+                'sleep', 'sleep:nap', at, 1
+         FROM w
+         RETURNING id, wait
+       ), steps AS (
+         INSERT INTO ${t.steps} (run_id, key, kind, outcome, result)
+         SELECT id, 'sleep:nap', 'sleep', 'ok', json_build_object('$t', 'Date', 'v', iso)::text FROM w
+       )
+       INSERT INTO ${t.history} (run_id, event, actor, detail)
+       SELECT id, e.event, 'bench-seed', CASE WHEN e.event = 'parked' THEN wait END
+       FROM runs, (VALUES ('started'), ('parked')) AS e(event)`,
+      [opts.prefix, JSON.stringify({ ms: 3_600_000, report: false }), opts.wakeAt, Math.max(1, opts.spreadMs), from + 1, Math.min(opts.count, from + batch)],
+    );
+  }
+}

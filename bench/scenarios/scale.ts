@@ -1,0 +1,207 @@
+import { claimRunsSql } from 'nestjs-durable/dist/persistence/sql/claim-runs.sql';
+import { tablesFor } from 'nestjs-durable/dist/persistence/tables';
+import { performance } from 'node:perf_hooks';
+import { Client } from 'pg';
+import type { BenchContext } from '../context';
+import { delay, until } from '../measure';
+import type { OpResult } from '../process/ops';
+import { seedSleepingRuns } from '../scale/seed-runs';
+import { round, Spread, spread } from '../stats';
+
+const MB = 1024 * 1024;
+const WORKFLOWS = ['bench-three-steps', 'bench-await-go', 'bench-nap', 'bench-fan-out'];
+
+export interface ScaleFigures {
+  sleepingRuns?: {
+    runs: number;
+    seedSeconds: number;
+    idleMb: { rss: Spread; heapUsed: Spread };
+    withRunsMb: { rss: Spread; heapUsed: Spread };
+    addedMb: { rss: number; heapUsed: number };
+  };
+  claimQuery?: {
+    waitingRows: number;
+    batch: number;
+    /** Nothing due: the sweep of a quiet system. */
+    noneDue: ClaimTiming;
+    /** `batch` runs due among the waiting rows: a sweep that claims a full batch. */
+    batchDue: ClaimTiming;
+  };
+  simultaneousWakes?: {
+    runs: number;
+    instances: number;
+    concurrencyEach: number;
+    /** From the common wake instant to the last run's end. */
+    drainMs: Spread;
+    runsPerSecond: Spread;
+    /** From the wake instant to the first claim: the sweeper's reaction. */
+    firstClaimMs: Spread;
+    /** Runs claimed more than once, over all repetitions ('claimed' history events). */
+    duplicateClaims: number;
+    claimStatements: Spread;
+    perInstanceShare: number[];
+  };
+}
+
+interface ClaimTiming {
+  claimed: number;
+  /** EXPLAIN ANALYZE execution time (server side). */
+  executionMs: Spread;
+  planningMs: Spread;
+  /** The statement's round trip as the worker sees it. */
+  wallMs: Spread;
+  plan: string[];
+}
+
+/**
+ * ours at scale, in schemas of its own in ours' database: (1) the worker's memory with
+ * `sleepingRuns` runs asleep against the same worker idle; (2) the claim statement with
+ * `waitingRows` waiting rows; (3) `simultaneousWakes` runs due at one instant, drained by two
+ * instances, duplicate claims counted from the history table.
+ */
+export async function measureScale(ctx: BenchContext): Promise<ScaleFigures> {
+  const db = new Client(ctx.url('ours'));
+  await db.connect();
+  try {
+    const figures: ScaleFigures = {};
+    figures.sleepingRuns = await ctx.attempt('scale.sleepingRuns', () => sleepingRuns(ctx, db));
+    figures.claimQuery = await ctx.attempt('scale.claimQuery', () => claimQuery(ctx, db));
+    figures.simultaneousWakes = await ctx.attempt('scale.simultaneousWakes', () => simultaneousWakes(ctx, db));
+    return figures;
+  } finally {
+    await db.end();
+  }
+}
+
+const SCALE_SCHEMA = 'bench_scale';
+
+async function sleepingRuns(ctx: BenchContext, db: Client): Promise<ScaleFigures['sleepingRuns']> {
+  const { plan } = ctx;
+  return ctx.with([{ kind: 'ours', concurrency: plan.workerConcurrency, schema: SCALE_SCHEMA }], async (worker) => {
+    // A worker that has done some work (warm pools and JIT), then idles: the baseline.
+    await worker.call('loop', { concurrency: 8, count: 500 });
+    const sample = async () => {
+      const reps: Array<OpResult<'memory'>> = [];
+      for (let i = 0; i < Math.max(3, plan.reps); i++) {
+        await delay(1_000); // a sweep or more between samples
+        reps.push(await worker.call('memory'));
+      }
+      return { rss: spread(reps.map((r) => r.rss / MB)), heapUsed: spread(reps.map((r) => r.heapUsed / MB)) };
+    };
+    const idleMb = await sample();
+    const t0 = performance.now();
+    await seedSleepingRuns(db, SCALE_SCHEMA, { count: plan.sleepingRuns, prefix: 'sleeping-', wakeAt: new Date(Date.now() + 86_400_000).toISOString(), spreadMs: 3_600_000 });
+    const seedSeconds = (performance.now() - t0) / 1000;
+    const withRunsMb = await sample();
+    ctx.log(`  ${plan.sleepingRuns} sleeping runs: RSS ${idleMb.rss.median.toFixed(1)} -> ${withRunsMb.rss.median.toFixed(1)} MB, heap ${idleMb.heapUsed.median.toFixed(1)} -> ${withRunsMb.heapUsed.median.toFixed(1)} MB`);
+    return {
+      runs: plan.sleepingRuns,
+      seedSeconds: round(seedSeconds, 1),
+      idleMb,
+      withRunsMb,
+      addedMb: { rss: round(withRunsMb.rss.median - idleMb.rss.median, 2), heapUsed: round(withRunsMb.heapUsed.median - idleMb.heapUsed.median, 2) },
+    };
+  });
+}
+
+async function claimQuery(ctx: BenchContext, db: Client): Promise<ScaleFigures['claimQuery']> {
+  const { plan } = ctx;
+  const t = tablesFor(SCALE_SCHEMA);
+  const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM ${t.runs} WHERE status = 'waiting'`)).rows as Array<{ n: number }>;
+  if (n < plan.waitingRows) {
+    const t0 = performance.now();
+    await seedSleepingRuns(db, SCALE_SCHEMA, { count: plan.waitingRows - n, prefix: 'waiting-', wakeAt: new Date(Date.now() + 86_400_000).toISOString(), spreadMs: 86_400_000 });
+    ctx.log(`  seeded ${plan.waitingRows - n} more waiting runs in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  await db.query(`VACUUM ANALYZE ${t.runs}`);
+  const batch = 100;
+  const sql = claimRunsSql(t);
+  const params = ['bench-claim', 30_000, batch, WORKFLOWS];
+  const time = async (): Promise<ClaimTiming> => {
+    const execution: number[] = [];
+    const planning: number[] = [];
+    const wall: number[] = [];
+    let claimed = 0;
+    let planText: string[] = [];
+    // Each claim is rolled back, so every repetition claims the same rows from the same state.
+    for (let i = 0; i < 2 + Math.max(5, plan.reps); i++) {
+      await db.query('BEGIN');
+      const t0 = performance.now();
+      const result = await db.query(sql, params);
+      const elapsed = performance.now() - t0;
+      await db.query('ROLLBACK');
+      await db.query('BEGIN');
+      const explained = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params)).rows[0]['QUERY PLAN'][0];
+      await db.query('ROLLBACK');
+      if (i < 2) continue; // warm-up
+      wall.push(elapsed);
+      execution.push(explained['Execution Time']);
+      planning.push(explained['Planning Time']);
+      claimed = result.rowCount ?? 0;
+    }
+    await db.query('BEGIN');
+    planText = (await db.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${sql}`, params)).rows.map((r) => r['QUERY PLAN'] as string);
+    await db.query('ROLLBACK');
+    return { claimed, executionMs: spread(execution), planningMs: spread(planning), wallMs: spread(wall), plan: planText };
+  };
+  const noneDue = await time();
+  await db.query(`UPDATE ${t.runs} SET wake_at = now() - interval '1 second' WHERE id IN (SELECT id FROM ${t.runs} WHERE status = 'waiting' ORDER BY wake_at LIMIT ${batch})`);
+  const batchDue = await time();
+  ctx.log(`  claim with ${plan.waitingRows} waiting rows: none due ${noneDue.executionMs.median.toFixed(3)} ms, ${batch} due ${batchDue.executionMs.median.toFixed(3)} ms (EXPLAIN ANALYZE)`);
+  await db.query(`DROP SCHEMA ${SCALE_SCHEMA} CASCADE`); // a million rows are not kept between runs
+  return { waitingRows: plan.waitingRows, batch, noneDue, batchDue };
+}
+
+const WAKES_SCHEMA = 'bench_wakes';
+
+async function simultaneousWakes(ctx: BenchContext, db: Client): Promise<ScaleFigures['simultaneousWakes']> {
+  const { plan } = ctx;
+  const t = tablesFor(WAKES_SCHEMA);
+  const spec = { kind: 'ours' as const, concurrency: plan.drainConcurrency, schema: WAKES_SCHEMA };
+  const figures = await ctx.with([spec, spec], async () => {
+    const drain: number[] = [];
+    const rates: number[] = [];
+    const firstClaim: number[] = [];
+    const claimStatements: number[] = [];
+    const shares: number[] = [];
+    let duplicates = 0;
+    for (let rep = 0; rep < plan.reps; rep++) {
+      await db.query(`TRUNCATE ${t.runs}, ${t.steps}, ${t.history}`);
+      const [{ at }] = (await db.query(`SELECT (now() + interval '3 seconds') AS at`)).rows as Array<{ at: Date }>;
+      await seedSleepingRuns(db, WAKES_SCHEMA, { count: plan.simultaneousWakes, prefix: `wake-${rep}-`, wakeAt: at.toISOString(), spreadMs: 1 });
+      const [{ late }] = (await db.query(`SELECT clock_timestamp() > $1::timestamptz AS late`, [at])).rows as Array<{ late: boolean }>;
+      if (late) ctx.log('  note: seeding ended after the wake instant; the drain time includes the overrun');
+      await until(async () => (await db.query(`SELECT 1 FROM ${t.runs} WHERE status <> 'completed' LIMIT 1`)).rowCount === 0, 'the due runs to drain', 600_000, 100);
+      const [row] = (await db.query(
+        `SELECT extract(epoch FROM (SELECT max(finished_at) FROM ${t.runs}) - $1::timestamptz) * 1000 AS drain_ms,
+                extract(epoch FROM (SELECT min(at) FROM ${t.history} WHERE event = 'claimed') - $1::timestamptz) * 1000 AS first_claim_ms,
+                (SELECT count(*) FROM ${t.history} WHERE event = 'claimed') AS claims,
+                (SELECT count(DISTINCT run_id) FROM ${t.history} WHERE event = 'claimed') AS claimed_runs,
+                (SELECT count(DISTINCT at) FROM ${t.history} WHERE event = 'claimed') AS statements,
+                (SELECT max(n) FROM (SELECT count(*) AS n FROM ${t.history} WHERE event = 'claimed' GROUP BY actor) a) AS busiest`,
+        [at],
+      )).rows as Array<Record<string, string>>;
+      const drainMs = Number(row.drain_ms);
+      drain.push(drainMs);
+      rates.push((plan.simultaneousWakes * 1000) / drainMs);
+      firstClaim.push(Number(row.first_claim_ms));
+      claimStatements.push(Number(row.statements));
+      duplicates += Number(row.claims) - Number(row.claimed_runs);
+      shares.push(round(Number(row.busiest) / plan.simultaneousWakes, 3));
+      ctx.log(`  ${plan.simultaneousWakes} wakes: drained in ${drainMs.toFixed(0)} ms, ${Number(row.claims) - Number(row.claimed_runs)} duplicate claims, ${row.statements} claim statements`);
+    }
+    return {
+      runs: plan.simultaneousWakes,
+      instances: 2,
+      concurrencyEach: plan.drainConcurrency,
+      drainMs: spread(drain),
+      runsPerSecond: spread(rates),
+      firstClaimMs: spread(firstClaim),
+      duplicateClaims: duplicates,
+      claimStatements: spread(claimStatements),
+      perInstanceShare: shares,
+    };
+  });
+  await db.query(`DROP SCHEMA ${WAKES_SCHEMA} CASCADE`);
+  return figures;
+}
