@@ -22,8 +22,9 @@ export class BenchContext {
     return DATABASES[kind === 'ceiling' ? 'floor' : kind];
   }
 
-  spawn(spec: Omit<PeerSpec, 'url'> & { url?: string }, execArgv?: string[]): Promise<PeerProcess> {
-    return PeerProcess.spawn({ url: this.url(spec.kind), ...spec }, execArgv);
+  spawn(spec: Omit<PeerSpec, 'url'> & { url?: string }, execArgv: string[] = []): Promise<PeerProcess> {
+    // DBOS' own pg usage triggers pg's "client.query() while executing" deprecation on every run: noise here.
+    return PeerProcess.spawn({ url: this.url(spec.kind), ...spec }, spec.kind === 'dbos' ? ['--no-deprecation', ...execArgv] : execArgv);
   }
 
   /** Runs `fn` with fresh peer processes, closing them whatever happens. */

@@ -22,6 +22,12 @@ export default defineConfig({
     // The page is served with `script-src 'self'`: the preload polyfill would be an inline script.
     modulePreload: { polyfill: false },
     sourcemap: false,
+    rolldownOptions: {
+      // react-query marks its modules "use client" for server components; meaningless in this bundle.
+      onwarn(warning, warn) {
+        if (warning.code !== 'MODULE_LEVEL_DIRECTIVE') warn(warning);
+      },
+    },
   },
   server: {
     proxy: { '/api': { target: devApi, changeOrigin: true } },

@@ -18,6 +18,8 @@ export function uniqueSchema(prefix = 't'): string {
 
 export interface DurableTestApp {
   app: INestApplication;
+  /** The base URL when started with `listen: true`. */
+  url: string;
   client: WorkflowClient;
   signals: SignalService;
   get<T>(type: new (...args: any[]) => T): T;
@@ -30,6 +32,8 @@ export async function startApp(args: {
   providers?: Provider[];
   imports?: ModuleMetadata['imports'];
   options?: Partial<DurableModuleOptions>;
+  /** Listen on a free port (for HTTP tests); else the app is only initialised. */
+  listen?: boolean;
 }): Promise<DurableTestApp> {
   const moduleRef = await Test.createTestingModule({
     imports: [
@@ -48,9 +52,16 @@ export async function startApp(args: {
   }).compile();
   moduleRef.useLogger(false);
   const app = moduleRef.createNestApplication({ logger: false });
-  await app.init();
+  let url = '';
+  if (args.listen) {
+    await app.listen(0, '127.0.0.1');
+    url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  } else {
+    await app.init();
+  }
   return {
     app,
+    url,
     client: app.get(WorkflowClient),
     signals: app.get(SignalService),
     get: (type) => app.get(type),
@@ -82,12 +93,12 @@ export class Db {
   }
 }
 
-/** Waits until `check` returns a value (not undefined/false), polling; fails with `what` after `ms`. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, what: string, ms = 10_000): Promise<T> {
+/** Waits until `check` returns a value (not undefined, null or false), polling; fails with `what` after `ms`. */
+export async function eventually<T>(check: () => Promise<T | undefined | null | false>, what: string, ms = 10_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const value = await check();
-    if (value !== undefined && value !== false) return value;
+    if (value !== undefined && value !== null && value !== false) return value;
     if (Date.now() > end) throw new Error(`Timed out after ${ms} ms waiting for: ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }

@@ -1,5 +1,7 @@
 import { DataSource } from 'typeorm';
 import { DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
+import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
+import { WakeListener } from 'nestjs-durable/worker/wake-listener';
 import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 @Workflow('await-go')
@@ -36,7 +38,7 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
     expect(await a.client.handle(handle.runId).result({ timeout: '5s' })).toBe('from A');
     expect(Date.now() - sent).toBeLessThan(1_000);
     const [completed] = await db.query(`SELECT actor FROM durable.history WHERE run_id = $1 AND event = 'completed'`, [handle.runId]);
-    expect(completed.actor).toBe(b.get(require('nestjs-durable/worker/durable.worker').DurableWorker).id);
+    expect(completed.actor).toBe(b.get(DurableWorker).id);
   });
 
   it('the lost-wakeup race: 200 signals racing their runs to the park leave no run waiting on a delivered signal', async () => {
@@ -61,7 +63,7 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
     const a = await boot({ sweeper: false, worker: { enabled: false } });
     const killed = await db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'nestjs-durable:listen' AND datname = current_database()`);
     expect(killed.length).toBeGreaterThanOrEqual(1);
-    const listener = b.get(require('nestjs-durable/worker/wake-listener').WakeListener);
+    const listener = b.get(WakeListener);
     await eventually(async () => listener.reconnects >= 1 && listener.listening, 'the listener to reconnect');
     const handle = await b.client.start(AwaitGo, null);
     await eventually(async () => (await b.client.getRun(handle.runId)).status === 'waiting', 'B to park the run');

@@ -12,7 +12,7 @@ export interface ResolvedDurableOptions {
   leaseMs: number;
   inlineWaitMs: number;
   shutdownGraceMs: number;
-  dashboard: DashboardOptions | false;
+  dashboard: (DashboardOptions & { path: string }) | false;
 }
 
 /** Fills defaults and fails the boot, with the fix, on any option that cannot work. */
@@ -33,7 +33,7 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
     leaseMs: options.leaseMs ?? 30_000,
     inlineWaitMs: options.inlineWaitMs ?? 2_000,
     shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
-    dashboard: options.dashboard ?? false,
+    dashboard: resolveDashboard(options.dashboard),
   };
   positiveInteger('worker.concurrency', resolved.worker.concurrency, 1, 10_000);
   positiveInteger('leaseMs', resolved.leaseMs, 1_000, 86_400_000);
@@ -50,4 +50,23 @@ function positiveInteger(name: string, value: unknown, min: number, max: number)
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw new InvalidArgumentError(`DurableModule option ${name} must be a whole number from ${min} to ${max}; got ${String(value)}.`);
   }
+}
+
+const PATH = /^(\/[A-Za-z0-9._~-]+)+$/;
+
+function resolveDashboard(dashboard: DashboardOptions | false | undefined): (DashboardOptions & { path: string }) | false {
+  if (!dashboard) return false;
+  const how = 'Choose one: auth: { guard: YourAuthGuard } (behind your app\'s login), { token: process.env.DASHBOARD_TOKEN } (a bearer token), or { insecureNoAuth: true } (local development only).';
+  const auth = dashboard.auth as Record<string, unknown> | undefined;
+  if (!auth || typeof auth !== 'object') throw new InvalidArgumentError(`The dashboard needs an auth option; it is never implicit. ${how}`);
+  const modes = ['guard', 'token', 'insecureNoAuth'].filter((key) => auth[key] !== undefined);
+  if (modes.length !== 1) throw new InvalidArgumentError(`The dashboard auth option must name exactly one mode; got ${modes.join(' and ') || 'none'}. ${how}`);
+  if ('guard' in auth && typeof auth.guard !== 'function') throw new InvalidArgumentError(`dashboard.auth.guard must be a guard class (implements CanActivate). ${how}`);
+  if ('token' in auth && (typeof auth.token !== 'string' || auth.token.length < 16)) {
+    throw new InvalidArgumentError('dashboard.auth.token must be a string of at least 16 characters (a random secret, e.g. from `openssl rand -hex 24`).');
+  }
+  if ('insecureNoAuth' in auth && auth.insecureNoAuth !== true) throw new InvalidArgumentError(`dashboard.auth.insecureNoAuth must be exactly true. ${how}`);
+  const path = (dashboard.path ?? '/durable').replace(/\/+$/, '');
+  if (!PATH.test(path)) throw new InvalidArgumentError(`dashboard.path "${dashboard.path}" must look like "/durable" or "/ops/durable" (letters, digits, . _ ~ -).`);
+  return { ...dashboard, path };
 }

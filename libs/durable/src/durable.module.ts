@@ -1,4 +1,4 @@
-import { DynamicModule, Global, Module, OnApplicationShutdown, Provider } from '@nestjs/common';
+import { DynamicModule, Global, Module, OnApplicationShutdown, Provider, Type } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { RunStarter } from './client/run-starter';
@@ -22,6 +22,11 @@ import { DurableWorker } from './worker/durable.worker';
 import { WakeBus } from './worker/wake-bus';
 import { WakeListener } from './worker/wake-listener';
 import { WakeSweeper } from './worker/wake-sweeper';
+import { DashboardAuthGuard } from './dashboard/dashboard-auth.guard';
+import { DashboardBodyLimit } from './dashboard/dashboard-body-limit';
+import { dashboardControllers } from './dashboard/dashboard-mount';
+import { DashboardService } from './dashboard/dashboard.service';
+import { DashboardRepository } from './persistence/dashboard.repository';
 
 /** Connections beyond the executing runs: deliveries, claims, renewals, the dashboard. */
 const SPARE_CONNECTIONS = 5;
@@ -58,6 +63,8 @@ const providers: Provider[] = [
   SignalService,
 ];
 
+const dashboardProviders: Provider[] = [repository(DashboardRepository), DashboardService, DashboardAuthGuard, DashboardBodyLimit];
+
 const exported = [WorkflowClient, SignalService, DURABLE_DATA_SOURCE, WorkflowRegistry];
 
 /**
@@ -71,23 +78,36 @@ export class DurableModule implements OnApplicationShutdown {
 
   static forRoot(options: DurableModuleOptions): DynamicModule {
     const resolved = resolveDurableOptions(options);
-    return DurableModule.build([{ provide: DURABLE_OPTIONS, useValue: resolved }], []);
+    const dashboard = resolved.dashboard ? dashboardControllers() : undefined;
+    dashboard?.mount(resolved.dashboard && resolved.dashboard.path);
+    return DurableModule.build([{ provide: DURABLE_OPTIONS, useValue: resolved }], [], dashboard?.controllers ?? []);
   }
 
-  /** Options from a factory, for ConfigService and friends: `{ imports, inject, useFactory }`. */
+  /**
+   * Options from a factory, for ConfigService and friends: `{ imports, inject, useFactory }`. The
+   * dashboard's routes are placed by the factory's result (it runs before Nest registers routes).
+   */
   static forRootAsync(options: DurableModuleAsyncOptions): DynamicModule {
-    return DurableModule.build(
-      [{ provide: DURABLE_OPTIONS, inject: options.inject ?? [], useFactory: async (...args: unknown[]) => resolveDurableOptions(await options.useFactory(...args)) }],
-      options.imports ?? [],
-    );
+    const dashboard = dashboardControllers();
+    const optionsProvider: Provider = {
+      provide: DURABLE_OPTIONS,
+      inject: options.inject ?? [],
+      useFactory: async (...args: unknown[]) => {
+        const resolved = resolveDurableOptions(await options.useFactory(...args));
+        dashboard.mount(resolved.dashboard && resolved.dashboard.path);
+        return resolved;
+      },
+    };
+    return DurableModule.build([optionsProvider], options.imports ?? [], dashboard.controllers);
   }
 
-  private static build(optionsProviders: Provider[], imports: NonNullable<DynamicModule['imports']>): DynamicModule {
+  private static build(optionsProviders: Provider[], imports: NonNullable<DynamicModule['imports']>, controllers: Type[]): DynamicModule {
     return {
       module: DurableModule,
       global: true,
       imports: [DiscoveryModule, ScheduleModule.forRoot(), ...imports],
-      providers: [...optionsProviders, ...providers],
+      controllers,
+      providers: [...optionsProviders, ...providers, ...(controllers.length ? dashboardProviders : [])],
       exports: exported,
     };
   }

@@ -18,8 +18,8 @@ export function validateAgainstSchema(value: unknown, schema: JsonSchema | undef
 
 function check(value: unknown, schema: JsonSchema, path: string, issues: PayloadIssue[]): void {
   if (schema === true) return;
-  if (schema === false) return void issues.push({ path, message: 'no value is allowed here' });
-  const add = (message: string) => issues.push({ path, message });
+  const add = (message: string): void => void issues.push({ path, message });
+  if (schema === false) return add('no value is allowed here');
 
   const types = typeList(schema.type);
   if (types && !types.some((t) => hasType(value, t))) return add(`expected ${types.join(' or ')}, got ${typeName(value)}`);

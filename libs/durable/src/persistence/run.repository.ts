@@ -120,7 +120,8 @@ export class RunRepository {
     return rows[0] && toRunView(rows[0]);
   }
 
-  async list(filter: RunFilter & { q?: string; waitingName?: string } = {}): Promise<{ runs: RunView[]; nextCursor?: string }> {
+  /** Newest first; `maxLimit` is 500 for callers, more only for the dashboard's bulk actions. */
+  async list(filter: RunFilter & { q?: string; waitingName?: string } = {}, maxLimit = 500): Promise<{ runs: RunView[]; nextCursor?: string }> {
     const where: string[] = [];
     const params: unknown[] = [];
     const param = (value: unknown) => `$${params.push(value)}`;
@@ -141,7 +142,7 @@ export class RunRepository {
       where.push(`seq < ${param(filter.cursor)}::bigint`);
     }
     const limit = filter.limit ?? 50;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new InvalidArgumentError(`limit must be a whole number from 1 to 500; got ${filter.limit}.`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit) throw new InvalidArgumentError(`limit must be a whole number from 1 to ${maxLimit}; got ${filter.limit}.`);
     const rows = await this.db.query<RunRecord>(
       `SELECT ${RUN_COLUMNS} FROM ${this.db.tables.runs} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ${param(limit + 1)}`,
       params,

@@ -24,6 +24,7 @@ export function MessageForm({ detail }: { detail: RunDetail }) {
   const channel = picked ?? waitingOn ?? declared[0]?.name ?? '';
   const [key, setKey] = useState('');
   const [text, setText] = useState('{}');
+  const [touched, setTouched] = useState(false);
 
   const schema = declared.find((c) => c.name === channel)?.jsonSchema;
   const check = checkJsonInput(text, schema);
@@ -31,11 +32,23 @@ export function MessageForm({ detail }: { detail: RunDetail }) {
 
   const edit = (apply: () => void) => {
     send.reset();
+    setTouched(true);
     apply();
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    if (canSend) send.mutate({ runId: run.runId, channel: channel.trim(), key: key.trim(), payload: check.value });
+    if (!canSend) return;
+    send.mutate(
+      { runId: run.runId, channel: channel.trim(), key: key.trim(), payload: check.value },
+      // The next message needs a new key; the channel stays.
+      {
+        onSuccess: () => {
+          setKey('');
+          setText('{}');
+          setTouched(false);
+        },
+      },
+    );
   };
 
   return (
@@ -54,12 +67,14 @@ export function MessageForm({ detail }: { detail: RunDetail }) {
         </Field>
       </div>
       <Field label="Payload (JSON)">
-        <JsonEditor value={text} onChange={(next) => edit(() => setText(next))} invalid={!check.valid} rows={4} data-testid="message-payload" />
+        <JsonEditor value={text} onChange={(next) => edit(() => setText(next))} invalid={touched && !check.valid} rows={4} data-testid="message-payload" />
       </Field>
-      <ErrorBox issues={check.issues} error={send.error} testId="message-error" />
+      <ErrorBox issues={touched ? check.issues : []} error={send.error} testId="message-error" />
       {send.data && (
         <p className={styles.success} data-testid="message-result">
-          {send.data.accepted ? `Sent as message #${send.data.seq}.` : `Already sent with this key (message #${send.data.seq}): ignored.`}
+          {send.data.accepted
+            ? `Sent to ${send.data.channel} as message #${send.data.seq}.`
+            : `Key ${send.data.key} was already sent (message #${send.data.seq}): ignored.`}
         </p>
       )}
       <div className={styles.formFooter}>

@@ -14,7 +14,8 @@ import styles from './run-detail.module.css';
 /**
  * Delivers a signal. The name defaults to the one the run awaits; otherwise the operator picks among
  * the pending ones. The payload must parse, and match the signal's JSON Schema when one is declared,
- * before Send is enabled; the server's own validation errors show in the same place.
+ * before Send is enabled; the server's own validation errors show in the same place. Local problems
+ * show once the operator edits the form, not on a form they have not touched yet.
  */
 export function SignalForm({ detail }: { detail: RunDetail }) {
   const { run, pendingSignals } = detail;
@@ -25,6 +26,7 @@ export function SignalForm({ detail }: { detail: RunDetail }) {
   const [picked, setPicked] = useState<string | null>(null);
   const name = picked ?? awaited ?? pendingSignals.find((s) => s.awaited)?.name ?? pendingSignals[0]?.name ?? '';
   const [text, setText] = useState('{}');
+  const [touched, setTouched] = useState(false);
 
   const schema = pendingSignals.find((s) => s.name === name)?.jsonSchema ?? workflow?.signals?.find((s) => s.name === name)?.jsonSchema;
   const check = checkJsonInput(text, schema);
@@ -32,11 +34,24 @@ export function SignalForm({ detail }: { detail: RunDetail }) {
 
   const edit = (apply: () => void) => {
     deliver.reset(); // a server error belongs to what was sent, not to what is being typed
+    setTouched(true);
     apply();
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    if (canSend) deliver.mutate({ runId: run.runId, name: name.trim(), payload: check.value });
+    if (!canSend) return;
+    deliver.mutate(
+      { runId: run.runId, name: name.trim(), payload: check.value },
+      {
+        // Back to the defaults: the next awaited signal and an empty payload, so a second click
+        // cannot send this payload under another name.
+        onSuccess: () => {
+          setPicked(null);
+          setText('{}');
+          setTouched(false);
+        },
+      },
+    );
   };
 
   return (
@@ -57,18 +72,24 @@ export function SignalForm({ detail }: { detail: RunDetail }) {
       </Field>
       {schema && <SchemaView schema={schema} />}
       <Field label="Payload (JSON)">
-        <JsonEditor value={text} onChange={(next) => edit(() => setText(next))} invalid={!check.valid} rows={5} data-testid="signal-payload" />
+        <JsonEditor value={text} onChange={(next) => edit(() => setText(next))} invalid={touched && !check.valid} rows={5} data-testid="signal-payload" />
       </Field>
-      <ErrorBox issues={check.issues} error={deliver.error} testId="signal-error" />
+      <ErrorBox issues={touched ? check.issues : []} error={deliver.error} testId="signal-error" />
       {deliver.data && (
         <p className={styles.success} data-testid="signal-result">
-          {deliver.data.accepted
-            ? `Delivered at ${formatClock(deliver.data.deliveredAt)}.`
-            : 'Already delivered before: this one was ignored, the first payload wins.'}
+          {deliver.data.accepted ? (
+            <>
+              <code>{deliver.data.name}</code> delivered at {formatClock(deliver.data.deliveredAt)}.
+            </>
+          ) : (
+            <>
+              <code>{deliver.data.name}</code> was already delivered: this one was ignored, the first payload wins.
+            </>
+          )}
         </p>
       )}
       <div className={styles.formFooter}>
-        <Button type="submit" variant="primary" disabled={!canSend} data-testid="signal-send">
+        <Button type="submit" variant="primary" disabled={!canSend} title={check.valid ? undefined : 'Fix the payload first.'} data-testid="signal-send">
           {deliver.isPending ? 'Sending…' : 'Deliver signal'}
         </Button>
       </div>

@@ -33,10 +33,10 @@ export function BulkResults({ report, onDismiss }: { report: BulkReport; onDismi
           <tbody>
             {report.results.map((result) => (
               <tr key={result.runId} data-testid="bulk-result" data-run-id={result.runId} data-outcome={result.outcome}>
-                <td>
+                <td className={styles.resultRun}>
                   <RunLink runId={result.runId} />
                 </td>
-                <td>
+                <td className={styles.resultOutcome}>
                   <span className={`${styles.outcome} ${styles[result.outcome]}`}>{result.outcome}</span>
                 </td>
                 <td className={styles.wait}>

@@ -1,0 +1,152 @@
+import type { Percentiles, Spread } from '../stats';
+import type { BenchResults } from './results';
+
+const SYSTEM_NAMES = { ours: 'nestjs-durable', dbos: 'DBOS Transact', floor: 'hand-written floor' } as const;
+
+/** docs/benchmarks.md, written from one run's results; `chart` is the SVG's path relative to docs/. */
+export function benchmarksMarkdown(r: BenchResults, chart: string): string {
+  const out: string[] = [];
+  const p = (...lines: string[]) => out.push(...lines);
+  const levels = Object.keys(r.throughput);
+
+  p('# Benchmarks', '');
+  p(`Measured on ${r.date} in ${r.durationMinutes.toFixed(0)} minutes by \`npm run bench\` (\`bench/run.ts\`); raw figures in`,
+    `\`bench/results/${r.date}.json\`. This page is generated: edit \`bench/report/markdown.ts\`, not the page.`, '');
+  p('nestjs-durable against [DBOS Transact](https://github.com/dbos-inc/dbos-transact-ts) and against a hand-written floor,',
+    'on one Postgres server, in one run. Every figure is the median of its repetitions after a warm-up, with the spread',
+    '(min–max) in parentheses.', '');
+
+  p('## Machine, versions, settings', '');
+  p('| | |', '| --- | --- |');
+  p(`| CPU | ${r.machine.cpu}, ${r.machine.cores} cores shared by Node and Postgres |`);
+  p(`| memory | ${r.machine.memoryGb} GB |`, `| OS | ${r.machine.os} |`, `| Node | ${r.machine.node} |`);
+  const load = r.machine.loadAverage;
+  p(`| load average (1 min) | ${load.start.toFixed(2)} at the start, ${load.max.toFixed(2)} at most, ${load.end.toFixed(2)} at the end (the bench alone keeps it near 2) |`);
+  p(`| Postgres | ${r.postgres.version} (${r.postgres.source === 'local' ? 'the machine\'s server on 127.0.0.1' : r.postgres.source}) |`);
+  for (const [name, version] of Object.entries(r.versions)) p(`| ${name} | ${version} |`);
+  p('', 'Postgres settings: ' + Object.entries(r.postgres.settings).map(([k, v]) => `\`${k}=${v || "''"}\``).join(', ') + '.', '');
+
+  p('## Method', '');
+  for (const [key, value] of Object.entries(r.method)) p(`- **${key}**: ${Array.isArray(value) ? value.join(', ') : value}`);
+  p('');
+
+  p('## Throughput: 3-step workflows, started and awaited in one process', '');
+  p(`![throughput chart](${chart})`, '');
+  p('Workflows per second (steps per second are three times these).', '');
+  p('| concurrency | nestjs-durable | DBOS | floor | ours / DBOS | ours / floor |', '| --- | ---: | ---: | ---: | ---: | ---: |');
+  for (const level of levels) {
+    const row = r.throughputSpread[level] ?? {};
+    const t = r.throughput[level];
+    p(`| ${level} | ${cell(row.ours, 0)} | ${cell(row.dbos, 0)} | ${cell(row.floor, 0)} | ${ratio(t.ours, t.dbos)} | ${ratio(t.ours, t.floor)} |`);
+  }
+  const ceiling = r.postgresCeiling.singleRowInsertsPerSecond;
+  p('', `The server's commit ceiling on the same loop (single-row jsonb inserts, each its own commit): ` +
+    Object.entries(ceiling).map(([level, row]) => `${cell(row.ceiling, 0)}/s with ${level.slice(1)} client${level === 'c1' ? '' : 's'}`).join(', ') + '.', '');
+
+  p('## Latency of one 3-step workflow (ms, start to result, one at a time)', '');
+  percentileTable(p, [['nestjs-durable', r.latencyMs.ours], ['DBOS', r.latencyMs.dbos], ['floor', r.latencyMs.floor]]);
+
+  p('## Signal round trip (ms, from the delivery call to the result in the starter\'s hands)', '');
+  p('In-process: one instance waits, delivers and awaits. Cross-instance: instance A executes the waiting run and awaits it;',
+    'instance B delivers (ours: a second Nest application with its worker disabled, so the wake travels by NOTIFY;',
+    'DBOS: a `DBOSClient`).', '');
+  percentileTable(p, [
+    ['nestjs-durable, in-process', r.signalRoundTripMs.inProcess.ours], ['DBOS, in-process', r.signalRoundTripMs.inProcess.dbos],
+    ['nestjs-durable, cross-instance', r.signalRoundTripMs.crossInstance.ours], ['DBOS, cross-instance', r.signalRoundTripMs.crossInstance.dbos],
+  ]);
+
+  p('## Sleep lateness (ms, actual wake minus the instant asked for)', '');
+  const { inline, parked } = r.sleepLatenessMs;
+  p(`${inline.runs} runs sleeping at once per repetition. Inline: ${inline.sleepMs} ms sleeps, shorter than \`inlineWaitMs\` (${inline.inlineWaitMs}),`,
+    `so ours waits in-process. Parked: ${parked.sleepMs} ms sleeps with \`inlineWaitMs\` ${parked.inlineWaitMs}, so ours parks the run and claims it`,
+    'again at its wake time. DBOS sleeps the same durations its own way.', '');
+  percentileTable(p, [
+    [`nestjs-durable, inline ${inline.sleepMs} ms`, inline.figures.ours], [`DBOS, ${inline.sleepMs} ms`, inline.figures.dbos],
+    [`nestjs-durable, parked ${parked.sleepMs} ms`, parked.figures.ours], [`DBOS, ${parked.sleepMs} ms`, parked.figures.dbos],
+  ]);
+
+  const pw = r.perWorkflow;
+  p('## Cost per 3-step workflow in the database', '');
+  p(`Source: ${pw.source}. ${pw.ours?.runs ?? r.plan.statementRuns} workflows one after another on a quiet server, minus an idle session of the same length.`,
+    'Commits count every transaction of the system\'s database, reads included; write transactions count the transaction ids',
+    'the server assigned; statements are what the process sent (BEGIN and COMMIT included).', '');
+  p('| | commits | write transactions | statements |', '| --- | ---: | ---: | ---: |');
+  for (const kind of ['ours', 'dbos', 'floor'] as const) {
+    const f = pw[kind];
+    p(`| ${SYSTEM_NAMES[kind]} | ${f?.commits ?? 'n/a'} | ${f?.writeTransactions ?? 'n/a'} | ${f ? f.serverStatements ?? f.statements : 'n/a'} |`);
+  }
+  for (const kind of ['ours', 'dbos'] as const) {
+    const f = pw[kind];
+    if (!f) continue;
+    p('', `Statements of ${SYSTEM_NAMES[kind]}, per workflow:`, '');
+    p('| per workflow | statement |', '| ---: | --- |');
+    for (const s of f.breakdown.slice(0, 12)) p(`| ${s.perRun} | \`${s.statement.replace(/\|/g, '\\|').slice(0, 110)}\` |`);
+  }
+  p('');
+
+  p('## Scale (nestjs-durable)', '');
+  const { sleepingRuns, claimQuery, simultaneousWakes } = r.scale;
+  if (sleepingRuns) {
+    p(`**${sleepingRuns.runs.toLocaleString('en-US')} sleeping runs** (seeded by SQL as the library writes them, in ${sleepingRuns.seedSeconds} s): the worker process`,
+      `went from ${cell(sleepingRuns.idleMb.rss, 1)} MB RSS and ${cell(sleepingRuns.idleMb.heapUsed, 1)} MB heap when idle to`,
+      `${cell(sleepingRuns.withRunsMb.rss, 1)} MB RSS and ${cell(sleepingRuns.withRunsMb.heapUsed, 1)} MB heap with the runs asleep:`,
+      `**${sleepingRuns.addedMb.rss} MB RSS, ${sleepingRuns.addedMb.heapUsed} MB heap added** (a sleeping run is a row and an index entry, not a timer).`, '');
+  }
+  if (claimQuery) {
+    p(`**The claim statement** (\`claim-runs.sql.ts\`, batch ${claimQuery.batch}) with ${claimQuery.waitingRows.toLocaleString('en-US')} waiting rows, each claim rolled back:`, '');
+    p('| | rows claimed | execution (EXPLAIN ANALYZE) | planning | round trip |', '| --- | ---: | ---: | ---: | ---: |');
+    for (const [name, c] of [['nothing due', claimQuery.noneDue], [`${claimQuery.batch} due`, claimQuery.batchDue]] as const) {
+      p(`| ${name} | ${c.claimed} | ${cell(c.executionMs, 3)} ms | ${cell(c.planningMs, 3)} ms | ${cell(c.wallMs, 3)} ms |`);
+    }
+    p('', `Plan with ${claimQuery.batch} due:`, '', '```', ...claimQuery.batchDue.plan, '```', '');
+  }
+  if (simultaneousWakes) {
+    const w = simultaneousWakes;
+    p(`**${w.runs.toLocaleString('en-US')} runs due at one instant**, drained by ${w.instances} instances (worker concurrency ${w.concurrencyEach} each):`,
+      `the last run ended ${cell(w.drainMs, 0)} ms after the instant (${cell(w.runsPerSecond, 0)} runs/s); the first claim came`,
+      `${cell(w.firstClaimMs, 0)} ms after it (the sweeper's tick). ${w.claimStatements.median.toFixed(0)} claim statements per drain;`,
+      `the busier instance took ${w.perInstanceShare.map((s) => `${(s * 100).toFixed(0)}%`).join(', ')} of the runs.`,
+      `**Duplicate claims: ${w.duplicateClaims}** (runs with more than one \`claimed\` history event, all repetitions).`, '');
+  }
+
+  p('## Fan-out and fan-in', '');
+  p(`A parent starts ${r.fanOut.children} 3-step children one after another, then awaits them all (ours: \`ctx.startChild\` and \`ctx.all\`;`,
+    'DBOS: `DBOS.startWorkflow` inside the workflow, then each `getResult`).', '');
+  p('| | children started (ms) | parent result (ms) |', '| --- | ---: | ---: |');
+  for (const kind of ['ours', 'dbos'] as const) {
+    const f = r.fanOut[kind];
+    p(`| ${SYSTEM_NAMES[kind]} | ${cell(f?.spawnMs, 0)} | ${cell(f?.totalMs, 0)} |`);
+  }
+  p('');
+
+  p('## Targets', '');
+  p('| target | measured | met |', '| --- | ---: | --- |');
+  for (const t of r.targets) {
+    const value = t.value === null ? 'n/a' : `${t.value} ${t.unit}`;
+    p(`| ${t.target} | ${value} | ${t.met === null ? 'not measured' : t.met ? `yes (${t.margin})` : `**no** (${t.margin})`} |`);
+  }
+  p('');
+
+  if (Object.keys(r.errors).length) {
+    p('## What could not be measured', '');
+    for (const [name, message] of Object.entries(r.errors)) p(`- \`${name}\`: ${message}`);
+    p('');
+  }
+  return out.join('\n');
+}
+
+function cell(value: Spread | undefined, digits: number): string {
+  if (!value) return 'n/a';
+  const f = (v: number) => (digits === 0 ? Math.round(v).toLocaleString('en-US') : v.toFixed(digits));
+  return `${f(value.median)} (${f(value.min)}–${f(value.max)})`;
+}
+
+function ratio(a?: number, b?: number): string {
+  return a !== undefined && b !== undefined && b > 0 ? `${(a / b).toFixed(2)}x` : 'n/a';
+}
+
+function percentileTable(p: (...lines: string[]) => void, rows: Array<[string, Record<keyof Percentiles, Spread> | undefined]>): void {
+  p('| | p50 | p95 | p99 | max |', '| --- | ---: | ---: | ---: | ---: |');
+  for (const [name, f] of rows) p(`| ${name} | ${cell(f?.p50, 2)} | ${cell(f?.p95, 2)} | ${cell(f?.p99, 2)} | ${cell(f?.max, 2)} |`);
+  p('');
+}

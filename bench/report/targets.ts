@@ -1,0 +1,57 @@
+import { round } from '../stats';
+import type { BenchResults } from './results';
+
+/** One target of issue 8, checked against this run's medians. */
+export interface TargetCheck {
+  target: string;
+  /** The measured value, in the target's unit. */
+  value: number | null;
+  limit: number;
+  unit: string;
+  /** null: not measured in this run (see errors). */
+  met: boolean | null;
+  /** How far past (met) or short of (missed) the limit, in words. */
+  margin: string;
+}
+
+type Results = Omit<BenchResults, 'targets'>;
+
+export function checkTargets(r: Results): TargetCheck[] {
+  const t = r.throughput;
+  const ratio = (a?: number, b?: number) => (a !== undefined && b !== undefined && b > 0 ? a / b : undefined);
+  const checks: TargetCheck[] = [];
+  const add = (target: string, value: number | undefined, op: '>=' | '<=' | '<', limit: number, unit: string) => {
+    if (value === undefined || Number.isNaN(value)) {
+      checks.push({ target, value: null, limit, unit, met: null, margin: 'not measured' });
+      return;
+    }
+    const met = op === '>=' ? value >= limit : op === '<=' ? value <= limit : value < limit;
+    const gap = limit === 0 ? Math.abs(value) : Math.abs(value - limit) / Math.abs(limit);
+    const margin = limit === 0
+      ? met ? 'exactly met' : `missed by ${round(value, 2)} ${unit}`
+      : `${met ? 'met with' : 'missed by'} ${round(gap * 100, 0)}% ${met ? 'to spare' : ''}`.trim();
+    checks.push({ target, value: round(value, 3), limit, unit, met, margin });
+  };
+  for (const level of ['c8', 'c64']) {
+    add(`throughput at ${level} >= 3x DBOS`, ratio(t[level]?.ours, t[level]?.dbos), '>=', 3, 'x DBOS');
+    add(`throughput at ${level} >= 70% of the floor`, ratio(t[level]?.ours, t[level]?.floor), '>=', 0.7, 'x floor');
+  }
+  add('latency p50 <= half of DBOS', ratio(r.latencyMs.ours?.p50.median, r.latencyMs.dbos?.p50.median), '<=', 0.5, 'x DBOS');
+  const signals = r.signalRoundTripMs;
+  add('in-process signal round trip p50 <= half of DBOS', ratio(signals.inProcess.ours?.p50.median, signals.inProcess.dbos?.p50.median), '<=', 0.5, 'x DBOS');
+  add('cross-instance signal round trip p50 no worse than DBOS', ratio(signals.crossInstance.ours?.p50.median, signals.crossInstance.dbos?.p50.median), '<=', 1, 'x DBOS');
+  add(`parked sleeps (${r.sleepLatenessMs.parked.sleepMs} ms) late <= 50 ms at p95`, r.sleepLatenessMs.parked.figures.ours?.p95.median, '<=', 50, 'ms');
+  add('<= 5 write transactions per 3-step workflow', r.perWorkflow.ours?.writeTransactions, '<=', 5, 'transactions');
+  add('<= 8 statements per 3-step workflow', r.perWorkflow.ours?.serverStatements ?? r.perWorkflow.ours?.statements, '<=', 8, 'statements');
+  const sleeping = r.scale.sleepingRuns;
+  add(`${sleeping?.runs ?? r.plan.sleepingRuns} sleeping runs add < 50 MB (RSS)`, sleeping?.addedMb.rss, '<', 50, 'MB');
+  const claim = r.scale.claimQuery;
+  add(
+    `claim query < 10 ms with ${claim?.waitingRows ?? r.plan.waitingRows} waiting rows (slower of none due / a batch due, round trip)`,
+    claim ? Math.max(claim.noneDue.wallMs.median, claim.batchDue.wallMs.median) : undefined,
+    '<', 10, 'ms',
+  );
+  const wakes = r.scale.simultaneousWakes;
+  add(`${wakes?.runs ?? r.plan.simultaneousWakes} simultaneous wakes drain with zero duplicate claims`, wakes?.duplicateClaims, '<=', 0, 'duplicates');
+  return checks;
+}

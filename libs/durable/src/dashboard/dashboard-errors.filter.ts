@@ -1,0 +1,46 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Response } from 'express';
+import { DurableError } from '../errors';
+
+const STATUS_BY_CODE: Record<string, number> = {
+  INVALID_ARGUMENT: 400,
+  INVALID_PAYLOAD: 400,
+  UNKNOWN_SIGNAL: 400,
+  WORKFLOW_NOT_FOUND: 400,
+  RUN_NOT_FOUND: 404,
+  RUN_CLOSED: 409,
+  RUN_CONFLICT: 409,
+  INVALID_TRANSITION: 409,
+};
+
+/** One error shape for the dashboard API, `{ code, message, details? }`; never a stack trace. */
+@Catch()
+export class DashboardErrorsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('DurableDashboard');
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const response = host.switchToHttp().getResponse<Response>();
+    const { status, body } = this.describe(error);
+    if (status >= 500) this.logger.error(`Dashboard request failed: ${(error as Error)?.stack ?? String(error)}`);
+    response.status(status).json(body);
+  }
+
+  private describe(error: unknown): { status: number; body: { code: string; message: string; details?: unknown } } {
+    if (error instanceof DurableError) {
+      return { status: STATUS_BY_CODE[error.code] ?? 400, body: { code: error.code, message: error.message, ...(error.details !== undefined && { details: error.details }) } };
+    }
+    if (error instanceof HttpException) {
+      const response = error.getResponse();
+      const given = typeof response === 'object' ? (response as { code?: string; message?: unknown }) : {};
+      return {
+        status: error.getStatus(),
+        body: { code: given.code ?? httpCode(error.getStatus()), message: typeof given.message === 'string' ? given.message : error.message },
+      };
+    }
+    return { status: 500, body: { code: 'INTERNAL', message: 'The request failed on the server; the details are in the server log.' } };
+  }
+}
+
+function httpCode(status: number): string {
+  return ({ 400: 'BAD_REQUEST', 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 409: 'CONFLICT', 413: 'PAYLOAD_TOO_LARGE' } as Record<number, string>)[status] ?? 'ERROR';
+}

@@ -1,0 +1,170 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { WorkflowRegistry } from '../discovery/workflow.registry';
+import { DURABLE_OPTIONS } from '../durable.constants';
+import type { ResolvedDurableOptions } from '../durable-options';
+import { DurableError, RunNotFoundError } from '../errors';
+import type { RunFilter, RunStatus, RunView, WaitReason } from '../interfaces';
+import { DashboardRepository } from '../persistence/dashboard.repository';
+import { RunRepository } from '../persistence/run.repository';
+import { deserialize } from '../runtime/serializer';
+import { jsonSchemaOf } from '../schema/payload-validator';
+import { toDisplay } from './display';
+import { badRequest } from './request-body';
+
+const BULK_LIMIT = 1_000;
+const BULK_CONCURRENCY = 8;
+
+export interface BulkTarget {
+  runIds?: unknown;
+  filter?: unknown;
+}
+
+export interface BulkOutcome {
+  runId: string;
+  outcome: 'accepted' | 'duplicate' | 'refused';
+  code?: string;
+  message?: string;
+}
+
+/** Shapes runs, journals, workflows and stats as the REST API answers them (docs/rest-api.md). */
+@Injectable()
+export class DashboardService {
+  constructor(
+    @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
+    private readonly registry: WorkflowRegistry,
+    private readonly runs: RunRepository,
+    private readonly dashboard: DashboardRepository,
+  ) {}
+
+  runJson(run: RunView): Record<string, unknown> {
+    return {
+      ...(toDisplay({ ...run, input: undefined, output: undefined }) as object),
+      input: toDisplay(run.input),
+      ...(run.output !== undefined && { output: toDisplay(run.output) }),
+      maxAttempts: this.registry.find(run.workflow)?.retry.maxAttempts,
+    };
+  }
+
+  async list(query: Record<string, string | undefined>) {
+    const page = await this.runs.list({
+      status: query.status ? (query.status.split(',') as RunStatus[]) : undefined,
+      workflow: query.workflow || undefined,
+      waitingFor: (query.waitingFor || undefined) as WaitReason['kind'] | undefined,
+      waitingName: query.signal || undefined,
+      q: query.q || undefined,
+      limit: query.limit === undefined ? undefined : Number(query.limit),
+      cursor: query.cursor || undefined,
+    });
+    return { runs: page.runs.map((r) => this.runJson(r)), ...(page.nextCursor && { nextCursor: page.nextCursor }) };
+  }
+
+  async detail(runId: string) {
+    const run = await this.runs.get(runId);
+    if (!run) throw new RunNotFoundError(runId);
+    const rows = await this.dashboard.journal(runId);
+    const workflow = this.registry.find(run.workflow);
+    const delivered = new Set(rows.signals.map((s) => s.name));
+    const awaited = run.waiting?.kind === 'signal' ? run.waiting.name : undefined;
+    const pending = [...(workflow?.signals?.values() ?? [])]
+      .filter((s) => !delivered.has(s.name))
+      .map((s) => ({ name: s.name, awaited: s.name === awaited, ...(jsonSchemaOf(s.schema) && { jsonSchema: jsonSchemaOf(s.schema) }) }));
+    if (awaited && !delivered.has(awaited) && !pending.some((p) => p.name === awaited)) pending.unshift({ name: awaited, awaited: true });
+    return {
+      run: this.runJson(run),
+      steps: rows.steps.map((s) => ({
+        key: s.key,
+        kind: s.kind,
+        outcome: s.outcome,
+        ...(s.outcome === 'ok' && { result: toDisplay(deserialize(s.result)) }),
+        ...(s.error && { error: { name: s.error.name, message: s.error.message } }),
+        ...(s.started_at && { startedAt: iso(s.started_at), durationMs: Date.parse(String(s.finished_at)) - Date.parse(String(s.started_at)) }),
+        finishedAt: iso(s.finished_at),
+      })),
+      signals: rows.signals.map((s) => ({ name: s.name, payload: toDisplay(deserialize(s.payload)), deliveredAt: iso(s.delivered_at), source: s.source })),
+      pendingSignals: pending,
+      messages: rows.messages.map((m) => ({
+        channel: m.channel, key: m.key, seq: Number(m.seq), payload: toDisplay(deserialize(m.payload)), sentAt: iso(m.sent_at), ackedAt: m.acked_at ? iso(m.acked_at) : null,
+      })),
+      children: rows.children.map((c) => ({ runId: c.id, workflow: c.workflow, status: c.status, step: c.parent_step })),
+      parent: rows.parent ? { runId: rows.parent.id, workflow: rows.parent.workflow, status: rows.parent.status } : null,
+      history: rows.history.map((h) => ({ id: String(h.id), at: iso(h.at), event: h.event, actor: h.actor, detail: h.detail })),
+    };
+  }
+
+  workflows() {
+    const describe = (list?: Map<string, { name: string; schema?: unknown }>) =>
+      list ? [...list.values()].map((d) => ({ name: d.name, ...(jsonSchemaOf(d.schema as never) && { jsonSchema: jsonSchemaOf(d.schema as never) }) })) : null;
+    return {
+      workflows: this.registry.all().map((w) => ({ name: w.name, retry: { maxAttempts: w.retry.maxAttempts }, signals: describe(w.signals), channels: describe(w.channels) })),
+    };
+  }
+
+  async stats() {
+    const sweep = this.options.sweeper ? this.options.sweeper.intervalMs : 1_000;
+    const stats = await this.dashboard.stats(sweep, this.options.leaseMs);
+    return {
+      byStatus: stats.byStatus,
+      waitingByKind: stats.waitingByKind,
+      oldestWaiting: stats.oldestWaiting && {
+        runId: stats.oldestWaiting.id,
+        workflow: stats.oldestWaiting.workflow,
+        since: stats.oldestWaiting.wait.since,
+        waiting: stats.oldestWaiting.wait,
+      },
+      overdue: { count: stats.overdue.count, oldestDueAt: stats.overdue.oldestDueAt && iso(stats.overdue.oldestDueAt) },
+      instances: stats.instances.map((i) => ({
+        id: i.id, startedAt: iso(i.started_at), heartbeatAt: iso(i.heartbeat_at), lastSweepAt: i.last_sweep_at && iso(i.last_sweep_at),
+        alive: i.alive, leases: Number(i.leases), detail: i.detail,
+      })),
+      lastSweepAt: stats.lastSweepAt && iso(stats.lastSweepAt),
+      now: iso(stats.now),
+    };
+  }
+
+  /** The runs a bulk action targets: given ids, or a filter's matches, at most 1,000 either way. */
+  async targets(body: BulkTarget): Promise<string[]> {
+    if ((body.runIds === undefined) === (body.filter === undefined)) throw badRequest('Give either "runIds" or "filter", not both and not neither.');
+    if (body.runIds !== undefined) {
+      if (!Array.isArray(body.runIds) || body.runIds.length === 0 || body.runIds.length > BULK_LIMIT || !body.runIds.every((id) => typeof id === 'string' && id.length > 0 && id.length <= 1_000)) {
+        throw badRequest(`"runIds" must be a list of 1 to ${BULK_LIMIT} run ids.`);
+      }
+      return [...new Set(body.runIds as string[])];
+    }
+    if (typeof body.filter !== 'object' || body.filter === null || Array.isArray(body.filter)) throw badRequest('"filter" must be an object.');
+    const filter = body.filter as Record<string, unknown>;
+    for (const [key, value] of Object.entries(filter)) {
+      if (!['status', 'workflow', 'waitingFor', 'signal'].includes(key)) throw badRequest(`Unknown filter field "${key}"; use status, workflow, waitingFor or signal.`);
+      if (value !== undefined && typeof value !== 'string' && !(key === 'status' && Array.isArray(value))) throw badRequest(`filter.${key} must be a string.`);
+    }
+    const { runs } = await this.runs.list({
+      status: filter.status as RunFilter['status'],
+      workflow: filter.workflow as string | undefined,
+      waitingFor: filter.waitingFor as WaitReason['kind'] | undefined,
+      waitingName: filter.signal as string | undefined,
+      limit: BULK_LIMIT,
+    }, BULK_LIMIT);
+    return runs.map((r) => r.runId);
+  }
+
+  /** Applies `action` to each run, a few at a time, and reports each run's outcome on its own. */
+  async bulk(runIds: string[], action: (runId: string) => Promise<'accepted' | 'duplicate'>): Promise<{ results: BulkOutcome[] }> {
+    const results: BulkOutcome[] = new Array(runIds.length);
+    let next = 0;
+    const lane = async () => {
+      for (let i = next++; i < runIds.length; i = next++) {
+        try {
+          results[i] = { runId: runIds[i], outcome: await action(runIds[i]) };
+        } catch (error) {
+          if (!(error instanceof DurableError)) throw error;
+          results[i] = { runId: runIds[i], outcome: 'refused', code: error.code, message: error.message };
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(BULK_CONCURRENCY, runIds.length) }, lane));
+    return { results };
+  }
+}
+
+function iso(value: Date | string): string {
+  return new Date(value).toISOString();
+}

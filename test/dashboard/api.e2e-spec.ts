@@ -1,0 +1,299 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { DurableModule } from 'nestjs-durable';
+import { Approval, Breaks, NapLong, operatorWorkflows, ParentOfReview, Review, ReviewThenClose } from '../fixtures/operator.workflows';
+import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+
+const TOKEN = 'test-token-0123456789abcdef';
+const auth = { authorization: `Bearer ${TOKEN}` };
+const mutation = { ...auth, 'x-durable-request': '1', 'content-type': 'application/json' };
+
+/** The application's own guard: a user header stands in for its login. */
+@Injectable()
+class AppLoginGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest();
+    const user = request.headers['x-user'];
+    if (!user) return false;
+    request.user = { id: user };
+    return true;
+  }
+}
+
+async function call(t: DurableTestApp, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
+  const response = await fetch(`${t.url}/durable/api${path}`, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  const text = await response.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  return { status: response.status, body: json, headers: response.headers };
+}
+
+describe('dashboard REST API', () => {
+  const schema = uniqueSchema();
+  const db = new Db(schema);
+  let t: DurableTestApp;
+
+  beforeAll(async () => {
+    t = await startApp({ schema, providers: operatorWorkflows, listen: true, options: { dashboard: { auth: { token: TOKEN } } } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await db.dropSchema();
+  });
+
+  const waiting = async (runId: string) => eventually(async () => (await t.client.getRun(runId).catch(() => undefined))?.status === 'waiting', `${runId} to wait`);
+
+  it('lists runs newest first with filters and keyset paging, and refuses a bad filter with 400', async () => {
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await t.client.start(Review, { orderId: `list-${i}` })).runId);
+    for (const id of ids) await waiting(id);
+    const first = await call(t, 'GET', '/runs?workflow=review&status=waiting&limit=2', auth);
+    expect(first.status).toBe(200);
+    expect(first.body.runs.map((r: any) => r.runId)).toEqual([ids[2], ids[1]]);
+    expect(first.body.runs[0]).toMatchObject({ workflow: 'review', status: 'waiting', waiting: { kind: 'signal', name: 'approval' }, maxAttempts: 5, input: { orderId: 'list-2' } });
+    const second = await call(t, 'GET', `/runs?workflow=review&status=waiting&limit=2&cursor=${first.body.nextCursor}`, auth);
+    expect(second.body.runs.map((r: any) => r.runId)).toContain(ids[0]);
+    const bySignal = await call(t, 'GET', '/runs?waitingFor=signal&signal=approval', auth);
+    expect(bySignal.body.runs.length).toBeGreaterThanOrEqual(3);
+    const byPrefix = await call(t, 'GET', `/runs?q=${ids[0].slice(0, 8)}`, auth);
+    expect(byPrefix.body.runs.map((r: any) => r.runId)).toContain(ids[0]);
+    for (const bad of ['status=nope', 'limit=0', 'limit=abc', 'waitingFor=x', 'cursor=12x']) {
+      const refused = await call(t, 'GET', `/runs?${bad}`, auth);
+      expect([bad, refused.status, refused.body.code]).toEqual([bad, 400, 'INVALID_ARGUMENT']);
+    }
+  });
+
+  it('shows a run with its journal, signals, messages, children, parent and history; 404 for an unknown run', async () => {
+    const parent = await t.client.start(ParentOfReview, { orderId: 'detail' });
+    const childId = `${parent.runId}/review`;
+    await waiting(childId);
+    await waiting(parent.runId);
+    await t.signals.send(childId, 'events', 'e1', { kind: 'created' });
+    const child = await call(t, 'GET', `/runs/${encodeURIComponent(childId)}`, auth);
+    expect(child.status).toBe(200);
+    expect(child.body.run).toMatchObject({ runId: childId, parentRunId: parent.runId, status: 'waiting' });
+    expect(child.body.steps[0]).toMatchObject({ key: 'check', kind: 'step', outcome: 'ok', result: { orderId: 'detail', at: '2026-01-01T00:00:00.000Z' } });
+    expect(child.body.steps[0].durationMs).toBeGreaterThanOrEqual(0);
+    expect(child.body.pendingSignals).toEqual([{ name: 'approval', awaited: true, jsonSchema: expect.objectContaining({ type: 'object', required: ['approved', 'by'] }) }]);
+    expect(child.body.messages).toEqual([expect.objectContaining({ channel: 'events', key: 'e1', seq: 1, payload: { kind: 'created' }, ackedAt: null })]);
+    expect(child.body.parent).toEqual({ runId: parent.runId, workflow: 'parent-of-review', status: 'waiting' });
+    expect(child.body.history.map((h: any) => h.event)).toEqual(expect.arrayContaining(['started', 'parked', 'message-sent']));
+    const parentView = await call(t, 'GET', `/runs/${encodeURIComponent(parent.runId)}`, auth);
+    expect(parentView.body.children).toEqual([{ runId: childId, workflow: 'review', status: 'waiting', step: 'review' }]);
+    const missing = await call(t, 'GET', '/runs/nope', auth);
+    expect([missing.status, missing.body.code]).toEqual([404, 'RUN_NOT_FOUND']);
+  });
+
+  it('starts a run (201, or 200 when the id exists) and refuses an unknown workflow or a bad body with 400', async () => {
+    const created = await call(t, 'POST', '/runs', mutation, { workflow: 'nap-long', input: null, runId: 'api-start-1' });
+    expect([created.status, created.body]).toEqual([201, { runId: 'api-start-1', created: true }]);
+    const again = await call(t, 'POST', '/runs', mutation, { workflow: 'nap-long', input: null, runId: 'api-start-1' });
+    expect([again.status, again.body.created]).toEqual([200, false]);
+    const conflict = await call(t, 'POST', '/runs', mutation, { workflow: 'review', input: {}, runId: 'api-start-1' });
+    expect([conflict.status, conflict.body.code]).toEqual([409, 'RUN_CONFLICT']);
+    const unknown = await call(t, 'POST', '/runs', mutation, { workflow: 'nope', input: {} });
+    expect([unknown.status, unknown.body.code]).toEqual([400, 'WORKFLOW_NOT_FOUND']);
+    for (const body of [[], 'null', { input: 1 }, { workflow: 42 }, { workflow: 'x'.repeat(201) }]) {
+      const refused = await call(t, 'POST', '/runs', mutation, body);
+      expect(refused.status).toBe(400);
+    }
+    const started = await db.query(`SELECT actor FROM durable.history WHERE run_id = 'api-start-1' AND event = 'started'`);
+    expect(started).toEqual([{ actor: 'token' }]);
+  });
+
+  it('delivers a signal: 201 accepted, 200 redelivery, 400 with the schema\'s messages, 409 when closed; the actor is recorded', async () => {
+    const run = await t.client.start(ReviewThenClose, null);
+    await waiting(run.runId);
+    const invalid = await call(t, 'POST', `/runs/${run.runId}/signals/approval`, mutation, { payload: { approved: 'yes' } });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.code).toBe('INVALID_PAYLOAD');
+    expect(invalid.body.details.issues.map((i: any) => i.path).sort()).toEqual(['approved', 'by']);
+    const undeclared = await call(t, 'POST', `/runs/${run.runId}/signals/other`, mutation, { payload: 1 });
+    expect([undeclared.status, undeclared.body.code]).toEqual([400, 'UNKNOWN_SIGNAL']);
+    const missingPayload = await call(t, 'POST', `/runs/${run.runId}/signals/approval`, mutation, {});
+    expect(missingPayload.status).toBe(400);
+    expect(await db.count('signals', 'run_id = $1', [run.runId])).toBe(0);
+
+    const accepted = await call(t, 'POST', `/runs/${run.runId}/signals/approval`, mutation, { payload: { approved: true, by: 'ops' } });
+    expect([accepted.status, accepted.body.accepted]).toEqual([201, true]);
+    const redelivered = await call(t, 'POST', `/runs/${run.runId}/signals/approval`, mutation, { payload: { approved: false, by: 'late' } });
+    expect([redelivered.status, redelivered.body.accepted]).toEqual([200, false]);
+    await t.signals.signal(run.runId, 'close', null);
+    await run.result({ timeout: '5s' });
+    const closed = await call(t, 'POST', `/runs/${run.runId}/signals/approval`, mutation, { payload: { approved: true, by: 'x' } });
+    expect([closed.status, closed.body.code]).toEqual([409, 'RUN_CLOSED']);
+    expect(await db.query(`SELECT source FROM durable.signals WHERE run_id = $1 AND name = 'approval'`, [run.runId])).toEqual([{ source: 'token' }]);
+    const unknownRun = await call(t, 'POST', '/runs/nope/signals/approval', mutation, { payload: 1 });
+    expect(unknownRun.status).toBe(404);
+  });
+
+  it('sends a channel message: 201, 200 for a redelivered key', async () => {
+    const run = await t.client.start(Review, { orderId: 'chan' });
+    const sent = await call(t, 'POST', `/runs/${run.runId}/channels/events`, mutation, { key: 'k1', payload: { kind: 'a' } });
+    expect([sent.status, sent.body]).toEqual([201, { runId: run.runId, channel: 'events', key: 'k1', accepted: true, seq: 1 }]);
+    const again = await call(t, 'POST', `/runs/${run.runId}/channels/events`, mutation, { key: 'k1', payload: { kind: 'b' } });
+    expect([again.status, again.body.accepted]).toEqual([200, false]);
+    const noKey = await call(t, 'POST', `/runs/${run.runId}/channels/events`, mutation, { payload: {} });
+    expect(noKey.status).toBe(400);
+  });
+
+  it('resume, cancel and retry answer 200 with the new status, 409 where the status does not allow it, 404 for unknown runs', async () => {
+    const nap = await t.client.start(NapLong, null);
+    await waiting(nap.runId);
+    const resumed = await call(t, 'POST', `/runs/${nap.runId}/resume`, mutation);
+    expect(resumed.status).toBe(200);
+    expect(await nap.result({ timeout: '5s' })).toBe('rested');
+    expect((await call(t, 'POST', `/runs/${nap.runId}/cancel`, mutation, { reason: 'late' })).status).toBe(409);
+    expect((await call(t, 'POST', `/runs/${nap.runId}/retry`, mutation)).status).toBe(409);
+
+    const broken = await t.client.start(Breaks, null);
+    await expect(broken.result()).rejects.toThrow();
+    const retried = await call(t, 'POST', `/runs/${broken.runId}/retry`, mutation);
+    expect(retried.status).toBe(200);
+
+    const review = await t.client.start(Review, { orderId: 'cancel' });
+    const cancelled = await call(t, 'POST', `/runs/${review.runId}/cancel`, mutation, { reason: 'duplicate order' });
+    expect([cancelled.status, cancelled.body.status]).toEqual([200, 'cancelled']);
+    const history = await db.query(`SELECT event, actor, detail FROM durable.history WHERE run_id = $1 AND event = 'cancelled'`, [review.runId]);
+    expect(history).toEqual([{ event: 'cancelled', actor: 'token', detail: { reason: 'duplicate order' } }]);
+    for (const action of ['resume', 'cancel', 'retry']) expect((await call(t, 'POST', `/runs/nope/${action}`, mutation)).status).toBe(404);
+  });
+
+  it('bulk actions report each run\'s outcome: accepted, duplicate, refused with its reason', async () => {
+    const a = await t.client.start(Review, { orderId: 'bulk-a' });
+    const b = await t.client.start(Review, { orderId: 'bulk-b' });
+    await Promise.all([waiting(a.runId), waiting(b.runId)]);
+    await t.signals.signal(b.runId, Approval, { approved: false, by: 'earlier' });
+    await b.result({ timeout: '5s' });
+    const c = await t.client.start(NapLong, null);
+    const signal = await call(t, 'POST', '/bulk/signal', mutation, { runIds: [a.runId, b.runId, c.runId, 'missing'], name: 'approval', payload: { approved: true, by: 'bulk' } });
+    expect(signal.status).toBe(200);
+    expect(signal.body.results).toEqual([
+      { runId: a.runId, outcome: 'accepted' },
+      { runId: b.runId, outcome: 'refused', code: 'RUN_CLOSED', message: expect.any(String) },
+      { runId: c.runId, outcome: 'accepted' }, // nap-long declares no signals: any name is buffered
+      { runId: 'missing', outcome: 'refused', code: 'RUN_NOT_FOUND', message: expect.any(String) },
+    ]);
+    const a2 = await t.client.start(Review, { orderId: 'bulk-a2' });
+    await waiting(a2.runId);
+    await t.signals.signal(a2.runId, Approval, { approved: true, by: 'first' });
+    const duplicate = await call(t, 'POST', '/bulk/signal', mutation, { runIds: [a2.runId], name: 'approval', payload: { approved: true, by: 'again' } });
+    expect(['duplicate', 'refused']).toContain(duplicate.body.results[0].outcome);
+
+    await waiting(c.runId);
+    const resume = await call(t, 'POST', '/bulk/resume', mutation, { filter: { workflow: 'nap-long', status: 'waiting' } });
+    expect(resume.body.results).toContainEqual({ runId: c.runId, outcome: 'accepted' });
+    await t.client.handle(c.runId).result({ timeout: '5s' });
+    const cancel = await call(t, 'POST', '/bulk/cancel', mutation, { runIds: [c.runId], reason: 'bulk' });
+    expect(cancel.body).toEqual({ results: [{ runId: c.runId, outcome: 'refused', code: 'INVALID_TRANSITION', message: expect.any(String) }] }); // the resume let it finish
+    for (const body of [{}, { runIds: [], name: 'x', payload: 1 }, { runIds: ['a'], filter: {} }, { filter: { nope: 1 } }]) {
+      expect((await call(t, 'POST', '/bulk/resume', mutation, body)).status).toBe(400);
+    }
+  });
+
+  it('lists workflows with their declared signals, channels and JSON Schemas', async () => {
+    const { body } = await call(t, 'GET', '/workflows', auth);
+    const review = body.workflows.find((w: any) => w.name === 'review');
+    expect(review).toEqual({
+      name: 'review',
+      retry: { maxAttempts: 5 },
+      signals: [{ name: 'approval', jsonSchema: expect.objectContaining({ type: 'object' }) }],
+      channels: [{ name: 'events', jsonSchema: expect.objectContaining({ type: 'object' }) }],
+    });
+    expect(body.workflows.find((w: any) => w.name === 'nap-long')).toMatchObject({ signals: null, channels: null });
+  });
+
+  it('stats count by status and wait kind, and show the oldest waiting run, overdue wakes and live instances', async () => {
+    await db.query(`INSERT INTO durable.runs (id, workflow, status, input, wake_at) VALUES ('overdue-1', 'unknown-here', 'pending', 'null', now() - interval '1 hour')`);
+    // The last sweep travels with the instance heartbeat (every leaseMs / 3).
+    const { status, body } = await eventually(async () => {
+      const response = await call(t, 'GET', '/stats', auth);
+      return response.body.lastSweepAt && response;
+    }, 'a heartbeat after a sweep');
+    expect(status).toBe(200);
+    expect(body.byStatus.waiting).toBeGreaterThan(0);
+    expect(body.waitingByKind.signal).toBeGreaterThan(0);
+    expect(body.oldestWaiting).toMatchObject({ runId: expect.any(String), since: expect.any(String) });
+    expect(body.overdue.count).toBeGreaterThanOrEqual(1);
+    expect(body.instances).toEqual(expect.arrayContaining([expect.objectContaining({ alive: true, heartbeatAt: expect.any(String) })]));
+    expect(body.lastSweepAt).toEqual(expect.any(String));
+    await db.query(`DELETE FROM durable.runs WHERE id = 'overdue-1'`);
+  });
+
+  it('bodies over 1 MiB answer 413 (whatever the app parser allows); 200 kB is accepted; malformed JSON is a 400', async () => {
+    const run = await t.client.start(Review, { orderId: 'big' });
+    const big = await call(t, 'POST', `/runs/${run.runId}/channels/events`, mutation, JSON.stringify({ key: 'big', payload: { kind: 'x'.repeat(1_100_000) } }));
+    expect([big.status, big.body.code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+    const medium = await call(t, 'POST', `/runs/${run.runId}/channels/events`, mutation, { key: 'medium', payload: { kind: 'x'.repeat(200_000) } });
+    expect(medium.status).toBe(201);
+    const malformed = await call(t, 'POST', `/runs/${run.runId}/channels/events`, mutation, '{"key": "m", "payload": ');
+    expect([malformed.status, malformed.body.code]).toEqual([400, 'INVALID_JSON']);
+    expect(JSON.stringify(malformed.body)).not.toMatch(/at .*\.js/);
+  });
+});
+
+describe('dashboard auth modes', () => {
+  const schema = uniqueSchema();
+  const db = new Db(schema);
+  afterAll(() => db.dropSchema());
+
+  it('refuses to boot without an auth option, saying how to choose', () => {
+    expect(() => DurableModule.forRoot({ connection: 'postgres://x', dashboard: {} as never })).toThrow(/auth: \{ guard: YourAuthGuard \}/);
+    expect(() => DurableModule.forRoot({ connection: 'postgres://x', dashboard: { auth: { token: 'short' } } })).toThrow(/at least 16 characters/);
+    expect(() => DurableModule.forRoot({ connection: 'postgres://x', dashboard: { auth: { token: TOKEN, insecureNoAuth: true } as never } })).toThrow(/exactly one mode/);
+  });
+
+  it('guard mode: the application\'s guard decides, and its user is the actor in the history', async () => {
+    const t = await startApp({ schema, providers: operatorWorkflows, listen: true, options: { dashboard: { auth: { guard: AppLoginGuard } } } });
+    try {
+      expect((await call(t, 'GET', '/runs')).status).toBe(401);
+      expect((await call(t, 'GET', '/runs', { 'x-user': 'dana' })).status).toBe(200);
+      const session = await call(t, 'GET', '/session', { 'x-user': 'dana' });
+      expect(session.body).toEqual({ auth: 'guard', readOnly: false, authenticated: true, actor: 'dana' });
+      expect((await call(t, 'GET', '/session')).body).toMatchObject({ auth: 'guard', authenticated: false });
+      const started = await call(t, 'POST', '/runs', { 'x-user': 'dana', 'x-durable-request': '1', 'content-type': 'application/json' }, { workflow: 'nap-long', input: null });
+      expect(started.status).toBe(201);
+      const [row] = await db.query(`SELECT actor FROM durable.history WHERE run_id = $1 AND event = 'started'`, [started.body.runId]);
+      expect(row.actor).toBe('dana');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('readOnly: reads work, every mutation answers 403 and writes nothing', async () => {
+    const t = await startApp({ schema, providers: operatorWorkflows, listen: true, options: { dashboard: { auth: { token: TOKEN }, readOnly: true } } });
+    try {
+      const run = await t.client.start(Review, { orderId: 'ro' });
+      await eventually(async () => (await t.client.getRun(run.runId)).status === 'waiting', 'the run to park');
+      const before = await db.count('history');
+      expect((await call(t, 'GET', `/runs/${run.runId}`, auth)).status).toBe(200);
+      for (const [path, body] of [['/runs', { workflow: 'review', input: {} }], [`/runs/${run.runId}/signals/approval`, { payload: { approved: true, by: 'x' } }], [`/runs/${run.runId}/cancel`, {}], ['/bulk/cancel', { runIds: [run.runId] }]] as const) {
+        const refused = await call(t, 'POST', path, mutation, body);
+        expect([path, refused.status, refused.body.code]).toEqual([path, 403, 'READ_ONLY']);
+      }
+      expect(await db.count('history')).toBe(before);
+      expect((await call(t, 'GET', '/session', auth)).body).toMatchObject({ readOnly: true, authenticated: true });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('forRootAsync places the dashboard where its factory says', async () => {
+    const { Test } = await import('@nestjs/testing');
+    const moduleRef = await Test.createTestingModule({
+      imports: [DurableModule.forRootAsync({ useFactory: async () => ({ connection: process.env.DATABASE_URL!, schema, dashboard: { path: '/ops/flows', auth: { token: TOKEN } } }) })],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    try {
+      const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+      expect((await fetch(`${url}/ops/flows/api/stats`, { headers: auth })).status).toBe(200);
+      expect((await fetch(`${url}/durable/api/stats`, { headers: auth })).status).toBe(404);
+    } finally {
+      await app.close();
+    }
+  });
+});
