@@ -194,6 +194,8 @@ export interface Session {
   auth: 'guard' | 'token' | 'none';
   readOnly: boolean;
   actor: string | null;
+  /** Whether this request's credentials passed (the server sends it; not yet in docs/rest-api.md). */
+  authenticated?: boolean;
 }
 
 /** The error body of every failed request. */

@@ -1,0 +1,30 @@
+import { Module } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { DurableModule } from 'nestjs-durable';
+import { AdminController } from './admin/admin.controller';
+import { AdminGuard } from './admin/admin.guard';
+import { config } from './config';
+import { DatabaseModule } from './database/database.module';
+import { InventoryModule } from './inventory/inventory.module';
+import { OrdersModule } from './orders/orders.module';
+import { SeedService } from './seed/seed.service';
+import { WebhooksController } from './webhooks/webhooks.controller';
+
+@Module({
+  imports: [
+    DatabaseModule,
+    // The app's own DataSource, so orders and their runs share transactions.
+    DurableModule.forRootAsync({
+      inject: [DataSource],
+      useFactory: (dataSource: DataSource) => ({
+        connection: dataSource,
+        dashboard: { auth: config.dashboardAuth === 'guard' ? { guard: AdminGuard } : { token: config.dashboardToken } },
+      }),
+    }),
+    OrdersModule,
+    InventoryModule,
+  ],
+  controllers: [WebhooksController, AdminController],
+  providers: [SeedService],
+})
+export class AppModule {}

@@ -1,0 +1,22 @@
+import { randomBytes } from 'node:crypto';
+import type { Duration } from 'nestjs-durable';
+
+/** The example's settings, from the environment, with defaults that make a first start work. */
+export const config = {
+  port: Number(process.env.PORT ?? 3000),
+  databaseUrl: required('DATABASE_URL'),
+  /** 'token' (the demo default) or 'guard' (behind the app's own admin login). */
+  dashboardAuth: (process.env.DASHBOARD_AUTH ?? 'token') as 'token' | 'guard',
+  dashboardToken: process.env.DASHBOARD_TOKEN ?? randomBytes(12).toString('hex'),
+  adminKey: process.env.ADMIN_KEY ?? 'admin-demo-key',
+  /** Waits are short by default so a demo order finishes in minutes; production values are days. */
+  approvalTimeout: (process.env.APPROVAL_TIMEOUT ?? '10m') as Duration,
+  deliveryWindow: (process.env.DELIVERY_WINDOW ?? '30s') as Duration,
+  feedbackTimeout: (process.env.FEEDBACK_TIMEOUT ?? '2m') as Duration,
+};
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set. Start the example with \`npm start\` (it provides an embedded PostgreSQL), or set ${name}.`);
+  return value;
+}

@@ -1,0 +1,49 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { Step, WorkflowClient } from 'nestjs-durable';
+import { Order, OrderStatus } from './order.entity';
+import { orderRunId } from './order.contracts';
+import { FulfillOrder } from './fulfill-order.workflow';
+
+export interface PlaceOrder {
+  customer: string;
+  amountCents: number;
+}
+
+@Injectable()
+export class OrdersService {
+  constructor(
+    private readonly db: DataSource,
+    private readonly workflows: WorkflowClient,
+  ) {}
+
+  /** The order row and the run that fulfils it commit together, or neither does. */
+  async place(order: PlaceOrder): Promise<{ orderId: string; runId: string }> {
+    const orderId = randomUUID().slice(0, 8);
+    return this.db.transaction(async (manager) => {
+      await manager.insert(Order, { id: orderId, customer: order.customer, amountCents: order.amountCents, status: 'placed' });
+      const run = await this.workflows.start(FulfillOrder, { orderId, amountCents: order.amountCents }, { runId: orderRunId(orderId), manager });
+      return { orderId, runId: run.runId };
+    });
+  }
+
+  find(orderId: string): Promise<Order | null> {
+    return this.db.getRepository(Order).findOneBy({ id: orderId });
+  }
+
+  @Step('set-status', { key: (_orderId: string, status: OrderStatus) => status })
+  async setStatus(orderId: string, status: OrderStatus): Promise<void> {
+    await this.db.getRepository(Order).update({ id: orderId }, { status });
+  }
+
+  /** Keyed by the carrier's event id: each tracking event is recorded once, however often it is delivered. */
+  @Step('record-tracking', { key: (_orderId: string, eventId: string) => eventId })
+  async recordTracking(orderId: string, eventId: string, event: { event: string; at: string }): Promise<void> {
+    await this.db.query(`UPDATE orders SET tracking = tracking || $2::jsonb, status = $3 WHERE id = $1`, [
+      orderId,
+      JSON.stringify([{ id: eventId, ...event }]),
+      event.event === 'delivered' ? 'delivered' : 'in-transit',
+    ]);
+  }
+}
