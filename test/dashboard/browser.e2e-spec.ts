@@ -1,0 +1,125 @@
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Browser, Page } from 'playwright-core';
+import { NapLong, operatorWorkflows, ParentOfReview, RefundReview, Review } from '../fixtures/operator.workflows';
+import { launchChromium } from '../setup/browser';
+import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+
+const TOKEN = 'browser-token-0123456789abcdef';
+/** Screenshots go to SCREENSHOTS (docs/images when refreshing the docs), else to a temporary folder. */
+const SHOTS = process.env.SCREENSHOTS ?? join(tmpdir(), 'durable-screenshots');
+
+describe('dashboard in a real browser', () => {
+  const schema = uniqueSchema();
+  const db = new Db(schema);
+  let t: DurableTestApp;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  const waiting = (runId: string) => eventually(async () => (await t.client.getRun(runId).catch(() => undefined))?.status === 'waiting', `${runId} to wait`);
+  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    t = await startApp({ schema, providers: operatorWorkflows, listen: true, options: { dashboard: { auth: { token: TOKEN } } } });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    page.on('dialog', (dialog) => {
+      pageErrors.push(`unexpected dialog: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+    await page.goto(`${t.url}/durable/`);
+    await page.getByTestId('login-token').fill(TOKEN);
+    await page.getByTestId('login-submit').click();
+    await page.getByTestId('nav-runs').waitFor();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t.close();
+    await db.dropSchema();
+  });
+
+  afterEach(() => expect(pageErrors).toEqual([]));
+
+  it('serves the page with a Content Security Policy that forbids inline scripts', async () => {
+    const response = await fetch(`${t.url}/durable/`);
+    expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(await response.text()).not.toMatch(/<script>(?!<\/script>)|<script(?![^>]*\bsrc=)[^>]*>/);
+  });
+
+  it('finds a waiting run by its reason, delivers its signal through the form, and watches it complete', async () => {
+    const run = await t.client.start(Review, { orderId: 'browser-1' });
+    await waiting(run.runId);
+    await page.getByTestId('nav-runs').click();
+    const row = page.locator(`[data-testid=run-row][data-run-id="${run.runId}"]`);
+    await expect(row.getByTestId('wait-reason').innerText()).resolves.toMatch(/signal\s+approval/);
+    await shot('runs');
+    await row.locator('a').first().click();
+    await expect(page.getByTestId('run-status').innerText()).resolves.toBe('waiting');
+    await expect(page.getByTestId('signal-name').inputValue()).resolves.toBe('approval');
+
+    // The JSON Schema of the signal is checked before sending: the error shows inline, nothing is sent.
+    await page.getByTestId('signal-payload').fill('{ "approved": "yes" }');
+    await expect(page.getByTestId('signal-error').innerText()).resolves.toMatch(/approved|by/);
+    await expect(page.getByTestId('signal-send').isDisabled()).resolves.toBe(true);
+    expect(await db.count('signals', 'run_id = $1', [run.runId])).toBe(0);
+
+    await page.getByTestId('signal-payload').fill('{ "approved": true, "by": "operator" }');
+    await page.getByTestId('signal-send').click();
+    await page.locator('[data-testid=run-status]', { hasText: 'completed' }).waitFor({ timeout: 10_000 });
+    expect(await run.result()).toMatchObject({ approval: { approved: true, by: 'operator' } });
+    await page.getByTestId('tab-journal').click();
+    await page.getByTestId('journal-step').first().waitFor();
+    await shot('run-detail');
+  });
+
+  it('shows the server\'s validation error inline when only the server can tell', async () => {
+    const run = await t.client.start(RefundReview, null);
+    await waiting(run.runId);
+    await page.goto(`${t.url}/durable/#/runs/${encodeURIComponent(run.runId)}`);
+    await page.getByTestId('signal-payload').fill('{ "amount": 7 }');
+    await page.getByTestId('signal-send').click();
+    await expect(page.getByTestId('signal-error').innerText()).resolves.toContain('amount must be a multiple of 5');
+    expect(await db.count('signals', 'run_id = $1', [run.runId])).toBe(0);
+  });
+
+  it('resumes several sleeping runs at once with a bulk action, each outcome reported', async () => {
+    const runs = [await t.client.start(NapLong, null), await t.client.start(NapLong, null)];
+    for (const run of runs) await waiting(run.runId);
+    await page.goto(`${t.url}/durable/#/runs?status=waiting&workflow=nap-long`);
+    for (const run of runs) await page.locator(`[data-testid=run-row][data-run-id="${run.runId}"]`).getByTestId('select-run').check();
+    await page.getByTestId('bulk-resume').click();
+    await page.getByTestId('confirm').click();
+    await page.getByTestId('bulk-results').waitFor();
+    for (const run of runs) {
+      await expect(page.locator(`[data-testid=bulk-result][data-run-id="${run.runId}"]`).getAttribute('data-outcome')).resolves.toBe('accepted');
+      await expect(run.result({ timeout: '10s' })).resolves.toBe('rested');
+    }
+  });
+
+  it('renders payloads holding markup and script as inert text', async () => {
+    const hostile = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">';
+    const run = await t.client.start(Review, { orderId: 'xss', note: hostile });
+    await page.goto(`${t.url}/durable/#/runs/${encodeURIComponent(run.runId)}`);
+    const payload = page.getByTestId('payload').first();
+    await expect(payload.innerText()).resolves.toContain(JSON.stringify(hostile)); // as JSON text, quotes escaped
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.locator('img[src="x"]').count()).toBe(0);
+    await t.client.cancel(run.runId);
+  });
+
+  it('takes the screenshots of the main pages for the docs', async () => {
+    const parent = await t.client.start(ParentOfReview, { orderId: 'shot' });
+    await waiting(parent.runId);
+    await page.goto(`${t.url}/durable/#/`);
+    await page.getByTestId('stat-waiting').waitFor();
+    await shot('overview');
+    await page.getByTestId('nav-workflows').click();
+    await page.getByTestId('workflow').first().waitFor();
+    await shot('workflows');
+  });
+});
