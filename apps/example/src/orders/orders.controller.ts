@@ -23,6 +23,7 @@ export class OrdersController {
     const order = await this.orders.find(id);
     if (!order) throw new NotFoundException(`No order ${id}.`);
     const run = await this.workflows.getRun(orderRunId(id));
-    return { order, run: { status: run.status, waiting: run.waiting, output: run.output } };
+    const payments = await this.orders.payments(id);
+    return { order, payments, run: { runId: run.runId, status: run.status, waiting: run.waiting, output: run.output } };
   }
 }

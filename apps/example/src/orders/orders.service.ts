@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Step, WorkflowClient } from 'nestjs-durable';
+import { Payment } from '../payments/payment.entity';
 import { Order, OrderStatus } from './order.entity';
 import { orderRunId } from './order.contracts';
 import { FulfillOrder } from './fulfill-order.workflow';
@@ -30,6 +31,11 @@ export class OrdersService {
 
   find(orderId: string): Promise<Order | null> {
     return this.db.getRepository(Order).findOneBy({ id: orderId });
+  }
+
+  /** What the payment provider recorded for the order: one charge, however the run was interrupted. */
+  payments(orderId: string): Promise<Payment[]> {
+    return this.db.getRepository(Payment).find({ where: { orderId }, order: { createdAt: 'ASC' } });
   }
 
   @Step('set-status', { key: (_orderId: string, status: OrderStatus) => status })
