@@ -69,7 +69,7 @@ const exported = [WorkflowClient, SignalService, DURABLE_DATA_SOURCE, WorkflowRe
 
 /**
  * Durable workflows for a Nest application. Import once, in the root module; it is global, so every
- * module can inject WorkflowClient and SignalService, and every @Workflow provider is discovered.
+ * module can inject WorkflowClient and SignalService, and every workflow provider is discovered.
  */
 @Global()
 @Module({})

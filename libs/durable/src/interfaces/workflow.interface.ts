@@ -60,6 +60,7 @@ export interface ChannelMessage<T> {
 
 export interface ChildHandle<O> {
   readonly runId: string;
+  /** The child's output, memoized in the parent's journal; ChildWorkflowFailedError when it failed or was cancelled. */
   result(): Promise<O>;
 }
 
@@ -71,13 +72,22 @@ export interface WorkflowContext {
   readonly workflow: string;
   /** 1 + the failed executions so far (wakes and replays do not count). */
   readonly attempt: number;
+  /** An inline step: `fn` runs once; its stored outcome is returned on every later execution. */
   step<T>(name: string, fn: () => T | Promise<T>, options?: StepOptions): Promise<T>;
+  /** A durable timer: the wake instant is journaled once; a resumed run waits only the remainder. */
   sleep(name: string, duration: Duration): Promise<void>;
+  /** A durable timer to an instant; an instant in the past does not wait. */
   sleepUntil(name: string, at: Date): Promise<void>;
+  /** Await: the payload of the signal (buffered deliveries resolve at once); the run parks until it comes. */
   waitForSignal<T>(signal: SignalRef<T>): Promise<T>;
+  /** AwaitFor: the signal raced against a deadline journaled once as now() + timeout; whichever wins is final. */
   waitForSignal<T>(signal: SignalRef<T>, opts: { timeout: Duration }): Promise<SignalOutcome<T>>;
+  /** The oldest un-acked message of the channel; writes nothing; parks while the channel is empty. */
   receive<T>(channel: ChannelRef<T>): Promise<ChannelMessage<T>>;
+  /** Journals the message as consumed: receive moves past it, in this execution and every later one. */
   ack(channel: ChannelRef<unknown>, key: string): Promise<void>;
+  /** Spawns a child run memoized by `step`: a replay reattaches to the same child, never a second one. */
   startChild<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: { step: string }): Promise<ChildHandle<O>>;
+  /** Fan-in: resolves like Promise.all; the first unfinished child parks the parent. */
   all<T extends readonly ChildHandle<unknown>[]>(handles: T): Promise<{ [K in keyof T]: ChildResult<T[K]> }>;
 }
