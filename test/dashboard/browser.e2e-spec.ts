@@ -107,7 +107,7 @@ describe('dashboard in a real browser', () => {
     await page.goto(`${t.url}/durable/#/runs/${encodeURIComponent(run.runId)}`);
     const payload = page.getByTestId('payload').first();
     await expect(payload.innerText()).resolves.toContain(JSON.stringify(hostile)); // as JSON text, quotes escaped
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await page.locator('img[src="x"]').count()).toBe(0);
     await t.client.cancel(run.runId);
   });

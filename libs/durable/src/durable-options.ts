@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from './errors';
-import type { DashboardOptions, DurableModuleOptions } from './interfaces';
+import type { DashboardOptions, DurableModuleOptions, RetentionOptions } from './interfaces';
+import { toMs } from './runtime/duration';
 import { tablesFor } from './persistence/tables';
 
 /** Module options with every default filled in and every value checked. */
@@ -13,6 +14,19 @@ export interface ResolvedDurableOptions {
   inlineWaitMs: number;
   shutdownGraceMs: number;
   dashboard: (DashboardOptions & { path: string }) | false;
+  retention: ResolvedRetention | false;
+  metrics: { registry?: unknown; prefix: string } | false;
+  statementTimeoutMs: number;
+  idleInTransactionTimeoutMs: number;
+}
+
+export interface ResolvedRetention {
+  /** Age in ms after which a run that ended so is deleted; undefined keeps it. */
+  completed?: number;
+  failed?: number;
+  cancelled?: number;
+  intervalMs: number;
+  batchSize: number;
 }
 
 /** Fills defaults and fails the boot, with the fix, on any option that cannot work. */
@@ -34,7 +48,13 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
     inlineWaitMs: options.inlineWaitMs ?? 2_000,
     shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
     dashboard: resolveDashboard(options.dashboard),
+    retention: resolveRetention(options.retention),
+    metrics: options.metrics ? { registry: options.metrics.registry, prefix: options.metrics.prefix ?? 'durable_' } : false,
+    statementTimeoutMs: options.statementTimeoutMs ?? 60_000,
+    idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs ?? 60_000,
   };
+  positiveInteger('statementTimeoutMs', resolved.statementTimeoutMs, 0, 86_400_000);
+  positiveInteger('idleInTransactionTimeoutMs', resolved.idleInTransactionTimeoutMs, 0, 86_400_000);
   positiveInteger('worker.concurrency', resolved.worker.concurrency, 1, 10_000);
   positiveInteger('leaseMs', resolved.leaseMs, 1_000, 86_400_000);
   positiveInteger('inlineWaitMs', resolved.inlineWaitMs, 0, resolved.leaseMs / 2);
@@ -69,4 +89,22 @@ function resolveDashboard(dashboard: DashboardOptions | false | undefined): (Das
   const path = (dashboard.path ?? '/durable').replace(/\/+$/, '');
   if (!PATH.test(path)) throw new InvalidArgumentError(`dashboard.path "${dashboard.path}" must look like "/durable" or "/ops/durable" (letters, digits, . _ ~ -).`);
   return { ...dashboard, path };
+}
+
+function resolveRetention(retention: RetentionOptions | false | undefined): ResolvedRetention | false {
+  if (!retention) return false;
+  const age = (kind: 'completed' | 'failed' | 'cancelled') => (retention[kind] === undefined ? undefined : toMs(retention[kind]!, `retention.${kind}`));
+  const resolved: ResolvedRetention = {
+    completed: age('completed'),
+    failed: age('failed'),
+    cancelled: age('cancelled'),
+    intervalMs: retention.intervalMs ?? 60_000,
+    batchSize: retention.batchSize ?? 500,
+  };
+  if (resolved.completed === undefined && resolved.failed === undefined && resolved.cancelled === undefined) {
+    throw new InvalidArgumentError('retention needs at least one age: { completed: \'30d\', failed: \'90d\', cancelled: \'30d\' } (a kind left out is kept forever).');
+  }
+  positiveInteger('retention.intervalMs', resolved.intervalMs, 100, 86_400_000);
+  positiveInteger('retention.batchSize', resolved.batchSize, 1, 100_000);
+  return resolved;
 }

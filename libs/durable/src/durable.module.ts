@@ -22,6 +22,8 @@ import { DurableWorker } from './worker/durable.worker';
 import { WakeBus } from './worker/wake-bus';
 import { WakeListener } from './worker/wake-listener';
 import { WakeSweeper } from './worker/wake-sweeper';
+import { RetentionService } from './worker/retention.service';
+import { RetentionRepository } from './persistence/retention.repository';
 import { DashboardAuthGuard } from './dashboard/dashboard-auth.guard';
 import { DashboardBodyLimit } from './dashboard/dashboard-body-limit';
 import { dashboardControllers } from './dashboard/dashboard-mount';
@@ -49,6 +51,8 @@ const providers: Provider[] = [
   repository(JournalRepository),
   repository(DeliveryRepository),
   repository(RunControlRepository),
+  repository(RetentionRepository),
+  RetentionService,
   DbClock,
   WakeBus,
   WorkflowRegistry,

@@ -1,5 +1,6 @@
 import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import type { Duration } from './duration.interface';
 import type { PostgresDataSourceOptions as TypeOrmPostgresOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions';
 
 export type PostgresDataSourceOptions = Omit<TypeOrmPostgresOptions, 'entities' | 'migrations'>;
@@ -24,6 +25,34 @@ export interface DurableModuleOptions {
   shutdownGraceMs?: number;
   /** The operator dashboard and its REST API; default false (not mounted). */
   dashboard?: DashboardOptions | false;
+  /** Deletes finished runs and their journal once they are older than these ages; default false (keep everything). */
+  retention?: RetentionOptions | false;
+  /** Prometheus metrics through prom-client (an optional peer); default false. */
+  metrics?: MetricsOptions | false;
+  /**
+   * Server-side timeouts of the module's own connections (when `connection` is a URL or options; an
+   * application's DataSource keeps its own settings). Defaults: 60 000 ms each.
+   */
+  statementTimeoutMs?: number;
+  idleInTransactionTimeoutMs?: number;
+}
+
+/** What the scheduled cleanup keeps, by how a run ended. A kind left out is kept forever. */
+export interface RetentionOptions {
+  completed?: Duration;
+  failed?: Duration;
+  cancelled?: Duration;
+  /** How often the cleanup runs (one instance at a time); default 60 000 ms. */
+  intervalMs?: number;
+  /** Runs deleted per transaction, so the cleanup never holds long locks; default 500. */
+  batchSize?: number;
+}
+
+export interface MetricsOptions {
+  /** The prom-client Registry to register in; default prom-client's global `register`. */
+  registry?: unknown;
+  /** Metric name prefix; default `durable_`. */
+  prefix?: string;
 }
 
 /** Options of the dashboard (UI at `path`, REST API at `${path}/api`). */

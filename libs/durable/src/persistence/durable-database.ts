@@ -17,7 +17,10 @@ export class DurableDatabase {
     private readonly owned: boolean,
   ) {}
 
-  static async open(options: Pick<DurableModuleOptions, 'connection' | 'schema'>, poolSize: number): Promise<DurableDatabase> {
+  static async open(
+    options: Pick<DurableModuleOptions, 'connection' | 'schema' | 'statementTimeoutMs' | 'idleInTransactionTimeoutMs'>,
+    poolSize: number,
+  ): Promise<DurableDatabase> {
     const tables = tablesFor(options.schema ?? 'durable');
     const { connection } = options;
     if (connection instanceof DataSource) {
@@ -34,7 +37,13 @@ export class DurableDatabase {
       migrations: [],
       synchronize: false,
       migrationsRun: false,
-      extra: { max: poolSize, ...(typeof connection === 'object' ? connection.extra : {}) },
+      extra: {
+        max: poolSize,
+        // A stuck statement or a transaction left open must not hold locks on the hot rows forever.
+        statement_timeout: options.statementTimeoutMs,
+        idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs,
+        ...(typeof connection === 'object' ? connection.extra : {}),
+      },
     } as PostgresDataSourceOptions);
     await dataSource.initialize();
     return new DurableDatabase(dataSource, tables, true);

@@ -109,6 +109,15 @@ export class RunRepository {
     return (await this.db.query(this.sql.release, [owner, held.map((h) => h.id), held.map((h) => h.token)])).length;
   }
 
+  /** Runs due now that this application could claim (pending or waiting, wake time come). */
+  async countDue(workflows: string[]): Promise<number> {
+    const [row] = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${this.db.tables.runs} WHERE wake_at <= now() AND status IN ('pending', 'waiting') AND workflow = ANY($1::text[])`,
+      [workflows],
+    );
+    return row.n;
+  }
+
   /** The workflow and status of a run, without its payloads. */
   async brief(runId: string, manager?: EntityManager): Promise<{ workflow: string; status: RunStatus } | undefined> {
     const rows = await this.db.query<{ workflow: string; status: RunStatus }>(`SELECT workflow, status FROM ${this.db.tables.runs} WHERE id = $1`, [runId], manager);

@@ -86,6 +86,25 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     this.spawn(run);
   }
 
+  /**
+   * Claims and executes everything due, again and again, until nothing is due and nothing executes
+   * here. For tests and scripts; a running application does this by itself.
+   */
+  async drain(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      this.nudge();
+      await this.claiming;
+      if (this.executions.size) {
+        await Promise.allSettled([...this.executions]);
+        continue;
+      }
+      if (!(await this.runs.countDue(this.registry.names()))) return;
+      if (Date.now() > deadline) throw new Error(`drain() gave up after ${timeoutMs} ms: runs are still due (is the worker enabled, with free slots?).`);
+      await delay(10); // due, but not claimable yet (a lease being released): look again shortly
+    }
+  }
+
   /** Stops local executions of runs whose lease another action took (a cancel made here). */
   revoke(runIds: Iterable<string>): void {
     for (const id of runIds) this.held.get(id)?.markLost();

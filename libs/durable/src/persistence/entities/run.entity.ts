@@ -21,6 +21,8 @@ export interface RunRow {
   wakeSeq: string;
   parentId: string | null;
   parentStep: string | null;
+  /** The W3C trace context of whoever started the run. */
+  traceContext: string | null;
   createdAt: Date;
   updatedAt: Date;
   finishedAt: Date | null;
@@ -50,6 +52,7 @@ export const runEntity = (schema: string) =>
       wakeSeq: { name: 'wake_seq', type: 'bigint', default: 0 },
       parentId: { name: 'parent_id', type: 'text', nullable: true },
       parentStep: { name: 'parent_step', type: 'text', nullable: true },
+      traceContext: { name: 'trace_context', type: 'text', nullable: true },
       createdAt: { name: 'created_at', type: 'timestamptz', default: () => 'now()' },
       updatedAt: { name: 'updated_at', type: 'timestamptz', default: () => 'now()' },
       finishedAt: { name: 'finished_at', type: 'timestamptz', nullable: true },
@@ -62,5 +65,6 @@ export const runEntity = (schema: string) =>
       { name: 'runs_workflow_idx', columns: ['workflow', 'seq'] },
       { name: 'runs_waiting_idx', columns: ['waitKind', 'waitName'], where: `status = 'waiting'` },
       { name: 'runs_parent_idx', columns: ['parentId'], where: 'parent_id IS NOT NULL' },
+      { name: 'runs_finished_idx', columns: ['finishedAt'], where: 'finished_at IS NOT NULL' },
     ],
   });

@@ -1,4 +1,5 @@
 import { InitialSchema1732900000000 } from './1732900000000-initial-schema';
+import { Operations1732900000001 } from './1732900000001-operations';
 
 /** Every migration of the library, oldest first. */
-export const DURABLE_MIGRATIONS = [InitialSchema1732900000000];
+export const DURABLE_MIGRATIONS = [InitialSchema1732900000000, Operations1732900000001];

@@ -1,0 +1,98 @@
+import { INestApplicationContext, ModuleMetadata, Type } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { randomBytes } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { SignalService } from '../client/signal.service';
+import { WorkflowClient } from '../client/workflow.client';
+import { DURABLE_DATA_SOURCE } from '../durable.constants';
+import { DurableModule } from '../durable.module';
+import { InvalidArgumentError } from '../errors';
+import type { DurableModuleOptions, RunView, WaitReason } from '../interfaces';
+import { tablesFor } from '../persistence/tables';
+import { DurableWorker } from '../worker/durable.worker';
+import { DurableTestClock } from './durable-test-clock';
+
+export interface DurableTestingOptions extends Pick<ModuleMetadata, 'imports' | 'providers'> {
+  /** The database; default DATABASE_URL. Every test module gets a fresh schema in it, dropped at close(). */
+  connection?: string;
+  /** DurableModule options to override (the schema is always the test's own). */
+  options?: Partial<Omit<DurableModuleOptions, 'schema' | 'connection'>>;
+}
+
+/**
+ * Your workflows in a jest test, against a real PostgreSQL: a schema of the test's own, a clock to
+ * advance (a 7-day sleep fires in milliseconds), and drain() to run everything due. Waits always park
+ * (inlineWaitMs 0) and nothing is swept behind your back, so a test decides when time passes.
+ *
+ *   const durable = await DurableTestingModule.create({ providers: [Onboarding, Mailer] });
+ *   const run = await durable.client.start(Onboarding, { email });
+ *   await durable.drain();
+ *   expect(await durable.waitReason(run.runId)).toMatchObject({ kind: 'signal', name: 'email-verified' });
+ *   await durable.clock.advance('7d');
+ *   expect(await run.result()).toBe('gave up');
+ *   await durable.close();
+ */
+export class DurableTestingModule {
+  readonly client: WorkflowClient;
+  readonly signals: SignalService;
+  readonly clock: DurableTestClock;
+  private readonly worker: DurableWorker;
+
+  private constructor(
+    readonly app: INestApplicationContext,
+    readonly schema: string,
+  ) {
+    this.client = app.get(WorkflowClient);
+    this.signals = app.get(SignalService);
+    this.worker = app.get(DurableWorker);
+    this.clock = new DurableTestClock(app.get<DataSource>(DURABLE_DATA_SOURCE), tablesFor(schema), () => this.drain());
+  }
+
+  static async create(options: DurableTestingOptions = {}): Promise<DurableTestingModule> {
+    const connection = options.connection ?? process.env.DATABASE_URL;
+    if (!connection) throw new InvalidArgumentError('DurableTestingModule needs a database: pass `connection` or set DATABASE_URL.');
+    const schema = `test_${randomBytes(6).toString('hex')}`;
+    const moduleRef = await Test.createTestingModule({
+      imports: [DurableModule.forRoot({ inlineWaitMs: 0, sweeper: false, ...options.options, connection, schema }), ...(options.imports ?? [])],
+      providers: options.providers ?? [],
+    }).compile();
+    const app = await moduleRef.init();
+    return new DurableTestingModule(app, schema);
+  }
+
+  get<T>(type: Type<T> | string | symbol): T {
+    return this.app.get(type);
+  }
+
+  /** Runs everything due now (and what that makes due), until nothing is left to do. */
+  drain(): Promise<void> {
+    return this.worker.drain();
+  }
+
+  /** After a drain: what the run waits for, or undefined when it does not wait. */
+  async waitReason(runId: string): Promise<WaitReason | undefined> {
+    await this.drain();
+    return (await this.client.getRun(runId)).waiting;
+  }
+
+  /** After a drain: the run as it stands. */
+  async run(runId: string): Promise<RunView> {
+    await this.drain();
+    return this.client.getRun(runId);
+  }
+
+  /** Closes the application and drops the test's schema. */
+  async close(): Promise<void> {
+    const dataSource = this.app.get<DataSource>(DURABLE_DATA_SOURCE);
+    const drop = `DROP SCHEMA IF EXISTS "${this.schema}" CASCADE`;
+    const { DataSource: Source } = await import('typeorm');
+    const options = dataSource.options;
+    await this.app.close();
+    const cleaner = await new Source({ ...options, entities: [], migrations: [] } as never).initialize();
+    try {
+      await cleaner.query(drop);
+    } finally {
+      await cleaner.destroy();
+    }
+  }
+}

@@ -1,0 +1,50 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { DURABLE_OPTIONS } from '../durable.constants';
+import type { ResolvedDurableOptions } from '../durable-options';
+import { RetentionRepository } from '../persistence/retention.repository';
+
+/** The scheduled cleanup of finished runs (the `retention` option), on an interval of @nestjs/schedule. */
+@Injectable()
+export class RetentionService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('DurableRetention');
+  private running?: Promise<number>;
+
+  constructor(
+    @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
+    private readonly scheduler: SchedulerRegistry,
+    private readonly retention: RetentionRepository,
+  ) {}
+
+  private get name(): string {
+    return `nestjs-durable:retention:${this.options.schema}`;
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.options.retention || !this.options.worker.enabled) return;
+    const timer = setInterval(() => void this.cleanup().catch((error) => this.logger.warn(`Cleanup failed: ${(error as Error).message}`)), this.options.retention.intervalMs);
+    timer.unref();
+    this.scheduler.addInterval(this.name, timer);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    if (this.scheduler.doesExist('interval', this.name)) this.scheduler.deleteInterval(this.name);
+    await this.running?.catch(() => undefined);
+  }
+
+  /** Deletes every finished run past its age, batch by batch; returns how many (0 when another instance is at it). */
+  cleanup(): Promise<number> {
+    const retention = this.options.retention;
+    if (!retention) return Promise.resolve(0);
+    this.running ??= (async () => {
+      let total = 0;
+      for (;;) {
+        const deleted = await this.retention.deleteBatch(retention);
+        if (deleted === null) return total;
+        total += deleted;
+        if (deleted < retention.batchSize) return total;
+      }
+    })().finally(() => (this.running = undefined));
+    return this.running;
+  }
+}
