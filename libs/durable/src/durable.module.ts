@@ -17,6 +17,8 @@ import { runDurableMigrations } from './persistence/migrator';
 import { RunControlRepository } from './persistence/run-control.repository';
 import { RunRepository } from './persistence/run.repository';
 import { DbClock } from './runtime/db-clock';
+import { DurableHealth } from './health/durable-health';
+import { DurableTelemetry } from './observability/durable-telemetry';
 import { Executor } from './runtime/executor';
 import { DurableWorker } from './worker/durable.worker';
 import { WakeBus } from './worker/wake-bus';
@@ -54,6 +56,7 @@ const providers: Provider[] = [
   repository(RetentionRepository),
   RetentionService,
   DbClock,
+  DurableTelemetry,
   WakeBus,
   WorkflowRegistry,
   DurableMetadataAccessor,
@@ -65,11 +68,12 @@ const providers: Provider[] = [
   RunStarter,
   WorkflowClient,
   SignalService,
+  DurableHealth,
 ];
 
 const dashboardProviders: Provider[] = [repository(DashboardRepository), DashboardService, DashboardAuthGuard, DashboardBodyLimit];
 
-const exported = [WorkflowClient, SignalService, DURABLE_DATA_SOURCE, WorkflowRegistry];
+const exported = [WorkflowClient, SignalService, DURABLE_DATA_SOURCE, WorkflowRegistry, DurableHealth, RetentionService, DurableTelemetry];
 
 /**
  * Durable workflows for a Nest application. Import once, in the root module; it is global, so every

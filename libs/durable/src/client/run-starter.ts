@@ -10,6 +10,7 @@ import type { ChildStarter } from '../runtime/child-starter';
 import { Executor } from '../runtime/executor';
 import { serializePayload } from '../runtime/serializer';
 import { DurableWorker } from '../worker/durable.worker';
+import { DurableTelemetry } from '../observability/durable-telemetry';
 
 export interface StartArgs {
   workflow: RegisteredWorkflow;
@@ -33,6 +34,7 @@ export class RunStarter implements ChildStarter, OnModuleInit {
     private readonly worker: DurableWorker,
     private readonly executor: Executor,
     @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
+    private readonly telemetry: DurableTelemetry,
   ) {}
 
   onModuleInit(): void {
@@ -49,7 +51,10 @@ export class RunStarter implements ChildStarter, OnModuleInit {
     let started: ClaimedRun | 'pending' | null;
     try {
       started = await this.runs.start(
-        { id: runId, workflow: args.workflow.name, input, claimBy, leaseMs: this.options.leaseMs, parentId: args.parentId, parentStep: args.parentStep, actor: args.actor },
+        {
+          id: runId, workflow: args.workflow.name, input, claimBy, leaseMs: this.options.leaseMs, parentId: args.parentId, parentStep: args.parentStep,
+          actor: args.actor, traceContext: this.telemetry.tracing.captureContext(),
+        },
         args.manager,
       );
     } catch (error) {
@@ -62,6 +67,7 @@ export class RunStarter implements ChildStarter, OnModuleInit {
       if (existing !== undefined && existing !== args.workflow.name) throw new RunConflictError(runId, existing, args.workflow.name);
       return { runId, created: false };
     }
+    this.telemetry.metrics?.started.inc({ workflow: args.workflow.name });
     if (started !== 'pending') this.worker.runReserved(started);
     else if (!args.manager) this.worker.nudge();
     return { runId, created: true };

@@ -11,6 +11,7 @@ import { checkName } from '../schema/define-signal';
 import { validatePayload } from '../schema/payload-validator';
 import { DurableWorker } from '../worker/durable.worker';
 import { WakeBus } from '../worker/wake-bus';
+import { DurableTelemetry } from '../observability/durable-telemetry';
 
 /**
  * Delivers signals and channel messages into runs, from any process: at-least-once transport in,
@@ -25,11 +26,16 @@ export class SignalService {
     private readonly deliveries: DeliveryRepository,
     private readonly worker: DurableWorker,
     private readonly bus: WakeBus,
+    private readonly telemetry: DurableTelemetry,
   ) {}
 
   /** Journals the signal at most once per (run, name): the first payload wins; a redelivery is `accepted: false`. */
   async signal<T>(runId: string, signal: SignalRef<T>, payload: T, opts: TxOptions & ActorOptions = {}): Promise<SignalDelivery> {
     const name = checkName(typeof signal === 'string' ? signal : signal?.name, 'signal');
+    return this.traced(`durable.signal ${name}`, runId, { 'durable.signal': name }, () => this.deliverSignal(runId, name, signal, payload, opts));
+  }
+
+  private async deliverSignal<T>(runId: string, name: string, signal: SignalRef<T>, payload: T, opts: TxOptions & ActorOptions): Promise<SignalDelivery> {
     const workflow = await this.workflowOf(runId, opts.manager);
     declaredName(workflow, 'signal', name);
     const schema = workflow.signals?.get(name)?.schema ?? (typeof signal === 'object' ? signal.schema : undefined);
@@ -44,6 +50,10 @@ export class SignalService {
   async send<T>(runId: string, channel: ChannelRef<T>, key: string, payload: T, opts: TxOptions & ActorOptions = {}): Promise<MessageDelivery> {
     const name = checkName(typeof channel === 'string' ? channel : channel?.name, 'channel');
     checkName(key, 'message key');
+    return this.traced(`durable.send ${name}`, runId, { 'durable.channel': name, 'durable.message_key': key }, () => this.sendMessage(runId, name, key, channel, payload, opts));
+  }
+
+  private async sendMessage<T>(runId: string, name: string, key: string, channel: ChannelRef<T>, payload: T, opts: TxOptions & ActorOptions): Promise<MessageDelivery> {
     const workflow = await this.workflowOf(runId, opts.manager);
     declaredName(workflow, 'channel', name);
     const schema = workflow.channels?.get(name)?.schema ?? (typeof channel === 'object' ? channel.schema : undefined);
@@ -52,6 +62,20 @@ export class SignalService {
     const result = this.settled(runId, await this.deliveries.send(runId, name, key, encoded, opts.actor ?? 'api', opts.manager));
     if (result.woken && !opts.manager) this.wakeHere(runId);
     return { runId, channel: name, key, accepted: result.accepted, seq: result.seq };
+  }
+
+  private async traced<R extends { accepted: boolean }>(name: string, runId: string, attributes: Record<string, string>, deliver: () => Promise<R>): Promise<R> {
+    const span = this.telemetry.tracing.start(name, { 'durable.run_id': String(runId), ...attributes });
+    try {
+      const delivery = await span.within(deliver);
+      span.set({ 'durable.accepted': delivery.accepted });
+      return delivery;
+    } catch (error) {
+      span.fail(error);
+      throw error;
+    } finally {
+      span.end();
+    }
   }
 
   private async workflowOf(runId: string, manager?: EntityManager) {

@@ -23,6 +23,10 @@ export interface ClaimedRun {
   leaseToken: string;
   /** Known when the run was started here: nothing is journaled yet, so the load can be skipped. */
   fresh?: boolean;
+  /** The starter's trace context (W3C), so the run's spans join its trace. */
+  traceContext?: string | null;
+  /** Seconds between the run's wake time and its claim. */
+  lateness?: number;
   wakeSeq?: string;
 }
 
@@ -35,6 +39,7 @@ export interface StartRunArgs {
   parentId?: string;
   parentStep?: string;
   actor: string;
+  traceContext: string | null;
 }
 
 export interface WaitSpec {
@@ -66,21 +71,26 @@ export class RunRepository {
     const rows = await this.db.query<{ id: string; lease_token: string; wake_seq: string; attempt: number }>(
       this.sql.start,
       [args.id, args.workflow, args.claimBy ? 'running' : 'pending', args.input, args.claimBy ?? null, args.leaseMs,
-        args.parentId ?? null, args.parentStep ?? null, args.actor, this.sql.channel],
+        args.parentId ?? null, args.parentStep ?? null, args.actor, this.sql.channel, args.traceContext],
       manager,
     );
     const row = rows[0];
     if (!row) return null;
     if (!args.claimBy) return 'pending';
-    return { id: row.id, workflow: args.workflow, input: args.input, attempt: row.attempt, attemptBase: 0, leaseToken: row.lease_token, fresh: true, wakeSeq: row.wake_seq };
+    return {
+      id: row.id, workflow: args.workflow, input: args.input, attempt: row.attempt, attemptBase: 0, leaseToken: row.lease_token,
+      fresh: true, wakeSeq: row.wake_seq, traceContext: args.traceContext,
+    };
   }
 
   async claim(owner: string, leaseMs: number, limit: number, workflows: string[]): Promise<ClaimedRun[]> {
-    const rows = await this.db.query<{ id: string; workflow: string; input: string | null; attempt: number; attempt_base: number; lease_token: string }>(
-      this.sql.claim,
-      [owner, leaseMs, limit, workflows],
-    );
-    return rows.map((r) => ({ id: r.id, workflow: r.workflow, input: r.input, attempt: r.attempt, attemptBase: r.attempt_base, leaseToken: r.lease_token }));
+    const rows = await this.db.query<{
+      id: string; workflow: string; input: string | null; attempt: number; attempt_base: number; lease_token: string; trace_context: string | null; lateness: number;
+    }>(this.sql.claim, [owner, leaseMs, limit, workflows]);
+    return rows.map((r) => ({
+      id: r.id, workflow: r.workflow, input: r.input, attempt: r.attempt, attemptBase: r.attempt_base, leaseToken: r.lease_token,
+      traceContext: r.trace_context, lateness: Number(r.lateness),
+    }));
   }
 
   /** True when parked; false when the lease is gone or a delivery moved wake_seq (see parkRunSql). */
@@ -107,6 +117,18 @@ export class RunRepository {
   async release(owner: string, held: Array<{ id: string; token: string }>): Promise<number> {
     if (!held.length) return 0;
     return (await this.db.query(this.sql.release, [owner, held.map((h) => h.id), held.map((h) => h.token)])).length;
+  }
+
+  /** Waiting runs by reason kind, and runs overdue by more than `overdueMs` (for the metrics' gauges). */
+  async waitingFigures(overdueMs: number): Promise<{ waiting: Record<string, number>; overdue: number }> {
+    const [row] = await this.db.query<{ waiting: Array<{ kind: string; n: number }>; overdue: number }>(
+      `SELECT (SELECT COALESCE(json_agg(json_build_object('kind', wait_kind, 'n', n)), '[]') FROM (SELECT wait_kind, count(*)::int AS n FROM ${this.db.tables.runs} WHERE status = 'waiting' GROUP BY wait_kind) k) AS waiting,
+              (SELECT count(*)::int FROM ${this.db.tables.runs} WHERE wake_at < now() - $1 * interval '1 millisecond') AS overdue`,
+      [overdueMs],
+    );
+    const waiting = Object.fromEntries(WAIT_KINDS.map((kind) => [kind, 0]));
+    for (const { kind, n } of row.waiting) if (kind) waiting[kind] = n;
+    return { waiting, overdue: row.overdue };
   }
 
   /** Runs due now that this application could claim (pending or waiting, wake time come). */

@@ -13,6 +13,7 @@ import { backoffMs, NO_RETRY, resolveRetryPolicy, ResolvedRetryPolicy } from './
 import { runScope } from './run-scope';
 import { deserialize, serialize } from './serializer';
 import type { ChildStarter } from './child-starter';
+import type { DurableTelemetry } from '../observability/durable-telemetry';
 
 /** How one execution of `run()` ended. */
 export type ExecutionOutcome =
@@ -28,6 +29,7 @@ export interface ExecutionDeps {
   registry: WorkflowRegistry;
   children: ChildStarter;
   inlineWaitMs: number;
+  telemetry: DurableTelemetry;
 }
 
 /** A step's options with its retry policy settled (done once per @Step method, at boot). */
@@ -147,17 +149,26 @@ export class Execution {
 
   private async runFresh<T>(key: string, fn: () => T | Promise<T>, options: ResolvedStepOptions): Promise<T> {
     const startedAt = new Date();
+    const { tracing, metrics } = this.deps.telemetry;
+    const span = tracing.start(`durable.step ${key}`, { 'durable.run_id': this.runId, 'durable.workflow': this.workflow.name, 'durable.step': key, 'durable.attempt': this.run.attempt });
     let step: StoredStep;
     let value: T | undefined;
     let failure: unknown;
     try {
-      value = await this.callWithRetry(key, fn, options);
+      value = await span.within(() => this.callWithRetry(key, fn, options));
       step = { outcome: 'ok', result: serialize(value, `The result of step "${key}"`), error: null };
     } catch (error) {
-      if (!isNonRetryable(error)) throw error; // not stored: the step runs again on the next attempt
+      span.fail(error);
+      metrics?.stepDuration.observe({ workflow: this.workflow.name, step: key, outcome: 'error' }, (Date.now() - startedAt.getTime()) / 1_000);
+      if (!isNonRetryable(error)) {
+        span.end();
+        throw error; // not stored: the step runs again on the next attempt
+      }
       failure = error;
       step = { outcome: 'error', result: null, error: errorInfo(error) };
     }
+    if (failure === undefined) metrics?.stepDuration.observe({ workflow: this.workflow.name, step: key, outcome: 'ok' }, (Date.now() - startedAt.getTime()) / 1_000);
+    span.end();
     const kept = await this.checkpoint(key, 'step', step, startedAt);
     if (kept !== step) return this.replay<T>(key, kept, options);
     if (failure !== undefined) throw failure;

@@ -15,6 +15,8 @@ import { backoffMs, ResolvedRetryPolicy } from './retry-policy';
 import { deserialize, serialize } from './serializer';
 import { DurableWorkflowContext } from './workflow-context';
 import type { ResolvedDurableOptions } from '../durable-options';
+import { DurableTelemetry } from '../observability/durable-telemetry';
+import type { SpanHandle } from '../observability/tracing';
 
 /**
  * Carries one claimed run through to its next resting state: executes `run()` against the journal,
@@ -33,6 +35,7 @@ export class Executor {
     private readonly journals: JournalRepository,
     private readonly bus: WakeBus,
     private readonly clock: DbClock,
+    private readonly telemetry: DurableTelemetry,
   ) {}
 
   /** Set by the run starter, which depends on the worker that depends on this executor. */
@@ -42,6 +45,25 @@ export class Executor {
 
   /** Resolves, when the run parked or backs off until a known instant, to that instant. */
   async execute(run: ClaimedRun, lease: Lease, actor: string): Promise<Date | undefined> {
+    if (run.lateness !== undefined) this.telemetry.metrics?.claimLatency.observe(Math.max(0, run.lateness));
+    const span = this.telemetry.tracing.start(
+      `durable.execution ${run.workflow}`,
+      { 'durable.run_id': run.id, 'durable.workflow': run.workflow, 'durable.attempt': run.attempt },
+      run.traceContext,
+    );
+    try {
+      const wakeAt = await span.within(() => this.executeInSpan(run, lease, actor, span));
+      if (lease.lost) span.set({ 'durable.outcome': 'lease-lost' });
+      return wakeAt;
+    } catch (error) {
+      span.fail(error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
+  private async executeInSpan(run: ClaimedRun, lease: Lease, actor: string, span: SpanHandle): Promise<Date | undefined> {
     const workflow = this.registry.resolve(run.workflow);
     const deps: ExecutionDeps = {
       journal: this.journals,
@@ -50,6 +72,7 @@ export class Executor {
       registry: this.registry,
       children: this.childStarter!,
       inlineWaitMs: this.options.inlineWaitMs,
+      telemetry: this.telemetry,
     };
     const input = deserialize(run.input);
     let journal = run.fresh ? Journal.empty(run.wakeSeq ?? '0') : await this.load(run.id);
@@ -60,6 +83,7 @@ export class Executor {
       const outcome = await execution.outcome;
       await execution.settleInflight();
       if (lease.lost) return;
+      span.set({ 'durable.outcome': outcome.type });
       switch (outcome.type) {
         case 'lost':
           return;
@@ -67,10 +91,19 @@ export class Executor {
           return this.complete(run, outcome.output, actor);
         case 'failed':
           return this.fail(run, outcome.error, workflow.retry, actor);
-        case 'park':
-          if (await this.runs.park(run, outcome.wait, journal.wakeSeq, actor)) return outcome.wait.wakeAt ?? undefined;
+        case 'park': {
+          const wait = this.telemetry.tracing.start(`durable.wait ${outcome.wait.reason.kind}`, {
+            'durable.run_id': run.id, 'durable.wait.kind': outcome.wait.reason.kind, 'durable.wait.name': outcome.wait.name ?? '',
+            ...(outcome.wait.wakeAt && { 'durable.wait.until': outcome.wait.wakeAt.toISOString() }),
+          });
+          const parked = await this.runs.park(run, outcome.wait, journal.wakeSeq, actor);
+          wait.set({ 'durable.parked': parked });
+          wait.end();
+          if (parked) return outcome.wait.wakeAt ?? undefined;
+          // A delivery moved wake_seq since our last look: re-execute with a fresh journal instead of parking.
           journal = await this.load(run.id);
           if (journal.leaseToken !== run.leaseToken) return; // taken over or cancelled meanwhile
+        }
       }
     }
   }
@@ -105,7 +138,9 @@ export class Executor {
   }
 
   private async end(run: ClaimedRun, status: 'completed' | 'failed', output: string | null, error: ErrorInfo | null, actor: string): Promise<undefined> {
-    if (await this.runs.finish(run, status, output, error, actor)) this.bus.finished(run.id);
+    if (!(await this.runs.finish(run, status, output, error, actor))) return undefined;
+    this.telemetry.metrics?.ended.inc({ workflow: run.workflow, status });
+    this.bus.finished(run.id);
     return undefined;
   }
 }

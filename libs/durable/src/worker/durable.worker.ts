@@ -9,6 +9,7 @@ import { delay } from '../runtime/execution';
 import { Executor } from '../runtime/executor';
 import { Lease } from '../runtime/lease';
 import { WakeTimer } from './wake-timer';
+import { DurableTelemetry } from '../observability/durable-telemetry';
 
 /**
  * This instance's worker: claims due runs while it has free slots, executes them, renews their
@@ -29,6 +30,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   private claiming?: Promise<void>;
   private renewTimer?: NodeJS.Timeout;
   private lastSweepAt?: Date;
+  private sweepPending = false;
   private readonly wakeTimer = new WakeTimer(() => this.nudge());
 
   constructor(
@@ -36,6 +38,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     private readonly runs: RunRepository,
     private readonly executor: Executor,
     private readonly registry: WorkflowRegistry,
+    private readonly telemetry: DurableTelemetry,
   ) {}
 
   get enabled(): boolean {
@@ -66,7 +69,13 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   /** The sweeper's tick: a claim pass, remembered for the operators' stats. */
   sweep(): void {
     this.lastSweepAt = new Date();
+    this.sweepPending = true;
     this.nudge();
+  }
+
+  /** When the sweeper last ticked here (undefined before its first tick). */
+  get lastSweep(): Date | undefined {
+    return this.lastSweepAt;
   }
 
   /** Takes a slot for a run this instance is about to start and execute itself; false when full. */
@@ -136,8 +145,11 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
           break;
         }
         let claimed: ClaimedRun[];
+        const timer = this.telemetry.metrics?.claimPassDuration.startTimer({ trigger: this.sweepPending ? 'sweep' : 'wake' });
+        this.sweepPending = false;
         try {
           claimed = await this.runs.claim(this.id, this.options.leaseMs, ask, this.registry.names());
+          timer?.();
         } catch (error) {
           this.logger.warn(`Claiming runs failed (the sweeper tries again): ${(error as Error).message}`);
           return;
@@ -157,6 +169,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
       .catch((error) => this.logger.error(`Executing run ${run.id} failed: ${(error as Error).message}`, (error as Error).stack))
       .finally(() => {
         if (this.held.get(run.id) === lease) this.held.delete(run.id);
+        if (lease.lost && this.accepting) this.telemetry.metrics?.leaseLosses.inc();
         this.executions.delete(execution);
         if (this.saturated) {
           this.saturated = false;

@@ -4,6 +4,7 @@ import { wakeChannel } from '../durable.constants';
 import { DurableDatabase } from '../persistence/durable-database';
 import { DurableWorker } from './durable.worker';
 import { WakeBus } from './wake-bus';
+import { DurableTelemetry } from '../observability/durable-telemetry';
 
 const MAX_BACKOFF_MS = 10_000;
 /** How the LISTEN session shows in pg_stat_activity (operators and tests find it by this). */
@@ -29,10 +30,23 @@ export class WakeListener implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly db: DurableDatabase,
     private readonly worker: DurableWorker,
     private readonly bus: WakeBus,
+    private readonly telemetry: DurableTelemetry,
   ) {}
 
   get listening(): boolean {
     return this.client !== undefined;
+  }
+
+  /** True when the LISTEN session answers and still listens on the wake channel (a round trip on it). */
+  async alive(): Promise<boolean> {
+    const client = this.client;
+    if (!client) return false;
+    try {
+      const { rows } = await client.query('SELECT pg_listening_channels() AS channel');
+      return rows.some((row: { channel: string }) => row.channel === wakeChannel(this.db.tables.schema));
+    } catch {
+      return false;
+    }
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -64,6 +78,7 @@ export class WakeListener implements OnApplicationBootstrap, BeforeApplicationSh
     this.client = client;
     if (this.failures > 0) {
       this.reconnects++;
+      this.telemetry.metrics?.listenReconnects.inc();
       this.logger.log('LISTEN connection re-established; sweeping for wakes sent meanwhile.');
       this.worker.sweep();
     }

@@ -9,7 +9,7 @@ import type { Tables } from '../tables';
  */
 export const claimRunsSql = (t: Tables) => `
 WITH due AS (
-  SELECT id, status, lease_owner FROM ${t.runs}
+  SELECT id, status, lease_owner, wake_at FROM ${t.runs}
   WHERE wake_at <= now() AND workflow = ANY($4::text[])
   ORDER BY wake_at
   LIMIT $3
@@ -19,11 +19,12 @@ WITH due AS (
   SET status = 'running', lease_owner = $1, lease_token = r.lease_token + 1,
       wake_at = now() + $2 * interval '1 millisecond', updated_at = now()
   FROM due WHERE r.id = due.id
-  RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, due.status AS previous_status, due.lease_owner AS previous_owner
+  RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context,
+            extract(epoch FROM now() - due.wake_at) AS lateness, due.status AS previous_status, due.lease_owner AS previous_owner
 ), history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail)
   SELECT id, CASE WHEN previous_status = 'running' THEN 'lease-taken-over' ELSE 'claimed' END, $1,
          jsonb_build_object('from', previous_status, 'previousOwner', previous_owner)
   FROM claimed
 )
-SELECT id, workflow, input, attempt, attempt_base, lease_token FROM claimed`;
+SELECT id, workflow, input, attempt, attempt_base, lease_token, trace_context, lateness FROM claimed`;

@@ -5,14 +5,14 @@ import type { Tables } from '../tables';
  * instance executes it at once, no claim round trip); 'pending' makes it due now and NOTIFYs, which
  * Postgres delivers only if and when the surrounding transaction commits.
  * $1 id, $2 workflow, $3 status, $4 input, $5 lease owner, $6 lease ms, $7 parent id, $8 parent step,
- * $9 actor, $10 wake channel.
+ * $9 actor, $10 wake channel, $11 trace context.
  */
 export const startRunSql = (t: Tables) => `
 WITH ins AS (
-  INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, lease_owner, lease_token, parent_id, parent_step)
+  INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, lease_owner, lease_token, parent_id, parent_step, trace_context)
   VALUES ($1, $2, $3, $4,
           CASE WHEN $3 = 'running' THEN now() + $6 * interval '1 millisecond' ELSE now() END,
-          $5, CASE WHEN $3 = 'running' THEN 1 ELSE 0 END, $7, $8)
+          $5, CASE WHEN $3 = 'running' THEN 1 ELSE 0 END, $7, $8, $11)
   ON CONFLICT (id) DO NOTHING
   RETURNING id, lease_token, wake_seq, attempt
 ), history AS (

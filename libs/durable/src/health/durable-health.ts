@@ -1,0 +1,56 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DURABLE_OPTIONS } from '../durable.constants';
+import type { ResolvedDurableOptions } from '../durable-options';
+import { DurableDatabase } from '../persistence/durable-database';
+import { DURABLE_MIGRATIONS } from '../persistence/migrations';
+import { DurableWorker } from '../worker/durable.worker';
+import { WakeListener } from '../worker/wake-listener';
+
+export interface DurableHealthReport {
+  healthy: boolean;
+  database: { up: boolean; error?: string };
+  migrations: { up: boolean; pending: string[] };
+  /** `disabled` on an instance whose worker is off (it listens for nothing). */
+  listener: { up: boolean | 'disabled' };
+  sweeper: { up: boolean | 'disabled'; lastSweepAt: string | null };
+}
+
+/**
+ * Whether this instance can do its work: the database answers, the library's migrations are all
+ * applied, the LISTEN session is alive, and the sweeper ticks. For a readiness probe; the terminus
+ * indicator in `nestjs-durable/health` reports it.
+ */
+@Injectable()
+export class DurableHealth {
+  private readonly bootedAt = Date.now();
+
+  constructor(
+    @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
+    private readonly db: DurableDatabase,
+    private readonly worker: DurableWorker,
+    private readonly listener: WakeListener,
+  ) {}
+
+  async check(): Promise<DurableHealthReport> {
+    const database = await this.db
+      .query<{ name: string }>(`SELECT name FROM "${this.db.tables.schema}".migrations`)
+      .then((rows) => ({ up: true, applied: new Set(rows.map((r) => r.name)) }))
+      .catch((error: Error) => ({ up: false, error: error.message, applied: new Set<string>() }));
+    const pending = database.up ? DURABLE_MIGRATIONS.map((m) => m.name).filter((name) => !database.applied.has(name)) : [];
+    const working = this.worker.enabled;
+    const listener = working ? await this.listener.alive() : ('disabled' as const);
+    const sweep = this.options.sweeper;
+    const last = this.worker.lastSweep;
+    // Ticking: a sweep within three intervals (the first one comes an interval after boot).
+    const sweeper = !working || !sweep ? ('disabled' as const) : Date.now() - (last?.getTime() ?? this.bootedAt) < 3 * sweep.intervalMs;
+    const report: DurableHealthReport = {
+      healthy: false,
+      database: database.up ? { up: true } : { up: false, error: (database as { error: string }).error },
+      migrations: { up: database.up && pending.length === 0, pending },
+      listener: { up: listener },
+      sweeper: { up: sweeper, lastSweepAt: last?.toISOString() ?? null },
+    };
+    report.healthy = report.database.up && report.migrations.up && listener !== false && sweeper !== false;
+    return report;
+  }
+}

@@ -1,0 +1,1 @@
+export { DurableHealthIndicator } from './durable-health.indicator';

@@ -1,0 +1,21 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DURABLE_OPTIONS } from '../durable.constants';
+import type { ResolvedDurableOptions } from '../durable-options';
+import { RunRepository } from '../persistence/run.repository';
+import { Metrics } from './metrics';
+import { Tracing } from './tracing';
+
+/** Spans and metrics in one place, so the engine's code calls one thing at each point worth seeing. */
+@Injectable()
+export class DurableTelemetry {
+  readonly tracing = new Tracing();
+  /** Undefined unless the `metrics` option is set. */
+  readonly metrics?: Metrics;
+
+  constructor(@Inject(DURABLE_OPTIONS) options: ResolvedDurableOptions, runs: RunRepository) {
+    if (options.metrics) {
+      const sweepMs = options.sweeper ? options.sweeper.intervalMs : 1_000;
+      this.metrics = new Metrics(options.metrics, () => runs.waitingFigures(2 * sweepMs));
+    }
+  }
+}

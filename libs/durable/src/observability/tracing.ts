@@ -1,0 +1,64 @@
+import type { Context, Span, Tracer } from '@opentelemetry/api';
+
+type OtelApi = typeof import('@opentelemetry/api');
+
+/** @opentelemetry/api when the application has it (an optional peer); tracing is a no-op without it. */
+const otel: OtelApi | undefined = (() => {
+  try {
+    return require('@opentelemetry/api') as OtelApi;
+  } catch {
+    return undefined;
+  }
+})();
+
+const TRACER = 'nestjs-durable';
+
+export interface SpanHandle {
+  /** Runs `fn` with this span active, so spans made inside (the app's own instrumentation too) nest under it. */
+  within<T>(fn: () => T): T;
+  set(attributes: Record<string, string | number | boolean>): void;
+  fail(error: unknown): void;
+  end(): void;
+  readonly context: Context | undefined;
+}
+
+const NOOP: SpanHandle = { within: (fn) => fn(), set: () => undefined, fail: () => undefined, end: () => undefined, context: undefined };
+
+/**
+ * Spans through @opentelemetry/api only: the application's own SDK setup decides where they go. A run
+ * carries its starter's trace context (W3C traceparent, stored with the run), so its executions,
+ * steps and waits join the trace of the request that started it, in whatever process they run.
+ */
+export class Tracing {
+  private get tracer(): Tracer | undefined {
+    return otel?.trace.getTracer(TRACER);
+  }
+
+  /** The active trace context, serialized to store with a new run (null when there is none). */
+  captureContext(): string | null {
+    if (!otel) return null;
+    const carrier: Record<string, string> = {};
+    otel.propagation.inject(otel.context.active(), carrier);
+    return carrier.traceparent ? JSON.stringify(carrier) : null;
+  }
+
+  /** A span under `parent` (a stored context, or another span's context), else under the active context. */
+  start(name: string, attributes: Record<string, string | number | boolean>, parent?: string | Context | null): SpanHandle {
+    const tracer = this.tracer;
+    if (!otel || !tracer) return NOOP;
+    const api = otel;
+    const base = typeof parent === 'string' ? api.propagation.extract(api.ROOT_CONTEXT, JSON.parse(parent)) : (parent ?? api.context.active());
+    const span: Span = tracer.startSpan(name, { attributes }, base);
+    const context = api.trace.setSpan(base, span);
+    return {
+      context,
+      within: (fn) => api.context.with(context, fn),
+      set: (more) => span.setAttributes(more),
+      fail: (error) => {
+        span.recordException(error instanceof Error ? error : String(error));
+        span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      },
+      end: () => span.end(),
+    };
+  }
+}

@@ -1,0 +1,125 @@
+import { context, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BasicTracerProvider, InMemorySpanExporter, ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { Test } from '@nestjs/testing';
+import { TerminusModule } from '@nestjs/terminus';
+import { Registry } from 'prom-client';
+import { DurableHealth, DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
+import { DurableHealthIndicator } from 'nestjs-durable/health';
+import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+
+@Workflow('observed', { retry: { maxAttempts: 1 } })
+class Observed implements DurableWorkflow<{ fail?: boolean }, string> {
+  async run(input: { fail?: boolean }, ctx: WorkflowContext) {
+    await ctx.step('prepare', () => 'ready');
+    if (input.fail) throw new Error('observed failure');
+    const go = await ctx.waitForSignal<string>('go');
+    await ctx.step('finish', () => go);
+    return go;
+  }
+}
+
+@Workflow('napper')
+class Napper implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.sleep('nap', 400);
+    return 'rested';
+  }
+}
+
+const exporter = new InMemorySpanExporter();
+
+describe('observability: spans, metrics and health', () => {
+  const schema = uniqueSchema();
+  const db = new Db(schema);
+  const registry = new Registry();
+  let t: DurableTestApp;
+
+  beforeAll(async () => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+    t = await startApp({
+      schema,
+      providers: [Observed, Napper],
+      imports: [TerminusModule],
+      options: { metrics: { registry }, inlineWaitMs: 100 },
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await db.dropSchema();
+    trace.disable();
+    context.disable();
+    propagation.disable();
+  });
+
+  const spans = (name: string) => exporter.getFinishedSpans().filter((s) => s.name === name);
+  const attribute = (span: ReadableSpan, key: string) => span.attributes[key];
+
+  it('the run\'s executions, steps, waits and signal deliveries are spans in the trace of the request that started it', async () => {
+    const tracer = trace.getTracer('test');
+    const { runId, traceId } = await tracer.startActiveSpan('POST /orders', async (request) => {
+      const handle = await t.client.start(Observed, {});
+      request.end();
+      return { runId: handle.runId, traceId: request.spanContext().traceId };
+    });
+    await eventually(async () => (await t.client.getRun(runId)).status === 'waiting', 'the run to park');
+    await t.signals.signal(runId, 'go', 'now');
+    expect(await t.client.handle(runId).result({ timeout: '5s' })).toBe('now');
+
+    const executions = spans('durable.execution observed').filter((s) => attribute(s, 'durable.run_id') === runId);
+    expect(executions.map((s) => attribute(s, 'durable.outcome'))).toEqual(['park', 'completed']);
+    for (const execution of executions) expect(execution.spanContext().traceId).toBe(traceId); // joined across the park
+    const steps = exporter.getFinishedSpans().filter((s) => s.name.startsWith('durable.step') && attribute(s, 'durable.run_id') === runId);
+    expect(steps.map((s) => s.name)).toEqual(['durable.step prepare', 'durable.step finish']);
+    expect(steps[1].parentSpanContext?.spanId).toBe(executions[1].spanContext().spanId);
+    expect(attribute(steps[0], 'durable.attempt')).toBe(1);
+    const wait = spans('durable.wait signal').find((s) => attribute(s, 'durable.run_id') === runId)!;
+    expect(attribute(wait, 'durable.wait.name')).toBe('go');
+    const delivery = spans('durable.signal go').find((s) => attribute(s, 'durable.run_id') === runId)!;
+    expect(attribute(delivery, 'durable.accepted')).toBe(true);
+  });
+
+  it('metrics count runs by outcome, time steps and claims, and gauge the waiting runs', async () => {
+    const waiting = await t.client.start(Observed, {});
+    await t.client.start(Observed, { fail: true }).then((h) => h.result().catch(() => undefined));
+    await (await t.client.start(Napper, null)).result({ timeout: '5s' });
+    await eventually(async () => (await t.client.getRun(waiting.runId)).status === 'waiting', 'a run to wait');
+
+    /** The sum of a metric's values with these labels; `name_count` reads a histogram's count. */
+    const value = async (name: string, labels: Record<string, string> = {}) => {
+      const base = name.replace(/_count$/, '');
+      const metric = await registry.getSingleMetric(base)!.get();
+      return (metric.values as Array<{ value: number; labels: Record<string, unknown>; metricName?: string }>)
+        .filter((v) => (name === base ? v.metricName === undefined || v.metricName === base : v.metricName === name))
+        .filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
+        .reduce((sum, v) => sum + v.value, 0);
+    };
+    expect(await value('durable_runs_started_total', { workflow: 'observed' })).toBeGreaterThanOrEqual(3);
+    expect(await value('durable_runs_ended_total', { workflow: 'observed', status: 'failed' })).toBe(1);
+    expect(await value('durable_runs_ended_total', { workflow: 'napper', status: 'completed' })).toBe(1);
+    expect(await value('durable_step_duration_seconds_count', { workflow: 'observed', step: 'prepare' })).toBeGreaterThanOrEqual(3);
+    expect(await value('durable_claim_latency_seconds_count')).toBeGreaterThanOrEqual(1); // the nap parked and was claimed back
+    expect(await value('durable_runs_waiting', { reason: 'signal' })).toBeGreaterThanOrEqual(1);
+    expect(await value('durable_wakes_overdue')).toBe(0);
+    expect(await registry.metrics()).toContain('durable_claim_pass_duration_seconds_bucket');
+  });
+
+  it('health is up; killing the LISTEN connection takes it down until the listener reconnects', async () => {
+    const health = t.get(DurableHealth);
+    const indicator = await Test.createTestingModule({ imports: [TerminusModule], providers: [DurableHealthIndicator, { provide: DurableHealth, useValue: health }] })
+      .compile()
+      .then((m) => m.get(DurableHealthIndicator));
+    await eventually(async () => (await health.check()).healthy, 'the sweeper to tick');
+    expect(await indicator.isHealthy()).toMatchObject({ durable: { status: 'up', database: { up: true }, migrations: { up: true, pending: [] }, listener: { up: true } } });
+
+    await db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'nestjs-durable:listen' AND datname = current_database()`);
+    await eventually(async () => (await indicator.isHealthy()).durable.status === 'down', 'health to go down');
+    expect((await health.check()).listener).toEqual({ up: false });
+    await eventually(async () => (await indicator.isHealthy()).durable.status === 'up', 'health to come back', 15_000);
+    const reconnects = await registry.getSingleMetric('durable_listen_reconnects_total')!.get();
+    expect(reconnects.values[0].value).toBeGreaterThanOrEqual(1);
+  });
+});

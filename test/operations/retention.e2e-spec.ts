@@ -1,0 +1,75 @@
+import { DurableWorkflow, RetentionService, Workflow, WorkflowContext } from 'nestjs-durable';
+import { Db, DurableTestApp, startApp, uniqueSchema } from '../setup/durable-app';
+
+@Workflow('kept-busy')
+class KeptBusy implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.step('work', () => 'done');
+    return ctx.waitForSignal<string>('finish');
+  }
+}
+
+describe('retention: old finished runs go, with their journal; nothing else is touched', () => {
+  const schema = uniqueSchema();
+  const db = new Db(schema);
+  let a: DurableTestApp;
+  let b: DurableTestApp;
+  const options = { retention: { completed: '7d', failed: '30d', batchSize: 7, intervalMs: 3_600_000 } } as const;
+
+  beforeAll(async () => {
+    [a, b] = [await startApp({ schema, providers: [KeptBusy], options }), await startApp({ schema, providers: [KeptBusy], options })];
+  });
+  afterAll(async () => {
+    await Promise.all([a.close(), b.close()]);
+    await db.dropSchema();
+  });
+
+  /** Inserts a run with a journal row of each kind, ended `daysAgo` days ago (or not ended). */
+  const seed = async (id: string, status: string, daysAgo: number | null) => {
+    await db.query(
+      `INSERT INTO durable.runs (id, workflow, status, input, created_at, finished_at)
+       VALUES ($1, 'kept-busy', $2, 'null', now() - interval '60 days', CASE WHEN $3::int IS NULL THEN NULL ELSE now() - $3::int * interval '1 day' END)`,
+      [id, status, daysAgo],
+    );
+    await db.query(`INSERT INTO durable.steps (run_id, key, kind, outcome, result) VALUES ($1, 'work', 'step', 'ok', '"done"')`, [id]);
+    await db.query(`INSERT INTO durable.signals (run_id, name, payload) VALUES ($1, 'finish', '"x"')`, [id]);
+    await db.query(`INSERT INTO durable.messages (run_id, channel, key, seq, payload) VALUES ($1, 'c', 'k', 1, '"x"')`, [id]);
+    await db.query(`INSERT INTO durable.history (run_id, event, actor) VALUES ($1, 'started', 'seed')`, [id]);
+  };
+
+  it('deletes exactly the runs past their kind\'s age, in batches, once across two instances cleaning at the same time', async () => {
+    const doomed: string[] = [];
+    const kept: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      await seed(`old-completed-${i}`, 'completed', 8);
+      doomed.push(`old-completed-${i}`);
+    }
+    await seed('old-failed', 'failed', 31);
+    doomed.push('old-failed');
+    for (const [id, status, days] of [
+      ['recent-completed', 'completed', 6],
+      ['recent-failed', 'failed', 29],
+      ['old-cancelled', 'cancelled', 400], // no age for cancelled: kept forever
+      ['old-waiting', 'waiting', null],
+      ['old-pending', 'pending', null],
+    ] as const) {
+      await seed(id, status, days);
+      kept.push(id);
+    }
+    // Live runs keep executing while the cleanup runs.
+    const live = await Promise.all(Array.from({ length: 10 }, () => a.client.start(KeptBusy, null)));
+
+    const deleted = await Promise.all([a.get(RetentionService).cleanup(), b.get(RetentionService).cleanup()]);
+    const rest = await a.get(RetentionService).cleanup(); // whatever the losers of the lock left
+    expect(deleted.reduce((sum, n) => sum + n, 0) + rest).toBe(doomed.length);
+
+    const remaining = (await db.query(`SELECT id FROM durable.runs WHERE id = ANY($1)`, [[...doomed, ...kept]])).map((r) => r.id).sort();
+    expect(remaining).toEqual([...kept].sort());
+    for (const table of ['steps', 'signals', 'messages', 'history']) {
+      expect(await db.count(table, 'run_id = ANY($1)', [doomed])).toBe(0);
+      expect(await db.count(table, 'run_id = ANY($1)', [kept])).toBe(kept.length);
+    }
+    for (const run of live) await a.signals.signal(run.runId, 'finish', 'ok');
+    for (const run of live) expect(await run.result({ timeout: '5s' })).toBe('ok');
+  });
+});
