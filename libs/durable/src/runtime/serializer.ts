@@ -7,13 +7,21 @@ import { InvalidPayloadError, NonRetryableError } from '../errors';
  */
 const TAG = '$t';
 const MAX_DEPTH = 500;
+/** A stored value is a row's column read on every replay: large data belongs elsewhere, referenced by id. */
+export const MAX_STORED_BYTES = 4 * 1024 * 1024;
 
 type Tagged = { [TAG]: string; v?: unknown };
 
 export class SerializationError extends NonRetryableError {}
 
 export function serialize(value: unknown, what: string): string {
-  return JSON.stringify(encode(value, what, '$', new Set(), 0));
+  const text = JSON.stringify(encode(value, what, '$', new Set(), 0));
+  if (text.length > MAX_STORED_BYTES / 4 && Buffer.byteLength(text) > MAX_STORED_BYTES) {
+    throw new SerializationError(
+      `${what} cannot be stored: it is ${(Buffer.byteLength(text) / 1048576).toFixed(1)} MiB encoded, more than the 4 MiB a value may take. Store large data elsewhere and pass a reference.`,
+    );
+  }
+  return text;
 }
 
 /** serialize() for values that come from a caller (inputs, payloads): what cannot be stored is an InvalidPayloadError. */

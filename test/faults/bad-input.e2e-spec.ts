@@ -1,0 +1,153 @@
+import { Injectable } from '@nestjs/common';
+import {
+  DurableWorkflow, InvalidArgumentError, InvalidPayloadError, RunNotFoundError, UnknownSignalError, Workflow, WorkflowContext, WorkflowNotFoundError,
+} from 'nestjs-durable';
+import { operatorWorkflows, Review } from '../fixtures/operator.workflows';
+import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+
+const TOKEN = 'bad-input-token-0123456789abcdef';
+const HEADERS = { authorization: `Bearer ${TOKEN}`, 'x-durable-request': '1', 'content-type': 'application/json' };
+const TEN_MB = 'x'.repeat(10 * 1024 * 1024);
+const deep = (depth: number) => {
+  let value: unknown = 'bottom';
+  for (let i = 0; i < depth; i++) value = { next: value };
+  return value;
+};
+const LONG = 'n'.repeat(10_000);
+const SQLISH = `x'); DROP TABLE runs; --"\``;
+
+@Injectable()
+class Counter {
+  n = 0;
+}
+
+@Workflow('echo-any')
+class EchoAny implements DurableWorkflow<unknown, unknown> {
+  constructor(private readonly counter: Counter) {}
+  async run(input: unknown, ctx: WorkflowContext) {
+    await ctx.step('count', () => ++this.counter.n);
+    return input;
+  }
+}
+
+@Workflow('waits-for-anything')
+class WaitsForAnything implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.waitForSignal('done');
+  }
+}
+
+describe('bad input: a named error or a 4xx, never a 500 or a hang, and nothing written', () => {
+  const schema = uniqueSchema();
+  const db = new Db(schema);
+  let t: DurableTestApp;
+
+  beforeAll(async () => {
+    t = await startApp({ schema, providers: [Counter, EchoAny, WaitsForAnything, ...operatorWorkflows], listen: true, options: { dashboard: { auth: { token: TOKEN } } } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await db.dropSchema();
+  });
+
+  const written = async () => {
+    const [row] = await db.query(`SELECT (SELECT count(*) FROM durable.runs)::int + (SELECT count(*) FROM durable.signals)::int + (SELECT count(*) FROM durable.messages)::int + (SELECT count(*) FROM durable.history)::int AS n`);
+    return row.n as number;
+  };
+
+  it('through WorkflowClient and SignalService', async () => {
+    const open = await t.client.start(WaitsForAnything, null);
+    const declared = await t.client.start(Review, { orderId: 'declares-its-signals' });
+    await eventually(async () => (await t.client.getRun(open.runId)).status === 'waiting', 'a run to wait');
+    await eventually(async () => (await t.client.getRun(declared.runId)).status === 'waiting', 'a run to wait');
+    const before = await written();
+    const refusals: Array<[string, () => Promise<unknown>, new (...args: any[]) => Error]> = [
+      ['a 10 MB input', () => t.client.start(EchoAny, TEN_MB), InvalidPayloadError],
+      ['an input nested 10,000 deep', () => t.client.start(EchoAny, deep(10_000)), InvalidPayloadError],
+      ['a function in the input', () => t.client.start(EchoAny, { f: () => 1 }), InvalidPayloadError],
+      ['a cycle in the input', () => t.client.start(EchoAny, (() => { const a: Record<string, unknown> = {}; a.self = a; return a; })()), InvalidPayloadError],
+      ['a workflow name of 10,000 characters', () => t.client.start(LONG, null), WorkflowNotFoundError],
+      ['a runId of 10,000 characters', () => t.client.start(EchoAny, null, { runId: LONG }), InvalidArgumentError],
+      ['a runId that is a number', () => t.client.start(EchoAny, null, { runId: 42 as never }), InvalidArgumentError],
+      ['a 10 MB signal payload', () => t.signals.signal(open.runId, 'done', TEN_MB), InvalidPayloadError],
+      ['a signal name of 10,000 characters', () => t.signals.signal(open.runId, LONG, 1), InvalidArgumentError],
+      ['a signal name that is not a string', () => t.signals.signal(open.runId, 7 as never, 1), InvalidArgumentError],
+      ['a message key of 10,000 characters', () => t.signals.send(open.runId, 'c', LONG, 1), InvalidArgumentError],
+      ['a signal to an unknown run', () => t.signals.signal(SQLISH, 'done', 1), RunNotFoundError],
+      ['a signal name the workflow does not declare', () => t.signals.signal(declared.runId, 'nope', 1), UnknownSignalError],
+      ['a negative timeout for result()', () => t.client.handle(open.runId).result({ timeout: -1 }), InvalidArgumentError],
+      ['a NaN timeout for result()', () => t.client.handle(open.runId).result({ timeout: Number.NaN }), InvalidArgumentError],
+      ['an absurd timeout for result()', () => t.client.handle(open.runId).result({ timeout: '99999999d' }), InvalidArgumentError],
+      ['a filter with a status that does not exist', () => t.client.listRuns({ status: "waiting' OR 1=1 --" as never }), InvalidArgumentError],
+    ];
+    for (const [what, call, type] of refusals) {
+      const error = await call().then(() => undefined, (e) => e);
+      expect([what, error?.constructor?.name]).toEqual([what, type.name]);
+    }
+    expect(await written()).toBe(before);
+  });
+
+  it('names with quotes and SQL fragments are plain data: they are stored and found as given', async () => {
+    const run = await t.client.start(WaitsForAnything, null, { runId: SQLISH });
+    await eventually(async () => (await t.client.getRun(SQLISH)).status === 'waiting', 'the oddly named run to wait');
+    await t.signals.signal(SQLISH, 'done', { said: SQLISH });
+    expect(await run.result({ timeout: '5s' })).toEqual({ said: SQLISH });
+    expect(await db.count('runs')).toBeGreaterThan(0); // the table is still there
+  });
+
+  it('payloads Postgres jsonb would refuse, through the REST API, round-trip intact', async () => {
+    const response = await fetch(`${t.url}/durable/api/runs`, { method: 'POST', headers: HEADERS, body: JSON.stringify({ workflow: 'echo-any', input: { text: 'nul\u0000 and \ud800' } }) });
+    expect(response.status).toBe(201);
+    const { runId } = (await response.json()) as { runId: string };
+    expect(await t.client.handle(runId).result({ timeout: '5s' })).toEqual({ text: 'nul\u0000 and \ud800' });
+  });
+
+  it('every REST endpoint answers bad input with a 4xx and the error shape, and writes nothing', async () => {
+    const open = await t.client.start(WaitsForAnything, null);
+    await eventually(async () => (await t.client.getRun(open.runId)).status === 'waiting', 'a run to wait');
+    const id = encodeURIComponent(open.runId);
+    const before = await written();
+    const cases: Array<[string, string, string | undefined, number]> = [
+      ['POST', '/runs', '{"workflow": "echo-any", "input": ', 400],
+      ['POST', '/runs', JSON.stringify({ workflow: ['echo-any'], input: 1 }), 400],
+      ['POST', '/runs', `{"workflow": "echo-any", "input": ${'{"next":'.repeat(5_000)}"bottom"${'}'.repeat(5_000)}}`, 400],
+      ['POST', '/runs', JSON.stringify({ workflow: LONG, input: 1 }), 400],
+      ['POST', '/runs', JSON.stringify({ workflow: 'echo-any', input: 'x'.repeat(2_000_000) }), 413],
+      ['POST', '/runs', JSON.stringify({ workflow: 'echo-any', input: 1, runId: 12 }), 400],
+      ['POST', `/runs/${id}/signals/done`, 'not json', 400],
+      ['POST', `/runs/${id}/signals/done`, JSON.stringify([1, 2]), 400],
+      ['POST', `/runs/${id}/signals/${LONG}`, JSON.stringify({ payload: 1 }), 400],
+      ['POST', `/runs/${encodeURIComponent(SQLISH)}x/signals/done`, JSON.stringify({ payload: 1 }), 404],
+      ['POST', `/runs/${id}/channels/c`, JSON.stringify({ key: 5, payload: 1 }), 400],
+      ['POST', `/runs/${id}/channels/c`, JSON.stringify({ key: LONG, payload: 1 }), 400],
+      ['POST', `/runs/${id}/cancel`, JSON.stringify({ reason: 42 }), 400],
+      ['POST', `/runs/${id}/cancel`, JSON.stringify({ reason: 'r'.repeat(1_001) }), 400],
+      ['POST', `/runs/${id}/retry`, undefined, 409],
+      ['POST', '/bulk/signal', JSON.stringify({ runIds: 'all', name: 'done', payload: 1 }), 400],
+      ['POST', '/bulk/resume', JSON.stringify({ runIds: Array.from({ length: 1_001 }, (_, i) => `r${i}`) }), 400],
+      ['POST', '/bulk/cancel', JSON.stringify({ filter: { status: { $ne: 1 } } }), 400],
+      ['GET', '/runs?limit=-1', undefined, 400],
+      ['GET', '/runs?limit=NaN', undefined, 400],
+      ['GET', '/runs?cursor=%27%20OR%201=1', undefined, 400],
+      ['GET', '/runs?status=waiting,bogus', undefined, 400],
+      ['GET', `/runs/${encodeURIComponent(LONG)}`, undefined, 404],
+    ];
+    for (const [method, path, body, status] of cases) {
+      const response = await fetch(`${t.url}/durable/api${path}`, { method, headers: HEADERS, body });
+      const json = (await response.json()) as { code?: string; message?: string };
+      expect([method, path.slice(0, 60), response.status]).toEqual([method, path.slice(0, 60), status]);
+      expect(typeof json.code).toBe('string');
+      expect(JSON.stringify(json)).not.toMatch(/\n\s+at |\.ts:\d+|\.js:\d+/);
+    }
+    expect(await written()).toBe(before);
+  });
+
+  it('a run whose workflow was removed from the code blocks no other run; it stays for an instance that knows it', async () => {
+    await db.query(`INSERT INTO durable.runs (id, workflow, status, input, wake_at) VALUES ('orphan', 'removed-workflow', 'pending', 'null', now() - interval '1 minute')`);
+    const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => t.client.start(EchoAny, i)));
+    expect(await Promise.all(runs.map((r) => r.result({ timeout: '10s' })))).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    const [orphan] = await db.query(`SELECT status FROM durable.runs WHERE id = 'orphan'`);
+    expect(orphan.status).toBe('pending');
+    await expect(t.signals.signal('orphan', 'x', 1)).rejects.toThrow(WorkflowNotFoundError);
+  });
+});
