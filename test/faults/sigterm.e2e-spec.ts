@@ -1,0 +1,52 @@
+import { Ledger, SlowStep } from '../fixtures/order-flow.workflows';
+import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { ready, spawnTs } from '../setup/processes';
+
+jest.setTimeout(60_000);
+
+describe('SIGTERM with runs in flight', () => {
+  const schema = uniqueSchema();
+  const db = new Db(schema);
+  let client: DurableTestApp;
+
+  beforeAll(async () => {
+    client = await startApp({
+      schema,
+      providers: [Ledger, SlowStep],
+      options: { connection: { type: 'postgres', url: databaseUrl(), schema }, worker: { enabled: false } },
+    });
+    await db.query(`CREATE TABLE ${Ledger.table(schema)} (id serial PRIMARY KEY, run_id text NOT NULL, effect text NOT NULL)`);
+  });
+  afterAll(async () => {
+    await client.close();
+    await db.dropSchema();
+  });
+
+  it('short runs finish within the grace period, long ones are released at once; none waits out its 60 s lease', async () => {
+    const worker = spawnTs('test/fixtures/worker.process.ts', { DATABASE_URL: databaseUrl(), SCHEMA: schema, LEASE_MS: '60000', SHUTDOWN_GRACE_MS: '1500' });
+    await ready(worker);
+    const short = await Promise.all(Array.from({ length: 3 }, () => client.client.start(SlowStep, { ms: 300 })));
+    const long = await Promise.all(Array.from({ length: 2 }, () => client.client.start(SlowStep, { ms: 20_000 })));
+    await eventually(async () => (await db.count('runs', `status = 'running'`)) === 5, 'all five runs to be in flight');
+
+    const terminated = Date.now();
+    const exited = new Promise<number | null>((resolve) => worker.on('exit', (code) => resolve(code)));
+    worker.kill('SIGTERM');
+    await exited;
+    expect(Date.now() - terminated).toBeLessThan(5_000);
+
+    for (const run of short) expect((await client.client.getRun(run.runId)).status).toBe('completed');
+    for (const run of long) {
+      const [row] = await db.query(`SELECT status, wake_at <= now() AS due, lease_owner FROM durable.runs WHERE id = $1`, [run.runId]);
+      expect(row).toEqual({ status: 'pending', due: true, lease_owner: null });
+    }
+    // Another instance takes the released runs at once, not a lease later.
+    const successor = spawnTs('test/fixtures/worker.process.ts', { DATABASE_URL: databaseUrl(), SCHEMA: schema, LEASE_MS: '60000' });
+    try {
+      await ready(successor);
+      await eventually(async () => (await db.count('runs', `status = 'running'`)) === 2, 'the successor to take the released runs', 5_000);
+    } finally {
+      successor.kill('SIGKILL');
+    }
+  });
+});
