@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Browser, Page } from 'playwright-core';
-import { NapLong, operatorWorkflows, ParentOfReview, RefundReview, Review } from '../fixtures/operator.workflows';
+import { Breaks, NapLong, operatorWorkflows, ParentOfReview, RefundReview, Review } from '../fixtures/operator.workflows';
 import { launchChromium } from '../setup/browser';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
@@ -110,6 +110,13 @@ describe('dashboard in a real browser', () => {
     expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await page.locator('img[src="x"]').count()).toBe(0);
     await t.client.cancel(run.runId);
+
+    // An error message holding markup (the Breaks workflow throws one) is text too.
+    const broken = await t.client.start(Breaks, null);
+    await expect(broken.result()).rejects.toThrow();
+    await page.goto(`${t.url}/durable/#/runs/${encodeURIComponent(broken.runId)}`);
+    await page.getByText('<img src=x onerror=alert(1)> broke').first().waitFor();
+    expect(await page.locator('img[src="x"]').count()).toBe(0);
   });
 
   it('takes the screenshots of the main pages for the docs', async () => {

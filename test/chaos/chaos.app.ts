@@ -1,0 +1,51 @@
+import 'reflect-metadata';
+import { INestApplicationContext, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { DurableModule } from 'nestjs-durable';
+import { ChaosChild, ChaosOrder, Ledger } from './chaos.workflows';
+import type { EngineOptions } from './profiles';
+
+/** What a chaos process is told by the harness, through its environment. */
+export interface ProcessEnv {
+  url: string;
+  schema: string;
+  engine: EngineOptions;
+}
+
+export const ENV_KEY = 'CHAOS_PROCESS';
+
+export function readProcessEnv(): ProcessEnv {
+  const raw = process.env[ENV_KEY];
+  if (!raw) throw new Error(`${ENV_KEY} is not set: chaos processes are started by test/chaos/run.ts.`);
+  return JSON.parse(raw) as ProcessEnv;
+}
+
+/**
+ * The chaos application, as a worker (executes runs, sweeps) or as a sender (starts runs and
+ * delivers, executes nothing). `role` becomes the pool's application_name with the pid, which is
+ * how the connection fault finds a worker's sessions (its LISTEN session is 'nestjs-durable:listen').
+ */
+export async function bootChaosApp(role: 'worker' | 'sender'): Promise<INestApplicationContext> {
+  const { url, schema, engine } = readProcessEnv();
+  const worker = role === 'worker';
+
+  @Module({
+    imports: [
+      DurableModule.forRoot({
+        connection: { type: 'postgres', url, schema, applicationName: `chaos-${role}:${process.pid}` },
+        schema,
+        leaseMs: engine.leaseMs,
+        inlineWaitMs: engine.inlineWaitMs,
+        sweeper: worker ? { intervalMs: engine.sweepMs } : false,
+        worker: { enabled: worker, concurrency: engine.concurrency },
+        shutdownGraceMs: 0,
+      }),
+    ],
+    providers: [Ledger, ChaosOrder, ChaosChild],
+  })
+  class ChaosAppModule {}
+
+  const app = await NestFactory.createApplicationContext(ChaosAppModule, { logger: ['error', 'warn'] });
+  await app.init();
+  return app;
+}

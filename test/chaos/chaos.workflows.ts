@@ -1,0 +1,110 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { z } from 'zod';
+import { defineChannel, defineSignal, DURABLE_DATA_SOURCE, DurableWorkflow, Step, Workflow, WorkflowContext } from 'nestjs-durable';
+
+/**
+ * The chaos workflows use every primitive: steps (inline and @Step), a child, a parked sleep, a
+ * signal with a deadline, and a channel consumed receive → step → ack until a closing message.
+ * Every step's side effect appends a ledger row (run, step key, pid, time) and returns that row's id,
+ * so the checkpoint names the one effect that won and the checker can count every other one.
+ */
+export const Approval = defineSignal('approval', z.object({ by: z.string(), copy: z.number() }));
+export const Events = defineChannel('events', z.object({ n: z.number(), close: z.boolean().optional(), by: z.string() }));
+
+export interface ChaosInput {
+  /** Longer than inlineWaitMs, so the sleep parks. */
+  napMs: number;
+  signalTimeoutMs: number;
+}
+
+/** What every effect step returns and so what its checkpoint stores. */
+export interface Effect {
+  pid: number;
+  ledgerId: number;
+}
+
+export const ledgerTable = (schema: string) => `"${schema}".chaos_ledger`;
+
+export const ledgerDdl = (schema: string) => `
+CREATE TABLE IF NOT EXISTS ${ledgerTable(schema)} (
+  id bigserial PRIMARY KEY,
+  run_id text NOT NULL,
+  step_key text NOT NULL,
+  pid integer NOT NULL,
+  at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  detail jsonb
+)`;
+
+/** How long the slow steps wait between their effect and their return: the crash window, widened. */
+export const WINDOW_MS = 250;
+
+@Injectable()
+export class Ledger {
+  constructor(@Inject(DURABLE_DATA_SOURCE) private readonly db: DataSource) {}
+
+  /**
+   * Appends the effect. With `holdMs`, announces it on stdout ("effect {…}", which the harness may
+   * answer with SIGKILL) and only then returns, after holdMs: the checkpoint comes that much later.
+   */
+  async effect(runId: string, stepKey: string, detail: object = {}, holdMs = 0): Promise<Effect> {
+    const schema = (this.db.options as { schema?: string }).schema!;
+    const [row] = await this.db.query(`INSERT INTO ${ledgerTable(schema)} (run_id, step_key, pid, detail) VALUES ($1, $2, $3, $4) RETURNING id`, [
+      runId, stepKey, process.pid, JSON.stringify(detail),
+    ]);
+    const effect = { pid: process.pid, ledgerId: Number(row.id) };
+    if (holdMs > 0) {
+      process.stdout.write(`effect ${JSON.stringify({ runId, stepKey, ...effect })}\n`);
+      await new Promise((resolve) => setTimeout(resolve, holdMs));
+    }
+    return effect;
+  }
+}
+
+/** Transient database errors (killed connections, a restarting server) fail an attempt: retry soon and often. */
+const RETRY = { maxAttempts: 200, initialDelay: '100ms', backoffFactor: 2, maxDelay: '1s' } as const;
+
+@Workflow('chaos-child', { retry: RETRY })
+export class ChaosChild implements DurableWorkflow<{ parent: string }, { packed: Effect; shipped: Effect }> {
+  constructor(private readonly ledger: Ledger) {}
+
+  async run(_input: { parent: string }, ctx: WorkflowContext) {
+    const packed = await ctx.step('pack', () => this.ledger.effect(ctx.runId, 'pack', {}, WINDOW_MS));
+    await ctx.sleep('settle', 150); // shorter than inlineWaitMs: waits in-process
+    const shipped = await ctx.step('ship', () => this.ledger.effect(ctx.runId, 'ship'));
+    return { packed, shipped };
+  }
+}
+
+@Workflow('chaos-order', { retry: RETRY, signals: [Approval], channels: [Events] })
+export class ChaosOrder implements DurableWorkflow<ChaosInput, unknown> {
+  constructor(private readonly ledger: Ledger) {}
+
+  async run(input: ChaosInput, ctx: WorkflowContext) {
+    await ctx.step('reserve', () => this.ledger.effect(ctx.runId, 'reserve'));
+    await this.charge(ctx.runId);
+    const child = await ctx.startChild(ChaosChild, { parent: ctx.runId }, { step: 'child' });
+    const shipment = await child.result();
+    await ctx.sleep('nap', input.napMs);
+    await ctx.step('after-nap', () => this.ledger.effect(ctx.runId, 'after-nap'));
+    const approval = await ctx.waitForSignal(Approval, { timeout: input.signalTimeoutMs });
+    await ctx.step('apply-approval', () =>
+      this.ledger.effect(ctx.runId, 'apply-approval', approval.received ? { received: true, payload: approval.payload } : { received: false }),
+    );
+    let handled = 0;
+    for (;;) {
+      const message = await ctx.receive(Events);
+      if (message.payload.close) break; // not acked: a re-run meets it first and ends the loop again
+      await ctx.step(`handle:${message.key}`, () => this.ledger.effect(ctx.runId, `handle:${message.key}`, { seq: message.seq, n: message.payload.n }, 100));
+      await ctx.ack(Events, message.key);
+      handled++;
+    }
+    await ctx.step('finish', () => this.ledger.effect(ctx.runId, 'finish'));
+    return { shipment, approval: approval.received, handledThisExecution: handled };
+  }
+
+  @Step('charge')
+  async charge(runId: string): Promise<Effect> {
+    return this.ledger.effect(runId, 'charge', {}, WINDOW_MS);
+  }
+}

@@ -1,0 +1,38 @@
+import { checkChannels } from './checks/channels';
+import type { Check, CheckResult } from './checks/check';
+import { checkChildren } from './checks/children';
+import type { Evidence, Violation } from './checks/data';
+import { checkEffects } from './checks/effects';
+import { checkFencing } from './checks/fencing';
+import { checkRecovery } from './checks/recovery';
+import { checkSignals } from './checks/signals';
+import { checkStuck } from './checks/stuck';
+import { checkTerminal } from './checks/terminal';
+import { checkTimers } from './checks/timers';
+import { checkWakes } from './checks/wakes';
+
+/** Every promise the harness holds the library to, by name (docs/reliability.md links each to its file). */
+export const CHECKS = {
+  terminal: checkTerminal,
+  effects: checkEffects,
+  fencing: checkFencing,
+  signals: checkSignals,
+  channels: checkChannels,
+  children: checkChildren,
+  timers: checkTimers,
+  stuck: checkStuck,
+  recovery: checkRecovery,
+  wakes: checkWakes,
+} satisfies Record<string, Check>;
+
+export type CheckName = keyof typeof CHECKS;
+
+export interface Verdict {
+  results: Record<CheckName, CheckResult>;
+  violations: Violation[];
+}
+
+export function check(evidence: Evidence): Verdict {
+  const results = Object.fromEntries(Object.entries(CHECKS).map(([name, run]) => [name, run(evidence)])) as Record<CheckName, CheckResult>;
+  return { results, violations: Object.values(results).flatMap((r) => r.violations) };
+}

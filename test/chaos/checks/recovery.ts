@@ -1,0 +1,39 @@
+import type { FaultRecord } from '../faults';
+import { Check } from './check';
+import { pidOf, Violation } from './data';
+
+/** Bound on LISTEN coming back: the listener's longest backoff (10 s) plus a margin. */
+const LISTEN_BACK_MS = 15_000;
+
+/**
+ * The system comes back from each fault: the runs a killed or stopped worker held are taken over by
+ * the others (a stopped worker's during its stop, unless the server was down meanwhile), and after a
+ * connection cut or a server restart every worker LISTENs again. Measures each fault's recovery.
+ */
+export const checkRecovery: Check = (e) => {
+  const violations: Violation[] = [];
+  let slowest = { ms: 0, what: '-' };
+  const recovered = (f: FaultRecord, ms: number) => {
+    if (ms > slowest.ms) slowest = { ms, what: `${f.kind} (phase ${f.phase}${f.pid ? `, pid ${f.pid}` : ''})` };
+  };
+  for (const f of e.faults.filter((f) => !f.skipped)) {
+    if (f.kind === 'kill' || f.kind === 'pause') {
+      const serverDown = e.faults.some((r) => r.kind === 'restart' && r.at < f.endAt && r.endAt > f.at);
+      for (const runId of f.held ?? []) {
+        const takeover = (e.history.get(runId) ?? []).find(
+          (h) => h.event === 'lease-taken-over' && pidOf(h.detail?.previousOwner) === f.pid && h.at.getTime() >= f.at - 50,
+        );
+        const ms = takeover && takeover.at.getTime() - f.at;
+        if (ms === undefined) violations.push({ check: 'recovery', runId, message: `held by the ${f.kind === 'kill' ? 'killed' : 'stopped'} pid ${f.pid}, never taken over` });
+        else if (f.kind === 'pause' && !serverDown && takeover!.at.getTime() > f.endAt) {
+          violations.push({ check: 'recovery', runId, message: `held by pid ${f.pid}, stopped for ${f.endAt - f.at} ms, taken over only ${ms} ms after the stop` });
+        } else recovered(f, ms);
+      }
+    } else {
+      if (f.listenBackAt === undefined || f.listenBackAt - f.endAt > LISTEN_BACK_MS) {
+        violations.push({ check: 'recovery', message: `after the ${f.kind} of phase ${f.phase} at ${new Date(f.endAt).toISOString()}, LISTEN was not back within ${LISTEN_BACK_MS} ms` });
+      } else recovered(f, f.listenBackAt - f.endAt);
+    }
+  }
+  return { violations, metrics: { slowestMs: slowest.ms, slowest: slowest.what } };
+};

@@ -1,0 +1,46 @@
+import type { HarnessDb } from '../db';
+import type { PlannedFault } from '../plan';
+import { FaultContext, FaultRecord, listenBack } from './fault';
+
+/** How often the LISTEN sessions are cut while they are held down: faster than the listener reconnects. */
+const LISTEN_CUT_EVERY_MS = 50;
+
+/**
+ * pg_terminate_backend on every session of every worker (pools and LISTEN), `times` times in a row;
+ * meanwhile, for `listenDownMs`, every LISTEN session as soon as it is back. Wakes must fall back to
+ * the sweeper while LISTEN is down, and LISTEN must come back after.
+ */
+export async function cutConnections(ctx: FaultContext, fault: Extract<PlannedFault, { kind: 'connections' }>): Promise<FaultRecord> {
+  const record: FaultRecord = { kind: 'connections', phase: ctx.phase, at: Date.now(), endAt: Date.now(), terminated: 0 };
+  const all = async () => {
+    for (let i = 0; i < fault.times; i++) {
+      if (i > 0) await pause(fault.spacingMs);
+      record.terminated! += await terminate(ctx.db, `application_name LIKE 'chaos-worker:%' OR application_name = 'nestjs-durable:listen'`);
+    }
+  };
+  const listen = async () => {
+    const end = Date.now() + fault.listenDownMs;
+    while (Date.now() < end) {
+      record.terminated! += await terminate(ctx.db, `application_name = 'nestjs-durable:listen'`);
+      await pause(LISTEN_CUT_EVERY_MS);
+    }
+  };
+  await Promise.all([all(), listen()]);
+  record.endAt = Date.now();
+  record.listenBackAt = await listenBack(ctx);
+  return record;
+}
+
+/** Cuts the sessions that `where` selects; how many. */
+async function terminate(db: HarnessDb, where: string): Promise<number> {
+  // Materialized first: in a plain WHERE the planner may call pg_terminate_backend before the filter.
+  const [row] = await db.query<{ n: number }>(
+    `WITH target AS MATERIALIZED (SELECT pid FROM pg_stat_activity WHERE (${where}) AND pid <> pg_backend_pid())
+     SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM target`,
+  );
+  return row.n;
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,81 @@
+import type { Cluster } from '../cluster';
+import type { HarnessDb } from '../db';
+import type { Fleet } from '../fleet';
+import type { PlannedFault } from '../plan';
+
+/** What a fault did, when: the checker matches duplicate effects and takeovers against these. */
+export interface FaultRecord {
+  kind: PlannedFault['kind'];
+  phase: number;
+  /** When it struck (ms since the epoch; the database runs on this machine, so its clock is ours). */
+  at: number;
+  /** Kill: the process is gone; pause: SIGCONT; connections: the last cut; restart: the server is back. */
+  endAt: number;
+  worker?: number;
+  pid?: number;
+  /** Runs the worker held (status running, its lease) when it was killed or stopped. */
+  held?: string[];
+  /** A kill or pause cued by the worker's own "effect" line: inside a step's crash window. */
+  inWindow?: { runId: string; stepKey: string; ledgerId: number };
+  /** Sessions cut by pg_terminate_backend, over the whole burst. */
+  terminated?: number;
+  /** When every live worker was LISTENing again (connections, restart). */
+  listenBackAt?: number;
+  skipped?: string;
+}
+
+export interface FaultContext {
+  fleet: Fleet;
+  db: HarnessDb;
+  cluster: Cluster;
+  phase: number;
+}
+
+/** How long a cued fault waits for the worker to announce an effect before it strikes anyway. */
+const CUE_MS = 4_000;
+
+/**
+ * Waits for the worker's next "effect" line: a slow step has written its effect and not yet its
+ * checkpoint (the crash window), so the fault strikes inside it.
+ */
+export async function cue(ctx: FaultContext, worker: number): Promise<FaultRecord['inWindow']> {
+  const effect = await ctx.fleet.workers[worker].nextEffect(CUE_MS);
+  return effect && { runId: effect.runId, stepKey: effect.stepKey, ledgerId: effect.ledgerId };
+}
+
+/** Runs the worker with this pid holds right now (the lease owner id is `host:pid:random`). */
+export async function heldBy(db: HarnessDb, pid: number): Promise<string[]> {
+  const rows = await db.query<{ id: string }>(`SELECT id FROM durable.runs WHERE status = 'running' AND lease_owner LIKE $1`, [`%:${pid}:%`]);
+  return rows.map((r) => r.id);
+}
+
+/** Waits until a worker slot is up (booted, not stopped), bounded; false when it did not come up. */
+export async function workerUp(ctx: FaultContext, worker: number, ms = 15_000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!ctx.fleet.workers[worker].up) {
+    if (Date.now() > end) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return true;
+}
+
+/** LISTEN sessions open now (one per worker that is listening). */
+export async function listeners(db: HarnessDb, attempts?: number): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'nestjs-durable:listen' AND query ILIKE 'LISTEN%'`,
+    [],
+    attempts,
+  );
+  return row.n;
+}
+
+/** Polls until every live worker LISTENs again; the time it happened, or undefined after `ms`. */
+export async function listenBack(ctx: FaultContext, ms = 30_000): Promise<number | undefined> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const live = ctx.fleet.liveWorkers;
+    if (ctx.cluster.up && (await listeners(ctx.db, 1).catch(() => -1)) >= live) return Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return undefined;
+}

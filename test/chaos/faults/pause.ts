@@ -1,0 +1,24 @@
+import type { PlannedFault } from '../plan';
+import { cue, FaultContext, FaultRecord, heldBy, workerUp } from './fault';
+
+/**
+ * SIGSTOP a worker (at once, or inside a step's crash window) for longer than twice its lease, so
+ * the others take its runs over, then SIGCONT:
+ * its late writes (the rest of the steps it was running, their checkpoints, run ends) must all be
+ * refused by the fencing token. The checker verifies the takeovers and the refusals.
+ */
+export async function pauseWorker(ctx: FaultContext, fault: Extract<PlannedFault, { kind: 'pause' }>): Promise<FaultRecord> {
+  const record: FaultRecord = { kind: 'pause', phase: ctx.phase, at: Date.now(), endAt: Date.now(), worker: fault.worker };
+  if (!(await workerUp(ctx, fault.worker))) return { ...record, skipped: 'worker not up' };
+  if (fault.inWindow) record.inWindow = await cue(ctx, fault.worker);
+  record.at = Date.now();
+  record.pid = ctx.fleet.pauseWorker(fault.worker);
+  if (record.pid === undefined) return { ...record, skipped: 'worker not up' };
+  // Statements it sent just before the stop may still commit: look at what it holds once they have.
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  record.held = await heldBy(ctx.db, record.pid);
+  await new Promise((resolve) => setTimeout(resolve, fault.durationMs - 150));
+  ctx.fleet.continueWorker(fault.worker);
+  record.endAt = Date.now();
+  return record;
+}

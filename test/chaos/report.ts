@@ -1,0 +1,54 @@
+import type { Verdict } from './checker';
+import type { Evidence, Violation } from './checks/data';
+
+export interface RunFacts {
+  seed: number;
+  profile: string;
+  minutes?: number;
+  seconds: number;
+  phases: Array<{ name: string; fingerprint: string }>;
+  bootRetries: number;
+}
+
+/** The summary table (markdown, so it can go straight into docs/reliability.md). */
+export function summaryTable(facts: RunFacts, e: Evidence, v: Verdict): string {
+  const r = v.results;
+  const done = e.faults.filter((f) => !f.skipped);
+  const count = (kind: string) => done.filter((f) => f.kind === kind);
+  const cuts = count('connections');
+  const m = (check: keyof Verdict['results'], key: string) => r[check].metrics[key];
+  const rows: Array<[string, string | number]> = [
+    ['seed', facts.seed],
+    ['profile', facts.minutes ? `${facts.profile} (${facts.minutes} min)` : facts.profile],
+    ['wall time', `${facts.seconds} s`],
+    ['phases', `${facts.phases.length} (${[...new Set(facts.phases.map((p) => p.name))].join(', ')})`],
+    ['runs (+ one child each)', `${e.starts.length} (completed: ${m('terminal', 'completed')} of ${2 * e.starts.length})`],
+    ['signal and message deliveries', `${e.deliveries.length} (accepted ${e.deliveries.filter((d) => d.outcome === 'accepted').length}, redeliveries ${e.deliveries.filter((d) => d.outcome === 'duplicate').length}, to closed runs ${e.deliveries.filter((d) => d.outcome === 'closed').length}, failed ${e.deliveries.filter((d) => d.outcome === 'failed').length})`],
+    ['kills (cued inside a crash window)', `${count('kill').length} (${count('kill').filter((f) => f.inWindow).length})`],
+    ['pauses (runs taken over)', `${count('pause').length} (${count('pause').reduce((n, f) => n + (f.held?.length ?? 0), 0)})`],
+    ['connection kills: bursts (sessions cut)', `${cuts.length} (${cuts.reduce((n, f) => n + (f.terminated ?? 0), 0)})`],
+    ['server restarts', count('restart').length],
+    ['skipped faults', e.faults.length - done.length],
+    ['step effects checked', m('effects', 'steps')],
+    ['duplicate effects inside the window (kill / pause / connections / restart)', `${m('effects', 'inWindow')} (${m('effects', 'inWindow.kill')} / ${m('effects', 'inWindow.pause')} / ${m('effects', 'inWindow.connections')} / ${m('effects', 'inWindow.restart')})`],
+    ['duplicate effects outside it (must be 0)', m('effects', 'outside')],
+    ['lease takeovers checked for late writes (late writes accepted: must be 0)', `${m('fencing', 'takeovers')} (${r.fencing.violations.length})`],
+    ['lost signals (must be 0)', m('signals', 'lost')],
+    ['lost channel messages (must be 0)', m('channels', 'lost')],
+    ['signals received / timed out', `${m('signals', 'received')} / ${m('signals', 'timedOut')}`],
+    ['stuck runs (must be 0)', `${m('stuck', 'stuck')} (quiet checks: ${m('stuck', 'quietChecks')})`],
+    ['slowest recovery', `${m('recovery', 'slowestMs')} ms: ${m('recovery', 'slowest')}`],
+    ['wake latency, LISTEN up: p50 / p95 / max (n)', `${m('wakes', 'up.p50')} / ${m('wakes', 'up.p95')} / ${m('wakes', 'up.max')} ms (${m('wakes', 'up.n')})`],
+    ['wake latency, LISTEN down: p50 / p95 / max (n)', `${m('wakes', 'down.p50')} / ${m('wakes', 'down.p95')} / ${m('wakes', 'down.max')} ms (${m('wakes', 'down.n')})`],
+    ['worker boots retried (server down)', facts.bootRetries],
+    ['violations', v.violations.length],
+  ];
+  return ['| figure | value |', '| --- | --- |', ...rows.map(([k, val]) => `| ${k} | ${val} |`)].join('\n');
+}
+
+/** The violations, grouped by check, at most `limit` shown. */
+export function violationList(violations: Violation[], limit = 60): string {
+  const lines = violations.slice(0, limit).map((v) => `  [${v.check}]${v.runId ? ` ${v.runId}:` : ''} ${v.message}`);
+  if (violations.length > limit) lines.push(`  … and ${violations.length - limit} more`);
+  return lines.join('\n');
+}

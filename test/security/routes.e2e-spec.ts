@@ -1,0 +1,126 @@
+import { HttpAdapterHost } from '@nestjs/core';
+import { Breaks, operatorWorkflows, ReviewThenClose } from '../fixtures/operator.workflows';
+import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+
+const TOKEN = 'security-token-0123456789abcdef';
+
+interface Route {
+  method: string;
+  path: string;
+}
+
+/** Every route the application actually serves under the dashboard path, read from Express' router. */
+function dashboardRoutes(t: DurableTestApp): Route[] {
+  const app = t.app.get(HttpAdapterHost).httpAdapter.getInstance();
+  const stack = (app.router ?? app._router).stack as Array<{ route?: { path: string; methods: Record<string, boolean> } }>;
+  return stack
+    .filter((layer) => layer.route?.path.startsWith('/durable'))
+    .flatMap((layer) => Object.keys(layer.route!.methods).map((method) => ({ method: method.toUpperCase(), path: layer.route!.path })));
+}
+
+describe('security: every dashboard route, generated from the router', () => {
+  const schema = uniqueSchema();
+  const db = new Db(schema);
+  let t: DurableTestApp;
+  let readOnly: DurableTestApp;
+  let routes: Route[];
+  let open: string;
+  let failed: string;
+
+  /** A concrete URL for a route: parameters filled with runs that exist. */
+  const url = (base: string, route: Route, runId = open) =>
+    base + route.path.replace(':id', encodeURIComponent(runId)).replace(':name', 'approval').replace(':channel', 'events').replace('*file', 'index.html');
+  const body = (route: Route) =>
+    route.path.endsWith('/signals/:name') ? { payload: { approved: true, by: 'sec' } }
+    : route.path.endsWith('/channels/:channel') ? { key: `k-${Math.random()}`, payload: { kind: 'x' } }
+    : route.path === '/durable/api/runs' ? { workflow: 'nap-long', input: null }
+    : route.path === '/durable/api/bulk/signal' ? { runIds: [open], name: 'approval', payload: { approved: true, by: 'sec' } }
+    : route.path.startsWith('/durable/api/bulk/') ? { runIds: [open] }
+    : {};
+  const isApi = (route: Route) => route.path.startsWith('/durable/api');
+  const mutations = () => routes.filter((r) => r.method === 'POST');
+
+  beforeAll(async () => {
+    t = await startApp({ schema, providers: operatorWorkflows, listen: true, options: { dashboard: { auth: { token: TOKEN } } } });
+    readOnly = await startApp({ schema, providers: operatorWorkflows, listen: true, options: { dashboard: { auth: { token: TOKEN }, readOnly: true }, worker: { enabled: false } } });
+    routes = dashboardRoutes(t);
+    open = (await t.client.start(ReviewThenClose, null)).runId;
+    failed = (await t.client.start(Breaks, null)).runId;
+    await eventually(async () => (await t.client.getRun(open)).status === 'waiting' && (await t.client.getRun(failed)).status === 'failed', 'the fixtures');
+  });
+  afterAll(async () => {
+    await Promise.all([t.close(), readOnly.close()]);
+    await db.dropSchema();
+  });
+
+  it('knows every route (the table below is generated, so a new route is covered the day it is added)', () => {
+    expect(routes.length).toBeGreaterThanOrEqual(16);
+    expect(mutations().length).toBeGreaterThanOrEqual(9);
+  });
+
+  it('without credentials, every API route answers 401 (the session says how to sign in; the UI\'s files are public)', async () => {
+    for (const route of routes) {
+      const response = await fetch(url(t.url, route), { method: route.method, headers: { 'x-durable-request': '1', 'content-type': 'application/json' }, body: route.method === 'POST' ? JSON.stringify(body(route)) : undefined });
+      const expected = !isApi(route) ? 200 : route.path.endsWith('/session') ? 200 : 401;
+      expect([route.method, route.path, response.status]).toEqual([route.method, route.path, expected]);
+      const wrong = await fetch(url(t.url, route), { method: route.method, headers: { authorization: 'Bearer wrong-token-of-some-length', 'x-durable-request': '1', 'content-type': 'application/json' }, body: route.method === 'POST' ? JSON.stringify(body(route)) : undefined });
+      expect([route.path, wrong.status]).toEqual([route.path, expected]);
+    }
+  });
+
+  it('in read-only mode every mutation answers 403 and writes nothing', async () => {
+    const before = await db.count('history');
+    for (const route of mutations()) {
+      const response = await fetch(url(readOnly.url, route), { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'x-durable-request': '1', 'content-type': 'application/json' }, body: JSON.stringify(body(route)) });
+      expect([route.path, response.status, ((await response.json()) as { code: string }).code]).toEqual([route.path, 403, 'READ_ONLY']);
+    }
+    expect(await db.count('history')).toBe(before);
+  });
+
+  it('a mutation without the x-durable-request header is refused with 403 and writes nothing', async () => {
+    const before = await db.count('history');
+    for (const route of mutations()) {
+      const response = await fetch(url(t.url, route), { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body(route)) });
+      expect([route.path, response.status, ((await response.json()) as { code: string }).code]).toEqual([route.path, 403, 'MISSING_HEADER']);
+    }
+    expect(await db.count('history')).toBe(before);
+  });
+
+  it('each mutation writes an audit row with its actor', async () => {
+    for (const route of mutations()) {
+      // Each mutation gets a run in the state it acts on.
+      const target = route.path.endsWith('/retry') ? (await t.client.start(Breaks, null)).runId : (await t.client.start(ReviewThenClose, null)).runId;
+      await eventually(async () => ['waiting', 'failed'].includes((await t.client.getRun(target)).status), 'the target to settle');
+      const since = (await db.query(`SELECT COALESCE(max(id), 0) AS id FROM durable.history`))[0].id;
+      const response = await fetch(url(t.url, route, target), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'x-durable-request': '1', 'content-type': 'application/json' },
+        body: JSON.stringify(route.path.startsWith('/durable/api/bulk/') ? { ...body(route), runIds: [target] } : body(route)),
+      });
+      expect([route.path, response.status < 300]).toEqual([route.path, true]);
+      const audit = await db.query(`SELECT event, actor FROM durable.history WHERE id > $1 AND actor = 'token'`, [since]);
+      expect([route.path, audit.length > 0]).toEqual([route.path, true]);
+    }
+  });
+
+  it('a server fault answers 500 with a generic message: no stack trace, no SQL, in the body', async () => {
+    await db.query(`ALTER TABLE durable.history RENAME TO history_gone`);
+    try {
+      const response = await fetch(`${t.url}/durable/api/runs/${encodeURIComponent(open)}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const text = await response.text();
+      expect(response.status).toBe(500);
+      expect(JSON.parse(text)).toEqual({ code: 'INTERNAL', message: expect.any(String) });
+      expect(text).not.toMatch(/history|relation|SELECT|\bat\b.*\.(js|ts)/);
+    } finally {
+      await db.query(`ALTER TABLE durable.history_gone RENAME TO history`);
+    }
+  });
+
+  it('the UI is served with the CSP and nosniff; the API never answers HTML', async () => {
+    const page = await fetch(`${t.url}/durable/`);
+    expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self'.*frame-ancestors 'none'/);
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    const api = await fetch(`${t.url}/durable/api/runs`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(api.headers.get('content-type')).toContain('application/json');
+  });
+});
