@@ -30,6 +30,23 @@ class EchoAny implements DurableWorkflow<unknown, unknown> {
   }
 }
 
+/** Fails with a message Postgres text could not hold as is. */
+@Workflow('nul-failure', { retry: { maxAttempts: 1 } })
+class NulFailure implements DurableWorkflow<null, never> {
+  async run(): Promise<never> {
+    throw new Error('bad byte \u0000 and \ud800 here');
+  }
+}
+
+/** A child whose derived id (parent id / step) is longer than a caller's run id may be. */
+@Workflow('long-child-parent')
+class LongChildParent implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    const child = await ctx.startChild(EchoAny, 'child output', { step: 's'.repeat(200) });
+    return child.result();
+  }
+}
+
 @Workflow('waits-for-anything')
 class WaitsForAnything implements DurableWorkflow<null, unknown> {
   async run(_: null, ctx: WorkflowContext) {
@@ -43,7 +60,7 @@ describe('bad input: a named error or a 4xx, never a 500 or a hang, and nothing 
   let t: DurableTestApp;
 
   beforeAll(async () => {
-    t = await startApp({ schema, providers: [Counter, EchoAny, WaitsForAnything, ...operatorWorkflows], listen: true, options: { dashboard: { auth: { token: TOKEN } } } });
+    t = await startApp({ schema, providers: [Counter, EchoAny, WaitsForAnything, NulFailure, LongChildParent, ...operatorWorkflows], listen: true, options: { dashboard: { auth: { token: TOKEN } } } });
   });
   afterAll(async () => {
     await t.close();
@@ -78,6 +95,13 @@ describe('bad input: a named error or a 4xx, never a 500 or a hang, and nothing 
       ['a negative timeout for result()', () => t.client.handle(open.runId).result({ timeout: -1 }), InvalidArgumentError],
       ['a NaN timeout for result()', () => t.client.handle(open.runId).result({ timeout: Number.NaN }), InvalidArgumentError],
       ['an absurd timeout for result()', () => t.client.handle(open.runId).result({ timeout: '99999999d' }), InvalidArgumentError],
+      ['a runId with a NUL character', () => t.client.start(EchoAny, null, { runId: 'a\u0000b' }), InvalidArgumentError],
+      ['a runId with a lone surrogate', () => t.client.start(EchoAny, null, { runId: 'a\ud800b' }), InvalidArgumentError],
+      ['a signal to a run id with a NUL character', () => t.signals.signal('a\u0000b', 'done', 1), RunNotFoundError],
+      ['a getRun of an id with a NUL character', () => t.client.getRun('a\u0000b'), RunNotFoundError],
+      ['a cancel of an id with a NUL character', () => t.client.cancel('a\u0000b'), RunNotFoundError],
+      ['a signal name with a NUL character', () => t.signals.signal(open.runId, 'do\u0000ne', 1), InvalidArgumentError],
+      ['a message key with a lone surrogate', () => t.signals.send(open.runId, 'c', 'k\udc00', 1), InvalidArgumentError],
       ['a filter with a status that does not exist', () => t.client.listRuns({ status: "waiting' OR 1=1 --" as never }), InvalidArgumentError],
     ];
     for (const [what, call, type] of refusals) {
@@ -85,6 +109,16 @@ describe('bad input: a named error or a 4xx, never a 500 or a hang, and nothing 
       expect([what, error?.constructor?.name]).toEqual([what, type.name]);
     }
     expect(await written()).toBe(before);
+  });
+
+  it('an error message with NUL and a lone surrogate fails the run cleanly (made storable), it does not wedge it', async () => {
+    const run = await t.client.start(NulFailure, null);
+    await expect(run.result({ timeout: '5s' })).rejects.toThrow('bad byte \\0 and \ufffd here');
+  });
+
+  it('a child id derived from a 200-character run id and a 200-character step is accepted', async () => {
+    const run = await t.client.start(LongChildParent, null, { runId: 'p'.repeat(200) });
+    expect(await run.result({ timeout: '10s' })).toBe('child output');
   });
 
   it('names with quotes and SQL fragments are plain data: they are stored and found as given', async () => {

@@ -53,7 +53,7 @@ class LateAwait implements DurableWorkflow<{ sleep: number }, unknown> {
 }
 
 /** AwaitFor; after the wait a step fails once, so the outcome is replayed in a second execution. */
-@Workflow('await-for', { retry: { maxAttempts: 3, initialDelay: '50ms' } })
+@Workflow('await-for', { retry: { maxAttempts: 3, initialDelay: '400ms' } })
 class AwaitFor implements DurableWorkflow<{ timeout: number }, unknown> {
   constructor(private readonly effects: Effects) {}
   async run(input: { timeout: number }, ctx: WorkflowContext) {
@@ -149,6 +149,9 @@ describe('signals: at-least-once in, exactly-once applied', () => {
   it('AwaitFor returns { received: false } at the deadline, and a signal arriving later never changes that on replay', async () => {
     const handle = await t.client.start(AwaitFor, { timeout: 700 });
     await parked(handle.runId);
+    // The timed-out execution failed once after the wait; while it backs off, the signal arrives late.
+    await eventually(async () => (await t.client.getRun(handle.runId)).waiting?.kind === 'retry', 'the run to back off after the timeout');
+    expect((await t.signals.signal(handle.runId, 'answer', 'too late')).accepted).toBe(true);
     const result = (await handle.result({ timeout: '5s' })) as any;
     expect(result.outcome).toEqual({ received: false });
     const [deadline] = await db.query(`SELECT result FROM durable.steps WHERE run_id = $1 AND key = 'signal-deadline:answer'`, [handle.runId]);

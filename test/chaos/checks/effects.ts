@@ -2,7 +2,7 @@ import type { FaultRecord } from '../faults';
 import { Check } from './check';
 import { Evidence, LedgerRow, storedEffect, Violation } from './data';
 
-export type Cause = FaultRecord['kind'];
+type Cause = FaultRecord['kind'];
 
 /**
  * Each step with a stored checkpoint ran exactly once, except re-runs in the crash window: its
@@ -14,6 +14,7 @@ export const checkEffects: Check = (e) => {
   const inWindow: Record<Cause, number> = { kill: 0, pause: 0, connections: 0, restart: 0 };
   let outside = 0;
   let steps = 0;
+  const spent = new Set<string>();
   for (const [runId, byKey] of e.ledger) {
     const completed = e.runs.get(runId)?.status === 'completed';
     for (const [key, rows] of byKey) {
@@ -30,8 +31,8 @@ export const checkEffects: Check = (e) => {
       }
       for (const row of rows) {
         if (row === winner) continue;
-        const cause = explain(e, row);
-        if (cause) inWindow[cause]++;
+        const fault = explain(e, row, spent);
+        if (fault) inWindow[fault.kind]++;
         else {
           outside++;
           violations.push({
@@ -52,24 +53,34 @@ export const checkEffects: Check = (e) => {
 
 /**
  * The fault that let this effect go unconfirmed: its process was killed after writing it; or stopped
- * around it (the lease went to another worker); or the server or its sessions failed while its
- * checkpoint was on the way or while its lease lapsed (a failed checkpoint write fails the attempt,
- * and the retry runs the step again).
+ * around it (the lease went to another worker, and the step it had in flight finished late); or the
+ * server or its sessions failed while its checkpoint was on the way or while its lease lapsed (a
+ * failed checkpoint write fails the attempt, and the retry runs the step again). A killed or stopped
+ * process had one step in flight per run, so it explains one extra effect per run, no more: `spent`
+ * remembers which (fault, run) pairs are used up.
  */
-export function explain(e: Evidence, row: LedgerRow): Cause | undefined {
+export function explain(e: Evidence, row: LedgerRow, spent: Set<string>): FaultRecord | undefined {
   const at = row.at.getTime();
   const leaseMs = e.profile.engine.leaseMs;
-  const fault = (f: FaultRecord): boolean => {
+  const matches = (f: FaultRecord): boolean => {
     if (f.skipped) return false;
     switch (f.kind) {
       case 'kill':
         return f.pid === row.pid && f.at >= at - 50;
       case 'pause':
-        return f.pid === row.pid && at >= f.at - 3_000 && at <= f.endAt + 3_000;
+        return f.pid === row.pid && at >= f.at - 3_000 && at <= f.endAt + 2_000;
       case 'connections':
       case 'restart':
         return at >= f.at - 3_000 && at <= f.endAt + leaseMs + 2_000;
     }
   };
-  return e.faults.find(fault)?.kind;
+  for (const [index, f] of e.faults.entries()) {
+    if (!matches(f)) continue;
+    if (f.kind === 'connections' || f.kind === 'restart') return f;
+    const key = `${index}:${row.run_id}`;
+    if (spent.has(key)) continue;
+    spent.add(key);
+    return f;
+  }
+  return undefined;
 }

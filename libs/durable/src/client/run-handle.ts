@@ -2,6 +2,7 @@ import { CancelledError, ResultTimeoutError, RunFailedError, RunNotFoundError } 
 import type { Duration, RunHandle, RunStatus } from '../interfaces';
 import type { RunRepository } from '../persistence/run.repository';
 import { toMs } from '../runtime/duration';
+import { knownRunId } from './run-id';
 import type { WakeBus } from '../worker/wake-bus';
 
 const FIRST_POLL_MS = 20;
@@ -20,7 +21,7 @@ export class DurableRunHandle<O> implements RunHandle<O> {
   ) {}
 
   async status(): Promise<RunStatus> {
-    const run = await this.runs.get(this.runId);
+    const run = await this.runs.get(knownRunId(this.runId));
     if (!run) throw new RunNotFoundError(this.runId);
     return run.status;
   }
@@ -29,7 +30,7 @@ export class DurableRunHandle<O> implements RunHandle<O> {
     const timeoutMs = opts.timeout === undefined ? undefined : toMs(opts.timeout, 'result() timeout');
     const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
     for (let poll = FIRST_POLL_MS; ; poll = Math.min(poll * 2, MAX_POLL_MS)) {
-      const run = await this.runs.get(this.runId);
+      const run = await this.runs.get(knownRunId(this.runId));
       if (!run) throw new RunNotFoundError(this.runId);
       if (run.status === 'completed') return run.output as O;
       if (run.status === 'failed') throw new RunFailedError(this.runId, run.error ?? { name: 'Error', message: 'failed' });

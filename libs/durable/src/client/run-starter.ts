@@ -9,6 +9,7 @@ import { RunRepository, ClaimedRun } from '../persistence/run.repository';
 import type { ChildStarter } from '../runtime/child-starter';
 import { Executor } from '../runtime/executor';
 import { serializePayload } from '../runtime/serializer';
+import { isStorableText } from '../schema/define-signal';
 import { DurableWorker } from '../worker/durable.worker';
 import { DurableTelemetry } from '../observability/durable-telemetry';
 
@@ -16,6 +17,8 @@ export interface StartArgs {
   workflow: RegisteredWorkflow;
   input: unknown;
   runId?: string;
+  /** A child's id, derived from its parent's and its step: longer than a caller's id may be. */
+  derivedId?: boolean;
   parentId?: string;
   parentStep?: string;
   manager?: EntityManager;
@@ -43,8 +46,10 @@ export class RunStarter implements ChildStarter, OnModuleInit {
 
   async start(args: StartArgs): Promise<{ runId: string; created: boolean }> {
     const runId = args.runId ?? randomUUID();
-    if (typeof runId !== 'string' || runId.length === 0 || runId.length > 200) {
-      throw new InvalidArgumentError(`runId must be a non-empty string of at most 200 characters; got ${typeof runId === 'string' ? `${runId.length} characters` : typeof runId}.`);
+    if (typeof runId !== 'string' || runId.length === 0 || (runId.length > 200 && !args.derivedId) || !isStorableText(runId)) {
+      throw new InvalidArgumentError(
+        `runId must be a non-empty string of at most 200 characters, without NUL or lone surrogates; got ${typeof runId === 'string' ? `${runId.length} characters` : typeof runId}.`,
+      );
     }
     const input = serializePayload(args.input, `The input of workflow "${args.workflow.name}"`);
     const claimBy = !args.manager && this.worker.tryReserve() ? this.worker.id : undefined;
@@ -74,6 +79,8 @@ export class RunStarter implements ChildStarter, OnModuleInit {
   }
 
   async startChild(args: { parentId: string; step: string; childId: string; workflow: RegisteredWorkflow; input: unknown }): Promise<void> {
-    await this.start({ workflow: args.workflow, input: args.input, runId: args.childId, parentId: args.parentId, parentStep: args.step, actor: `run:${args.parentId}` });
+    await this.start({
+      workflow: args.workflow, input: args.input, runId: args.childId, derivedId: true, parentId: args.parentId, parentStep: args.step, actor: `run:${args.parentId}`,
+    });
   }
 }

@@ -1,13 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
+import { knownRunId } from './run-id';
 import { RunClosedError, RunNotFoundError, WorkflowNotFoundError } from '../errors';
 import type { ActorOptions, ChannelRef, MessageDelivery, SignalDelivery, SignalRef, TxOptions } from '../interfaces';
 import { DeliveryRepository, DeliveryResult } from '../persistence/delivery.repository';
 import { RunRepository } from '../persistence/run.repository';
 import { declaredName } from '../runtime/primitives/declared';
 import { serializePayload } from '../runtime/serializer';
-import { checkName } from '../schema/define-signal';
+import { checkName, storableText } from '../schema/define-signal';
 import { validatePayload } from '../schema/payload-validator';
 import { DurableWorker } from '../worker/durable.worker';
 import { WakeBus } from '../worker/wake-bus';
@@ -41,7 +42,7 @@ export class SignalService {
     const schema = workflow.signals?.get(name)?.schema ?? (typeof signal === 'object' ? signal.schema : undefined);
     const value = await validatePayload(schema, payload, `The payload of signal "${name}"`);
     const encoded = serializePayload(value, `The payload of signal "${name}"`);
-    const result = this.settled(runId, await this.deliveries.signal(runId, name, encoded, opts.actor ?? 'api', opts.manager));
+    const result = this.settled(runId, await this.deliveries.signal(runId, name, encoded, storableText(String(opts.actor ?? 'api')), opts.manager));
     if (result.woken && !opts.manager) this.wakeHere(runId);
     return { runId, name, accepted: result.accepted, deliveredAt: result.deliveredAt };
   }
@@ -59,7 +60,7 @@ export class SignalService {
     const schema = workflow.channels?.get(name)?.schema ?? (typeof channel === 'object' ? channel.schema : undefined);
     const value = await validatePayload(schema, payload, `The payload of message "${key}" on channel "${name}"`);
     const encoded = serializePayload(value, `The payload of message "${key}" on channel "${name}"`);
-    const result = this.settled(runId, await this.deliveries.send(runId, name, key, encoded, opts.actor ?? 'api', opts.manager));
+    const result = this.settled(runId, await this.deliveries.send(runId, name, key, encoded, storableText(String(opts.actor ?? 'api')), opts.manager));
     if (result.woken && !opts.manager) this.wakeHere(runId);
     return { runId, channel: name, key, accepted: result.accepted, seq: result.seq };
   }
@@ -79,8 +80,7 @@ export class SignalService {
   }
 
   private async workflowOf(runId: string, manager?: EntityManager) {
-    if (typeof runId !== 'string' || runId.length === 0 || runId.length > 1_000) throw new RunNotFoundError(String(runId).slice(0, 200));
-    const run = await this.runs.brief(runId, manager);
+    const run = await this.runs.brief(knownRunId(runId), manager);
     if (!run) throw new RunNotFoundError(runId);
     if (run.status === 'completed' || run.status === 'cancelled') throw new RunClosedError(runId, run.status);
     const workflow = this.registry.find(run.workflow);

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
 import { RunNotFoundError } from '../errors';
+import { storableText } from '../schema/define-signal';
+import { knownRunId } from './run-id';
 import type { ActorOptions, RunFilter, RunHandle, RunView, TxOptions, WorkflowRef } from '../interfaces';
 import { RunControlRepository } from '../persistence/run-control.repository';
 import { RunRepository } from '../persistence/run.repository';
@@ -28,7 +30,7 @@ export class WorkflowClient {
    */
   async start<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: { runId?: string } & TxOptions & ActorOptions = {}): Promise<RunHandle<O>> {
     const registered = this.registry.resolve(workflow as WorkflowRef<unknown, unknown>);
-    const { runId, created } = await this.starter.start({ workflow: registered, input, runId: opts.runId, manager: opts.manager, actor: opts.actor ?? 'api' });
+    const { runId, created } = await this.starter.start({ workflow: registered, input, runId: opts.runId, manager: opts.manager, actor: actorOf(opts) });
     return new DurableRunHandle<O>(runId, created, this.runs, this.bus);
   }
 
@@ -38,7 +40,7 @@ export class WorkflowClient {
   }
 
   async getRun(runId: string): Promise<RunView> {
-    const run = await this.runs.get(runId);
+    const run = await this.runs.get(knownRunId(runId));
     if (!run) throw new RunNotFoundError(runId);
     return run;
   }
@@ -50,18 +52,22 @@ export class WorkflowClient {
 
   /** Ends the current wait early: a sleep or backoff finishes now; other waits are re-checked now. */
   async resume(runId: string, opts: ActorOptions = {}): Promise<void> {
-    await this.control.resume(runId, opts.actor ?? 'api');
+    await this.control.resume(knownRunId(runId), actorOf(opts));
   }
 
   /** Cancels the run and its unfinished children at once; a running execution's later writes are refused. */
   async cancel(runId: string, reason?: string, opts: ActorOptions = {}): Promise<void> {
-    const { changed } = await this.control.cancel(runId, reason, opts.actor ?? 'api');
+    const { changed } = await this.control.cancel(knownRunId(runId), reason === undefined ? undefined : storableText(String(reason)), actorOf(opts));
     this.worker.revoke(changed);
   }
 
   /** Runs a failed run again from its checkpoints, its stored permanent step failures cleared. */
   async retry(runId: string, opts: ActorOptions = {}): Promise<void> {
-    await this.control.retry(runId, opts.actor ?? 'api');
+    await this.control.retry(knownRunId(runId), actorOf(opts));
     this.worker.nudge();
   }
+}
+
+function actorOf(opts: ActorOptions): string {
+  return storableText(String(opts.actor ?? 'api')).slice(0, 200);
 }

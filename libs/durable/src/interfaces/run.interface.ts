@@ -11,10 +11,10 @@ export interface ErrorInfo {
 /** Why a waiting run waits. */
 export type WaitReason =
   | { kind: 'signal'; name: string; since: Date; deadline?: Date }
-  | { kind: 'sleep'; name: string; until: Date }
+  | { kind: 'sleep'; name: string; until: Date; since: Date }
   | { kind: 'channel'; channel: string; since: Date }
   | { kind: 'child'; childRunId: string; step: string; since: Date }
-  | { kind: 'retry'; until: Date; error: ErrorInfo };
+  | { kind: 'retry'; until: Date; error: ErrorInfo; since: Date };
 
 /** A run as the client and the dashboard see it. */
 export interface RunView {

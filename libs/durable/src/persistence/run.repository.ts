@@ -3,6 +3,7 @@ import { wakeChannel } from '../durable.constants';
 import { InvalidArgumentError } from '../errors';
 import type { ErrorInfo, RunFilter, RunStatus, RunView, WaitReason } from '../interfaces';
 import { deserialize } from '../runtime/serializer';
+import { isStorableText } from '../schema/define-signal';
 import { DurableDatabase } from './durable-database';
 import { claimRunsSql } from './sql/claim-runs.sql';
 import { finishRunSql } from './sql/finish-run.sql';
@@ -167,6 +168,7 @@ export class RunRepository {
       where.push(`status = 'waiting' AND wait_kind = ${param(filter.waitingFor)}`);
     }
     if (filter.waitingName) where.push(`wait_name = ${param(filter.waitingName)}`);
+    if (filter.q && !isStorableText(filter.q)) throw new InvalidArgumentError('The run id prefix cannot hold a NUL character or a lone surrogate.');
     if (filter.q) where.push(`id LIKE ${param(`${filter.q.replace(/[\\%_]/g, '\\$&')}%`)}`);
     if (filter.cursor !== undefined) {
       if (!/^\d{1,19}$/.test(filter.cursor)) throw new InvalidArgumentError(`cursor "${filter.cursor}" is not a cursor returned by listRuns.`);

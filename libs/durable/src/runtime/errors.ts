@@ -2,6 +2,7 @@ import {
   ChildWorkflowFailedError, InvalidArgumentError, InvalidPayloadError, NonRetryableError, RunConflictError, StepResultMismatchError, UnknownSignalError, WorkflowNotFoundError,
 } from '../errors';
 import type { ErrorInfo } from '../interfaces';
+import { storableText } from '../schema/define-signal';
 
 const MAX_MESSAGE = 8_000;
 
@@ -15,9 +16,9 @@ export function isNonRetryable(error: unknown): boolean {
 /** The name and message of anything thrown, bounded in size; never a stack trace. */
 export function errorInfo(error: unknown): ErrorInfo {
   if (error instanceof Error) {
-    return { name: error.name || 'Error', message: truncate(String(error.message)) };
+    return { name: storableText(truncate(error.name || 'Error')), message: storableText(truncate(String(error.message))) };
   }
-  return { name: 'Error', message: truncate(typeof error === 'string' ? error : safeString(error)) };
+  return { name: 'Error', message: storableText(truncate(typeof error === 'string' ? error : safeString(error))) };
 }
 
 /** Rebuilds a stored failure so that a replay throws what the first execution threw. */
