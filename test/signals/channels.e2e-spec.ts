@@ -40,6 +40,19 @@ class Consumer implements DurableWorkflow<null, number> {
   }
 }
 
+/** consume(): the loop as one primitive, then a park after it (the re-run must not wait on the channel again). */
+@Workflow('consume-then-nap', { channels: [Events] })
+class ConsumeThenNap implements DurableWorkflow<null, unknown> {
+  constructor(private readonly ledger: Ledger) {}
+  async run(_: null, ctx: WorkflowContext) {
+    const closing = await ctx.consume(Events, (message) => {
+      this.ledger.handled.push(`${ctx.runId}:${message.key}:${message.seq}`);
+    }, { until: (message) => message.payload.type === 'done' });
+    await ctx.sleep('after', 600);
+    return closing.key;
+  }
+}
+
 /** Reads one message from `a` and one from `ab`. */
 @Workflow('boundaries')
 class Boundaries implements DurableWorkflow<null, unknown> {
@@ -57,7 +70,7 @@ describe('channels: ordered, deduplicated, consumed exactly once', () => {
   let ledger: Ledger;
 
   beforeAll(async () => {
-    t = await startApp({ schema, providers: [Ledger, Consumer, Boundaries] });
+    t = await startApp({ schema, providers: [Ledger, Consumer, Boundaries, ConsumeThenNap] });
     ledger = t.get(Ledger);
   });
   afterAll(async () => {
@@ -103,6 +116,17 @@ describe('channels: ordered, deduplicated, consumed exactly once', () => {
     expect(sent.map((s) => s.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
     await t.signals.send(handle.runId, Events, 'end', { type: 'done' });
     expect(await handle.result({ timeout: '10s' })).toBe(30);
+  });
+
+  it('consume() handles each message once in order, journals its end, and a later re-run does not wait on the channel again', async () => {
+    const handle = await t.client.start(ConsumeThenNap, null);
+    for (const key of ['c1', 'c2']) await t.signals.send(handle.runId, Events, key, { type: 'item', value: 1 });
+    await t.signals.send(handle.runId, Events, 'fin', { type: 'done' });
+    expect(await handle.result({ timeout: '10s' })).toBe('fin');
+    expect(ledger.handled.filter((h) => h.startsWith(handle.runId))).toEqual([`${handle.runId}:c1:1`, `${handle.runId}:c2:2`, `${handle.runId}:fin:3`]);
+    expect(await db.count('messages', 'run_id = $1 AND acked_at IS NULL', [handle.runId])).toBe(0);
+    const parks = await db.query(`SELECT detail->>'kind' AS kind FROM durable.history WHERE run_id = $1 AND event = 'parked' ORDER BY id`, [handle.runId]);
+    expect(parks.map((p) => p.kind).pop()).toBe('sleep'); // after the sleep it completed without parking on the channel
   });
 
   it('channel "a" never sees the messages of channel "ab"', async () => {

@@ -48,14 +48,10 @@ export class FulfillOrder implements DurableWorkflow<FulfillOrderInput, FulfillO
     const shipment = await ctx.startChild(ShipOrder, { orderId }, { step: 'ship' });
     const { trackingNumber } = await shipment.result();
 
-    // The carrier's events arrive by webhook, in order, each handled once. The closing 'delivered'
-    // event is left un-acked: after any later re-run, receive() still returns it and the loop ends.
-    for (;;) {
-      const message = await ctx.receive(CarrierEvents);
-      await this.orders.recordTracking(orderId, message.key, message.payload);
-      if (message.payload.event === 'delivered') break;
-      await ctx.ack(CarrierEvents, message.key);
-    }
+    // The carrier's events arrive by webhook, in order, each handled once, until 'delivered'.
+    await ctx.consume(CarrierEvents, (message) => this.orders.recordTracking(orderId, message.key, message.payload), {
+      until: (message) => message.payload.event === 'delivered',
+    });
 
     await ctx.sleep('delivery-window', config.deliveryWindow);
     const feedback = await ctx.waitForSignal(DeliveryFeedback, { timeout: config.feedbackTimeout });

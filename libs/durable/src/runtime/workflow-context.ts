@@ -5,7 +5,7 @@ import { checkName } from '../schema/define-signal';
 import { toMs } from './duration';
 import type { Execution } from './execution';
 import { runScope } from './run-scope';
-import { ack, receive } from './primitives/channels';
+import { ack, consume, receive } from './primitives/channels';
 import { all, startChild } from './primitives/children';
 import { waitForSignal, waitForSignalWithin } from './primitives/signals';
 import { sleep } from './primitives/sleep';
@@ -52,6 +52,10 @@ export class DurableWorkflowContext implements WorkflowContext {
 
   ack(channel: ChannelRef<unknown>, key: string): Promise<void> {
     return ack(this.execution, channel, key);
+  }
+
+  consume<T>(channel: ChannelRef<T>, handle: (message: ChannelMessage<T>) => unknown, opts: { until: (message: ChannelMessage<T>) => boolean }): Promise<ChannelMessage<T>> {
+    return consume(this.execution, channel, handle, opts.until);
   }
 
   startChild<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: { step: string }): Promise<ChildHandle<O>> {

@@ -1,7 +1,7 @@
 import type { ChannelMessage, ChannelRef } from '../../interfaces';
 import { checkName } from '../../schema/define-signal';
 import { Execution, never } from '../execution';
-import { deserialize } from '../serializer';
+import { deserialize, serialize } from '../serializer';
 import { declaredName } from './declared';
 
 /** The oldest un-acked message of the channel; writes nothing. The run parks while the channel is empty. */
@@ -24,4 +24,34 @@ export async function ack(execution: Execution, ref: ChannelRef<unknown>, key: s
   const list = execution.journal.messages.get(channel);
   const index = list?.findIndex((m) => m.key === key) ?? -1;
   if (index >= 0) list!.splice(index, 1);
+}
+
+/**
+ * The whole consuming loop as one primitive: each message is handled once, in order, in a step keyed
+ * by the message, then acked; the loop ends after the message `until` accepts, and that end is
+ * journaled, so a later re-run returns the closing message at once instead of waiting on a channel
+ * whose messages are all acked.
+ */
+export async function consume<T>(
+  execution: Execution,
+  ref: ChannelRef<T>,
+  handle: (message: ChannelMessage<T>) => unknown,
+  until: (message: ChannelMessage<T>) => boolean,
+): Promise<ChannelMessage<T>> {
+  if (!execution.isActive) return never();
+  execution.assertNotInStep('consume');
+  const channel = declaredName(execution.workflow, 'channel', ref);
+  const closedKey = execution.keyFor(`consume:${channel}`);
+  const closed = execution.journal.steps.get(closedKey);
+  if (closed) return execution.replay<ChannelMessage<T>>(closedKey, closed);
+  for (;;) {
+    const message = await receive(execution, ref);
+    await execution.step(closedKey, () => handle(message), { key: () => message.key }, []);
+    if (until(message)) {
+      await execution.checkpoint(closedKey, 'step', { outcome: 'ok', result: serialize(message, `The closing message of channel "${channel}"`), error: null }, null);
+      await ack(execution, ref, message.key);
+      return message;
+    }
+    await ack(execution, ref, message.key);
+  }
 }
