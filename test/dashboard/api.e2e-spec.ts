@@ -281,6 +281,26 @@ describe('dashboard auth modes', () => {
     }
   });
 
+  it('under an application\'s global prefix, the API keeps its own 1 MiB body limit', async () => {
+    const { Test } = await import('@nestjs/testing');
+    const moduleRef = await Test.createTestingModule({
+      imports: [DurableModule.forRoot({ connection: process.env.DATABASE_URL!, schema, dashboard: { auth: { token: TOKEN } } })],
+      providers: operatorWorkflows,
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    app.setGlobalPrefix('v1');
+    await app.listen(0, '127.0.0.1');
+    try {
+      const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+      const post = (size: number) =>
+        fetch(`${url}/v1/durable/api/runs`, { method: 'POST', headers: mutation, body: JSON.stringify({ workflow: 'nap-long', input: 'x'.repeat(size) }) });
+      expect((await post(200_000)).status).toBe(201); // over the app parser's default 100 kB
+      expect((await post(1_100_000)).status).toBe(413);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('forRootAsync places the dashboard where its factory says', async () => {
     const { Test } = await import('@nestjs/testing');
     const moduleRef = await Test.createTestingModule({

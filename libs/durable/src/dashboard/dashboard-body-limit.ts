@@ -9,7 +9,7 @@ const LIMIT = '1mb';
 
 type Handler = (request: Request, response: Response, next: (error?: { status?: number }) => void) => void;
 interface ExpressLike {
-  use(path: string, handler: Handler): void;
+  use(handler: Handler): void;
   router?: { stack: unknown[] };
   _router?: { stack: unknown[] };
 }
@@ -39,7 +39,13 @@ export class DashboardBodyLimit implements OnModuleInit {
     const { json } = require('express') as { json(options: object): Handler };
     const parse = json({ limit: LIMIT, strict: false });
     const prefix = `${(this.options.dashboard as DashboardOptions).path}/api`;
-    app.use(prefix, (request, response, next) =>
+    // Matched anywhere in the path, so an application's global prefix (/v1/durable/api) is covered too.
+    const ours = (url: string) => {
+      const path = url.split('?')[0];
+      return path.endsWith(prefix) || path.includes(`${prefix}/`);
+    };
+    app.use((request, response, next) => {
+      if (!ours(request.originalUrl ?? request.url)) return next();
       parse(request, response, (error) => {
         if (!error) return next();
         const tooLarge = error.status === 413;
@@ -47,8 +53,8 @@ export class DashboardBodyLimit implements OnModuleInit {
           code: tooLarge ? 'PAYLOAD_TOO_LARGE' : 'INVALID_JSON',
           message: tooLarge ? 'The request body is larger than 1 MiB.' : 'The request body is not valid JSON.',
         });
-      }),
-    );
+      });
+    });
     // Move it from the end of the stack to the front, ahead of the global parsers.
     const stack = (app.router ?? app._router)?.stack;
     if (stack) stack.unshift(stack.pop());
