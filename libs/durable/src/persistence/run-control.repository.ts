@@ -2,6 +2,7 @@ import { wakeChannel } from '../durable.constants';
 import { InvalidTransitionError, RunNotFoundError } from '../errors';
 import { DurableDatabase } from './durable-database';
 import type { Tables } from './tables';
+import { wakeParentSql } from './sql/wake.sql';
 
 /** What an operator action changed. */
 export interface ControlResult {
@@ -67,14 +68,7 @@ WITH RECURSIVE target AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail)
   SELECT id, 'cancelled', $3, jsonb_strip_nulls(jsonb_build_object('reason', $5::text, 'cascadedFrom', CASE WHEN id = $1 THEN NULL ELSE $1::text END))
   FROM cancelled
-), parent AS (
-  UPDATE ${t.runs} p
-  SET wake_seq = p.wake_seq + 1,
-      wake_at = CASE WHEN p.status = 'waiting' AND p.wait_kind = 'child' THEN now() ELSE p.wake_at END
-  FROM cancelled c
-  WHERE c.id = $1 AND p.id = c.parent_id AND p.status IN ('waiting', 'running')
-  RETURNING p.id
-)
+), ${wakeParentSql(t, 'cancelled', 'c.id = $1')}
 SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM cancelled) AS changed,
        (SELECT count(*) FROM parent, pg_notify($4, parent.id)) AS woken`;

@@ -1,4 +1,5 @@
 import type { Tables } from '../tables';
+import { wakeOnDeliverySql } from './wake.sql';
 
 /**
  * Delivers a signal in one statement: journaled at most once per (run, name) by the primary key
@@ -14,13 +15,7 @@ WITH run AS (
   INSERT INTO ${t.signals} (run_id, name, payload, source) SELECT id, $2, $3, $4 FROM run
   ON CONFLICT (run_id, name) DO NOTHING
   RETURNING delivered_at
-), bump AS (
-  UPDATE ${t.runs} r
-  SET wake_seq = r.wake_seq + 1,
-      wake_at = CASE WHEN r.status = 'waiting' AND r.wait_kind = 'signal' AND r.wait_name = $2 THEN now() ELSE r.wake_at END
-  FROM ins WHERE r.id = $1
-  RETURNING r.id, r.status = 'running' OR (r.status = 'waiting' AND r.wait_kind = 'signal' AND r.wait_name = $2) AS wake
-), history AS (
+), ${wakeOnDeliverySql(t, 'signal')}, history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT $1, 'signal-delivered', $4, jsonb_build_object('name', $2::text) FROM ins
 )
 SELECT (SELECT count(*) FROM run) > 0 AS open,

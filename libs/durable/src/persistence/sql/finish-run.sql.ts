@@ -1,4 +1,5 @@
 import type { Tables } from '../tables';
+import { wakeParentSql } from './wake.sql';
 
 /**
  * Ends a run (completed or failed) in one statement, fenced by the lease token: the end, its history
@@ -15,12 +16,5 @@ WITH done AS (
   RETURNING id, parent_id
 ), history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, $3, $6, $5::jsonb FROM done
-), parent AS (
-  UPDATE ${t.runs} p
-  SET wake_seq = p.wake_seq + 1,
-      wake_at = CASE WHEN p.status = 'waiting' AND p.wait_kind = 'child' THEN now() ELSE p.wake_at END
-  FROM done
-  WHERE p.id = done.parent_id AND p.status IN ('waiting', 'running')
-  RETURNING p.id
-)
+), ${wakeParentSql(t, 'done')}
 SELECT done.id, (SELECT count(*) FROM parent, pg_notify($7, parent.id)) AS woken FROM done`;

@@ -1,4 +1,5 @@
 import type { Tables } from '../tables';
+import { wakeOnDeliverySql } from './wake.sql';
 
 /** Locks the run row: sends to one run serialize here, so seq follows commit order. $1 run. */
 export const lockRunSql = (t: Tables) => `SELECT workflow, status FROM ${t.runs} WHERE id = $1 FOR UPDATE`;
@@ -14,13 +15,7 @@ WITH ins AS (
   VALUES ($1, $2, $3, COALESCE((SELECT max(seq) FROM ${t.messages} WHERE run_id = $1 AND channel = $2), 0) + 1, $4, $5)
   ON CONFLICT (run_id, channel, key) DO NOTHING
   RETURNING seq
-), bump AS (
-  UPDATE ${t.runs} r
-  SET wake_seq = r.wake_seq + 1,
-      wake_at = CASE WHEN r.status = 'waiting' AND r.wait_kind = 'channel' AND r.wait_name = $2 THEN now() ELSE r.wake_at END
-  FROM ins WHERE r.id = $1
-  RETURNING r.id, r.status = 'running' OR (r.status = 'waiting' AND r.wait_kind = 'channel' AND r.wait_name = $2) AS wake
-), history AS (
+), ${wakeOnDeliverySql(t, 'channel')}, history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail)
   SELECT $1, 'message-sent', $5, jsonb_build_object('channel', $2::text, 'key', $3::text, 'seq', seq) FROM ins
 )
