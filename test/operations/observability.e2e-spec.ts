@@ -69,7 +69,11 @@ describe('observability: spans, metrics and health', () => {
     await t.signals.signal(runId, 'go', 'now');
     expect(await t.client.handle(runId).result({ timeout: '5s' })).toBe('now');
 
-    const executions = spans('durable.execution observed').filter((s) => attribute(s, 'durable.run_id') === runId);
+    // The execution's span ends just after the run's end reached result(): wait for it.
+    const executions = await eventually(async () => {
+      const found = spans('durable.execution observed').filter((s) => attribute(s, 'durable.run_id') === runId);
+      return found.length === 2 && found;
+    }, 'both executions\' spans to end');
     expect(executions.map((s) => attribute(s, 'durable.outcome'))).toEqual(['park', 'completed']);
     for (const execution of executions) expect(execution.spanContext().traceId).toBe(traceId); // joined across the park
     const steps = exporter.getFinishedSpans().filter((s) => s.name.startsWith('durable.step') && attribute(s, 'durable.run_id') === runId);

@@ -3,7 +3,7 @@ import type { Duration, RunHandle, RunStatus } from '../interfaces';
 import type { RunRepository } from '../persistence/run.repository';
 import { toMs } from '../runtime/duration';
 import { knownRunId } from './run-id';
-import type { WakeBus } from '../worker/wake-bus';
+import type { RunEnd, WakeBus } from '../worker/wake-bus';
 
 const FIRST_POLL_MS = 20;
 const MAX_POLL_MS = 1_000;
@@ -18,6 +18,8 @@ export class DurableRunHandle<O> implements RunHandle<O> {
     readonly created: boolean,
     private readonly runs: RunRepository,
     private readonly bus: WakeBus,
+    /** True while this process executes the run: its end will come on the bus, no read is needed to wait. */
+    private readonly executingHere: (runId: string) => boolean = () => false,
   ) {}
 
   async status(): Promise<RunStatus> {
@@ -29,15 +31,25 @@ export class DurableRunHandle<O> implements RunHandle<O> {
   async result(opts: { timeout?: Duration } = {}): Promise<O> {
     const timeoutMs = opts.timeout === undefined ? undefined : toMs(opts.timeout, 'result() timeout');
     const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
+    let status: RunStatus = 'running';
     for (let poll = FIRST_POLL_MS; ; poll = Math.min(poll * 2, MAX_POLL_MS)) {
-      const run = await this.runs.get(knownRunId(this.runId));
-      if (!run) throw new RunNotFoundError(this.runId);
-      if (run.status === 'completed') return run.output as O;
-      if (run.status === 'failed') throw new RunFailedError(this.runId, run.error ?? { name: 'Error', message: 'failed' });
-      if (run.status === 'cancelled') throw new CancelledError(this.runId, run.error?.message);
+      // Executing here: subscribed before it can end, so its end cannot be missed and nothing is read.
+      if (!this.executingHere(this.runId)) {
+        const run = await this.runs.get(knownRunId(this.runId));
+        if (!run) throw new RunNotFoundError(this.runId);
+        if (run.status === 'cancelled') throw new CancelledError(this.runId, run.error?.message);
+        if (run.status === 'completed' || run.status === 'failed') return this.settle({ status: run.status, output: run.output, error: run.error });
+        status = run.status;
+      }
       const left = deadline - Date.now();
-      if (left <= 0) throw new ResultTimeoutError(this.runId, timeoutMs!, run.status);
-      await this.bus.nextFinish(this.runId, Math.min(poll, left));
+      if (left <= 0) throw new ResultTimeoutError(this.runId, timeoutMs!, status);
+      const end = await this.bus.nextFinish(this.runId, Math.min(poll, left));
+      if (end) return this.settle(end);
     }
+  }
+
+  private settle(end: RunEnd): O {
+    if (end.status === 'completed') return end.output as O;
+    throw new RunFailedError(this.runId, end.error ?? { name: 'Error', message: 'failed' });
   }
 }

@@ -31,13 +31,15 @@ export class WorkflowClient {
   async start<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: { runId?: string } & TxOptions & ActorOptions = {}): Promise<RunHandle<O>> {
     const registered = this.registry.resolve(workflow as WorkflowRef<unknown, unknown>);
     const { runId, created } = await this.starter.start({ workflow: registered, input, runId: opts.runId, manager: opts.manager, actor: actorOf(opts) });
-    return new DurableRunHandle<O>(runId, created, this.runs, this.bus);
+    return new DurableRunHandle<O>(runId, created, this.runs, this.bus, this.executingHere);
   }
 
   /** A handle on an existing run (not checked until used). */
   handle<O>(runId: string): RunHandle<O> {
-    return new DurableRunHandle<O>(runId, false, this.runs, this.bus);
+    return new DurableRunHandle<O>(runId, false, this.runs, this.bus, this.executingHere);
   }
+
+  private readonly executingHere = (runId: string) => this.worker.isExecuting(runId);
 
   async getRun(runId: string): Promise<RunView> {
     const run = await this.runs.get(knownRunId(runId));

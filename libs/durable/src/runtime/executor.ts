@@ -121,6 +121,7 @@ export class Executor {
     } catch (error) {
       return this.end(run, 'failed', null, errorInfo(error), actor);
     }
+    // The value handed to local result() callers is the stored one, decoded, as a read would give it.
     return this.end(run, 'completed', encoded, null, actor);
   }
 
@@ -140,7 +141,7 @@ export class Executor {
   private async end(run: ClaimedRun, status: 'completed' | 'failed', output: string | null, error: ErrorInfo | null, actor: string): Promise<undefined> {
     if (!(await this.runs.finish(run, status, output, error, actor))) return undefined;
     this.telemetry.metrics?.ended.inc({ workflow: run.workflow, status });
-    this.bus.finished(run.id);
+    this.bus.finished(run.id, status === 'completed' ? { status, output: deserialize(output) } : { status, error: error! });
     return undefined;
   }
 }

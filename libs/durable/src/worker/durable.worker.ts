@@ -73,6 +73,12 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     this.nudge();
   }
 
+  /** True while this instance executes the run (from its claim or local start to its end here). */
+  isExecuting(runId: string): boolean {
+    const lease = this.held.get(runId);
+    return lease !== undefined && !lease.lost;
+  }
+
   /** When the sweeper last ticked here (undefined before its first tick). */
   get lastSweep(): Date | undefined {
     return this.lastSweepAt;
