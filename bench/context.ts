@@ -1,4 +1,4 @@
-import { DATABASES, DatabaseRole, Server } from './database';
+import { DATABASES, Server } from './database';
 import type { Plan } from './plan';
 import type { PeerKind, PeerSpec } from './peers/peer';
 import { PeerProcess } from './process/peer-process';
@@ -13,13 +13,13 @@ export class BenchContext {
     readonly server: Server,
   ) {}
 
-  url(kind: PeerKind): string {
-    const role: DatabaseRole = kind === 'ceiling' ? 'floor' : kind;
-    return this.server.url(DATABASES[role]);
-  }
-
+  /** The peer's database; the ceiling's inserts go to the floor's. */
   database(kind: PeerKind): string {
     return DATABASES[kind === 'ceiling' ? 'floor' : kind];
+  }
+
+  url(kind: PeerKind): string {
+    return this.server.url(this.database(kind));
   }
 
   spawn(spec: Omit<PeerSpec, 'url'> & { url?: string }, execArgv: string[] = []): Promise<PeerProcess> {
@@ -36,6 +36,36 @@ export class BenchContext {
     } finally {
       for (const peer of peers.reverse()) await peer.close();
     }
+  }
+
+  /**
+   * Repetitions interleaved across systems: each repetition measures every system once, in a fresh
+   * process with its own warm-up, in an order that rotates from one repetition to the next. Load
+   * from outside the bench (a shared machine) then falls on all systems alike, not on whichever
+   * happened to run during it. A system that fails is recorded once and left out of later repetitions.
+   */
+  async rounds<K extends PeerKind, T>(
+    name: string,
+    kinds: readonly K[],
+    reps: number,
+    specs: (kind: K) => Array<Omit<PeerSpec, 'url'>>,
+    measure: (kind: K, peers: PeerProcess[], rep: number) => Promise<T>,
+  ): Promise<Partial<Record<K, T[]>>> {
+    const out: Partial<Record<K, T[]>> = {};
+    const failed = new Set<K>();
+    for (let rep = 0; rep < reps; rep++) {
+      for (let i = 0; i < kinds.length; i++) {
+        const kind = kinds[(i + rep) % kinds.length];
+        if (failed.has(kind)) continue;
+        const ok = await this.attempt(`${name}.${kind}`, async () => {
+          const result = await this.with(specs(kind), (...peers) => measure(kind, peers, rep));
+          (out[kind] ??= []).push(result);
+          return true;
+        });
+        if (!ok) failed.add(kind);
+      }
+    }
+    return out;
   }
 
   /**

@@ -5,7 +5,6 @@ import { pathToFileURL } from 'node:url';
 import { Client } from 'pg';
 
 export const DATABASES = { ours: 'durable_bench_ours', dbos: 'durable_bench_dbos', floor: 'durable_bench_floor' } as const;
-export type DatabaseRole = keyof typeof DATABASES;
 
 const LOCAL_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -101,11 +100,28 @@ export async function recreateDatabases(server: Server): Promise<void> {
   }
 }
 
+/**
+ * VACUUM ANALYZE in every system's database: what autovacuum would have done by now. Run between
+ * sections, so a section does not pay for the dead rows and stale statistics of the one before it
+ * (the machine's server may run with autovacuum off); all systems alike.
+ */
+export async function vacuumDatabases(server: Server): Promise<void> {
+  for (const name of Object.values(DATABASES)) {
+    const client = new Client(server.url(name));
+    await client.connect();
+    try {
+      await client.query('VACUUM ANALYZE');
+    } finally {
+      await client.end();
+    }
+  }
+}
+
 /** The settings that decide commit cost and capacity, as published with the figures. */
 export async function serverSettings(server: Server): Promise<{ version: string; settings: Record<string, string> }> {
   const [{ version }] = await server.query<{ version: string }>(`SELECT current_setting('server_version') AS version`);
   const names = ['fsync', 'synchronous_commit', 'wal_sync_method', 'full_page_writes', 'commit_delay', 'shared_buffers', 'work_mem',
-    'max_connections', 'wal_level', 'max_wal_size', 'checkpoint_timeout', 'shared_preload_libraries', 'jit'];
+    'max_connections', 'wal_level', 'max_wal_size', 'checkpoint_timeout', 'shared_preload_libraries', 'jit', 'autovacuum', 'autovacuum_naptime'];
   const rows = await server.query<{ name: string; setting: string; unit: string | null }>(
     `SELECT name, setting, unit FROM pg_settings WHERE name = ANY($1::text[]) ORDER BY name`, [names]);
   return { version, settings: Object.fromEntries(rows.map((r) => [r.name, r.unit ? `${r.setting} ${r.unit}` : r.setting])) };

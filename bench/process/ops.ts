@@ -48,6 +48,8 @@ export const ops = {
     return { rss, heapUsed, heapTotal, external };
   },
   queryCounts: (_peer: Peer, args: { reset: boolean }) => queryCounts(args.reset),
+  /** This process' CPU time so far, in microseconds. */
+  cpuUsage: () => process.cpuUsage(),
 };
 
 export type Ops = typeof ops;

@@ -6,6 +6,8 @@ import { Client } from 'pg';
  * statement count where pg_stat_statements is not loaded, and the per-statement breakdown always.
  */
 const counts = new Map<string, number>();
+/** Normalized text by original text: the SQL strings are few and long, and normalizing each call would cost the peer CPU. */
+const normalized = new Map<string, string>();
 
 export function countQueries(): void {
   const proto = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
@@ -26,5 +28,11 @@ export function queryCounts(reset: boolean): Record<string, number> {
 
 function statementText(query: unknown): string {
   const text = typeof query === 'string' ? query : (query as { text?: unknown } | null)?.text;
-  return typeof text === 'string' ? text.replace(/\s+/g, ' ').trim().slice(0, 160) : '(other)';
+  if (typeof text !== 'string') return '(other)';
+  let short = normalized.get(text);
+  if (short === undefined) {
+    short = text.replace(/\s+/g, ' ').trim().slice(0, 160);
+    if (normalized.size < 10_000) normalized.set(text, short);
+  }
+  return short;
 }

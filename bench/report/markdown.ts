@@ -10,7 +10,7 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
   const levels = Object.keys(r.throughput);
 
   p('# Benchmarks', '');
-  p(`Measured on ${r.date} in ${r.durationMinutes.toFixed(0)} minutes by \`npm run bench\` (\`bench/run.ts\`); raw figures in`,
+  p(`Measured on ${r.date} in ${Math.max(1, Math.round(r.durationMinutes))} minutes by \`npm run bench\` (\`bench/run.ts\`); raw figures in`,
     `\`bench/results/${r.date}.json\`. This page is generated: edit \`bench/report/markdown.ts\`, not the page.`, '');
   p('nestjs-durable against [DBOS Transact](https://github.com/dbos-inc/dbos-transact-ts) and against a hand-written floor,',
     'on one Postgres server, in one run. Every figure is the median of its repetitions after a warm-up, with the spread',
@@ -32,12 +32,12 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
 
   p('## Throughput: 3-step workflows, started and awaited in one process', '');
   p(`![throughput chart](${chart})`, '');
-  p('Workflows per second (steps per second are three times these).', '');
-  p('| concurrency | nestjs-durable | DBOS | floor | ours / DBOS | ours / floor |', '| --- | ---: | ---: | ---: | ---: | ---: |');
+  p('Workflows per second; each has three steps, so steps per second are three times these (last column, ours).', '');
+  p('| concurrency | nestjs-durable | DBOS | floor | ours / DBOS | ours / floor | ours, steps/s |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const level of levels) {
     const row = r.throughputSpread[level] ?? {};
     const t = r.throughput[level];
-    p(`| ${level} | ${cell(row.ours, 0)} | ${cell(row.dbos, 0)} | ${cell(row.floor, 0)} | ${ratio(t.ours, t.dbos)} | ${ratio(t.ours, t.floor)} |`);
+    p(`| ${level} | ${cell(row.ours, 0)} | ${cell(row.dbos, 0)} | ${cell(row.floor, 0)} | ${ratio(t.ours, t.dbos)} | ${ratio(t.ours, t.floor)} | ${r.stepsPerSecond[level]?.ours?.toFixed(0) ?? 'n/a'} |`);
   }
   const ceiling = r.postgresCeiling.singleRowInsertsPerSecond;
   p('', `The server's commit ceiling on the same loop (single-row jsonb inserts, each its own commit): ` +
@@ -87,9 +87,10 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
   p('## Scale (nestjs-durable)', '');
   const { sleepingRuns, claimQuery, simultaneousWakes } = r.scale;
   if (sleepingRuns) {
-    p(`**${sleepingRuns.runs.toLocaleString('en-US')} sleeping runs** (seeded by SQL as the library writes them, in ${sleepingRuns.seedSeconds} s): the worker process`,
-      `went from ${cell(sleepingRuns.idleMb.rss, 1)} MB RSS and ${cell(sleepingRuns.idleMb.heapUsed, 1)} MB heap when idle to`,
-      `${cell(sleepingRuns.withRunsMb.rss, 1)} MB RSS and ${cell(sleepingRuns.withRunsMb.heapUsed, 1)} MB heap with the runs asleep:`,
+    p(`**${sleepingRuns.runs.toLocaleString('en-US')} sleeping runs** (seeded by SQL as the library writes them, in ${sleepingRuns.seedSeconds} s). Two worker processes`,
+      'side by side with the same warm-up, one over the sleeping runs and one over an empty schema, sampled at the same moments',
+      `after a full collection: ${cell(sleepingRuns.withRunsMb.rss, 1)} MB RSS and ${cell(sleepingRuns.withRunsMb.heapUsed, 1)} MB heap against`,
+      `${cell(sleepingRuns.idleMb.rss, 1)} MB RSS and ${cell(sleepingRuns.idleMb.heapUsed, 1)} MB heap for the idle one:`,
       `**${sleepingRuns.addedMb.rss} MB RSS, ${sleepingRuns.addedMb.heapUsed} MB heap added** (a sleeping run is a row and an index entry, not a timer).`, '');
   }
   if (claimQuery) {
@@ -123,9 +124,17 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
   p('| target | measured | met |', '| --- | ---: | --- |');
   for (const t of r.targets) {
     const value = t.value === null ? 'n/a' : `${t.value} ${t.unit}`;
-    p(`| ${t.target} | ${value} | ${t.met === null ? 'not measured' : t.met ? `yes (${t.margin})` : `**no** (${t.margin})`} |`);
+    p(`| ${t.target} | ${value} | ${t.met === null ? 'not measured' : t.met ? `yes, ${t.margin}` : `**no**, ${t.margin}`} |`);
   }
   p('');
+
+  p('## Reproducing and profiling', '');
+  p('`npm run bench` runs all of the above (about 10 to 25 minutes on 2 cores) and rewrites this page; `npm run bench -- --quick` is a',
+    'two-minute smoke with smaller sizes that writes `bench/results/quick-<date>.json` only. `DATABASE_URL` picks the server;',
+    '`--embedded` starts a throwaway cluster with pg_stat_statements loaded. To see where a system spends its time:',
+    '`node dist/bench/tools/profile.js --peer=ours --concurrency=64` (after a build) runs its loop under `node --cpu-prof` and',
+    'prints CPU per workflow in Node and in Postgres, self time by package and function, and with `--embedded` the server',
+    'time of each statement.', '');
 
   if (Object.keys(r.errors).length) {
     p('## What could not be measured', '');

@@ -26,11 +26,7 @@ export function checkTargets(r: Results): TargetCheck[] {
       return;
     }
     const met = op === '>=' ? value >= limit : op === '<=' ? value <= limit : value < limit;
-    const gap = limit === 0 ? Math.abs(value) : Math.abs(value - limit) / Math.abs(limit);
-    const margin = limit === 0
-      ? met ? 'exactly met' : `missed by ${round(value, 2)} ${unit}`
-      : `${met ? 'met with' : 'missed by'} ${round(gap * 100, 0)}% ${met ? 'to spare' : ''}`.trim();
-    checks.push({ target, value: round(value, 3), limit, unit, met, margin });
+    checks.push({ target, value: round(value, 3), limit, unit, met, margin: marginOf(value, op, limit, unit, met) });
   };
   for (const level of ['c8', 'c64']) {
     add(`throughput at ${level} >= 3x DBOS`, ratio(t[level]?.ours, t[level]?.dbos), '>=', 3, 'x DBOS');
@@ -44,14 +40,22 @@ export function checkTargets(r: Results): TargetCheck[] {
   add('<= 5 write transactions per 3-step workflow', r.perWorkflow.ours?.writeTransactions, '<=', 5, 'transactions');
   add('<= 8 statements per 3-step workflow', r.perWorkflow.ours?.serverStatements ?? r.perWorkflow.ours?.statements, '<=', 8, 'statements');
   const sleeping = r.scale.sleepingRuns;
-  add(`${sleeping?.runs ?? r.plan.sleepingRuns} sleeping runs add < 50 MB (RSS)`, sleeping?.addedMb.rss, '<', 50, 'MB');
+  add(`${(sleeping?.runs ?? r.plan.sleepingRuns).toLocaleString('en-US')} sleeping runs add < 50 MB (RSS)`, sleeping?.addedMb.rss, '<', 50, 'MB');
   const claim = r.scale.claimQuery;
   add(
-    `claim query < 10 ms with ${claim?.waitingRows ?? r.plan.waitingRows} waiting rows (slower of none due / a batch due, round trip)`,
+    `claim query < 10 ms with ${(claim?.waitingRows ?? r.plan.waitingRows).toLocaleString('en-US')} waiting rows (round trip, the slower of nothing due and a batch due)`,
     claim ? Math.max(claim.noneDue.wallMs.median, claim.batchDue.wallMs.median) : undefined,
     '<', 10, 'ms',
   );
   const wakes = r.scale.simultaneousWakes;
-  add(`${wakes?.runs ?? r.plan.simultaneousWakes} simultaneous wakes drain with zero duplicate claims`, wakes?.duplicateClaims, '<=', 0, 'duplicates');
+  add(`${(wakes?.runs ?? r.plan.simultaneousWakes).toLocaleString('en-US')} simultaneous wakes drain with zero duplicate claims`, wakes?.duplicateClaims, '<=', 0, 'duplicates');
   return checks;
+}
+
+/** In words: how much room a met target leaves, or how far a missed one is. */
+function marginOf(value: number, op: '>=' | '<=' | '<', limit: number, unit: string, met: boolean): string {
+  if (limit === 0) return met ? 'met exactly' : `${round(value, 2)} ${unit}, needs 0`;
+  if (value === limit) return 'met exactly';
+  if (op === '>=') return met ? `${round((value / limit - 1) * 100, 0)}% above the target` : `reaches ${round((value / limit) * 100, 0)}% of the target`;
+  return met ? `${round((1 - value / limit) * 100, 0)}% under the limit` : `${round(value / limit, 2)}x the limit`;
 }

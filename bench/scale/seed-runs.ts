@@ -1,4 +1,4 @@
-import { tablesFor } from 'nestjs-durable/dist/persistence/tables';
+import { tablesFor } from './library-internals';
 import type { Client } from 'pg';
 
 /**

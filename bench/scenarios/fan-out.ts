@@ -1,7 +1,8 @@
 import type { BenchContext } from '../context';
 import { Spread, spread } from '../stats';
 
-export type FanOutFigures = { children: number } & Partial<Record<'ours' | 'dbos', { spawnMs: Spread; totalMs: Spread }>>;
+const ENGINES = ['ours', 'dbos'] as const;
+export type FanOutFigures = { children: number } & Partial<Record<(typeof ENGINES)[number], { spawnMs: Spread; totalMs: Spread }>>;
 
 /**
  * A parent starts `fanOutChildren` 3-step children one after another (ctx.startChild; DBOS:
@@ -10,17 +11,16 @@ export type FanOutFigures = { children: number } & Partial<Record<'ours' | 'dbos
  */
 export async function measureFanOut(ctx: BenchContext): Promise<FanOutFigures> {
   const { plan } = ctx;
+  const reps = await ctx.rounds('fanOut', ENGINES, plan.reps, (kind) => [{ kind, concurrency: plan.workerConcurrency }], async (kind, [peer], rep) => {
+    await peer.call('fanOut', { children: plan.fanOutChildren });
+    const result = await peer.call('fanOut', { children: plan.fanOutChildren });
+    ctx.log(`  ${kind} #${rep + 1}: children started in ${result.spawnMs.toFixed(0)} ms, parent result in ${result.totalMs.toFixed(0)} ms`);
+    return result;
+  });
   const figures: FanOutFigures = { children: plan.fanOutChildren };
-  for (const kind of ['ours', 'dbos'] as const) {
-    await ctx.attempt(`fanOut.${kind}`, () =>
-      ctx.with([{ kind, concurrency: plan.workerConcurrency }], async (peer) => {
-        await peer.call('fanOut', { children: plan.fanOutChildren });
-        const reps: Array<{ spawnMs: number; totalMs: number }> = [];
-        for (let i = 0; i < plan.reps; i++) reps.push(await peer.call('fanOut', { children: plan.fanOutChildren }));
-        figures[kind] = { spawnMs: spread(reps.map((r) => r.spawnMs)), totalMs: spread(reps.map((r) => r.totalMs)) };
-        ctx.log(`  ${kind}: total ${reps.map((r) => r.totalMs.toFixed(0)).join(' ')} ms`);
-      }),
-    );
+  for (const kind of ENGINES) {
+    const list = reps[kind];
+    if (list) figures[kind] = { spawnMs: spread(list.map((r) => r.spawnMs)), totalMs: spread(list.map((r) => r.totalMs)) };
   }
   return figures;
 }

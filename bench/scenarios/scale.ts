@@ -1,10 +1,9 @@
-import { claimRunsSql } from 'nestjs-durable/dist/persistence/sql/claim-runs.sql';
-import { tablesFor } from 'nestjs-durable/dist/persistence/tables';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import type { BenchContext } from '../context';
 import { delay, until } from '../measure';
 import type { OpResult } from '../process/ops';
+import { claimRunsSql, tablesFor } from '../scale/library-internals';
 import { seedSleepingRuns } from '../scale/seed-runs';
 import { round, Spread, spread } from '../stats';
 
@@ -54,8 +53,8 @@ interface ClaimTiming {
 }
 
 /**
- * ours at scale, in schemas of its own in ours' database: (1) the worker's memory with
- * `sleepingRuns` runs asleep against the same worker idle; (2) the claim statement with
+ * ours at scale, in schemas of its own in ours' database: (1) a worker's memory with
+ * `sleepingRuns` runs asleep against an idle worker; (2) the claim statement with
  * `waitingRows` waiting rows; (3) `simultaneousWakes` runs due at one instant, drained by two
  * instances, duplicate claims counted from the history table.
  */
@@ -75,25 +74,34 @@ export async function measureScale(ctx: BenchContext): Promise<ScaleFigures> {
 
 const SCALE_SCHEMA = 'bench_scale';
 
+const IDLE_SCHEMA = 'bench_idle';
+
+/**
+ * Two worker processes side by side, one over the sleeping runs and one over an empty schema, with
+ * the same warm-up and sampled at the same moments (after a full collection), so the difference is
+ * the runs' and not the time's (RSS drifts as a fresh process settles).
+ */
 async function sleepingRuns(ctx: BenchContext, db: Client): Promise<ScaleFigures['sleepingRuns']> {
   const { plan } = ctx;
-  return ctx.with([{ kind: 'ours', concurrency: plan.workerConcurrency, schema: SCALE_SCHEMA }], async (worker) => {
-    // A worker that has done some work (warm pools and JIT), then idles: the baseline.
-    await worker.call('loop', { concurrency: 8, count: 500 });
-    const sample = async () => {
-      const reps: Array<OpResult<'memory'>> = [];
-      for (let i = 0; i < Math.max(3, plan.reps); i++) {
-        await delay(1_000); // a sweep or more between samples
-        reps.push(await worker.call('memory'));
-      }
-      return { rss: spread(reps.map((r) => r.rss / MB)), heapUsed: spread(reps.map((r) => r.heapUsed / MB)) };
-    };
-    const idleMb = await sample();
+  const spec = (schema: string) => ({ kind: 'ours' as const, concurrency: plan.workerConcurrency, schema });
+  const figures = await ctx.with([spec(SCALE_SCHEMA), spec(IDLE_SCHEMA)], async (loaded, idle) => {
     const t0 = performance.now();
     await seedSleepingRuns(db, SCALE_SCHEMA, { count: plan.sleepingRuns, prefix: 'sleeping-', wakeAt: new Date(Date.now() + 86_400_000).toISOString(), spreadMs: 3_600_000 });
     const seedSeconds = (performance.now() - t0) / 1000;
-    const withRunsMb = await sample();
-    ctx.log(`  ${plan.sleepingRuns} sleeping runs: RSS ${idleMb.rss.median.toFixed(1)} -> ${withRunsMb.rss.median.toFixed(1)} MB, heap ${idleMb.heapUsed.median.toFixed(1)} -> ${withRunsMb.heapUsed.median.toFixed(1)} MB`);
+    for (const worker of [loaded, idle]) await worker.call('loop', { concurrency: 8, count: 500 });
+    await delay(5_000); // sweeps run over the sleeping runs meanwhile
+    // The first full collection returns the warm-up's garbage to the system: settle both before sampling.
+    for (const worker of [loaded, idle]) await worker.call('memory');
+    const samples: Record<'loaded' | 'idle', Array<OpResult<'memory'>>> = { loaded: [], idle: [] };
+    for (let i = 0; i < Math.max(5, plan.reps); i++) {
+      await delay(1_000);
+      samples.loaded.push(await loaded.call('memory'));
+      samples.idle.push(await idle.call('memory'));
+    }
+    const mb = (list: Array<OpResult<'memory'>>) => ({ rss: spread(list.map((r) => r.rss / MB)), heapUsed: spread(list.map((r) => r.heapUsed / MB)) });
+    const idleMb = mb(samples.idle);
+    const withRunsMb = mb(samples.loaded);
+    ctx.log(`  ${plan.sleepingRuns} sleeping runs: RSS ${withRunsMb.rss.median.toFixed(1)} MB against ${idleMb.rss.median.toFixed(1)} MB idle, heap ${withRunsMb.heapUsed.median.toFixed(1)} against ${idleMb.heapUsed.median.toFixed(1)} MB`);
     return {
       runs: plan.sleepingRuns,
       seedSeconds: round(seedSeconds, 1),
@@ -102,6 +110,8 @@ async function sleepingRuns(ctx: BenchContext, db: Client): Promise<ScaleFigures
       addedMb: { rss: round(withRunsMb.rss.median - idleMb.rss.median, 2), heapUsed: round(withRunsMb.heapUsed.median - idleMb.heapUsed.median, 2) },
     };
   });
+  await db.query(`DROP SCHEMA ${IDLE_SCHEMA} CASCADE`);
+  return figures;
 }
 
 async function claimQuery(ctx: BenchContext, db: Client): Promise<ScaleFigures['claimQuery']> {

@@ -2,7 +2,8 @@ import type { BenchContext } from '../context';
 import type { PeerProcess } from '../process/peer-process';
 import { Percentiles, percentileSpreads, percentiles, Spread } from '../stats';
 
-type Engine = 'ours' | 'dbos';
+const ENGINES = ['ours', 'dbos'] as const;
+type Engine = (typeof ENGINES)[number];
 export type RoundTripFigures = Record<'inProcess' | 'crossInstance', Partial<Record<Engine, Record<keyof Percentiles, Spread>>>>;
 
 /**
@@ -14,24 +15,20 @@ export type RoundTripFigures = Record<'inProcess' | 'crossInstance', Partial<Rec
 export async function measureSignals(ctx: BenchContext): Promise<RoundTripFigures> {
   const { plan } = ctx;
   const figures: RoundTripFigures = { inProcess: {}, crossInstance: {} };
-  for (const kind of ['ours', 'dbos'] as const) {
-    const waiter = { kind, concurrency: plan.workerConcurrency };
-    await ctx.attempt(`signals.inProcess.${kind}`, () =>
-      ctx.with([waiter], async (a) => (figures.inProcess[kind] = await repeated(ctx, `${kind} in-process`, a, a))),
-    );
-    await ctx.attempt(`signals.crossInstance.${kind}`, () =>
-      ctx.with([waiter, { kind, concurrency: 4, worker: false }], async (a, b) => (figures.crossInstance[kind] = await repeated(ctx, `${kind} cross-instance`, a, b))),
-    );
+  const modes = {
+    inProcess: (kind: Engine) => [{ kind, concurrency: plan.workerConcurrency }],
+    crossInstance: (kind: Engine) => [{ kind, concurrency: plan.workerConcurrency }, { kind, concurrency: 4, worker: false }],
+  };
+  for (const [mode, specs] of Object.entries(modes) as Array<[keyof RoundTripFigures, (kind: Engine) => Array<{ kind: Engine; concurrency: number }>]>) {
+    const reps = await ctx.rounds(`signals.${mode}`, ENGINES, plan.reps, specs, async (kind, [waiter, deliverer = waiter], rep) => {
+      await roundTrips(waiter, deliverer, Math.ceil(plan.signalSamples / 3));
+      const result = percentiles(await roundTrips(waiter, deliverer, plan.signalSamples));
+      ctx.log(`  ${kind} ${mode} #${rep + 1}: p50 ${result.p50.toFixed(2)} ms, p95 ${result.p95.toFixed(2)} ms`);
+      return result;
+    });
+    for (const kind of ENGINES) if (reps[kind]) figures[mode][kind] = percentileSpreads(reps[kind]);
   }
   return figures;
-}
-
-async function repeated(ctx: BenchContext, label: string, waiter: PeerProcess, deliverer: PeerProcess) {
-  await roundTrips(waiter, deliverer, Math.ceil(ctx.plan.signalSamples / 3));
-  const reps: Percentiles[] = [];
-  for (let i = 0; i < ctx.plan.reps; i++) reps.push(percentiles(await roundTrips(waiter, deliverer, ctx.plan.signalSamples)));
-  ctx.log(`  ${label}: p50 ${reps.map((r) => r.p50.toFixed(2)).join(' ')} ms`);
-  return percentileSpreads(reps);
 }
 
 async function roundTrips(waiter: PeerProcess, deliverer: PeerProcess, samples: number): Promise<number[]> {

@@ -10,33 +10,37 @@ export type RateTable<K extends string> = Record<string, Partial<Record<K, Sprea
 
 /**
  * 3-step workflows started and awaited in one process by `c` callers in a closed loop, for
- * c = 1, 8, 64: workflows per second (steps per second is three times that). One process per
- * system; each concurrency level gets a warm-up repetition first.
+ * c = 1, 8, 64: workflows per second (steps per second is three times that). Each repetition is a
+ * fresh process per system that warms up at each level before its measured loop.
  */
-export async function measureThroughput(ctx: BenchContext): Promise<RateTable<System>> {
-  const table: RateTable<System> = {};
-  for (const kind of SYSTEMS) await rates(ctx, kind, ctx.plan.concurrencies, table);
-  return table;
+export function measureThroughput(ctx: BenchContext): Promise<RateTable<System>> {
+  return rates(ctx, 'throughput', SYSTEMS, ctx.plan.concurrencies);
 }
 
 /** The server's commit ceiling on the same loop: single-row jsonb inserts from 1 and 8 clients. */
-export async function measureCeiling(ctx: BenchContext): Promise<RateTable<'ceiling'>> {
-  const table: RateTable<'ceiling'> = {};
-  await rates(ctx, 'ceiling', [1, 8], table);
-  return table;
+export function measureCeiling(ctx: BenchContext): Promise<RateTable<'ceiling'>> {
+  return rates(ctx, 'ceiling', ['ceiling'] as const, [1, 8]);
 }
 
-async function rates<K extends PeerKind>(ctx: BenchContext, kind: K, concurrencies: number[], table: RateTable<K>): Promise<void> {
+async function rates<K extends PeerKind>(ctx: BenchContext, name: string, kinds: readonly K[], concurrencies: number[]): Promise<RateTable<K>> {
   const { plan } = ctx;
-  await ctx.attempt(`throughput.${kind}`, () =>
-    ctx.with([{ kind, concurrency: plan.workerConcurrency }], async (peer) => {
-      for (const concurrency of concurrencies) {
-        await peer.call('loop', { concurrency, durationMs: plan.warmupMs });
-        const reps: number[] = [];
-        for (let i = 0; i < plan.throughputReps; i++) reps.push((await peer.call('loop', { concurrency, durationMs: plan.throughputMs })).perSecond);
-        (table[`c${concurrency}`] ??= {})[kind] = spread(reps);
-        ctx.log(`  ${kind} c${concurrency}: ${reps.map((r) => r.toFixed(0)).join(' ')} /s`);
-      }
-    }),
-  );
+  const reps = await ctx.rounds(name, kinds, plan.throughputReps, (kind) => [{ kind, concurrency: plan.workerConcurrency }], async (kind, [peer], rep) => {
+    const perLevel: Record<string, number> = {};
+    for (const concurrency of concurrencies) {
+      await peer.call('loop', { concurrency, durationMs: plan.warmupMs });
+      perLevel[`c${concurrency}`] = (await peer.call('loop', { concurrency, durationMs: plan.throughputMs })).perSecond;
+    }
+    ctx.log(`  ${kind} #${rep + 1}: ${Object.entries(perLevel).map(([level, rate]) => `${level} ${rate.toFixed(0)}`).join(', ')} /s`);
+    return perLevel;
+  });
+  const table: RateTable<K> = {};
+  for (const concurrency of concurrencies) {
+    const level = `c${concurrency}`;
+    table[level] = {};
+    for (const kind of kinds) {
+      const values = reps[kind]?.map((r) => r[level]);
+      if (values?.length) table[level][kind] = spread(values);
+    }
+  }
+  return table;
 }

@@ -70,6 +70,7 @@ export class ChaosChild implements DurableWorkflow<{ parent: string }, { packed:
 
   async run(_input: { parent: string }, ctx: WorkflowContext) {
     const packed = await ctx.step('pack', () => this.ledger.effect(ctx.runId, 'pack', {}, WINDOW_MS));
+    await ctx.step('label', () => this.ledger.effect(ctx.runId, 'label'));
     await ctx.sleep('settle', 150); // shorter than inlineWaitMs: waits in-process
     const shipped = await ctx.step('ship', () => this.ledger.effect(ctx.runId, 'ship'));
     return { packed, shipped };
@@ -83,6 +84,8 @@ export class ChaosOrder implements DurableWorkflow<ChaosInput, unknown> {
   async run(input: ChaosInput, ctx: WorkflowContext) {
     await ctx.step('reserve', () => this.ledger.effect(ctx.runId, 'reserve'));
     await this.charge(ctx.runId);
+    // A quick step right after a slow one: an execution that outlived its lease would reach it.
+    await ctx.step('receipt', () => this.ledger.effect(ctx.runId, 'receipt'));
     const child = await ctx.startChild(ChaosChild, { parent: ctx.runId }, { step: 'child' });
     const shipment = await child.result();
     await ctx.sleep('nap', input.napMs);

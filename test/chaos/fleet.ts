@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { kill, ready } from '../setup/processes';
 import { ENV_KEY, ProcessEnv } from './chaos.app';
+import type { Effect } from './chaos.workflows';
 import { REPLY_PREFIX, SenderReply, SenderRequest } from './protocol';
 
 const ROOT = join(__dirname, '..', '..');
@@ -11,12 +12,8 @@ const BOOT_MS = 60_000;
 const BOOT_TRIES = 5;
 const REQUEST_MS = 10_000;
 
-export interface Effect {
-  runId: string;
-  stepKey: string;
-  pid: number;
-  ledgerId: number;
-}
+/** What a worker announces on stdout when a slow step has written its effect and holds before its checkpoint. */
+export type EffectLine = Effect & { runId: string; stepKey: string };
 
 /** A process that ended without the harness killing it: a finding, unless it never got ready (a boot during an outage). */
 export interface UnplannedExit {
@@ -33,7 +30,6 @@ export interface UnplannedExit {
 class ChaosProcess {
   readonly child: ChildProcess;
   readonly ready: Promise<void>;
-  readonly exited: Promise<void>;
   isReady = false;
   planned = false;
   private readonly lineListeners = new Set<(line: string) => void>();
@@ -59,7 +55,6 @@ class ChaosProcess {
       logLine(line);
       this.lineListeners.forEach((listener) => listener(line));
     });
-    this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
     this.child.once('exit', (code, signal) => {
       if (!this.planned) onUnplannedExit({ role, pid: this.pid, code, signal, at: Date.now(), afterReady: this.isReady, log });
     });
@@ -102,7 +97,7 @@ export class WorkerSlot {
   }
 
   /** Resolves with the next "effect" line of this worker, or undefined after `ms`. */
-  nextEffect(ms: number): Promise<Effect | undefined> {
+  nextEffect(ms: number): Promise<EffectLine | undefined> {
     const process = this.current;
     if (!process?.alive) return Promise.resolve(undefined);
     return new Promise((resolve) => {
@@ -114,7 +109,7 @@ export class WorkerSlot {
         if (!line.startsWith('effect ')) return;
         clearTimeout(timer);
         off();
-        resolve(JSON.parse(line.slice('effect '.length)) as Effect);
+        resolve(JSON.parse(line.slice('effect '.length)) as EffectLine);
       });
     });
   }
@@ -206,8 +201,9 @@ export class Fleet {
     slot.paused = false;
   }
 
-  get liveWorkers(): number {
-    return this.workers.filter((w) => w.pid !== undefined).length;
+  /** Workers booted and not stopped: the ones that can hold a LISTEN session right now. */
+  get upWorkers(): number {
+    return this.workers.filter((w) => w.up).length;
   }
 
   async stop(): Promise<void> {

@@ -55,7 +55,8 @@ export async function runChaos({ profile, seed, keep }: Options): Promise<number
     const deadline = profile.minutes ? t0 + profile.minutes * 60_000 : undefined;
     for (let index = 0; ; index++) {
       const spec = profile.cycle[index % profile.cycle.length];
-      if (deadline ? Date.now() + spec.seconds * 1000 > deadline : index >= profile.cycle.length) break;
+      // ci: one cycle; soak: phases until the minutes asked for are spent (the last one may run over).
+      if (deadline ? Date.now() >= deadline : index >= profile.cycle.length) break;
       const plan = planPhase(seed, index, spec, profile);
       phases.push(plan);
       log(`phase ${index} (${spec.name}): ${plan.runs.length} runs, ${plan.faults.length} faults, schedule ${plan.fingerprint}`);

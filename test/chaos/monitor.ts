@@ -3,11 +3,11 @@ import type { HarnessDb } from './db';
 import { listeners } from './faults/fault';
 import type { Fleet } from './fleet';
 
-/** One look at the LISTEN sessions: how many, and how many workers were alive to hold one. */
+/** One look at the LISTEN sessions: how many, and how many workers were up to hold one. */
 export interface ListenSample {
   at: number;
   listeners: number;
-  live: number;
+  up: number;
 }
 
 /** A run found overdue twice in a row, twice the sweep interval apart, with all workers up. */
@@ -75,7 +75,7 @@ export class Monitor {
     this.sampling = true;
     try {
       const at = Date.now();
-      this.samples.push({ at, listeners: await listeners(this.db, 1), live: this.fleet.liveWorkers });
+      this.samples.push({ at, listeners: await listeners(this.db, 1), up: this.fleet.upWorkers });
     } catch {
       // the server went down meanwhile: no sample
     } finally {

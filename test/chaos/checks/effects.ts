@@ -38,7 +38,7 @@ export const checkEffects: Check = (e) => {
           violations.push({
             check: 'effects',
             runId,
-            message: `step ${key} ran again outside any crash window: effect ${row.id} by pid ${row.pid} at ${row.at.toISOString()} lost to ${winner.id} by pid ${winner.pid}, and no fault struck pid ${row.pid} or the server then`,
+            message: `step ${key} ran again outside any crash window: effect ${row.id} by pid ${row.pid} at ${row.at.toISOString()} lost to ${winner.id} by pid ${winner.pid}, and no fault explains it (a kill or stop of pid ${row.pid} accounts for one unconfirmed effect per run, a server fault for those around it)`,
           });
         }
       }

@@ -13,10 +13,12 @@ const WORKER_WRITES = new Set(['parked', 'retry-scheduled', 'completed', 'failed
 export const checkFencing: Check = (e) => {
   const violations: Violation[] = [];
   let takeovers = 0;
+  let ownTakeovers = 0;
   for (const [runId, events] of e.history) {
     for (const takeover of events.filter((h) => h.event === 'lease-taken-over' && h.detail?.previousOwner)) {
       takeovers++;
       const owner = takeover.detail!.previousOwner as string;
+      if (takeover.actor === owner) ownTakeovers++;
       // A worker may take over its own lapsed lease (renewals failed): the takeover is then its reclaim,
       // and the stale execution inside the same process cannot be told apart by pid or actor.
       const firstReclaim = events.find((h) => CLAIMS.has(h.event) && h.actor === owner && h.id >= takeover.id);
@@ -33,6 +35,6 @@ export const checkFencing: Check = (e) => {
       }
     }
   }
-  return { violations, metrics: { takeovers } };
+  return { violations, metrics: { takeovers, ownTakeovers } };
 };
 

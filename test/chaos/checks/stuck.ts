@@ -13,7 +13,7 @@ export const checkStuck: Check = (e) => {
     message: `${s.status} and overdue by ${s.overdueMs} ms at a quiet moment (${new Date(s.at).toISOString()}), waiting ${JSON.stringify(s.wait)}`,
   }));
   const twoSweeps = 2 * e.profile.engine.sweepMs;
-  const end = Math.max(...e.samples.map((s) => s.at), 0);
+  const end = e.samples.reduce((max, s) => Math.max(max, s.at), 0);
   for (const id of startedRuns(e).flatMap((id) => [id, `${id}/child`])) {
     const run = e.runs.get(id);
     if (!run || run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled') continue;

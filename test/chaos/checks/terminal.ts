@@ -14,5 +14,7 @@ export const checkTerminal: Check = (e) => {
       violations.push({ check: 'terminal', runId: id, message: `not completed: ${where}` });
     }
   }
-  return { violations, metrics: { completed } };
+  // Transient database errors fail an attempt (the chaos workflows allow many): how many were spent.
+  const attempts = [...e.runs.values()].map((r) => r.attempt);
+  return { violations, metrics: { completed, retried: attempts.filter((a) => a > 1).length, maxAttempt: attempts.reduce((max, a) => Math.max(max, a), 0) } };
 };

@@ -3,7 +3,7 @@ import type { Evidence, HistoryRow, Violation } from './data';
 
 /**
  * Waking degrades to the sweeper when LISTEN is gone, and recovers: the latency from a delivery to
- * the claim of the run parked on it, split by whether every live worker was LISTENing at the moment
+ * the claim of the run parked on it, split by whether every worker that was up was LISTENing at the moment
  * of delivery. A wake left to the sweeper takes at most about one sweep interval (any worker's next
  * sweep claims it); a bound of twice that plus a margin catches a wake that nobody picked up.
  */
@@ -34,7 +34,7 @@ function waitsFor(parked: HistoryRow, delivery: HistoryRow): boolean {
   return delivery.event === 'signal-delivered' ? wait.kind === 'signal' && wait.name === delivery.detail?.name : wait.kind === 'channel';
 }
 
-/** 'up' when every live worker LISTENed at the last sample before `at`, 'down' when none did. */
+/** 'up' when every worker that was up LISTENed at the last sample before `at`, 'down' when none did. */
 function listenAt(e: Evidence, at: number): 'up' | 'down' | undefined {
   let lo = 0;
   let hi = e.samples.length - 1;
@@ -45,8 +45,8 @@ function listenAt(e: Evidence, at: number): 'up' | 'down' | undefined {
     else hi = mid - 1;
   }
   const s = e.samples[lo];
-  if (at - s.at > 500 || s.live === 0) return undefined;
-  return s.listeners >= s.live ? 'up' : s.listeners === 0 ? 'down' : undefined;
+  if (at - s.at > 500 || s.up === 0) return undefined;
+  return s.listeners >= s.up ? 'up' : s.listeners === 0 ? 'down' : undefined;
 }
 
 /** A worker killed, stopped or booting, or the server restarting, around `at`: claims may wait on those, not on waking. */

@@ -69,12 +69,12 @@ export async function listeners(db: HarnessDb, attempts?: number): Promise<numbe
   return row.n;
 }
 
-/** Polls until every live worker LISTENs again; the time it happened, or undefined after `ms`. */
+/** Polls until every worker that is up LISTENs again; the time it happened, or undefined after `ms`. */
 export async function listenBack(ctx: FaultContext, ms = 30_000): Promise<number | undefined> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
-    const live = ctx.fleet.liveWorkers;
-    if (ctx.cluster.up && (await listeners(ctx.db, 1).catch(() => -1)) >= live) return Date.now();
+    const up = ctx.fleet.upWorkers;
+    if (ctx.cluster.up && (await listeners(ctx.db, 1).catch(() => -1)) >= up) return Date.now();
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return undefined;

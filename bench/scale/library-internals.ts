@@ -1,0 +1,9 @@
+import { dirname, join } from 'node:path';
+
+// The library's own hot-path SQL is not part of its public surface (the package's `exports` map hides
+// it), but the bench must time exactly the statement the worker runs: load it from the build by path.
+const dist = dirname(require.resolve('nestjs-durable'));
+const internal = <T>(path: string): T => require(join(dist, path)) as T;
+
+export const { claimRunsSql } = internal<typeof import('nestjs-durable/dist/persistence/sql/claim-runs.sql')>('persistence/sql/claim-runs.sql');
+export const { tablesFor } = internal<typeof import('nestjs-durable/dist/persistence/tables')>('persistence/tables');

@@ -1,0 +1,42 @@
+import { planPhase } from './plan';
+import { parseOptions } from './profiles';
+import { Prng } from './prng';
+
+const { profile } = parseOptions(['--profile', 'ci', '--seed', '1']);
+const cycle = (seed: number) => profile.cycle.map((spec, index) => planPhase(seed, index, spec, profile));
+
+describe('chaos schedule', () => {
+  it('a seed fixes the whole schedule: runs, deliveries and fault decisions', () => {
+    expect(cycle(42)).toEqual(cycle(42));
+    expect(cycle(42).map((p) => p.fingerprint)).not.toEqual(cycle(43).map((p) => p.fingerprint));
+  });
+
+  it('every signal and message goes out at least twice, from more than one sender, the close after every data message', () => {
+    for (const run of cycle(7).flatMap((p) => p.runs)) {
+      const byKey = new Map<string, number[]>();
+      for (const d of run.deliveries) byKey.set(d.key, [...(byKey.get(d.key) ?? []), d.sender]);
+      for (const senders of byKey.values()) {
+        expect(senders.length).toBeGreaterThanOrEqual(2);
+        expect(new Set(senders).size).toBeGreaterThan(1);
+      }
+      const lastData = Math.max(...run.deliveries.filter((d) => d.kind === 'message' && d.key !== 'close').map((d) => d.at));
+      expect(Math.min(...run.deliveries.filter((d) => d.key === 'close').map((d) => d.at))).toBeGreaterThan(lastData);
+    }
+  });
+
+  it('every fault kind is planned, and a pause outlasts two leases', () => {
+    for (const fault of cycle(3).flatMap((p) => p.faults)) {
+      if (fault.kind === 'pause') expect(fault.durationMs).toBeGreaterThan(2 * profile.engine.leaseMs);
+    }
+    expect(cycle(3).flatMap((p) => p.faults.map((f) => f.kind))).toEqual(expect.arrayContaining(['kill', 'pause', 'connections', 'restart']));
+  });
+
+  it('the generator replays the same numbers for the same seed, all in [0, 1)', () => {
+    const a = new Prng(99);
+    const b = new Prng(99);
+    const draws = Array.from({ length: 1000 }, () => a.next());
+    expect(draws).toEqual(Array.from({ length: 1000 }, () => b.next()));
+    expect(Math.min(...draws)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...draws)).toBeLessThan(1);
+  });
+});
