@@ -18,6 +18,7 @@ export interface ResolvedDurableOptions {
   metrics: { registry?: unknown; prefix: string } | false;
   statementTimeoutMs: number;
   idleInTransactionTimeoutMs: number;
+  preparedStatements: boolean;
 }
 
 export interface ResolvedRetention {
@@ -52,6 +53,7 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
     metrics: options.metrics ? { registry: options.metrics.registry, prefix: options.metrics.prefix ?? 'durable_' } : false,
     statementTimeoutMs: options.statementTimeoutMs ?? 60_000,
     idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs ?? 60_000,
+    preparedStatements: options.preparedStatements ?? true,
   };
   positiveInteger('statementTimeoutMs', resolved.statementTimeoutMs, 0, 86_400_000);
   positiveInteger('idleInTransactionTimeoutMs', resolved.idleInTransactionTimeoutMs, 0, 86_400_000);

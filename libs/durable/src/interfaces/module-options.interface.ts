@@ -35,6 +35,8 @@ export interface DurableModuleOptions {
    */
   statementTimeoutMs?: number;
   idleInTransactionTimeoutMs?: number;
+  /** Send the library's statements as named prepared statements (default true); false behind PgBouncer in transaction mode. */
+  preparedStatements?: boolean;
 }
 
 /** What the scheduled cleanup keeps, by how a run ended. A kind left out is kept forever. */

@@ -1,5 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
 import type { Pool, PoolClient } from 'pg';
+import { createHash } from 'node:crypto';
 import { InvalidArgumentError } from '../errors';
 import type { DurableModuleOptions, PostgresDataSourceOptions } from '../interfaces';
 import { durableEntities } from './entities';
@@ -15,10 +16,11 @@ export class DurableDatabase {
     readonly dataSource: DataSource,
     readonly tables: Tables,
     private readonly owned: boolean,
+    private readonly preparedStatements: boolean,
   ) {}
 
   static async open(
-    options: Pick<DurableModuleOptions, 'connection' | 'schema' | 'statementTimeoutMs' | 'idleInTransactionTimeoutMs'>,
+    options: Pick<DurableModuleOptions, 'connection' | 'schema' | 'statementTimeoutMs' | 'idleInTransactionTimeoutMs' | 'preparedStatements'>,
     poolSize: number,
   ): Promise<DurableDatabase> {
     const tables = tablesFor(options.schema ?? 'durable');
@@ -28,7 +30,7 @@ export class DurableDatabase {
         throw new InvalidArgumentError(`DurableModule needs a Postgres DataSource; got type "${connection.options.type}".`);
       }
       if (!connection.isInitialized) await connection.initialize();
-      return new DurableDatabase(connection, tables, false);
+      return new DurableDatabase(connection, tables, false, options.preparedStatements ?? true);
     }
     const dataSource = new DataSource({
       ...baseOptions(connection),
@@ -46,7 +48,7 @@ export class DurableDatabase {
       },
     } as PostgresDataSourceOptions);
     await dataSource.initialize();
-    return new DurableDatabase(dataSource, tables, true);
+    return new DurableDatabase(dataSource, tables, true, options.preparedStatements ?? true);
   }
 
   /** The pg pool under the DataSource (TypeORM's postgres driver keeps it as `master`). */
@@ -59,6 +61,13 @@ export class DurableDatabase {
     return this.pool.options;
   }
 
+  /**
+   * Named (prepared) statements on the pool: Postgres parses and plans each of the library's statements
+   * once per connection instead of on every call, which is most of their cost. Off with
+   * `preparedStatements: false` (PgBouncer in transaction mode). A caller's transaction stays unnamed.
+   */
+  private readonly names = new Map<string, string>();
+
   async query<T = Record<string, unknown>>(sql: string, params: unknown[] = [], manager?: EntityManager): Promise<T[]> {
     if (manager) {
       if (manager.connection.options.type !== 'postgres' || !manager.queryRunner) {
@@ -67,7 +76,13 @@ export class DurableDatabase {
       const result = await manager.queryRunner.query(sql, params, true);
       return result.records as T[];
     }
-    return (await this.pool.query(sql, params)).rows as T[];
+    if (!this.preparedStatements) return (await this.pool.query(sql, params)).rows as T[];
+    let name = this.names.get(sql);
+    if (!name) {
+      name = `durable_${createHash('sha1').update(sql).digest('hex').slice(0, 20)}`;
+      this.names.set(sql, name);
+    }
+    return (await this.pool.query({ name, text: sql, values: params })).rows as T[];
   }
 
   /** Runs `fn` in a transaction on one pooled connection. */

@@ -8,9 +8,12 @@ import { Injectable } from '@nestjs/common';
 export class DbClock {
   private offsetMs = 0;
 
-  /** Records a now() read from the database at about this moment. */
-  observe(dbNow: Date): void {
-    this.offsetMs = dbNow.getTime() - Date.now();
+  /**
+   * Records a now() the database read for a statement sent at `sentAt` (Date.now()). now() is taken when
+   * the statement starts, so it pairs with the send, not with the answer's arrival a commit later.
+   */
+  observe(dbNow: Date, sentAt: number): void {
+    this.offsetMs = dbNow.getTime() - sentAt;
   }
 
   now(): number {

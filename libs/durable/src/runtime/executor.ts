@@ -109,8 +109,9 @@ export class Executor {
   }
 
   private async load(runId: string): Promise<Journal> {
+    const sentAt = Date.now();
     const loaded = await this.journals.load(runId);
-    this.clock.observe(loaded.dbNow);
+    this.clock.observe(loaded.dbNow, sentAt);
     return Journal.from(loaded);
   }
 

@@ -88,7 +88,8 @@ export class WakeListener implements OnApplicationBootstrap, BeforeApplicationSh
   private onNotification(message: Notification): void {
     if (!message.payload) return;
     this.bus.wake(message.payload);
-    this.worker.nudge();
+    // A run executing here is woken in-process; only a run parked somewhere needs a claim.
+    if (!this.worker.isExecuting(message.payload)) this.worker.nudge();
   }
 
   private lost(client: Client, error?: Error): void {
