@@ -88,16 +88,22 @@ export class DurableDatabase {
   /** Runs `fn` in a transaction on one pooled connection. */
   async transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    // A checked-out client has no pool listener for 'error': a session cut mid-transaction would emit
+    // one nobody handles and end the process. The failing query rejects anyway; that is the error we report.
+    let broken: Error | undefined;
+    const onError = (error: Error) => (broken = error);
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const result = await fn(client);
       await client.query('COMMIT');
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      await client.query('ROLLBACK').catch((rollback: Error) => (broken ??= rollback));
       throw error;
     } finally {
-      client.release();
+      client.removeListener('error', onError);
+      client.release(broken); // a broken session is destroyed, not returned to the pool
     }
   }
 

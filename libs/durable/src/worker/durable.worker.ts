@@ -167,6 +167,8 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   private spawn(run: ClaimedRun): void {
+    // This instance claimed back a run whose lease lapsed here (its renewals failed): the stale execution stops now.
+    this.held.get(run.id)?.markLost();
     const lease = new Lease(run.id, run.leaseToken);
     this.held.set(run.id, lease);
     const execution = this.executor
