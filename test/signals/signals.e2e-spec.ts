@@ -92,13 +92,14 @@ describe('signals: at-least-once in, exactly-once applied', () => {
   });
 
   it('a redelivery is a no-op (accepted: false) and the first payload wins', async () => {
-    const handle = await t.client.start(Approve, null);
-    const first = await t.signals.signal(handle.runId, Approval, { approved: false, by: 'first' });
-    const again = await t.signals.signal(handle.runId, Approval, { approved: true, by: 'second' });
+    const handle = await t.client.start(TwoNames, null); // waits for 'a' first, so 'b' meets an open run
+    const first = await t.signals.signal(handle.runId, 'b', 'first');
+    const again = await t.signals.signal(handle.runId, 'b', 'second');
     expect([first.accepted, again.accepted]).toEqual([true, false]);
     expect(again.deliveredAt).toEqual(first.deliveredAt);
-    expect(await handle.result({ timeout: '5s' })).toEqual({ approved: false, by: 'first' });
-    expect(await db.count('signals', 'run_id = $1', [handle.runId])).toBe(1);
+    await t.signals.signal(handle.runId, 'a', 'ay');
+    expect(await handle.result({ timeout: '5s' })).toEqual(['ay', 'first']);
+    expect(await db.count('signals', `run_id = $1 AND name = 'b'`, [handle.runId])).toBe(1);
   });
 
   it('25 concurrent deliveries from two applications accept exactly one', async () => {

@@ -43,13 +43,19 @@ export class OrdersService {
     await this.db.getRepository(Order).update({ id: orderId }, { status });
   }
 
-  /** Keyed by the carrier's event id: each tracking event is recorded once, however often it is delivered. */
+  /**
+   * Keyed by the carrier's event id: each tracking event is recorded once, however often it is delivered.
+   * The append itself is idempotent too, for the one window a checkpoint cannot cover (a crash between
+   * this update's commit and the step's checkpoint).
+   */
   @Step('record-tracking', { key: (_orderId: string, eventId: string) => eventId })
   async recordTracking(orderId: string, eventId: string, event: { event: string; at: string }): Promise<void> {
-    await this.db.query(`UPDATE orders SET tracking = tracking || $2::jsonb, status = $3 WHERE id = $1`, [
+    await this.db.query(
+      `UPDATE orders SET tracking = CASE WHEN tracking @> $4::jsonb THEN tracking ELSE tracking || $2::jsonb END, status = $3 WHERE id = $1`, [
       orderId,
       JSON.stringify([{ id: eventId, ...event }]),
       event.event === 'delivered' ? 'delivered' : 'in-transit',
+      JSON.stringify([{ id: eventId }]),
     ]);
   }
 }
