@@ -160,7 +160,15 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
           this.logger.warn(`Claiming runs failed (the sweeper tries again): ${(error as Error).message}`);
           return;
         }
-        for (const run of claimed) this.spawn(run);
+        // Local starts may have taken slots while the claim was in flight: give back what no longer fits.
+        const room = Math.max(0, this.free);
+        for (const run of claimed.slice(0, room)) this.spawn(run);
+        if (claimed.length > room) {
+          const extra = claimed.slice(room).map((run) => ({ id: run.id, token: run.leaseToken }));
+          await this.runs.release(this.id, extra).catch(() => undefined); // else their leases lapse and the sweeper takes them
+          this.saturated = true;
+          break;
+        }
         if (claimed.length < ask || !this.accepting) break;
       }
     }
