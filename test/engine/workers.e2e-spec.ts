@@ -91,7 +91,8 @@ describe('workers: claims, leases, fencing and shutdown', () => {
   });
 
   it('a run whose lease lapsed is taken over, and the old worker\'s late checkpoint and end are refused by the fencing token', async () => {
-    const a = await boot('A', { leaseMs: 60_000 });
+    // A has no sweeper, so only B can take the lapsed run (else A may reclaim its own, which is also correct).
+    const a = await boot('A', { leaseMs: 60_000, sweeper: false });
     const handle = await a.client.start(Gated, null);
     await eventually(async () => observed.gates.has(handle.runId), 'A to be inside the step');
     const b = await boot('B', { sweeper: { intervalMs: 50 } });
