@@ -52,6 +52,15 @@ class LateAwait implements DurableWorkflow<{ sleep: number }, unknown> {
   }
 }
 
+/** Declares `go` with a schema of its own, where the other workflows here take any `go`. */
+const StrictGo = defineSignal('go', z.string().min(3));
+@Workflow('strict-go', { signals: [StrictGo] })
+class StrictAwait implements DurableWorkflow<null, string> {
+  run(_: null, ctx: WorkflowContext) {
+    return ctx.waitForSignal(StrictGo);
+  }
+}
+
 /** AwaitFor; after the wait a step fails once, so the outcome is replayed in a second execution. */
 @Workflow('await-for', { retry: { maxAttempts: 3, initialDelay: '400ms' } })
 class AwaitFor implements DurableWorkflow<{ timeout: number }, unknown> {
@@ -68,7 +77,7 @@ describe('signals: at-least-once in, exactly-once applied', () => {
   const schema = uniqueSchema();
   const db = new Db(schema);
   let t: DurableTestApp;
-  const providers = [Effects, Approve, TwoNames, LateAwait, AwaitFor];
+  const providers = [Effects, Approve, TwoNames, LateAwait, AwaitFor, StrictAwait];
 
   beforeAll(async () => {
     t = await startApp({ schema, providers });
@@ -197,6 +206,16 @@ describe('signals: at-least-once in, exactly-once applied', () => {
     expect(await db.count('signals')).toBe(before);
     expect(await db.count('history')).toBe(historyBefore);
     expect((await t.signals.signal(open.runId, Shipped, { carrier: 'ups', parcels: 2 })).accepted).toBe(true);
+  });
+
+  it('a signal name that workflows validate differently is checked against the schema of the run\'s own workflow', async () => {
+    const strict = await t.client.start(StrictAwait, null);
+    const loose = await t.client.start(LateAwait, { sleep: 0 });
+    await Promise.all([parked(strict.runId), parked(loose.runId)]);
+    await expect(t.signals.signal(strict.runId, 'go', 'ab')).rejects.toThrow(InvalidPayloadError);
+    expect((await t.signals.signal(loose.runId, 'go', 'ab')).accepted).toBe(true);
+    expect((await t.signals.signal(strict.runId, 'go', 'abc')).accepted).toBe(true);
+    expect([await strict.result(), await loose.result()]).toEqual(['abc', 'ab']);
   });
 
   it('payloads Postgres jsonb would refuse (\\u0000, lone surrogates) round-trip intact', async () => {

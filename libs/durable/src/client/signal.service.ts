@@ -3,7 +3,8 @@ import type { EntityManager } from 'typeorm';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
 import { knownRunId } from './run-id';
 import { RunClosedError, RunNotFoundError, WorkflowNotFoundError } from '../errors';
-import type { ActorOptions, ChannelRef, MessageDelivery, SignalDelivery, SignalRef, TxOptions } from '../interfaces';
+import type { ActorOptions, ChannelRef, MessageDelivery, PayloadSchema, SignalDelivery, SignalRef, TxOptions } from '../interfaces';
+import { deliverySchema, sharedDeliverySchema } from './delivery-schema';
 import { DeliveryRepository, DeliveryResult } from '../persistence/delivery.repository';
 import { RunRepository } from '../persistence/run.repository';
 import { declaredName } from '../runtime/primitives/declared';
@@ -37,12 +38,9 @@ export class SignalService {
   }
 
   private async deliverSignal<T>(runId: string, name: string, signal: SignalRef<T>, payload: T, opts: TxOptions & ActorOptions): Promise<SignalDelivery> {
-    const workflow = await this.workflowOf(runId, opts.manager);
-    declaredName(workflow, 'signal', name);
-    const schema = workflow.signals?.get(name)?.schema ?? (typeof signal === 'object' ? signal.schema : undefined);
-    const value = await validatePayload(schema, payload, `The payload of signal "${name}"`);
-    const encoded = serializePayload(value, `The payload of signal "${name}"`);
-    const result = this.settled(runId, await this.deliveries.signal(runId, name, encoded, storableText(String(opts.actor ?? 'api')), opts.manager));
+    const actor = storableText(String(opts.actor ?? 'api'));
+    const result = await this.deliver(runId, 'signal', name, signal, payload, `The payload of signal "${name}"`, opts.manager,
+      (encoded, workflows) => this.deliveries.signal(runId, name, encoded, actor, workflows, opts.manager));
     if (result.woken && !opts.manager) this.wakeHere(runId);
     return { runId, name, accepted: result.accepted, deliveredAt: result.deliveredAt };
   }
@@ -55,14 +53,32 @@ export class SignalService {
   }
 
   private async sendMessage<T>(runId: string, name: string, key: string, channel: ChannelRef<T>, payload: T, opts: TxOptions & ActorOptions): Promise<MessageDelivery> {
-    const workflow = await this.workflowOf(runId, opts.manager);
-    declaredName(workflow, 'channel', name);
-    const schema = workflow.channels?.get(name)?.schema ?? (typeof channel === 'object' ? channel.schema : undefined);
-    const value = await validatePayload(schema, payload, `The payload of message "${key}" on channel "${name}"`);
-    const encoded = serializePayload(value, `The payload of message "${key}" on channel "${name}"`);
-    const result = this.settled(runId, await this.deliveries.send(runId, name, key, encoded, storableText(String(opts.actor ?? 'api')), opts.manager));
+    const actor = storableText(String(opts.actor ?? 'api'));
+    const result = await this.deliver(runId, 'channel', name, channel, payload, `The payload of message "${key}" on channel "${name}"`, opts.manager,
+      (encoded, workflows) => this.deliveries.send(runId, name, key, encoded, actor, workflows, opts.manager));
     if (result.woken && !opts.manager) this.wakeHere(runId);
     return { runId, channel: name, key, accepted: result.accepted, seq: result.seq };
+  }
+
+  /**
+   * Validates and writes a delivery. When every workflow that takes it validates it alike, the payload
+   * is checked at once and the write names those workflows (one round trip); otherwise, or when that
+   * write finds no such open run, the run is read first: its workflow's schema, or the precise error.
+   */
+  private async deliver<R>(
+    runId: string, kind: 'signal' | 'channel', name: string, ref: SignalRef<unknown> | ChannelRef<unknown>, payload: unknown, what: string,
+    manager: EntityManager | undefined, write: (encoded: string, workflows: string[] | null) => Promise<DeliveryResult<R>>,
+  ): Promise<R> {
+    knownRunId(runId);
+    const encode = async (schema: PayloadSchema | undefined) => serializePayload(await validatePayload(schema, payload, what), what);
+    const shared = sharedDeliverySchema(this.registry.all(), kind, name, ref);
+    if (shared) {
+      const result = await write(await encode(shared.schema), shared.workflows);
+      if (result.status === 'done') return result;
+    }
+    const workflow = await this.workflowOf(runId, manager);
+    declaredName(workflow, kind, name);
+    return this.settled(runId, await write(await encode(deliverySchema(workflow, kind, name, ref)), null));
   }
 
   private async traced<R extends { accepted: boolean }>(name: string, runId: string, attributes: Record<string, string>, deliver: () => Promise<R>): Promise<R> {
@@ -90,7 +106,7 @@ export class SignalService {
 
   private settled<T>(runId: string, result: DeliveryResult<T>): T {
     if (result.status === 'missing') throw new RunNotFoundError(runId);
-    if (result.status === 'closed') throw new RunClosedError(runId, 'completed or cancelled');
+    if (result.status !== 'done') throw new RunClosedError(runId, 'completed or cancelled');
     return result;
   }
 

@@ -28,6 +28,8 @@ export interface StoredChild {
 
 export interface LoadedJournal {
   dbNow: Date;
+  /** Date.now() when the reading statement was sent: pairs with dbNow for the clock. */
+  sentAt: number;
   wakeSeq: string;
   leaseToken: string;
   steps: Array<StoredStep & { key: string }>;
@@ -35,6 +37,20 @@ export interface LoadedJournal {
   messages: StoredMessage[];
   children: StoredChild[];
 }
+
+/** The columns of journalColumnsSql as the driver returns them. */
+export interface JournalRow {
+  db_now: Date;
+  wake_seq: string;
+  steps: LoadedJournal['steps'];
+  signals: LoadedJournal['signals'];
+  messages: StoredMessage[];
+  children: StoredChild[];
+}
+
+export const journalFromRow = (row: JournalRow, leaseToken: string, sentAt: number): LoadedJournal => ({
+  dbNow: row.db_now, sentAt, wakeSeq: row.wake_seq, leaseToken, steps: row.steps, signals: row.signals, messages: row.messages, children: row.children,
+});
 
 /** What a checkpoint write found: written, another writer's row, or the lease gone. */
 export type CheckpointResult = { status: 'written' } | { status: 'exists'; step: StoredStep } | { status: 'lost' };
@@ -49,11 +65,9 @@ export class JournalRepository {
   }
 
   async load(runId: string): Promise<LoadedJournal> {
-    const [row] = await this.db.query<{
-      db_now: Date; wake_seq: string; lease_token: string; steps: LoadedJournal['steps']; signals: LoadedJournal['signals'];
-      messages: StoredMessage[]; children: StoredChild[];
-    }>(this.sql.load, [runId]);
-    return { dbNow: row.db_now, wakeSeq: row.wake_seq, leaseToken: row.lease_token, steps: row.steps, signals: row.signals, messages: row.messages, children: row.children };
+    const sentAt = Date.now();
+    const [row] = await this.db.query<JournalRow & { lease_token: string }>(this.sql.load, [runId]);
+    return journalFromRow(row, row.lease_token, sentAt);
   }
 
   async checkpoint(runId: string, token: string, key: string, kind: string, step: StoredStep, startedAt: Date | null): Promise<CheckpointResult> {

@@ -5,6 +5,7 @@ import type { ErrorInfo, RunFilter, RunStatus, RunView, WaitReason } from '../in
 import { deserialize } from '../runtime/serializer';
 import { isStorableText } from '../schema/define-signal';
 import { DurableDatabase } from './durable-database';
+import { journalFromRow, JournalRow, LoadedJournal } from './journal.repository';
 import { claimRunsSql } from './sql/claim-runs.sql';
 import { finishRunSql } from './sql/finish-run.sql';
 import { parkRunSql, scheduleRetrySql } from './sql/park-run.sql';
@@ -29,6 +30,8 @@ export interface ClaimedRun {
   /** Seconds between the run's wake time and its claim. */
   lateness?: number;
   wakeSeq?: string;
+  /** Read by the claim itself, so the execution need not load it. */
+  journal?: LoadedJournal;
 }
 
 export interface StartRunArgs {
@@ -85,12 +88,13 @@ export class RunRepository {
   }
 
   async claim(owner: string, leaseMs: number, limit: number, workflows: string[]): Promise<ClaimedRun[]> {
-    const rows = await this.db.query<{
+    const sentAt = Date.now();
+    const rows = await this.db.query<JournalRow & {
       id: string; workflow: string; input: string | null; attempt: number; attempt_base: number; lease_token: string; trace_context: string | null; lateness: number;
     }>(this.sql.claim, [owner, leaseMs, limit, workflows]);
     return rows.map((r) => ({
       id: r.id, workflow: r.workflow, input: r.input, attempt: r.attempt, attemptBase: r.attempt_base, leaseToken: r.lease_token,
-      traceContext: r.trace_context, lateness: Number(r.lateness),
+      traceContext: r.trace_context, lateness: Number(r.lateness), journal: journalFromRow(r, r.lease_token, sentAt),
     }));
   }
 

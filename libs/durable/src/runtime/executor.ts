@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
 import type { ErrorInfo } from '../interfaces';
-import { JournalRepository } from '../persistence/journal.repository';
+import { JournalRepository, LoadedJournal } from '../persistence/journal.repository';
 import { ClaimedRun, RunRepository } from '../persistence/run.repository';
 import { WakeBus } from '../worker/wake-bus';
 import type { ChildStarter } from './child-starter';
@@ -75,7 +75,7 @@ export class Executor {
       telemetry: this.telemetry,
     };
     const input = deserialize(run.input);
-    let journal = run.fresh ? Journal.empty(run.wakeSeq ?? '0') : await this.load(run.id);
+    let journal = run.fresh ? Journal.empty(run.wakeSeq ?? '0') : this.observed(run.journal ?? (await this.journals.load(run.id)));
     for (;;) {
       if (lease.lost) return;
       const execution = new Execution(run, workflow, journal, deps, lease);
@@ -101,17 +101,15 @@ export class Executor {
           wait.end();
           if (parked) return outcome.wait.wakeAt ?? undefined;
           // A delivery moved wake_seq since our last look: re-execute with a fresh journal instead of parking.
-          journal = await this.load(run.id);
+          journal = this.observed(await this.journals.load(run.id));
           if (journal.leaseToken !== run.leaseToken) return; // taken over or cancelled meanwhile
         }
       }
     }
   }
 
-  private async load(runId: string): Promise<Journal> {
-    const sentAt = Date.now();
-    const loaded = await this.journals.load(runId);
-    this.clock.observe(loaded.dbNow, sentAt);
+  private observed(loaded: LoadedJournal): Journal {
+    this.clock.observe(loaded.dbNow, loaded.sentAt);
     return Journal.from(loaded);
   }
 

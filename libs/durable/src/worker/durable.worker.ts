@@ -26,6 +26,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   private reserved = 0;
   private accepting = false;
   private wanted = false;
+  private readonly wantedFor = new Set<string>();
   private saturated = false;
   private claiming?: Promise<void>;
   private renewTimer?: NodeJS.Timeout;
@@ -59,10 +60,16 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     this.nudge();
   }
 
-  /** Asks for a claim pass soon; calls made while one runs are folded into one more pass. */
-  nudge(): void {
+  /**
+   * Asks for a claim pass soon; calls made while one runs are folded into one more pass. A nudge for
+   * one run (a NOTIFY) needs no pass once that run executes here: the pass that claimed it is then
+   * not followed by an empty one.
+   */
+  nudge(forRun?: string): void {
     if (!this.accepting) return;
-    this.wanted = true;
+    if (forRun === undefined) this.wanted = true;
+    else if (this.isExecuting(forRun)) return;
+    else this.wantedFor.add(forRun);
     this.claiming ??= this.claimWhileWanted().finally(() => (this.claiming = undefined));
   }
 
@@ -142,8 +149,9 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
 
   private async claimWhileWanted(): Promise<void> {
     const batch = this.options.sweeper ? this.options.sweeper.batchSize : 100;
-    while (this.wanted && this.accepting) {
+    while ((this.wanted || this.wantedFor.size) && this.accepting) {
       this.wanted = false;
+      this.wantedFor.clear();
       for (;;) {
         const ask = Math.min(this.free, batch);
         if (ask <= 0) {
@@ -171,6 +179,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
         }
         if (claimed.length < ask || !this.accepting) break;
       }
+      for (const id of this.wantedFor) if (this.isExecuting(id)) this.wantedFor.delete(id);
     }
   }
 

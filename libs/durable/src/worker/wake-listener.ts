@@ -88,8 +88,7 @@ export class WakeListener implements OnApplicationBootstrap, BeforeApplicationSh
   private onNotification(message: Notification): void {
     if (!message.payload) return;
     this.bus.wake(message.payload);
-    // A run executing here is woken in-process; only a run parked somewhere needs a claim.
-    if (!this.worker.isExecuting(message.payload)) this.worker.nudge();
+    this.worker.nudge(message.payload); // a run executing here is woken in-process and needs no claim
   }
 
   private lost(client: Client, error?: Error): void {

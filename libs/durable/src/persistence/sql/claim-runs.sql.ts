@@ -1,11 +1,15 @@
 import type { Tables } from '../tables';
+import { journalColumnsSql } from './load-journal.sql';
 
 /**
  * Claims due runs in one statement: pending and waiting runs whose wake time has come, and running
  * runs whose lease lapsed (for a running run wake_at is its lease expiry). Each claim takes a fresh
  * lease token, the fencing token every later write of the execution must present.
  * Only workflows this instance knows are claimed, so a run of a workflow removed from the code
- * blocks nothing. $1 owner, $2 lease ms, $3 batch size, $4 workflow names.
+ * blocks nothing. Each run comes with its journal, saving the execution a round trip: read in this
+ * statement's snapshot, it may miss a delivery that committed just before the claim, but then its
+ * wake_seq is older too and the park refused, so the execution re-reads (see parkRunSql).
+ * $1 owner, $2 lease ms, $3 batch size, $4 workflow names.
  */
 export const claimRunsSql = (t: Tables) => `
 WITH due AS (
@@ -27,4 +31,5 @@ WITH due AS (
          jsonb_build_object('from', previous_status, 'previousOwner', previous_owner)
   FROM claimed
 )
-SELECT id, workflow, input, attempt, attempt_base, lease_token, trace_context, lateness FROM claimed`;
+SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.trace_context, c.lateness, ${journalColumnsSql(t, 'c.id')}
+FROM claimed c`;

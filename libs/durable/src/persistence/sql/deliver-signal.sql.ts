@@ -5,12 +5,14 @@ import { wakeOnDeliverySql } from './wake.sql';
  * Delivers a signal in one statement: journaled at most once per (run, name) by the primary key
  * (first payload wins; a redelivery inserts nothing), then deliver-then-wake: the run's wake_seq is
  * bumped, a run parked on this very signal is made due now, and a NOTIFY (sent on commit) tells every
- * instance. A completed or cancelled run takes nothing.
- * $1 run, $2 name, $3 payload, $4 actor, $5 wake channel.
+ * instance. A completed or cancelled run takes nothing, nor a run of another workflow than $6 names.
+ * $1 run, $2 name, $3 payload, $4 actor, $5 wake channel, $6 workflows (null: any).
  */
 export const deliverSignalSql = (t: Tables) => `
 WITH run AS (
-  SELECT id FROM ${t.runs} WHERE id = $1 AND status NOT IN ('completed', 'cancelled') FOR UPDATE
+  SELECT id FROM ${t.runs}
+  WHERE id = $1 AND status NOT IN ('completed', 'cancelled') AND ($6::text[] IS NULL OR workflow = ANY($6::text[]))
+  FOR UPDATE
 ), ins AS (
   INSERT INTO ${t.signals} (run_id, name, payload, source) SELECT id, $2, $3, $4 FROM run
   ON CONFLICT (run_id, name) DO NOTHING

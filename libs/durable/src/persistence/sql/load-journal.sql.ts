@@ -1,19 +1,22 @@
 import type { Tables } from '../tables';
 
 /**
- * Everything an execution reads, in one round trip whatever its size: checkpoints, signals, un-acked
- * messages in order, children, the run's wake_seq (read in the same snapshot, for the park
- * condition) and the database clock. $1 run.
+ * The journal of the run whose id is `id` (an SQL expression), as select-list columns: checkpoints,
+ * signals, un-acked messages in order, children, the run's wake_seq and the database clock. All are
+ * read in the statement's one snapshot, so wake_seq matches what was read (the park condition).
  */
-export const loadJournalSql = (t: Tables) => `
-SELECT now() AS db_now,
-  (SELECT wake_seq FROM ${t.runs} WHERE id = $1) AS wake_seq,
-  (SELECT lease_token FROM ${t.runs} WHERE id = $1) AS lease_token,
+export const journalColumnsSql = (t: Tables, id: string) => `
+  now() AS db_now,
+  (SELECT wake_seq FROM ${t.runs} WHERE id = ${id}) AS wake_seq,
   (SELECT COALESCE(json_agg(json_build_object('key', key, 'kind', kind, 'outcome', outcome, 'result', result, 'error', error)), '[]')
-     FROM ${t.steps} WHERE run_id = $1) AS steps,
+     FROM ${t.steps} WHERE run_id = ${id}) AS steps,
   (SELECT COALESCE(json_agg(json_build_object('name', name, 'payload', payload)), '[]')
-     FROM ${t.signals} WHERE run_id = $1) AS signals,
+     FROM ${t.signals} WHERE run_id = ${id}) AS signals,
   (SELECT COALESCE(json_agg(json_build_object('channel', channel, 'key', key, 'seq', seq, 'payload', payload, 'sentAt', sent_at) ORDER BY seq), '[]')
-     FROM ${t.messages} WHERE run_id = $1 AND acked_at IS NULL) AS messages,
+     FROM ${t.messages} WHERE run_id = ${id} AND acked_at IS NULL) AS messages,
   (SELECT COALESCE(json_agg(json_build_object('id', id, 'status', status, 'output', output, 'error', error)), '[]')
-     FROM ${t.runs} WHERE parent_id = $1) AS children`;
+     FROM ${t.runs} WHERE parent_id = ${id}) AS children`;
+
+/** Everything an execution reads, in one round trip whatever its size, with the run's lease token. $1 run. */
+export const loadJournalSql = (t: Tables) => `
+SELECT (SELECT lease_token FROM ${t.runs} WHERE id = $1) AS lease_token, ${journalColumnsSql(t, '$1')}`;
