@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
 import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
@@ -12,7 +13,32 @@ class AwaitGo implements DurableWorkflow<null, string> {
   }
 }
 
-const providers = [AwaitGo];
+/** Waits for a signal, a message and another signal, in turn: three parks, three wakes. */
+@Workflow('in-turn')
+class InTurn implements DurableWorkflow<null, unknown[]> {
+  async run(_: null, ctx: WorkflowContext) {
+    const a = await ctx.waitForSignal<string>('a');
+    const m = await ctx.receive<string>('m');
+    await ctx.ack('m', m.key);
+    const b = await ctx.waitForSignal<string>('b');
+    return [a, m.payload, b];
+  }
+}
+
+/** A step with a counted effect, then a wait. */
+const effects = new Map<string, number>();
+@Workflow('effect-then-go')
+class EffectThenGo implements DurableWorkflow<null, unknown[]> {
+  async run(_: null, ctx: WorkflowContext) {
+    const n = await ctx.step('effect', () => {
+      effects.set(ctx.runId, (effects.get(ctx.runId) ?? 0) + 1);
+      return effects.get(ctx.runId)!;
+    });
+    return [n, await ctx.waitForSignal<string>('go')];
+  }
+}
+
+const providers = [AwaitGo, InTurn, EffectThenGo];
 
 describe('waking: in-process, across instances, and the lost-wakeup race', () => {
   const schema = uniqueSchema();
@@ -41,9 +67,71 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
     expect(completed.actor).toBe(b.get(DurableWorker).id);
   });
 
-  it('the lost-wakeup race: 200 signals racing their runs to the park leave no run waiting on a delivered signal', async () => {
+  it('a delivery from an instance with a free slot claims the run parked on it and executes it there at once', async () => {
+    const b = await boot({ sweeper: false });
+    const a = await boot({ sweeper: false });
+    const handle = await b.client.start(AwaitGo, null);
+    await eventually(async () => (await b.client.getRun(handle.runId)).status === 'waiting', 'B to park the run');
+    await a.signals.signal(handle.runId, 'go', 'claimed by A');
+    expect(a.get(DurableWorker).isExecuting(handle.runId)).toBe(true); // no NOTIFY or claim pass between
+    expect(await a.client.handle(handle.runId).result({ timeout: '5s' })).toBe('claimed by A');
+    const history = await db.query(`SELECT event, actor FROM durable.history WHERE run_id = $1 AND event IN ('claimed', 'completed') ORDER BY id`, [handle.runId]);
+    const byA = a.get(DurableWorker).id;
+    expect(history).toEqual([{ event: 'claimed', actor: byA }, { event: 'completed', actor: byA }]);
+  });
+
+  it('a claiming delivery that waited for the run row while the run was checkpointed and parked reads the journal afresh', async () => {
+    const starter = await boot({ sweeper: false, worker: { enabled: false } });
+    const { runId } = await starter.client.start(EffectThenGo, null);
+    const t = `"${schema}"`;
+    // This connection plays a worker that holds the run; it checkpoints the step and parks while the delivery waits for the row.
+    const worker = new Client({ connectionString: databaseUrl() });
+    await worker.connect();
+    try {
+      await worker.query(`UPDATE ${t}.runs SET status = 'running', lease_owner = 'w1', lease_token = lease_token + 1, wake_at = now() + interval '1 minute' WHERE id = $1`, [runId]);
+      const a = await boot({ sweeper: false });
+      await worker.query('BEGIN');
+      await worker.query(`SELECT 1 FROM ${t}.runs WHERE id = $1 FOR UPDATE`, [runId]);
+      const delivered = a.signals.signal(runId, 'go', 'late');
+      await eventually(
+        async () => (await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [`%FROM ${t}."runs"%workflow = ANY%`])).length > 0,
+        'the delivery to wait for the run row',
+      );
+      await worker.query(`INSERT INTO ${t}.steps (run_id, key, kind, outcome, result) VALUES ($1, 'effect', 'step', 'ok', '41')`, [runId]);
+      await worker.query(
+        `UPDATE ${t}.runs SET status = 'waiting', wait = '{"kind":"signal","name":"go"}', wait_kind = 'signal', wait_name = 'go', wake_at = NULL, lease_owner = NULL WHERE id = $1`,
+        [runId],
+      );
+      await worker.query('COMMIT');
+      expect((await delivered).accepted).toBe(true);
+      expect(await a.client.handle(runId).result({ timeout: '5s' })).toEqual([41, 'late']);
+      expect(effects.get(runId)).toBeUndefined();
+      const [claimed] = await db.query(`SELECT actor FROM durable.history WHERE run_id = $1 AND event = 'claimed'`, [runId]);
+      expect(claimed.actor).toBe(a.get(DurableWorker).id);
+    } finally {
+      await worker.end();
+    }
+  });
+
+  it('signals and messages racing each other from two claiming instances: every run takes each once and none is left waiting', async () => {
+    const a = await boot({ sweeper: false, worker: { concurrency: 20 } });
+    const b = await boot({ sweeper: false, worker: { concurrency: 20 } });
+    const handles = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).client.start(InTurn, null)));
+    await Promise.all(
+      handles.map(async (h, i) => {
+        const [x, y] = i % 2 ? [a, b] : [b, a];
+        await new Promise((r) => setTimeout(r, (i * 7) % 30));
+        await Promise.all([y.signals.signal(h.runId, 'b', 'B'), x.signals.send(h.runId, 'm', 'k', 'M'), x.signals.signal(h.runId, 'a', 'A'), y.signals.signal(h.runId, 'a', 'A')]);
+      }),
+    );
+    const outputs = await Promise.all(handles.map((h) => h.result({ timeout: '30s' })));
+    expect(outputs).toEqual(handles.map(() => ['A', 'M', 'B']));
+  });
+
+  /** Signals delivered while their runs race to the park; the sweeper is off, so a lost wakeup hangs. */
+  const lostWakeupRace = async (senderWorker: object) => {
     const worker = await boot({ sweeper: false, worker: { concurrency: 20 } });
-    const sender = await boot({ sweeper: false, worker: { enabled: false } });
+    const sender = await boot({ sweeper: false, worker: senderWorker });
     const handles = await Promise.all(Array.from({ length: 200 }, () => sender.client.start(AwaitGo, null)));
     await Promise.all(
       handles.map(async (h, i) => {
@@ -56,7 +144,11 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
     const stuck = await db.query(`SELECT r.id FROM durable.runs r JOIN durable.signals s ON s.run_id = r.id WHERE r.status = 'waiting'`);
     expect(stuck).toEqual([]);
     void worker;
-  });
+  };
+
+  it('the lost-wakeup race: 200 signals racing their runs to the park leave no run waiting on a delivered signal', () => lostWakeupRace({ enabled: false }));
+
+  it('the same race with deliveries that claim the runs they wake: none is left waiting on a delivered signal', () => lostWakeupRace({ concurrency: 20 }));
 
   it('after the LISTEN connection is killed it reconnects, and cross-instance wakes work again without the sweeper', async () => {
     const b = await boot({ sweeper: false });

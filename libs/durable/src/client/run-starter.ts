@@ -5,7 +5,7 @@ import type { RegisteredWorkflow } from '../discovery/workflow.registry';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { InvalidArgumentError, RunConflictError } from '../errors';
-import { RunRepository, ClaimedRun } from '../persistence/run.repository';
+import { RunRepository } from '../persistence/run.repository';
 import type { ChildStarter } from '../runtime/child-starter';
 import { Executor } from '../runtime/executor';
 import { serializePayload } from '../runtime/serializer';
@@ -52,29 +52,25 @@ export class RunStarter implements ChildStarter, OnModuleInit {
       );
     }
     const input = serializePayload(args.input, `The input of workflow "${args.workflow.name}"`);
-    const claimBy = !args.manager && this.worker.tryReserve() ? this.worker.id : undefined;
-    let started: ClaimedRun | 'pending' | null;
-    try {
-      started = await this.runs.start(
-        {
-          id: runId, workflow: args.workflow.name, input, claimBy, leaseMs: this.options.leaseMs, parentId: args.parentId, parentStep: args.parentStep,
-          actor: args.actor, traceContext: this.telemetry.tracing.captureContext(),
-        },
-        args.manager,
-      );
-    } catch (error) {
-      if (claimBy) this.worker.unreserve();
-      throw error;
-    }
+    const started = await this.worker.reserving(
+      !args.manager,
+      (claimBy) =>
+        this.runs.start(
+          {
+            id: runId, workflow: args.workflow.name, input, claimBy: claimBy ?? undefined, leaseMs: this.options.leaseMs, parentId: args.parentId,
+            parentStep: args.parentStep, actor: args.actor, traceContext: this.telemetry.tracing.captureContext(),
+          },
+          args.manager,
+        ),
+      (result) => (result && result !== 'pending' ? result : undefined),
+    );
     if (started === null) {
-      if (claimBy) this.worker.unreserve();
       const existing = (await this.runs.brief(runId))?.workflow;
       if (existing !== undefined && existing !== args.workflow.name) throw new RunConflictError(runId, existing, args.workflow.name);
       return { runId, created: false };
     }
     this.telemetry.metrics?.started.inc({ workflow: args.workflow.name });
-    if (started !== 'pending') this.worker.runReserved(started);
-    else if (!args.manager) this.worker.nudge();
+    if (started === 'pending' && !args.manager) this.worker.nudge();
     return { runId, created: true };
   }
 

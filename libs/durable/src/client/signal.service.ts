@@ -1,11 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { DURABLE_OPTIONS } from '../durable.constants';
+import type { ResolvedDurableOptions } from '../durable-options';
 import type { EntityManager } from 'typeorm';
 import { WorkflowRegistry } from '../discovery/workflow.registry';
 import { knownRunId } from './run-id';
 import { RunClosedError, RunNotFoundError, WorkflowNotFoundError } from '../errors';
 import type { ActorOptions, ChannelRef, MessageDelivery, PayloadSchema, SignalDelivery, SignalRef, TxOptions } from '../interfaces';
 import { deliverySchema, sharedDeliverySchema } from './delivery-schema';
-import { DeliveryRepository, DeliveryResult } from '../persistence/delivery.repository';
+import { DeliveryRepository, DeliveryResult, DeliveryScope } from '../persistence/delivery.repository';
 import { RunRepository } from '../persistence/run.repository';
 import { declaredName } from '../runtime/primitives/declared';
 import { serializePayload } from '../runtime/serializer';
@@ -23,6 +25,7 @@ import { DurableTelemetry } from '../observability/durable-telemetry';
 @Injectable()
 export class SignalService {
   constructor(
+    @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
     private readonly registry: WorkflowRegistry,
     private readonly runs: RunRepository,
     private readonly deliveries: DeliveryRepository,
@@ -40,7 +43,7 @@ export class SignalService {
   private async deliverSignal<T>(runId: string, name: string, signal: SignalRef<T>, payload: T, opts: TxOptions & ActorOptions): Promise<SignalDelivery> {
     const actor = storableText(String(opts.actor ?? 'api'));
     const result = await this.deliver(runId, 'signal', name, signal, payload, `The payload of signal "${name}"`, opts.manager,
-      (encoded, workflows) => this.deliveries.signal(runId, name, encoded, actor, workflows, opts.manager));
+      (encoded, scope) => this.deliveries.signal(runId, name, encoded, actor, scope, opts.manager));
     if (result.woken && !opts.manager) this.wakeHere(runId);
     return { runId, name, accepted: result.accepted, deliveredAt: result.deliveredAt };
   }
@@ -55,7 +58,7 @@ export class SignalService {
   private async sendMessage<T>(runId: string, name: string, key: string, channel: ChannelRef<T>, payload: T, opts: TxOptions & ActorOptions): Promise<MessageDelivery> {
     const actor = storableText(String(opts.actor ?? 'api'));
     const result = await this.deliver(runId, 'channel', name, channel, payload, `The payload of message "${key}" on channel "${name}"`, opts.manager,
-      (encoded, workflows) => this.deliveries.send(runId, name, key, encoded, actor, workflows, opts.manager));
+      (encoded, scope) => this.deliveries.send(runId, name, key, encoded, actor, scope, opts.manager));
     if (result.woken && !opts.manager) this.wakeHere(runId);
     return { runId, channel: name, key, accepted: result.accepted, seq: result.seq };
   }
@@ -64,21 +67,25 @@ export class SignalService {
    * Validates and writes a delivery. When every workflow that takes it validates it alike, the payload
    * is checked at once and the write names those workflows (one round trip); otherwise, or when that
    * write finds no such open run, the run is read first: its workflow's schema, or the precise error.
+   * Outside a caller's transaction, with a slot free here, the write also claims a run parked on this
+   * delivery, which then executes here at once: no NOTIFY, no claim pass.
    */
   private async deliver<R>(
     runId: string, kind: 'signal' | 'channel', name: string, ref: SignalRef<unknown> | ChannelRef<unknown>, payload: unknown, what: string,
-    manager: EntityManager | undefined, write: (encoded: string, workflows: string[] | null) => Promise<DeliveryResult<R>>,
+    manager: EntityManager | undefined, write: (encoded: string, scope: DeliveryScope) => Promise<DeliveryResult<R>>,
   ): Promise<R> {
     knownRunId(runId);
     const encode = async (schema: PayloadSchema | undefined) => serializePayload(await validatePayload(schema, payload, what), what);
+    const claiming = (encoded: string, workflows: string[] | null) =>
+      this.worker.reserving(!manager, (claimBy) => write(encoded, { workflows, claimBy, leaseMs: this.options.leaseMs }), (r) => (r.status === 'done' ? r.claimed : undefined));
     const shared = sharedDeliverySchema(this.registry.all(), kind, name, ref);
     if (shared) {
-      const result = await write(await encode(shared.schema), shared.workflows);
+      const result = await claiming(await encode(shared.schema), shared.workflows);
       if (result.status === 'done') return result;
     }
     const workflow = await this.workflowOf(runId, manager);
     declaredName(workflow, kind, name);
-    return this.settled(runId, await write(await encode(deliverySchema(workflow, kind, name, ref)), null));
+    return this.settled(runId, await claiming(await encode(deliverySchema(workflow, kind, name, ref)), null));
   }
 
   private async traced<R extends { accepted: boolean }>(name: string, runId: string, attributes: Record<string, string>, deliver: () => Promise<R>): Promise<R> {

@@ -1,11 +1,25 @@
 import type { EntityManager } from 'typeorm';
 import { wakeChannel } from '../durable.constants';
 import { DurableDatabase } from './durable-database';
+import type { LoadedJournal } from './journal.repository';
+import { ClaimedRow, ClaimedRun, claimedFromRow } from './run.repository';
 import { deliverSignalSql } from './sql/deliver-signal.sql';
 import { lockRunSql, sendMessageSql } from './sql/send-message.sql';
 
 /** `refused`: no open run of the workflows the delivery was limited to (the caller reads the run to say why). */
-export type DeliveryResult<T> = { status: 'closed' } | { status: 'missing' } | { status: 'refused' } | ({ status: 'done' } & T);
+export type DeliveryResult<T> = { status: 'closed' } | { status: 'missing' } | { status: 'refused' } | ({ status: 'done'; claimed?: ClaimedRun } & T);
+
+/**
+ * Where a delivery may go and what it may do: `workflows` limits it to runs of those (null: any);
+ * `claimBy` lets it claim, with a lease of `leaseMs`, a run parked on it (null: it only wakes).
+ */
+export interface DeliveryScope {
+  workflows: string[] | null;
+  claimBy: string | null;
+  leaseMs: number;
+}
+
+type ClaimingRow = Partial<ClaimedRow> & { claimed_id: string | null; bumped_seq: string | null };
 
 /** Signals and channel messages into runs: deduplicated by key, then deliver-then-wake. */
 export class DeliveryRepository {
@@ -16,25 +30,34 @@ export class DeliveryRepository {
     this.sql = { signal: deliverSignalSql(t), lock: lockRunSql(t), send: sendMessageSql(t), channel: wakeChannel(t.schema) };
   }
 
-  /** `workflows`: deliver only to a run of one of these (null: any). */
-  async signal(runId: string, name: string, payload: string, actor: string, workflows: string[] | null, manager?: EntityManager): Promise<DeliveryResult<{ accepted: boolean; deliveredAt: Date; woken: boolean }>> {
-    const [row] = await this.db.query<{ open: boolean; delivered_at: Date | null; woken: string }>(this.sql.signal, [runId, name, payload, actor, this.sql.channel, workflows], manager);
-    if (!row.open) return workflows ? { status: 'refused' } : this.closedOrMissing(runId, manager);
-    if (row.delivered_at) return { status: 'done', accepted: true, deliveredAt: row.delivered_at, woken: Number(row.woken) > 0 };
+  async signal(runId: string, name: string, payload: string, actor: string, scope: DeliveryScope, manager?: EntityManager): Promise<DeliveryResult<{ accepted: boolean; deliveredAt: Date; woken: boolean }>> {
+    const queriedAt = Date.now();
+    const [row] = await this.db.query<{ open: boolean; delivered_at: Date | null; woken: string } & ClaimingRow>(
+      this.sql.signal, [runId, name, payload, actor, this.sql.channel, scope.workflows, scope.claimBy, scope.leaseMs], manager,
+    );
+    if (!row.open) return scope.workflows ? { status: 'refused' } : this.closedOrMissing(runId, manager);
+    if (row.delivered_at) {
+      const claimed = claimedWith(row, queriedAt, (journal) => journal.signals.push({ name, payload }));
+      return { status: 'done', accepted: true, deliveredAt: row.delivered_at, woken: Number(row.woken) > 0, claimed };
+    }
     const [first] = await this.db.query<{ delivered_at: Date }>(`SELECT delivered_at FROM ${this.db.tables.signals} WHERE run_id = $1 AND name = $2`, [runId, name], manager);
     return { status: 'done', accepted: false, deliveredAt: first.delivered_at, woken: false };
   }
 
   /** Two statements in one transaction (the caller's, or one of its own): lock the run, then append. */
-  async send(runId: string, channel: string, key: string, payload: string, actor: string, workflows: string[] | null, manager?: EntityManager): Promise<DeliveryResult<{ accepted: boolean; seq: number; woken: boolean }>> {
+  async send(runId: string, channel: string, key: string, payload: string, actor: string, scope: DeliveryScope, manager?: EntityManager): Promise<DeliveryResult<{ accepted: boolean; seq: number; woken: boolean }>> {
+    const queriedAt = Date.now();
     const run = async (query: (sql: string, params: unknown[]) => Promise<Record<string, unknown>[]>) => {
       const [locked] = await query(this.sql.lock, [runId]);
       const open = locked && locked.status !== 'completed' && locked.status !== 'cancelled';
-      if (workflows && !(open && workflows.includes(locked.workflow as string))) return { status: 'refused' as const };
+      if (scope.workflows && !(open && scope.workflows.includes(locked.workflow as string))) return { status: 'refused' as const };
       if (!locked) return { status: 'missing' as const };
       if (!open) return { status: 'closed' as const };
-      const [row] = await query(this.sql.send, [runId, channel, key, payload, actor, this.sql.channel]);
-      return { status: 'done' as const, accepted: row.seq !== null, seq: Number(row.existing_seq), woken: Number(row.woken) > 0 };
+      const [row] = (await query(this.sql.send, [runId, channel, key, payload, actor, this.sql.channel, scope.claimBy, scope.leaseMs])) as Array<
+        { seq: number | null; sent_at: string; existing_seq: number; woken: string } & ClaimingRow
+      >;
+      const claimed = claimedWith(row, queriedAt, (journal) => journal.messages.push({ channel, key, seq: row.seq!, payload, sentAt: new Date(row.sent_at).toISOString() }));
+      return { status: 'done' as const, accepted: row.seq !== null, seq: Number(row.existing_seq), woken: Number(row.woken) > 0, claimed };
     };
     if (manager) return run((sql, params) => this.db.query(sql, params, manager));
     return this.db.transaction((client) => run(async (sql, params) => (await client.query(sql, params)).rows));
@@ -44,4 +67,19 @@ export class DeliveryRepository {
     const rows = await this.db.query<{ status: string }>(`SELECT status FROM ${this.db.tables.runs} WHERE id = $1`, [runId], manager);
     return rows.length ? { status: 'closed' } : { status: 'missing' };
   }
+}
+
+/**
+ * The run a delivery claimed, if any. A current journal (see claimedByDeliverySql) was read without
+ * the delivery itself: `add` puts it in, and it takes the wake_seq the delivery left. A journal that
+ * is not current is left out, and the execution reads it afresh.
+ */
+function claimedWith(row: ClaimingRow, queriedAt: number, add: (journal: LoadedJournal) => void): ClaimedRun | undefined {
+  if (!row.claimed_id) return undefined;
+  const run = claimedFromRow(row.claimed_id, row as ClaimedRow, queriedAt, 0);
+  if (run.journal) {
+    add(run.journal);
+    run.journal.wakeSeq = row.bumped_seq!;
+  }
+  return run;
 }

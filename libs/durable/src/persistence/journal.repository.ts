@@ -29,7 +29,7 @@ export interface StoredChild {
 export interface LoadedJournal {
   dbNow: Date;
   /** Date.now() when the reading statement was sent: pairs with dbNow for the clock. */
-  sentAt: number;
+  queriedAt: number;
   wakeSeq: string;
   leaseToken: string;
   steps: Array<StoredStep & { key: string }>;
@@ -48,8 +48,8 @@ export interface JournalRow {
   children: StoredChild[];
 }
 
-export const journalFromRow = (row: JournalRow, leaseToken: string, sentAt: number): LoadedJournal => ({
-  dbNow: row.db_now, sentAt, wakeSeq: row.wake_seq, leaseToken, steps: row.steps, signals: row.signals, messages: row.messages, children: row.children,
+export const journalFromRow = (row: JournalRow, leaseToken: string, queriedAt: number): LoadedJournal => ({
+  dbNow: row.db_now, queriedAt, wakeSeq: row.wake_seq, leaseToken, steps: row.steps, signals: row.signals, messages: row.messages, children: row.children,
 });
 
 /** What a checkpoint write found: written, another writer's row, or the lease gone. */
@@ -65,9 +65,9 @@ export class JournalRepository {
   }
 
   async load(runId: string): Promise<LoadedJournal> {
-    const sentAt = Date.now();
+    const queriedAt = Date.now();
     const [row] = await this.db.query<JournalRow & { lease_token: string }>(this.sql.load, [runId]);
-    return journalFromRow(row, row.lease_token, sentAt);
+    return journalFromRow(row, row.lease_token, queriedAt);
   }
 
   async checkpoint(runId: string, token: string, key: string, kind: string, step: StoredStep, startedAt: Date | null): Promise<CheckpointResult> {

@@ -34,6 +34,23 @@ export interface ClaimedRun {
   journal?: LoadedJournal;
 }
 
+/** A claimed run's columns with its journal, as a claim or a claiming delivery selects them. */
+export interface ClaimedRow extends JournalRow {
+  /** Whether the journal read with the claim is complete (see claimRunsSql). */
+  current: boolean;
+  workflow: string;
+  input: string | null;
+  attempt: number;
+  attempt_base: number;
+  lease_token: string;
+  trace_context: string | null;
+}
+
+export const claimedFromRow = (id: string, r: ClaimedRow, queriedAt: number, lateness: number): ClaimedRun => ({
+  id, workflow: r.workflow, input: r.input, attempt: r.attempt, attemptBase: r.attempt_base, leaseToken: r.lease_token,
+  traceContext: r.trace_context, lateness, journal: r.current ? journalFromRow(r, r.lease_token, queriedAt) : undefined,
+});
+
 export interface StartRunArgs {
   id: string;
   workflow: string;
@@ -88,14 +105,9 @@ export class RunRepository {
   }
 
   async claim(owner: string, leaseMs: number, limit: number, workflows: string[]): Promise<ClaimedRun[]> {
-    const sentAt = Date.now();
-    const rows = await this.db.query<JournalRow & {
-      id: string; workflow: string; input: string | null; attempt: number; attempt_base: number; lease_token: string; trace_context: string | null; lateness: number;
-    }>(this.sql.claim, [owner, leaseMs, limit, workflows]);
-    return rows.map((r) => ({
-      id: r.id, workflow: r.workflow, input: r.input, attempt: r.attempt, attemptBase: r.attempt_base, leaseToken: r.lease_token,
-      traceContext: r.trace_context, lateness: Number(r.lateness), journal: journalFromRow(r, r.lease_token, sentAt),
-    }));
+    const queriedAt = Date.now();
+    const rows = await this.db.query<ClaimedRow & { id: string; lateness: number }>(this.sql.claim, [owner, leaseMs, limit, workflows]);
+    return rows.map((r) => claimedFromRow(r.id, r, queriedAt, Number(r.lateness)));
   }
 
   /** True when parked; false when the lease is gone or a delivery moved wake_seq (see parkRunSql). */

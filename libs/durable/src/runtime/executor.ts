@@ -109,7 +109,7 @@ export class Executor {
   }
 
   private observed(loaded: LoadedJournal): Journal {
-    this.clock.observe(loaded.dbNow, loaded.sentAt);
+    this.clock.observe(loaded.dbNow, loaded.queriedAt);
     return Journal.from(loaded);
   }
 

@@ -91,21 +91,23 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     return this.lastSweepAt;
   }
 
-  /** Takes a slot for a run this instance is about to start and execute itself; false when full. */
-  tryReserve(): boolean {
-    if (!this.accepting || this.free <= 0) return false;
-    this.reserved++;
-    return true;
-  }
-
-  unreserve(): void {
-    this.reserved--;
-  }
-
-  /** Executes a run started here in the slot reserved for it. */
-  runReserved(run: ClaimedRun): void {
-    this.reserved--;
-    this.spawn(run);
+  /**
+   * Runs `write` holding a slot for a run it may claim for this instance (a start, or a delivery to a
+   * parked run): `write` gets this instance's id as the owner to claim for, or null when `wanted` is
+   * false or no slot is free. Afterwards the run it claimed executes here in that slot, or the slot is freed.
+   */
+  async reserving<R>(wanted: boolean, write: (owner: string | null) => Promise<R>, claimedIn: (result: R) => ClaimedRun | undefined): Promise<R> {
+    const reserved = wanted && this.accepting && this.free > 0;
+    if (reserved) this.reserved++;
+    let claimed: ClaimedRun | undefined;
+    try {
+      const result = await write(reserved ? this.id : null);
+      if (reserved) claimed = claimedIn(result);
+      return result;
+    } finally {
+      if (reserved) this.reserved--;
+      if (claimed) this.spawn(claimed);
+    }
   }
 
   /**

@@ -6,14 +6,15 @@ import { journalColumnsSql } from './load-journal.sql';
  * runs whose lease lapsed (for a running run wake_at is its lease expiry). Each claim takes a fresh
  * lease token, the fencing token every later write of the execution must present.
  * Only workflows this instance knows are claimed, so a run of a workflow removed from the code
- * blocks nothing. Each run comes with its journal, saving the execution a round trip: read in this
- * statement's snapshot, it may miss a delivery that committed just before the claim, but then its
- * wake_seq is older too and the park refused, so the execution re-reads (see parkRunSql).
+ * blocks nothing. Each run comes with its journal, saving the execution a round trip. It is read in
+ * this statement's snapshot, so it is `current` only when the row the claim locked is the version
+ * that snapshot saw (nothing committed to the run row in between) and the run was not taken over
+ * from a lapsed lease (whose worker may still have checkpointed meanwhile); else it is read afresh.
  * $1 owner, $2 lease ms, $3 batch size, $4 workflow names.
  */
 export const claimRunsSql = (t: Tables) => `
 WITH due AS (
-  SELECT id, status, lease_owner, wake_at FROM ${t.runs}
+  SELECT id, status, lease_owner, wake_at, xmin::text AS version FROM ${t.runs}
   WHERE wake_at <= now() AND workflow = ANY($4::text[])
   ORDER BY wake_at
   LIMIT $3
@@ -24,12 +25,15 @@ WITH due AS (
       wake_at = now() + $2 * interval '1 millisecond', updated_at = now()
   FROM due WHERE r.id = due.id
   RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context,
-            extract(epoch FROM now() - due.wake_at) AS lateness, due.status AS previous_status, due.lease_owner AS previous_owner
+            extract(epoch FROM now() - due.wake_at) AS lateness, due.status AS previous_status, due.lease_owner AS previous_owner,
+            due.version
 ), history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail)
   SELECT id, CASE WHEN previous_status = 'running' THEN 'lease-taken-over' ELSE 'claimed' END, $1,
          jsonb_build_object('from', previous_status, 'previousOwner', previous_owner)
   FROM claimed
 )
-SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.trace_context, c.lateness, ${journalColumnsSql(t, 'c.id')}
+SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.trace_context, c.lateness,
+       c.previous_status <> 'running' AND c.version = (SELECT xmin::text FROM ${t.runs} WHERE id = c.id) AS current,
+       ${journalColumnsSql(t, 'c.id')}
 FROM claimed c`;

@@ -1,5 +1,5 @@
 import type { Tables } from '../tables';
-import { wakeOnDeliverySql } from './wake.sql';
+import { claimedByDeliverySql, wakeOnDeliverySql } from './wake.sql';
 
 /** Locks the run row: sends to one run serialize here, so seq follows commit order. $1 run. */
 export const lockRunSql = (t: Tables) => `SELECT workflow, status FROM ${t.runs} WHERE id = $1 FOR UPDATE`;
@@ -7,21 +7,28 @@ export const lockRunSql = (t: Tables) => `SELECT workflow, status FROM ${t.runs}
 /**
  * Appends a channel message, deduplicated by (run, channel, key). Runs after lockRunSql in the same
  * transaction, so its snapshot sees every committed message: seq is the channel's next number, gap-free.
- * Then deliver-then-wake as for signals. $1 run, $2 channel, $3 key, $4 payload, $5 actor, $6 wake channel.
+ * Then deliver-then-wake as for signals. $1 run, $2 channel, $3 key, $4 payload, $5 actor, $6 wake
+ * channel, $7 claiming owner (null: none), $8 lease ms.
  */
 export const sendMessageSql = (t: Tables) => `
-WITH ins AS (
+WITH run AS (
+  SELECT id, status, wait_kind, wait_name, xmin::text AS version FROM ${t.runs} WHERE id = $1
+), ins AS (
   INSERT INTO ${t.messages} (run_id, channel, key, seq, payload, source)
   VALUES ($1, $2, $3, COALESCE((SELECT max(seq) FROM ${t.messages} WHERE run_id = $1 AND channel = $2), 0) + 1, $4, $5)
   ON CONFLICT (run_id, channel, key) DO NOTHING
-  RETURNING seq
-), ${wakeOnDeliverySql(t, 'channel')}, history AS (
+  RETURNING seq, sent_at
+), ${wakeOnDeliverySql(t, 'channel', '$7', '$8')}, history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail)
   SELECT $1, 'message-sent', $5, jsonb_build_object('channel', $2::text, 'key', $3::text, 'seq', seq) FROM ins
 )
 SELECT (SELECT seq FROM ins) AS seq,
+       (SELECT sent_at FROM ins) AS sent_at,
        COALESCE((SELECT seq FROM ins), (SELECT seq FROM ${t.messages} WHERE run_id = $1 AND channel = $2 AND key = $3)) AS existing_seq,
-       (SELECT count(*) FROM bump, pg_notify($6, bump.id) WHERE bump.wake) AS woken`;
+       (SELECT count(*) FROM bump, pg_notify($6, bump.id) WHERE bump.wake) AS woken,
+       c.*
+FROM (VALUES (1)) one
+${claimedByDeliverySql(t)}`;
 
 /** Marks a message consumed, fenced by the lease token. $1 run, $2 token, $3 channel, $4 key. */
 export const ackMessageSql = (t: Tables) => `

@@ -1,18 +1,50 @@
 import type { Tables } from '../tables';
+import { journalColumnsSql } from './load-journal.sql';
 
 /**
- * The wake half of deliver-then-wake, as a CTE named `bump` over a CTE `ins` of what was recorded:
- * the run's wake_seq is bumped (so a park racing this delivery re-executes instead), a run parked on
- * this very signal or channel ($2) is made due now, and `wake` says whom to NOTIFY.
+ * The wake half of deliver-then-wake, as CTEs over a CTE `run` (the locked run row as it was, with
+ * its row `version`, xmin) and a
+ * CTE `ins` of what was recorded. `bump`: the run's wake_seq is bumped (so a park racing this delivery
+ * re-executes instead), and a run parked on this very signal or channel ($2) is made due now, or,
+ * when `owner` is set (the delivering instance has a free slot), claimed by it at once with a fresh
+ * lease token, its history row written by `claim_history`. `wake` says whom to NOTIFY: a run executing
+ * somewhere, or parked on this and not claimed here.
  */
-export const wakeOnDeliverySql = (t: Tables, kind: 'signal' | 'channel') => `
+export const wakeOnDeliverySql = (t: Tables, kind: 'signal' | 'channel', owner: string, leaseMs: string) => `
 bump AS (
   UPDATE ${t.runs} r
   SET wake_seq = r.wake_seq + 1,
-      wake_at = CASE WHEN r.status = 'waiting' AND r.wait_kind = '${kind}' AND r.wait_name = $2 THEN now() ELSE r.wake_at END
-  FROM ins WHERE r.id = $1
-  RETURNING r.id, r.status = 'running' OR (r.status = 'waiting' AND r.wait_kind = '${kind}' AND r.wait_name = $2) AS wake
+      wake_at = CASE WHEN NOT w.parked THEN r.wake_at WHEN w.claim THEN now() + ${leaseMs}::int * interval '1 millisecond' ELSE now() END,
+      status = CASE WHEN w.claim THEN 'running' ELSE r.status END,
+      lease_owner = CASE WHEN w.claim THEN ${owner}::text ELSE r.lease_owner END,
+      lease_token = CASE WHEN w.claim THEN r.lease_token + 1 ELSE r.lease_token END,
+      updated_at = CASE WHEN w.claim THEN now() ELSE r.updated_at END
+  FROM ins, (
+    SELECT parked, parked AND ${owner}::text IS NOT NULL AS claim, status = 'running' AS running
+    FROM (SELECT status, status = 'waiting' AND wait_kind = '${kind}' AND wait_name = $2 AS parked FROM run) s
+  ) w
+  WHERE r.id = $1
+  RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.wake_seq,
+            w.claim AS claimed, w.running OR (w.parked AND NOT w.claim) AS wake
+), claim_history AS (
+  INSERT INTO ${t.history} (run_id, event, actor, detail)
+  SELECT id, 'claimed', ${owner}, jsonb_build_object('from', 'waiting', 'by', '${kind}') FROM bump WHERE claimed
 )`;
+
+/**
+ * The run a delivery claimed (see wakeOnDeliverySql), with its journal read in the statement's
+ * snapshot, as a lateral join: no row, and no journal read, when it claimed nothing. That journal
+ * lacks the delivery itself, and it is `current` only when the run row the statement locked is the
+ * version its snapshot saw: else a park or another delivery committed in between, and the journal
+ * is read afresh. `bumped_seq` is wake_seq after this delivery.
+ */
+export const claimedByDeliverySql = (t: Tables) => `
+LEFT JOIN LATERAL (
+  SELECT b.id AS claimed_id, b.workflow, b.input, b.attempt, b.attempt_base, b.lease_token, b.trace_context, b.wake_seq AS bumped_seq,
+         (SELECT xmin::text FROM ${t.runs} WHERE id = b.id) = (SELECT version FROM run) AS current,
+         ${journalColumnsSql(t, 'b.id')}
+  FROM bump b WHERE b.claimed
+) c ON true`;
 
 /**
  * A child's end wakes its parent, as a CTE named `parent` over `source` (rows with a `parent_id`):
