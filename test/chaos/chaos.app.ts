@@ -22,10 +22,11 @@ export function readProcessEnv(): ProcessEnv {
 
 /**
  * The chaos application, as a worker (executes runs, sweeps) or as a sender (starts runs and
- * delivers, executes nothing). `role` becomes the pool's application_name with the pid, which is
- * how the connection fault finds a worker's sessions (its LISTEN session is 'nestjs-durable:listen').
+ * delivers; with `executes`, it also runs a worker without a sweeper, so its deliveries claim the
+ * runs they wake and execute them). `role` becomes the pool's application_name with the pid, which
+ * is how the connection fault finds a worker's sessions (its LISTEN session is 'nestjs-durable:listen').
  */
-export async function bootChaosApp(role: 'worker' | 'sender'): Promise<INestApplicationContext> {
+export async function bootChaosApp(role: 'worker' | 'sender', executes = role === 'worker'): Promise<INestApplicationContext> {
   const { url, schema, engine } = readProcessEnv();
   const worker = role === 'worker';
 
@@ -37,7 +38,7 @@ export async function bootChaosApp(role: 'worker' | 'sender'): Promise<INestAppl
         leaseMs: engine.leaseMs,
         inlineWaitMs: engine.inlineWaitMs,
         sweeper: worker ? { intervalMs: engine.sweepMs } : false,
-        worker: { enabled: worker, concurrency: engine.concurrency },
+        worker: { enabled: executes, concurrency: engine.concurrency },
         shutdownGraceMs: 0,
       }),
     ],

@@ -42,7 +42,7 @@ class ChaosProcess {
     onUnplannedExit: (exit: UnplannedExit) => void,
   ) {
     const fd = openSync(log, 'a');
-    this.child = spawn(process.execPath, ['-r', 'ts-node/register', '-r', 'tsconfig-paths/register', join(ROOT, file)], {
+    this.child = spawn(process.execPath, ['-r', 'ts-node/register', '-r', 'tsconfig-paths/register', join(ROOT, file), role], {
       cwd: ROOT,
       env: { ...process.env, TS_NODE_TRANSPILE_ONLY: 'true', TS_NODE_PROJECT: join(ROOT, 'tsconfig.json'), [ENV_KEY]: JSON.stringify(env) },
       stdio: ['pipe', 'pipe', fd],

@@ -42,6 +42,7 @@ export function summaryTable(facts: RunFacts, e: Evidence, v: Verdict): string {
     ['slowest recovery', `${m('recovery', 'slowestMs')} ms: ${m('recovery', 'slowest')}`],
     ['wake latency, LISTEN up: p50 / p95 / max (n)', `${m('wakes', 'up.p50')} / ${m('wakes', 'up.p95')} / ${m('wakes', 'up.max')} ms (${m('wakes', 'up.n')})`],
     ['wake latency, LISTEN down: p50 / p95 / max (n)', `${m('wakes', 'down.p50')} / ${m('wakes', 'down.p95')} / ${m('wakes', 'down.max')} ms (${m('wakes', 'down.n')})`],
+    ['runs claimed by the delivery that woke them (deliver-and-claim)', m('wakes', 'claimedByDelivery')],
     ['worker boots retried (server down)', facts.bootRetries],
     ['violations', v.violations.length],
   ];

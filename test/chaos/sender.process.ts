@@ -1,7 +1,9 @@
 /**
- * A chaos sender: the chaos application with its worker off. It starts runs and delivers signals and
- * channel messages as the harness asks on stdin (JSON lines), answering on stdout. Several of these
- * deliver the same signal or message concurrently: the library must apply each once.
+ * A chaos sender: it starts runs and delivers signals and channel messages as the harness asks on
+ * stdin (JSON lines), answering on stdout. Several of these deliver the same signal or message
+ * concurrently: the library must apply each once. The first sender (`sender-0`, its role in argv)
+ * also executes: its deliveries claim the runs parked on them and run them (deliver-and-claim),
+ * through the server and connection faults; the others only deliver (the NOTIFY path).
  */
 import { createInterface } from 'node:readline';
 import { SignalService, WorkflowClient } from 'nestjs-durable';
@@ -10,7 +12,7 @@ import { ChaosOrder } from './chaos.workflows';
 import { REPLY_PREFIX, SenderReply, SenderRequest } from './protocol';
 
 async function main(): Promise<void> {
-  const app = await bootChaosApp('sender');
+  const app = await bootChaosApp('sender', process.argv[2] === 'sender-0');
   const client = app.get(WorkflowClient);
   const signals = app.get(SignalService);
   const actor = `sender:${process.pid}`;

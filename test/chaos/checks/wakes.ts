@@ -5,11 +5,14 @@ import type { Evidence, HistoryRow, Violation } from './data';
  * Waking degrades to the sweeper when LISTEN is gone, and recovers: the latency from a delivery to
  * the claim of the run parked on it, split by whether every worker that was up was LISTENing at the moment
  * of delivery. A wake left to the sweeper takes at most about one sweep interval (any worker's next
- * sweep claims it); a bound of twice that plus a margin catches a wake that nobody picked up.
+ * sweep claims it); a bound of twice that plus a margin catches a wake that nobody picked up. A
+ * claim made by the delivery itself (deliver-and-claim, from the sender that runs a worker) is
+ * counted apart: it is not a wake that travelled.
  */
 export const checkWakes: Check = (e) => {
   const violations: Violation[] = [];
   const buckets: Record<'up' | 'down', number[]> = { up: [], down: [] };
+  let claimedByDelivery = 0;
   const bound = 2 * e.profile.engine.sweepMs + 1_000;
   for (const [runId, events] of e.history) {
     events.forEach((delivery, i) => {
@@ -18,6 +21,10 @@ export const checkWakes: Check = (e) => {
       if (before?.event !== 'parked' || !waitsFor(before, delivery)) return;
       const claim = events.slice(i + 1).find((h) => h.event === 'claimed' || h.event === 'lease-taken-over');
       if (!claim) return;
+      if (claim.event === 'claimed' && claim.detail?.by) {
+        claimedByDelivery++;
+        return;
+      }
       const at = delivery.at.getTime();
       const state = listenAt(e, at);
       if (!state || disturbed(e, at)) return; // a fault on a worker or the server at that moment: not a measure of waking
@@ -26,7 +33,7 @@ export const checkWakes: Check = (e) => {
       if (ms > bound) violations.push({ check: 'wakes', runId, message: `woken ${ms} ms after its ${delivery.event} (LISTEN ${state}), over ${bound} ms` });
     });
   }
-  return { violations, metrics: { ...summary('up', buckets.up), ...summary('down', buckets.down) } };
+  return { violations, metrics: { ...summary('up', buckets.up), ...summary('down', buckets.down), claimedByDelivery } };
 };
 
 function waitsFor(parked: HistoryRow, delivery: HistoryRow): boolean {

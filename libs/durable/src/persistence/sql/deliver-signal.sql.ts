@@ -1,5 +1,5 @@
 import type { Tables } from '../tables';
-import { claimedByDeliverySql, wakeOnDeliverySql } from './wake.sql';
+import { claimedByDeliverySql, claimHistorySql, wakeOnDeliverySql } from './wake.sql';
 
 /**
  * Delivers a signal in one statement: journaled at most once per (run, name) by the primary key
@@ -20,7 +20,8 @@ WITH run AS (
   ON CONFLICT (run_id, name) DO NOTHING
   RETURNING delivered_at
 ), ${wakeOnDeliverySql(t, 'signal', '$7', '$8')}, history AS (
-  INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT $1, 'signal-delivered', $4, jsonb_build_object('name', $2::text) FROM ins
+  INSERT INTO ${t.history} (run_id, event, actor, detail)
+  SELECT $1, 'signal-delivered', $4, jsonb_build_object('name', $2::text) FROM ins ${claimHistorySql('signal', '$7')}
 )
 SELECT (SELECT count(*) FROM run) > 0 AS open,
        (SELECT delivered_at FROM ins) AS delivered_at,

@@ -1,5 +1,5 @@
 import type { Tables } from '../tables';
-import { claimedByDeliverySql, wakeOnDeliverySql } from './wake.sql';
+import { claimedByDeliverySql, claimHistorySql, wakeOnDeliverySql } from './wake.sql';
 
 /** Locks the run row: sends to one run serialize here, so seq follows commit order. $1 run. */
 export const lockRunSql = (t: Tables) => `SELECT workflow, status FROM ${t.runs} WHERE id = $1 FOR UPDATE`;
@@ -20,7 +20,7 @@ WITH run AS (
   RETURNING seq, sent_at
 ), ${wakeOnDeliverySql(t, 'channel', '$7', '$8')}, history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail)
-  SELECT $1, 'message-sent', $5, jsonb_build_object('channel', $2::text, 'key', $3::text, 'seq', seq) FROM ins
+  SELECT $1, 'message-sent', $5, jsonb_build_object('channel', $2::text, 'key', $3::text, 'seq', seq) FROM ins ${claimHistorySql('channel', '$7')}
 )
 SELECT (SELECT seq FROM ins) AS seq,
        (SELECT sent_at FROM ins) AS sent_at,

@@ -7,7 +7,7 @@ import { journalColumnsSql } from './load-journal.sql';
  * CTE `ins` of what was recorded. `bump`: the run's wake_seq is bumped (so a park racing this delivery
  * re-executes instead), and a run parked on this very signal or channel ($2) is made due now, or,
  * when `owner` is set (the delivering instance has a free slot), claimed by it at once with a fresh
- * lease token, its history row written by `claim_history`. `wake` says whom to NOTIFY: a run executing
+ * lease token (its history row: claimHistorySql). `wake` says whom to NOTIFY: a run executing
  * somewhere, or parked on this and not claimed here.
  */
 export const wakeOnDeliverySql = (t: Tables, kind: 'signal' | 'channel', owner: string, leaseMs: string) => `
@@ -26,10 +26,14 @@ bump AS (
   WHERE r.id = $1
   RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.wake_seq,
             w.claim AS claimed, w.running OR (w.parked AND NOT w.claim) AS wake
-), claim_history AS (
-  INSERT INTO ${t.history} (run_id, event, actor, detail)
-  SELECT id, 'claimed', ${owner}, jsonb_build_object('from', 'waiting', 'by', '${kind}') FROM bump WHERE claimed
 )`;
+
+/**
+ * The history row of a claim made by a delivery, as rows to append (UNION ALL) to the delivery's own
+ * history insert: one statement inserts them in order, the delivery first.
+ */
+export const claimHistorySql = (kind: 'signal' | 'channel', owner: string) => `
+  UNION ALL SELECT id, 'claimed', ${owner}, jsonb_build_object('from', 'waiting', 'by', '${kind}') FROM bump WHERE claimed`;
 
 /**
  * The run a delivery claimed (see wakeOnDeliverySql), with its journal read in the statement's
