@@ -1,6 +1,7 @@
 import { Test } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
 import { DurableModule, DurableWorkflow, durableEntities, InvalidArgumentError, runDurableMigrations, Workflow } from 'nestjs-durable';
+import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
 import { databaseUrl, Db, startApp, uniqueSchema } from '../setup/durable-app';
 
 @Workflow('same-name')
@@ -55,6 +56,19 @@ describe('migrations and boot', () => {
     await runDurableMigrations({ connection: databaseUrl(), schema });
     const app = await startApp({ schema, options: { migrationsRun: false } });
     await app.close();
+  });
+
+  it('the module\'s own connections carry its statement and idle-in-transaction timeouts and never JIT-compile', async () => {
+    const schema = fresh();
+    const app = await startApp({ schema, options: { statementTimeoutMs: 12_000, idleInTransactionTimeoutMs: 34_000 } });
+    try {
+      const [settings] = await app.get(DurableDatabase).query(
+        `SELECT current_setting('statement_timeout') AS statement, current_setting('idle_in_transaction_session_timeout') AS idle, current_setting('jit') AS jit`,
+      );
+      expect(settings).toEqual({ statement: '12s', idle: '34s', jit: 'off' });
+    } finally {
+      await app.close();
+    }
   });
 
   it('invalid options fail at forRoot with a message that says how to fix them', () => {

@@ -22,7 +22,7 @@ export interface DurableTestApp {
   url: string;
   client: WorkflowClient;
   signals: SignalService;
-  get<T>(type: new (...args: any[]) => T): T;
+  get<T>(type: { prototype: T }): T;
   close(): Promise<void>;
 }
 
@@ -64,7 +64,7 @@ export async function startApp(args: {
     url,
     client: app.get(WorkflowClient),
     signals: app.get(SignalService),
-    get: (type) => app.get(type),
+    get: (type) => app.get(type as never),
     close: () => app.close(),
   };
 }

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
+import { DurableWorkflow, RunClosedError, Workflow, WorkflowContext } from 'nestjs-durable';
 import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
 import { WakeListener } from 'nestjs-durable/worker/wake-listener';
 import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
@@ -113,6 +113,34 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
     }
   });
 
+  it('a slot a delivery held for a claim it did not make goes to the work a claim pass had to leave', async () => {
+    const a = await boot({ sweeper: false, worker: { concurrency: 1 } });
+    const starter = await boot({ sweeper: false, worker: { enabled: false } });
+    const parked = await a.client.start(AwaitGo, null);
+    await eventually(async () => (await a.client.getRun(parked.runId)).status === 'waiting', 'the run to park');
+    const t = `"${schema}"`;
+    const locker = new Client({ connectionString: databaseUrl() });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`SELECT 1 FROM ${t}.runs WHERE id = $1 FOR UPDATE`, [parked.runId]);
+      // The delivery holds A's only slot while it waits for the row; it will claim nothing (the run waits for 'go').
+      const delivered = a.signals.signal(parked.runId, 'other', 1);
+      await eventually(
+        async () => (await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [`%FROM ${t}."runs"%workflow = ANY%`])).length > 0,
+        'the delivery to wait for the run row',
+      );
+      const due = await starter.client.start(AwaitGo, null); // its NOTIFY finds A without a free slot
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await a.client.getRun(due.runId)).status).toBe('pending');
+      await locker.query('COMMIT');
+      expect((await delivered).accepted).toBe(true);
+      await eventually(async () => (await a.client.getRun(due.runId)).status === 'waiting', 'A to take the due run once the slot is free', 3_000);
+    } finally {
+      await locker.end();
+    }
+  });
+
   it('signals and messages racing each other from two claiming instances: every run takes each once and none is left waiting', async () => {
     const a = await boot({ sweeper: false, worker: { concurrency: 20 } });
     const b = await boot({ sweeper: false, worker: { concurrency: 20 } });
@@ -121,7 +149,9 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
       handles.map(async (h, i) => {
         const [x, y] = i % 2 ? [a, b] : [b, a];
         await new Promise((r) => setTimeout(r, (i * 7) % 30));
-        await Promise.all([y.signals.signal(h.runId, 'b', 'B'), x.signals.send(h.runId, 'm', 'k', 'M'), x.signals.signal(h.runId, 'a', 'A'), y.signals.signal(h.runId, 'a', 'A')]);
+        // 'a' goes out twice: the copy that comes second may find the run already completed, refused as closed.
+        const deliverA = (from: DurableTestApp) => from.signals.signal(h.runId, 'a', 'A').catch((error) => expect(error).toBeInstanceOf(RunClosedError));
+        await Promise.all([y.signals.signal(h.runId, 'b', 'B'), x.signals.send(h.runId, 'm', 'k', 'M'), deliverA(x), deliverA(y)]);
       }),
     );
     const outputs = await Promise.all(handles.map((h) => h.result({ timeout: '30s' })));
@@ -141,7 +171,9 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
     );
     const outputs = await Promise.all(handles.map((h) => h.result({ timeout: '30s' })));
     expect(outputs).toEqual(handles.map((h) => h.runId));
-    const stuck = await db.query(`SELECT r.id FROM durable.runs r JOIN durable.signals s ON s.run_id = r.id WHERE r.status = 'waiting'`);
+    const stuck = await db.query(
+      `SELECT r.id FROM durable.runs r JOIN durable.signals s ON s.run_id = r.id AND s.name = r.wait_name WHERE r.status = 'waiting' AND r.wait_kind = 'signal'`,
+    );
     expect(stuck).toEqual([]);
     void worker;
   };

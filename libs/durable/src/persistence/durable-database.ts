@@ -44,6 +44,9 @@ export class DurableDatabase {
         // A stuck statement or a transaction left open must not hold locks on the hot rows forever.
         statement_timeout: options.statementTimeoutMs,
         idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs,
+        // Every statement here is a few index lookups; JIT compiling one (when stale statistics
+        // overestimate it) would cost hundreds of milliseconds and save nothing.
+        options: '-c jit=off',
         ...(typeof connection === 'object' ? connection.extra : {}),
       },
     } as PostgresDataSourceOptions);

@@ -107,6 +107,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     } finally {
       if (reserved) this.reserved--;
       if (claimed) this.spawn(claimed);
+      else if (reserved) this.slotFreed();
     }
   }
 
@@ -198,12 +199,16 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
         if (this.held.get(run.id) === lease) this.held.delete(run.id);
         if (lease.lost && this.accepting) this.telemetry.metrics?.leaseLosses.inc();
         this.executions.delete(execution);
-        if (this.saturated) {
-          this.saturated = false;
-          this.nudge();
-        }
+        this.slotFreed();
       });
     this.executions.add(execution);
+  }
+
+  /** A claim pass that found no free slot left work behind: now there is one. */
+  private slotFreed(): void {
+    if (!this.saturated) return;
+    this.saturated = false;
+    this.nudge();
   }
 
   private async renew(): Promise<void> {
