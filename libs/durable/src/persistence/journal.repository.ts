@@ -3,6 +3,7 @@ import { DurableDatabase } from './durable-database';
 import { checkpointConflictSql, checkpointSql, timerSql } from './sql/checkpoint.sql';
 import { loadJournalSql } from './sql/load-journal.sql';
 import { ackMessageSql } from './sql/send-message.sql';
+import { retryTransient } from './transient-retry';
 
 export interface StoredStep {
   kind?: string;
@@ -55,7 +56,11 @@ export const journalFromRow = (row: JournalRow, leaseToken: string, queriedAt: n
 /** What a checkpoint write found: written, another writer's row, or the lease gone. */
 export type CheckpointResult = { status: 'written' } | { status: 'exists'; step: StoredStep } | { status: 'lost' };
 
-/** The journal of a run: its checkpoints, timers and acks, every write fenced by the lease token. */
+/**
+ * The journal of a run: its checkpoints, timers and acks, every write fenced by the lease token and
+ * keyed, so each is retried through a cut session or a restarting server (retryTransient) instead of
+ * failing the attempt and running its step again.
+ */
 export class JournalRepository {
   private readonly sql;
 
@@ -70,7 +75,11 @@ export class JournalRepository {
     return journalFromRow(row, row.lease_token, queriedAt);
   }
 
-  async checkpoint(runId: string, token: string, key: string, kind: string, step: StoredStep, startedAt: Date | null): Promise<CheckpointResult> {
+  checkpoint(runId: string, token: string, key: string, kind: string, step: StoredStep, startedAt: Date | null): Promise<CheckpointResult> {
+    return retryTransient(() => this.writeCheckpoint(runId, token, key, kind, step, startedAt));
+  }
+
+  private async writeCheckpoint(runId: string, token: string, key: string, kind: string, step: StoredStep, startedAt: Date | null): Promise<CheckpointResult> {
     const rows = await this.db.query(this.sql.checkpoint, [runId, token, key, kind, step.outcome, step.result, step.error ? JSON.stringify(step.error) : null, startedAt]);
     if (rows.length) return { status: 'written' };
     const [found] = await this.db.query<{ leased: boolean } & StoredStep>(this.sql.conflict, [runId, token, key]);
@@ -78,10 +87,16 @@ export class JournalRepository {
     return { status: 'exists', step: { outcome: found.outcome, result: found.result, error: found.error } };
   }
 
-  /** Journals (or reads back) a timer instant of `ms` from the database's now; undefined when the lease is gone. */
-  async timer(runId: string, token: string, key: string, kind: string, ms: number): Promise<{ until: string; dbNow: Date } | undefined> {
-    const [row] = await this.db.query<{ leased: boolean; result: string; db_now: Date }>(this.sql.timer, [runId, token, key, ms, kind]);
-    return row.leased ? { until: row.result, dbNow: row.db_now } : undefined;
+  /**
+   * Journals (or reads back) a timer instant of `ms` from the database's now, with that now and when
+   * the answering statement was sent (for the clock); undefined when the lease is gone.
+   */
+  timer(runId: string, token: string, key: string, kind: string, ms: number): Promise<{ until: string; dbNow: Date; queriedAt: number } | undefined> {
+    return retryTransient(async () => {
+      const queriedAt = Date.now();
+      const [row] = await this.db.query<{ leased: boolean; result: string; db_now: Date }>(this.sql.timer, [runId, token, key, ms, kind]);
+      return row.leased ? { until: row.result, dbNow: row.db_now, queriedAt } : undefined;
+    });
   }
 
   /** The payload of a signal delivered since the journal was loaded; undefined when none was. */
@@ -97,7 +112,7 @@ export class JournalRepository {
 
   /** False when the lease is gone. */
   async ack(runId: string, token: string, channel: string, key: string): Promise<boolean> {
-    const [row] = await this.db.query<{ leased: boolean }>(this.sql.ack, [runId, token, channel, key]);
+    const [row] = await retryTransient(() => this.db.query<{ leased: boolean }>(this.sql.ack, [runId, token, channel, key]));
     return row.leased;
   }
 }

@@ -29,10 +29,9 @@ export async function journaledInstant(execution: Execution, key: string, kind: 
     const kept = await execution.checkpoint(key, kind, { outcome: 'ok', result: serialize(at, 'a wake instant'), error: null }, null);
     return deserialize<Date>(kept.result).getTime();
   }
-  const sentAt = Date.now();
   const timer = await execution.deps.journal.timer(execution.runId, execution.lease.token, key, kind, ms ?? 0);
   if (!timer) return execution.lose();
-  execution.deps.clock.observe(timer.dbNow, sentAt);
+  execution.deps.clock.observe(timer.dbNow, timer.queriedAt);
   execution.journal.steps.set(key, { kind, outcome: 'ok', result: timer.until, error: null });
   return deserialize<Date>(timer.until).getTime();
 }

@@ -1,0 +1,32 @@
+import { setTimeout as delay } from 'node:timers/promises';
+
+/** How long an idempotent journal write keeps trying through a cut session or a restarting server. */
+export const TRANSIENT_RETRY_MS = 10_000;
+
+const TRANSIENT_CODES = new Set(['57P01', '57P02', '57P03', '53300', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+const TRANSIENT_MESSAGE = /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect/i;
+
+/** Errors after which the same statement can succeed on another connection: the session or the server went away. */
+export function isTransientDbError(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (code.startsWith('08') || TRANSIENT_CODES.has(code))) return true;
+  return typeof message === 'string' && TRANSIENT_MESSAGE.test(message);
+}
+
+/**
+ * Runs an idempotent write again, on a fresh pooled connection, while it fails for a transient
+ * reason, backing off up to a second between tries, for at most `withinMs`; then, and for any
+ * other error, it fails as it would have. Whether a cut session had committed the write or not, the
+ * next try finds the same answer (the journal's writes are keyed and fenced).
+ */
+export async function retryTransient<T>(write: () => Promise<T>, withinMs = TRANSIENT_RETRY_MS): Promise<T> {
+  const deadline = Date.now() + withinMs;
+  for (let pause = 50; ; pause = Math.min(pause * 2, 1_000)) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!isTransientDbError(error) || Date.now() + pause > deadline) throw error;
+      await delay(pause);
+    }
+  }
+}
