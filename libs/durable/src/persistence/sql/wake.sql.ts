@@ -2,13 +2,12 @@ import type { Tables } from '../tables';
 import { journalColumnsSql } from './load-journal.sql';
 
 /**
- * The wake half of deliver-then-wake, as CTEs over a CTE `run` (the locked run row as it was, with
- * its row `version`, xmin) and a
- * CTE `ins` of what was recorded. `bump`: the run's wake_seq is bumped (so a park racing this delivery
- * re-executes instead), and a run parked on this very signal or channel ($2) is made due now, or,
- * when `owner` is set (the delivering instance has a free slot), claimed by it at once with a fresh
- * lease token (its history row: claimHistorySql). `wake` says whom to NOTIFY: a run executing
- * somewhere, or parked on this and not claimed here.
+ * The wake half of deliver-then-wake, as a CTE `bump` over a CTE `run` (the locked run row as it was,
+ * with its row `version`, xmin) and a CTE `ins` of what was recorded. The run's wake_seq is bumped (so
+ * a park racing this delivery re-executes instead), and a run parked on this very signal or channel
+ * ($2) is made due now, or, when `owner` is set (the delivering instance has a free slot), claimed by
+ * it at once with a fresh lease token (its history row: claimHistorySql). `wake` says whom to NOTIFY:
+ * a run executing somewhere, or one parked on this and not claimed here.
  */
 export const wakeOnDeliverySql = (t: Tables, kind: 'signal' | 'channel', owner: string, leaseMs: string) => `
 bump AS (
