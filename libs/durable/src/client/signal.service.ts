@@ -88,18 +88,12 @@ export class SignalService {
     return this.settled(runId, await claiming(await encode(deliverySchema(workflow, kind, name, ref)), null));
   }
 
-  private async traced<R extends { accepted: boolean }>(name: string, runId: string, attributes: Record<string, string>, deliver: () => Promise<R>): Promise<R> {
-    const span = this.telemetry.tracing.start(name, { 'durable.run_id': String(runId), ...attributes });
-    try {
-      const delivery = await span.within(deliver);
+  private traced<R extends { accepted: boolean }>(name: string, runId: string, attributes: Record<string, string>, deliver: () => Promise<R>): Promise<R> {
+    return this.telemetry.tracing.trace(name, { 'durable.run_id': String(runId), ...attributes }, undefined, async (span) => {
+      const delivery = await deliver();
       span.set({ 'durable.accepted': delivery.accepted });
       return delivery;
-    } catch (error) {
-      span.fail(error);
-      throw error;
-    } finally {
-      span.end();
-    }
+    });
   }
 
   private async workflowOf(runId: string, manager?: EntityManager) {

@@ -61,4 +61,19 @@ export class Tracing {
       end: () => span.end(),
     };
   }
+
+  /** Runs `fn` inside a new span (as `start` makes it), records what it throws, and ends the span either way. */
+  async trace<T>(
+    name: string, attributes: Record<string, string | number | boolean>, parent: string | Context | null | undefined, fn: (span: SpanHandle) => Promise<T>,
+  ): Promise<T> {
+    const span = this.start(name, attributes, parent);
+    try {
+      return await span.within(() => fn(span));
+    } catch (error) {
+      span.fail(error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
 }

@@ -46,21 +46,16 @@ export class Executor {
   /** Resolves, when the run parked or backs off until a known instant, to that instant. */
   async execute(run: ClaimedRun, lease: Lease, actor: string): Promise<Date | undefined> {
     if (run.lateness !== undefined) this.telemetry.metrics?.claimLatency.observe(Math.max(0, run.lateness));
-    const span = this.telemetry.tracing.start(
+    return this.telemetry.tracing.trace(
       `durable.execution ${run.workflow}`,
       { 'durable.run_id': run.id, 'durable.workflow': run.workflow, 'durable.attempt': run.attempt },
       run.traceContext,
+      async (span) => {
+        const wakeAt = await this.executeInSpan(run, lease, actor, span);
+        if (lease.lost) span.set({ 'durable.outcome': 'lease-lost' });
+        return wakeAt;
+      },
     );
-    try {
-      const wakeAt = await span.within(() => this.executeInSpan(run, lease, actor, span));
-      if (lease.lost) span.set({ 'durable.outcome': 'lease-lost' });
-      return wakeAt;
-    } catch (error) {
-      span.fail(error);
-      throw error;
-    } finally {
-      span.end();
-    }
   }
 
   private async executeInSpan(run: ClaimedRun, lease: Lease, actor: string, span: SpanHandle): Promise<Date | undefined> {
