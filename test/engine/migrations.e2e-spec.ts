@@ -1,6 +1,8 @@
 import { Test } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
-import { DurableModule, DurableWorkflow, durableEntities, InvalidArgumentError, runDurableMigrations, Workflow } from 'nestjs-durable';
+import { DurableModule, DurableModuleOptions, DurableWorkflow, durableEntities, InvalidArgumentError, runDurableMigrations, Workflow } from 'nestjs-durable';
+import { DURABLE_OPTIONS } from 'nestjs-durable/durable.constants';
+import type { ResolvedDurableOptions } from 'nestjs-durable/durable-options';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
 import { databaseUrl, Db, startApp, uniqueSchema } from '../setup/durable-app';
 
@@ -77,6 +79,16 @@ describe('migrations and boot', () => {
     expect(() => DurableModule.forRoot({ connection: databaseUrl(), leaseMs: 10 })).toThrow(/leaseMs/);
     expect(() => DurableModule.forRoot({} as never)).toThrow(/needs `connection`/);
     expect(() => DurableModule.forRoot({ connection: databaseUrl(), sweeper: { intervalMs: -1 } })).toThrow(/sweeper.intervalMs/);
+  });
+
+  it('a default follows the options it depends on: leaseMs alone boots, and only a value the user set is refused', () => {
+    const resolved = (options: Partial<DurableModuleOptions>) =>
+      (DurableModule.forRoot({ connection: databaseUrl(), ...options }).providers as Array<{ provide: unknown; useValue?: ResolvedDurableOptions }>).find((p) => p.provide === DURABLE_OPTIONS)!.useValue!;
+    expect(resolved({ leaseMs: 2_000 }).inlineWaitMs).toBe(1_000);
+    expect(resolved({ leaseMs: 1_001 }).inlineWaitMs).toBe(500);
+    expect(resolved({}).inlineWaitMs).toBe(2_000);
+    expect(resolved({ leaseMs: 2_000, sweeper: {}, retention: { completed: '1d' } })).toMatchObject({ sweeper: { intervalMs: 1_000 }, retention: { intervalMs: 60_000 } });
+    expect(() => DurableModule.forRoot({ connection: databaseUrl(), leaseMs: 2_000, inlineWaitMs: 1_500 })).toThrow(/inlineWaitMs must be a whole number from 0 to 1000 \(half of leaseMs/);
   });
 
   it('forRootAsync resolves options from a factory, and checks them the same way', async () => {

@@ -39,14 +39,16 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
   const schema = options.schema ?? 'durable';
   tablesFor(schema);
   const sweeper = options.sweeper === false ? false : { intervalMs: options.sweeper?.intervalMs ?? 1_000, batchSize: options.sweeper?.batchSize ?? 100 };
+  const leaseMs = options.leaseMs ?? 30_000;
   const resolved: ResolvedDurableOptions = {
     connection: options.connection,
     schema,
     migrationsRun: options.migrationsRun ?? true,
     worker: { enabled: options.worker?.enabled ?? true, concurrency: options.worker?.concurrency ?? 10 },
     sweeper,
-    leaseMs: options.leaseMs ?? 30_000,
-    inlineWaitMs: options.inlineWaitMs ?? 2_000,
+    leaseMs,
+    // A default follows the options it depends on, so that setting one never makes another's default invalid.
+    inlineWaitMs: options.inlineWaitMs ?? Math.min(2_000, Math.floor(leaseMs / 2)),
     shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
     dashboard: resolveDashboard(options.dashboard),
     retention: resolveRetention(options.retention),
@@ -59,7 +61,7 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
   positiveInteger('idleInTransactionTimeoutMs', resolved.idleInTransactionTimeoutMs, 0, 86_400_000);
   positiveInteger('worker.concurrency', resolved.worker.concurrency, 1, 10_000);
   positiveInteger('leaseMs', resolved.leaseMs, 1_000, 86_400_000);
-  positiveInteger('inlineWaitMs', resolved.inlineWaitMs, 0, resolved.leaseMs / 2);
+  positiveInteger('inlineWaitMs', resolved.inlineWaitMs, 0, Math.floor(resolved.leaseMs / 2), 'half of leaseMs: a wait in-process holds its lease');
   positiveInteger('shutdownGraceMs', resolved.shutdownGraceMs, 0, 3_600_000);
   if (sweeper) {
     positiveInteger('sweeper.intervalMs', sweeper.intervalMs, 10, 86_400_000);
@@ -68,9 +70,10 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
   return resolved;
 }
 
-function positiveInteger(name: string, value: unknown, min: number, max: number): void {
+/** `bound` says where a maximum that follows another option comes from. */
+function positiveInteger(name: string, value: unknown, min: number, max: number, bound?: string): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidArgumentError(`DurableModule option ${name} must be a whole number from ${min} to ${max}; got ${String(value)}.`);
+    throw new InvalidArgumentError(`DurableModule option ${name} must be a whole number from ${min} to ${max}${bound ? ` (${bound})` : ''}; got ${String(value)}.`);
   }
 }
 

@@ -19,7 +19,7 @@ export interface DurableModuleOptions {
   sweeper?: { intervalMs?: number; batchSize?: number } | false;
   /** Default 30 000; a run whose lease lapses is taken over by another instance. */
   leaseMs?: number;
-  /** Default 2 000; a wait with at most this much left waits in-process instead of parking. */
+  /** Default the smaller of 2 000 and half of `leaseMs`; a wait with at most this much left waits in-process instead of parking. */
   inlineWaitMs?: number;
   /** Default 10 000: how long shutdown lets executions in flight finish before releasing them. */
   shutdownGraceMs?: number;
