@@ -1,6 +1,7 @@
+import { Injectable, Scope } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
-import { DurableModule, DurableModuleOptions, DurableWorkflow, durableEntities, InvalidArgumentError, runDurableMigrations, Workflow } from 'nestjs-durable';
+import { DurableModule, DurableModuleOptions, DurableWorkflow, durableEntities, InvalidArgumentError, runDurableMigrations, Step, Workflow } from 'nestjs-durable';
 import { DURABLE_OPTIONS } from 'nestjs-durable/durable.constants';
 import type { ResolvedDurableOptions } from 'nestjs-durable/durable-options';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
@@ -17,6 +18,30 @@ class First implements DurableWorkflow<null, number> {
 class Second implements DurableWorkflow<null, number> {
   async run() {
     return 2;
+  }
+}
+
+@Injectable({ scope: Scope.REQUEST })
+class PerRequestMailer {
+  @Step()
+  async send() {
+    return 'sent';
+  }
+}
+
+@Injectable({ scope: Scope.TRANSIENT })
+class TransientMailer {
+  @Step()
+  async send() {
+    return 'sent';
+  }
+}
+
+@Injectable({ scope: Scope.REQUEST }) // above @Workflow, whose own @Injectable() would reset the scope
+@Workflow('per-request')
+class PerRequestWorkflow implements DurableWorkflow<null, number> {
+  async run() {
+    return 1;
   }
 }
 
@@ -100,6 +125,13 @@ describe('migrations and boot', () => {
     await expect(
       Test.createTestingModule({ imports: [DurableModule.forRootAsync({ useFactory: () => ({ connection: databaseUrl(), inlineWaitMs: -5 }) })] }).compile(),
     ).rejects.toThrow(/inlineWaitMs/);
+  });
+
+  it('a @Step on a request- or transient-scoped provider fails the boot, saying why and what to do, as a non-singleton @Workflow does', async () => {
+    const scoped = /is request- or transient-scoped: .* must be a singleton provider/;
+    await expect(startApp({ schema: fresh(), providers: [PerRequestMailer] })).rejects.toThrow(new RegExp(`@Step method send of PerRequestMailer ${scoped.source}`));
+    await expect(startApp({ schema: fresh(), providers: [TransientMailer] })).rejects.toThrow(new RegExp(`@Step method send of TransientMailer ${scoped.source}`));
+    await expect(startApp({ schema: fresh(), providers: [PerRequestWorkflow] })).rejects.toThrow(new RegExp(`Workflow PerRequestWorkflow ${scoped.source}`));
   });
 
   it('two workflows with one name fail the boot, naming both classes', async () => {

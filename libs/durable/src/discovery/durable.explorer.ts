@@ -1,6 +1,7 @@
 import { Injectable, OnModuleInit, Type } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import { notSingletonMessage } from '../durable.messages';
 import { InvalidArgumentError } from '../errors';
 import type { ChannelDefinition, DurableWorkflow, SignalDefinition, WorkflowOptions } from '../interfaces';
 import type { ResolvedStepOptions } from '../runtime/execution';
@@ -30,14 +31,14 @@ export class DurableExplorer implements OnModuleInit {
       if (!instance || typeof instance !== 'object' || !metatype) continue;
       const workflow = this.metadata.workflow(metatype);
       if (workflow) this.registerWorkflow(wrapper, workflow.name, workflow.options);
-      this.wrapSteps(instance as Record<string, unknown>);
+      this.wrapSteps(wrapper);
     }
   }
 
   private registerWorkflow(wrapper: InstanceWrapper, name: string | undefined, options: WorkflowOptions): void {
     const metatype = wrapper.metatype as Type<DurableWorkflow>;
-    if (!wrapper.isDependencyTreeStatic()) {
-      throw new InvalidArgumentError(`Workflow ${metatype.name} is request- or transient-scoped; a workflow runs outside any request, so it must be a singleton provider.`);
+    if (!isSingleton(wrapper)) {
+      throw new InvalidArgumentError(notSingletonMessage(`Workflow ${metatype.name}`));
     }
     if (typeof (wrapper.instance as DurableWorkflow).run !== 'function') {
       throw new InvalidArgumentError(`Workflow ${metatype.name} has no run(input, ctx) method; a @Workflow class implements DurableWorkflow.`);
@@ -54,12 +55,17 @@ export class DurableExplorer implements OnModuleInit {
     });
   }
 
-  private wrapSteps(instance: Record<string, unknown>): void {
+  private wrapSteps(wrapper: InstanceWrapper): void {
+    const instance = wrapper.instance as Record<string, unknown>;
     const prototype = Object.getPrototypeOf(instance);
     for (const methodName of this.scanner.getAllMethodNames(prototype)) {
       const method = prototype[methodName] as (...args: unknown[]) => unknown;
       const step = this.metadata.step(method);
       if (!step) continue;
+      // Only this instance is wrapped: on any other the step would silently run as plain code.
+      if (!isSingleton(wrapper)) {
+        throw new InvalidArgumentError(notSingletonMessage(`@Step method ${methodName} of ${(wrapper.metatype as Type<unknown>).name}`));
+      }
       if (instance[methodName] !== method) continue; // wrapped already (a provider listed twice)
       const name = checkName(step.name ?? methodName, 'step');
       const options: ResolvedStepOptions = { ...step.options, resolvedRetry: resolveRetryPolicy(step.options.retry, NO_RETRY, `step "${name}"`) };
@@ -70,6 +76,11 @@ export class DurableExplorer implements OnModuleInit {
       };
     }
   }
+}
+
+/** Nest builds other instances of a request-scoped or transient provider later, from its prototype, which discovery cannot wrap. */
+function isSingleton(wrapper: InstanceWrapper): boolean {
+  return wrapper.isDependencyTreeStatic() && !wrapper.isTransient;
 }
 
 function byName<D extends SignalDefinition<unknown> | ChannelDefinition<unknown>>(list: D[] | undefined, kind: string, workflow: string): Map<string, D> | undefined {
