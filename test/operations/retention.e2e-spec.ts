@@ -1,11 +1,28 @@
 import { DurableWorkflow, RetentionService, Workflow, WorkflowContext } from 'nestjs-durable';
-import { Db, DurableTestApp, startApp, uniqueSchema } from '../setup/durable-app';
+import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 @Workflow('kept-busy')
 class KeptBusy implements DurableWorkflow<null, string> {
   async run(_: null, ctx: WorkflowContext) {
     await ctx.step('work', () => 'done');
     return ctx.waitForSignal<string>('finish');
+  }
+}
+
+@Workflow('retention-child')
+class RetentionChild implements DurableWorkflow<null, string> {
+  async run() {
+    return 'child-output';
+  }
+}
+
+/** Spawns a child, then waits for a signal before it reads the child's result. */
+@Workflow('retention-parent')
+class RetentionParent implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    const child = await ctx.startChild(RetentionChild, null, { step: 'child' });
+    await ctx.waitForSignal('read');
+    return child.result();
   }
 }
 
@@ -17,7 +34,7 @@ describe('retention: old finished runs go, with their journal; nothing else is t
   const options = { retention: { completed: '7d', failed: '30d', batchSize: 7, intervalMs: 3_600_000 } } as const;
 
   beforeAll(async () => {
-    [a, b] = [await startApp({ schema, providers: [KeptBusy], options }), await startApp({ schema, providers: [KeptBusy], options })];
+    [a, b] = [await startApp({ schema, providers: [KeptBusy, RetentionParent, RetentionChild], options }), await startApp({ schema, providers: [KeptBusy, RetentionParent, RetentionChild], options })];
   });
   afterAll(async () => {
     await Promise.all([a.close(), b.close()]);
@@ -71,5 +88,26 @@ describe('retention: old finished runs go, with their journal; nothing else is t
     }
     for (const run of live) await a.signals.signal(run.runId, 'finish', 'ok');
     for (const run of live) expect(await run.result({ timeout: '5s' })).toBe('ok');
+  });
+
+  it('never deletes a run whose parent is unfinished (or failed, so retryable): the parent reads its child\'s result later', async () => {
+    const parent = await a.client.start(RetentionParent, null);
+    const childId = `${parent.runId}/child`;
+    const statuses = async () => (await db.query(`SELECT string_agg(status, ',' ORDER BY id) AS s FROM durable.runs WHERE id IN ($1, $2)`, [parent.runId, childId]))[0].s;
+    await eventually(async () => (await statuses()) === 'waiting,completed', 'the child to end and the parent to wait');
+    await db.query(`UPDATE durable.runs SET finished_at = now() - interval '8 days' WHERE id = $1`, [childId]);
+    // A failed parent may be retried and read its children again: its children stay too.
+    await seed('failed-parent', 'failed', 1);
+    await seed('failed-parent/child', 'completed', 8);
+    await seed('completed-parent', 'completed', 1);
+    await seed('completed-parent/child', 'completed', 8);
+    await db.query(`UPDATE durable.runs SET parent_id = split_part(id, '/', 1), parent_step = 'child' WHERE id IN ('failed-parent/child', 'completed-parent/child')`);
+
+    await a.get(RetentionService).cleanup();
+    expect((await db.query(`SELECT id FROM durable.runs WHERE id = ANY($1)`, [[childId, 'failed-parent/child', 'completed-parent/child']])).map((r) => r.id).sort()).toEqual(
+      [childId, 'failed-parent/child'].sort(),
+    );
+    await a.signals.signal(parent.runId, 'read', null);
+    expect(await parent.result({ timeout: '5s' })).toBe('child-output');
   });
 });

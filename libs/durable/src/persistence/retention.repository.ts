@@ -2,7 +2,8 @@ import type { ResolvedRetention } from '../durable-options';
 import { DurableDatabase } from './durable-database';
 
 /**
- * Deletes finished runs older than their kind's age, with their journal, a batch per transaction.
+ * Deletes finished runs older than their kind's age, with their journal, a batch per transaction;
+ * a child stays while its parent may still read it.
  * A transaction-scoped advisory lock lets one instance at a time clean a schema; the others skip.
  */
 export class RetentionRepository {
@@ -16,11 +17,14 @@ export class RetentionRepository {
       if (!locked) return null;
       const { rows } = await client.query(
         `WITH doomed AS (
-           SELECT id FROM ${t.runs}
+           SELECT id FROM ${t.runs} r
            WHERE finished_at IS NOT NULL
              AND ((status = 'completed' AND finished_at < now() - $1::bigint * interval '1 millisecond')
                OR (status = 'failed' AND finished_at < now() - $2::bigint * interval '1 millisecond')
                OR (status = 'cancelled' AND finished_at < now() - $3::bigint * interval '1 millisecond'))
+             -- A child goes only once its parent cannot read it again: the parent is gone, completed or
+             -- cancelled (a failed one may be retried). A subquery, so it is one primary-key lookup per row.
+             AND (r.parent_id IS NULL OR COALESCE((SELECT p.status IN ('completed', 'cancelled') FROM ${t.runs} p WHERE p.id = r.parent_id), true))
            ORDER BY finished_at
            LIMIT $4
            FOR UPDATE SKIP LOCKED
