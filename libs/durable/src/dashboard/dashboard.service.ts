@@ -26,9 +26,16 @@ export interface BulkOutcome {
   message?: string;
 }
 
+/** How long one stats read answers every request of this instance. */
+const STATS_SHARED_MS = 1_000;
+
+type StatsAnswer = Awaited<ReturnType<DashboardService['readStats']>>;
+
 /** Shapes runs, journals, workflows and stats as the REST API answers them (docs/rest-api.md). */
 @Injectable()
 export class DashboardService {
+  private statsRead?: { at: number; answer: Promise<StatsAnswer> };
+
   constructor(
     @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
     private readonly registry: WorkflowRegistry,
@@ -99,7 +106,22 @@ export class DashboardService {
     };
   }
 
-  async stats() {
+  /**
+   * The overview's figures. One read serves every request for `STATS_SHARED_MS` (every open tab polls
+   * every 2 s; one query per second answers them all), and a failed read is not kept.
+   */
+  stats(): Promise<StatsAnswer> {
+    const now = Date.now();
+    if (!this.statsRead || now - this.statsRead.at >= STATS_SHARED_MS) {
+      const answer = this.readStats();
+      const read = { at: now, answer };
+      answer.catch(() => this.statsRead === read && (this.statsRead = undefined));
+      this.statsRead = read;
+    }
+    return this.statsRead.answer;
+  }
+
+  private async readStats() {
     const sweep = this.options.sweeper ? this.options.sweeper.intervalMs : 1_000;
     const stats = await this.dashboard.stats(sweep, this.options.leaseMs);
     return {
@@ -112,6 +134,7 @@ export class DashboardService {
         waiting: stats.oldestWaiting.wait,
       },
       overdue: { count: stats.overdue.count, oldestDueAt: stats.overdue.oldestDueAt && iso(stats.overdue.oldestDueAt) },
+      estimated: stats.estimated,
       instances: stats.instances.map((i) => ({
         id: i.id, startedAt: iso(i.started_at), heartbeatAt: iso(i.heartbeat_at), lastSweepAt: i.last_sweep_at && iso(i.last_sweep_at),
         alive: i.alive, leases: Number(i.leases), detail: i.detail,

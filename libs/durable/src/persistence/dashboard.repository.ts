@@ -16,10 +16,18 @@ export interface StatsRows {
   waitingByKind: Record<WaitReason['kind'], number>;
   oldestWaiting: { id: string; workflow: string; wait: Record<string, unknown> } | null;
   overdue: { count: number; oldestDueAt: Date | null };
+  /** The figures above that passed `STATS_EXACT_UP_TO` and are the planner's estimates instead. */
+  estimated: { byStatus: RunStatus[]; waitingByKind: Array<WaitReason['kind']>; overdue: boolean };
   instances: Array<{ id: string; started_at: Date; heartbeat_at: Date; last_sweep_at: Date | null; alive: boolean; leases: number; detail: unknown }>;
   lastSweepAt: Date | null;
   now: Date;
 }
+
+/**
+ * Counts are exact up to this many rows (an index range that stops there) and the planner's estimate
+ * beyond, so a stats read costs the same at a million runs as at a hundred.
+ */
+export const STATS_EXACT_UP_TO = 10_000;
 
 /** What operators read: a run's whole journal, and the figures that show the machinery is healthy. */
 export class DashboardRepository {
@@ -41,38 +49,71 @@ export class DashboardRepository {
     return row;
   }
 
+  /**
+   * The figures of the dashboard's overview. Each count walks an index and stops at
+   * `STATS_EXACT_UP_TO` (a count that reaches it is then estimated); the oldest waiting run is the
+   * first entry of `runs_waiting_since_idx`; the oldest overdue wake the first of `runs_due_idx`.
+   */
   async stats(sweepIntervalMs: number, leaseMs: number): Promise<StatsRows> {
     const t = this.db.tables;
+    const capped = (where: string) => `(SELECT count(*) FROM (SELECT 1 FROM ${t.runs} WHERE ${where} LIMIT $3) c)::int`;
+    const overdueWhere = (ms: string | number) => `wake_at < now() - ${ms} * interval '1 millisecond'`;
     const [row] = await this.db.query<{
       by_status: Array<{ status: RunStatus; n: number }>; by_kind: Array<{ kind: WaitReason['kind']; n: number }>;
       oldest: StatsRows['oldestWaiting']; overdue: number; oldest_due: Date | null; instances: Array<Record<string, unknown>>;
       last_sweep: Date | null; now: Date;
     }>(
       `SELECT now() AS now,
-        (SELECT COALESCE(json_agg(json_build_object('status', status, 'n', n)), '[]') FROM (SELECT status, count(*) AS n FROM ${t.runs} GROUP BY status) s) AS by_status,
-        (SELECT COALESCE(json_agg(json_build_object('kind', wait_kind, 'n', n)), '[]') FROM (SELECT wait_kind, count(*) AS n FROM ${t.runs} WHERE status = 'waiting' GROUP BY wait_kind) k) AS by_kind,
-        (SELECT row_to_json(o) FROM (SELECT id, workflow, wait FROM ${t.runs} WHERE status = 'waiting' ORDER BY (wait->>'since')::timestamptz NULLS LAST LIMIT 1) o) AS oldest,
-        (SELECT count(*) FROM ${t.runs} WHERE wake_at < now() - $1 * interval '1 millisecond')::int AS overdue,
-        (SELECT min(wake_at) FROM ${t.runs} WHERE wake_at < now() - $1 * interval '1 millisecond') AS oldest_due,
+        (SELECT json_agg(json_build_object('status', s, 'n', ${capped('status = s')})) FROM unnest($4::text[]) s) AS by_status,
+        (SELECT json_agg(json_build_object('kind', k, 'n', ${capped(`status = 'waiting' AND wait_kind = k`)})) FROM unnest($5::text[]) k) AS by_kind,
+        (SELECT row_to_json(o) FROM (SELECT id, workflow, wait FROM ${t.runs} WHERE status = 'waiting' ORDER BY "${t.schema}".wait_since(wait) LIMIT 1) o) AS oldest,
+        ${capped(overdueWhere('$1'))} AS overdue,
+        (SELECT min(wake_at) FROM ${t.runs} WHERE ${overdueWhere('$1')}) AS oldest_due,
         (SELECT COALESCE(json_agg(i ORDER BY i.started_at), '[]') FROM (
            SELECT i.id, i.started_at, i.heartbeat_at, i.last_sweep_at, i.detail, i.heartbeat_at > now() - $2 * interval '1 millisecond' AS alive,
                   (SELECT count(*) FROM ${t.runs} r WHERE r.status = 'running' AND r.lease_owner = i.id) AS leases
            FROM ${t.instances} i WHERE i.heartbeat_at > now() - interval '1 hour') i) AS instances,
         (SELECT max(last_sweep_at) FROM ${t.instances}) AS last_sweep`,
-      [2 * sweepIntervalMs, leaseMs],
+      [2 * sweepIntervalMs, leaseMs, STATS_EXACT_UP_TO, RUN_STATUSES, WAIT_KINDS],
     );
-    const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
-    for (const { status, n } of row.by_status) byStatus[status] = Number(n);
-    const waitingByKind = Object.fromEntries(WAIT_KINDS.map((k) => [k, 0])) as Record<WaitReason['kind'], number>;
-    for (const { kind, n } of row.by_kind) if (kind) waitingByKind[kind] = Number(n);
+    const estimated: StatsRows['estimated'] = { byStatus: [], waitingByKind: [], overdue: false };
+    // A count that reached the cap is replaced by the planner's estimate and said to be one.
+    const figure = async (n: number, where: string, mark: () => unknown): Promise<number> => {
+      if (n < STATS_EXACT_UP_TO) return n;
+      mark();
+      return this.estimate(where);
+    };
+    const byStatus = {} as Record<RunStatus, number>;
+    for (const { status, n } of row.by_status) {
+      byStatus[status] = await figure(n, `status = ${literal(status)}`, () => estimated.byStatus.push(status));
+    }
+    const waitingByKind = {} as Record<WaitReason['kind'], number>;
+    for (const { kind, n } of row.by_kind) {
+      waitingByKind[kind] = await figure(n, `status = 'waiting' AND wait_kind = ${literal(kind)}`, () => estimated.waitingByKind.push(kind));
+    }
+    const overdue = await figure(row.overdue, overdueWhere(Number(2 * sweepIntervalMs)), () => (estimated.overdue = true));
     return {
       byStatus,
       waitingByKind,
       oldestWaiting: row.oldest,
-      overdue: { count: row.overdue, oldestDueAt: row.oldest_due },
+      overdue: { count: overdue, oldestDueAt: row.oldest_due },
+      estimated,
       instances: row.instances as StatsRows['instances'],
       lastSweepAt: row.last_sweep,
       now: row.now,
     };
   }
+
+  /**
+   * The planner's row estimate for runs matching `where`, never below the exact count already seen.
+   * The condition is inlined (our own constants), so it is planned for its values, not as a generic plan.
+   */
+  private async estimate(where: string): Promise<number> {
+    const [row] = await this.db.query<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>(`EXPLAIN (FORMAT JSON) SELECT 1 FROM ${this.db.tables.runs} WHERE ${where}`);
+    return Math.max(STATS_EXACT_UP_TO, Math.round(row['QUERY PLAN'][0].Plan['Plan Rows']));
+  }
+}
+
+function literal(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
 }
