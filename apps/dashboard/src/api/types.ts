@@ -185,6 +185,8 @@ export interface Stats {
   waitingByKind: Record<WaitKind, number>;
   oldestWaiting: { runId: string; workflow: string; since: string; waiting: WaitReason } | null;
   overdue: { count: number; oldestDueAt: string | null };
+  /** The figures that are the planner's estimates (counts past 10,000) rather than exact counts. */
+  estimated: { byStatus: RunStatus[]; waitingByKind: WaitKind[]; overdue: boolean };
   instances: Instance[];
   lastSweepAt: string | null;
   now: string;

@@ -10,7 +10,7 @@ import { WaitReasonText } from '../../components/wait-reason-text';
 import { elapsed, formatSpan } from '../../lib/format';
 import { InstancesTable } from './instances-table';
 import styles from './overview.module.css';
-import { StatTile } from './stat-tile';
+import { ESTIMATE_TITLE, StatTile } from './stat-tile';
 
 /** The /stats figures at a glance, refreshed every 2 s; every figure links to its runs. */
 export function OverviewPage() {
@@ -27,6 +27,7 @@ export function OverviewPage() {
       <div className={styles.heading}>
         <h1>Overview</h1>
         <span className="muted">
+          {data.estimated.byStatus.length > 0 && '≈ '}
           {total.toLocaleString()} runs · last sweep <TimeText iso={data.lastSweepAt} now={now} />
         </span>
       </div>
@@ -40,6 +41,7 @@ export function OverviewPage() {
               key={status}
               label={status}
               value={data.byStatus[status] ?? 0}
+              estimated={data.estimated.byStatus.includes(status)}
               tone={status}
               href={hrefFor('/runs', { status })}
               testId={`stat-${status}`}
@@ -57,6 +59,7 @@ export function OverviewPage() {
                 key={kind}
                 label={kind}
                 value={data.waitingByKind[kind] ?? 0}
+                estimated={data.estimated.waitingByKind.includes(kind)}
                 tone="waiting"
                 href={hrefFor('/runs', { status: 'waiting', waitingFor: kind })}
                 testId={`waiting-${kind}`}
@@ -82,7 +85,10 @@ export function OverviewPage() {
 
         <Panel title="Overdue wakes" testId="overdue">
           <div className={data.overdue.count > 0 ? `${styles.overdue} ${styles.overdueBad}` : styles.overdue}>
-            <strong className={styles.overdueCount}>{data.overdue.count.toLocaleString()}</strong>
+            <strong className={styles.overdueCount} title={data.estimated.overdue ? ESTIMATE_TITLE : undefined}>
+              {data.estimated.overdue && '≈ '}
+              {data.overdue.count.toLocaleString()}
+            </strong>
             {data.overdue.count > 0 && data.overdue.oldestDueAt ? (
               <span>
                 oldest due <TimeText iso={data.overdue.oldestDueAt} now={now} />
