@@ -85,7 +85,7 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
   p('');
 
   p('## Scale (nestjs-durable)', '');
-  const { sleepingRuns, claimQuery, simultaneousWakes } = r.scale;
+  const { sleepingRuns, claimQuery, statsRead, simultaneousWakes } = r.scale;
   if (sleepingRuns) {
     p(`**${sleepingRuns.runs.toLocaleString('en-US')} sleeping runs** (seeded by SQL as the library writes them, in ${sleepingRuns.seedSeconds} s). Two worker processes`,
       'side by side with the same warm-up, one over the sleeping runs and one over an empty schema, sampled at the same moments',
@@ -100,6 +100,11 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
       p(`| ${name} | ${c.claimed} | ${cell(c.executionMs, 3)} ms | ${cell(c.planningMs, 3)} ms | ${cell(c.wallMs, 3)} ms |`);
     }
     p('', `Plan with ${claimQuery.batch} due:`, '', '```', ...claimQuery.batchDue.plan, '```', '');
+  }
+  if (statsRead) {
+    p(`**The dashboard's stats read** (\`GET /stats\`: \`DashboardRepository.stats\`, every statement it sends) with ${statsRead.rows.toLocaleString('en-US')} runs:`,
+      `${cell(statsRead.wallMs, 2)} ms, against ${cell(statsRead.smallWallMs, 2)} ms with ${statsRead.smallRows.toLocaleString('en-US')} runs. Counts stop at 10,000 index entries;`,
+      `past that they are the planner's estimates (here: ${statsRead.estimated.join(', ') || 'none'}), and the answer says so.`, '');
   }
   if (simultaneousWakes) {
     const w = simultaneousWakes;

@@ -47,6 +47,12 @@ export function checkTargets(r: Results): TargetCheck[] {
     claim ? Math.max(claim.noneDue.wallMs.median, claim.batchDue.wallMs.median) : undefined,
     '<', 10, 'ms',
   );
+  const stats = r.scale.statsRead;
+  add(
+    `/stats read < 20 ms with ${(stats?.rows ?? r.plan.waitingRows).toLocaleString('en-US')} runs (round trips)`,
+    stats?.wallMs.median,
+    '<', 20, 'ms',
+  );
   const wakes = r.scale.simultaneousWakes;
   add(`${(wakes?.runs ?? r.plan.simultaneousWakes).toLocaleString('en-US')} simultaneous wakes drain with zero duplicate claims`, wakes?.duplicateClaims, '<=', 0, 'duplicates');
   return checks;

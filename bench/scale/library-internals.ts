@@ -7,3 +7,4 @@ const internal = <T>(path: string): T => require(join(dist, path)) as T;
 
 export const { claimRunsSql } = internal<typeof import('nestjs-durable/dist/persistence/sql/claim-runs.sql')>('persistence/sql/claim-runs.sql');
 export const { tablesFor } = internal<typeof import('nestjs-durable/dist/persistence/tables')>('persistence/tables');
+export const { DashboardRepository } = internal<typeof import('nestjs-durable/dist/persistence/dashboard.repository')>('persistence/dashboard.repository');

@@ -3,7 +3,8 @@ import { Client } from 'pg';
 import type { BenchContext } from '../context';
 import { delay, until } from '../measure';
 import type { OpResult } from '../process/ops';
-import { claimRunsSql, tablesFor } from '../scale/library-internals';
+import { runDurableMigrations } from 'nestjs-durable';
+import { claimRunsSql, DashboardRepository, tablesFor } from '../scale/library-internals';
 import { seedSleepingRuns } from '../scale/seed-runs';
 import { round, Spread, spread } from '../stats';
 
@@ -25,6 +26,16 @@ export interface ScaleFigures {
     noneDue: ClaimTiming;
     /** `batch` runs due among the waiting rows: a sweep that claims a full batch. */
     batchDue: ClaimTiming;
+  };
+  /** The dashboard's /stats read (DashboardRepository.stats, as the service calls it) on the claim's table and on a small one. */
+  statsRead?: {
+    rows: number;
+    smallRows: number;
+    /** Its statements' round trips, wall clock, at `rows` and at `smallRows`. */
+    wallMs: Spread;
+    smallWallMs: Spread;
+    /** The figures that came back as estimates at `rows`. */
+    estimated: string[];
   };
   simultaneousWakes?: {
     runs: number;
@@ -65,6 +76,8 @@ export async function measureScale(ctx: BenchContext): Promise<ScaleFigures> {
     const figures: ScaleFigures = {};
     figures.sleepingRuns = await ctx.attempt('scale.sleepingRuns', () => sleepingRuns(ctx, db));
     figures.claimQuery = await ctx.attempt('scale.claimQuery', () => claimQuery(ctx, db));
+    figures.statsRead = await ctx.attempt('scale.statsRead', () => statsRead(ctx, db));
+    await db.query(`DROP SCHEMA IF EXISTS ${SCALE_SCHEMA} CASCADE`); // a million rows are not kept between runs
     figures.simultaneousWakes = await ctx.attempt('scale.simultaneousWakes', () => simultaneousWakes(ctx, db));
     return figures;
   } finally {
@@ -160,8 +173,42 @@ async function claimQuery(ctx: BenchContext, db: Client): Promise<ScaleFigures['
   await db.query(`UPDATE ${t.runs} SET wake_at = now() - interval '1 second' WHERE id IN (SELECT id FROM ${t.runs} WHERE status = 'waiting' ORDER BY wake_at LIMIT ${batch})`);
   const batchDue = await time();
   ctx.log(`  claim with ${plan.waitingRows} waiting rows: none due ${noneDue.executionMs.median.toFixed(3)} ms, ${batch} due ${batchDue.executionMs.median.toFixed(3)} ms (EXPLAIN ANALYZE)`);
-  await db.query(`DROP SCHEMA ${SCALE_SCHEMA} CASCADE`); // a million rows are not kept between runs
   return { waitingRows: plan.waitingRows, batch, noneDue, batchDue };
+}
+
+const SMALL_SCHEMA = 'bench_small';
+const SMALL_ROWS = 1_000;
+
+/**
+ * The dashboard's stats read over the claim measurement's million runs (left as it was: waiting, a
+ * batch due), against the same read over a thousand: its cost should not follow the table's size.
+ */
+async function statsRead(ctx: BenchContext, db: Client): Promise<ScaleFigures['statsRead']> {
+  const { plan } = ctx;
+  await runDurableMigrations({ connection: ctx.url('ours'), schema: SMALL_SCHEMA });
+  await seedSleepingRuns(db, SMALL_SCHEMA, { count: SMALL_ROWS, prefix: 'small-', wakeAt: new Date(Date.now() + 86_400_000).toISOString(), spreadMs: 86_400_000 });
+  await db.query(`VACUUM ANALYZE ${tablesFor(SMALL_SCHEMA).runs}`);
+  await db.query('SET jit = off');
+  const time = async (schema: string) => {
+    // The repository over this connection: the same statements the dashboard's service sends.
+    const repository = new DashboardRepository({ tables: tablesFor(schema), query: async (sql: string, params?: unknown[]) => (await db.query(sql, params)).rows } as never);
+    const wall: number[] = [];
+    let estimated: string[] = [];
+    for (let i = 0; i < 2 + Math.max(5, plan.reps); i++) {
+      const t0 = performance.now();
+      const stats = await repository.stats(1_000, 30_000);
+      if (i < 2) continue; // warm-up
+      wall.push(performance.now() - t0);
+      estimated = [...stats.estimated.byStatus.map((s: string) => `byStatus.${s}`), ...stats.estimated.waitingByKind.map((k: string) => `waitingByKind.${k}`), ...(stats.estimated.overdue ? ['overdue'] : [])];
+    }
+    return { wallMs: spread(wall), estimated };
+  };
+  const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM ${tablesFor(SCALE_SCHEMA).runs}`)).rows as Array<{ n: number }>;
+  const large = await time(SCALE_SCHEMA);
+  const small = await time(SMALL_SCHEMA);
+  await db.query(`DROP SCHEMA ${SMALL_SCHEMA} CASCADE`);
+  ctx.log(`  /stats read: ${large.wallMs.median.toFixed(2)} ms with ${n} runs (estimated: ${large.estimated.join(', ') || 'none'}), ${small.wallMs.median.toFixed(2)} ms with ${SMALL_ROWS}`);
+  return { rows: n, smallRows: SMALL_ROWS, wallMs: large.wallMs, smallWallMs: small.wallMs, estimated: large.estimated };
 }
 
 const WAKES_SCHEMA = 'bench_wakes';
