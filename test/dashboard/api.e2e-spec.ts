@@ -66,6 +66,17 @@ describe('dashboard REST API', () => {
     }
   });
 
+  it('a status given more than once is a list: the runs of any of them', async () => {
+    const waits = (await t.client.start(Review, { orderId: 'status-list' })).runId;
+    const fails = (await t.client.start(Breaks, null)).runId;
+    await waiting(waits);
+    await eventually(async () => (await t.client.getRun(fails)).status === 'failed', 'a run to fail');
+    const both = await call(t, 'GET', '/runs?status=waiting&status=failed&limit=500', auth);
+    expect(both.status).toBe(200);
+    expect(both.body.runs.map((r: any) => r.runId)).toEqual(expect.arrayContaining([waits, fails]));
+    expect(new Set(both.body.runs.map((r: any) => r.status))).toEqual(new Set(['waiting', 'failed']));
+  });
+
   it('shows a run with its journal, signals, messages, children, parent and history; 404 for an unknown run', async () => {
     const parent = await t.client.start(ParentOfReview, { orderId: 'detail' });
     const childId = `${parent.runId}/review`;
@@ -296,6 +307,17 @@ describe('dashboard auth modes', () => {
         fetch(`${url}/v1/durable/api/runs`, { method: 'POST', headers: mutation, body: JSON.stringify({ workflow: 'nap-long', input: 'x'.repeat(size) }) });
       expect((await post(200_000)).status).toBe(201); // over the app parser's default 100 kB
       expect((await post(1_100_000)).status).toBe(413);
+      // Unknown paths, wrong methods, bad encoding and undeclared parameters answer in the API's shape there too.
+      const refusals: Array<[string, string, number, string]> = [
+        ['GET', '/v1/durable/api/no-such-route', 404, 'NOT_FOUND'],
+        ['DELETE', '/v1/durable/api/runs', 405, 'METHOD_NOT_ALLOWED'],
+        ['GET', '/v1/durable/api/runs/%E0%A4%A', 400, 'INVALID_ENCODING'],
+        ['GET', '/v1/durable/api/runs?q[a]=1', 400, 'INVALID_ARGUMENT'],
+      ];
+      for (const [method, path, status, code] of refusals) {
+        const response = await fetch(`${url}${path}`, { method, headers: mutation });
+        expect([method, path, response.status, await response.json()]).toEqual([method, path, status, expect.objectContaining({ code, message: expect.any(String) })]);
+      }
     } finally {
       await app.close();
     }

@@ -103,6 +103,8 @@ describe('bad input: a named error or a 4xx, never a 500 or a hang, and nothing 
       ['a signal name with a NUL character', () => t.signals.signal(open.runId, 'do\u0000ne', 1), InvalidArgumentError],
       ['a message key with a lone surrogate', () => t.signals.send(open.runId, 'c', 'k\udc00', 1), InvalidArgumentError],
       ['a filter with a status that does not exist', () => t.client.listRuns({ status: "waiting' OR 1=1 --" as never }), InvalidArgumentError],
+      ['a filter with a NUL character in the workflow', () => t.client.listRuns({ workflow: 'a\u0000b' }), InvalidArgumentError],
+      ['a cursor past the range of a bigint', () => t.client.listRuns({ cursor: '9999999999999999999' }), InvalidArgumentError],
     ];
     for (const [what, call, type] of refusals) {
       const error = await call().then(() => undefined, (e) => e);
@@ -173,6 +175,51 @@ describe('bad input: a named error or a 4xx, never a 500 or a hang, and nothing 
       expect(typeof json.code).toBe('string');
       expect(JSON.stringify(json)).not.toMatch(/\n\s+at |\.ts:\d+|\.js:\d+/);
     }
+    expect(await written()).toBe(before);
+  });
+
+  it('REST parameters: a NUL byte, a cursor that is no cursor, a repeated scalar, an unknown or bracketed parameter, bad percent-encoding, an unknown path or a wrong method answer 4xx as { code, message } naming the cause, and write nothing', async () => {
+    const open = await t.client.start(WaitsForAnything, null);
+    await eventually(async () => (await t.client.getRun(open.runId)).status === 'waiting', 'a run to wait');
+    const id = encodeURIComponent(open.runId);
+    const before = await written();
+    // method, path, body, status, code, words the message must contain
+    const cases: Array<[string, string, string | undefined, number, string, string?]> = [
+      ['GET', '/runs/a%00b', undefined, 400, 'INVALID_ARGUMENT', '"id"'],
+      ['POST', '/runs/a%00b/cancel', undefined, 400, 'INVALID_ARGUMENT', '"id"'],
+      ['POST', `/runs/${id}/signals/do%00ne`, JSON.stringify({ payload: 1 }), 400, 'INVALID_ARGUMENT', '"name"'],
+      ['GET', '/runs?q=a%00b', undefined, 400, 'INVALID_ARGUMENT', '"q"'],
+      ['GET', '/runs?workflow=a%00b', undefined, 400, 'INVALID_ARGUMENT', '"workflow"'],
+      ['GET', '/runs?signal=a%00b', undefined, 400, 'INVALID_ARGUMENT', '"signal"'],
+      ['POST', '/bulk/cancel', JSON.stringify({ filter: { workflow: 'a\u0000b' } }), 400, 'INVALID_ARGUMENT', '"filter.workflow"'],
+      ['GET', '/runs?cursor=12345678901234567890', undefined, 400, 'INVALID_ARGUMENT', '"cursor"'],
+      ['GET', '/runs?cursor=9999999999999999999', undefined, 400, 'INVALID_ARGUMENT', '"cursor"'],
+      ['GET', '/runs?q=a&q=b', undefined, 400, 'INVALID_ARGUMENT', '"q"'],
+      ['GET', '/runs?limit=1&limit=2', undefined, 400, 'INVALID_ARGUMENT', '"limit"'],
+      ['GET', '/runs?q[a]=1', undefined, 400, 'INVALID_ARGUMENT', '"q[a]"'],
+      ['GET', '/runs?status[]=waiting', undefined, 400, 'INVALID_ARGUMENT', '"status[]"'],
+      ['GET', '/runs?bogus=1', undefined, 400, 'INVALID_ARGUMENT', '"bogus"'],
+      ['GET', '/stats?x=1', undefined, 400, 'INVALID_ARGUMENT', '"x"'],
+      ['POST', '/runs', JSON.stringify({ workflow: 'echo-any', input: 1, extra: true }), 400, 'INVALID_ARGUMENT', '"extra"'],
+      ['GET', '/runs?q=%E0%A4%A', undefined, 400, 'INVALID_ENCODING'],
+      ['GET', '/runs/%E0%A4%A', undefined, 400, 'INVALID_ENCODING'],
+      ['POST', '/runs/%ZZ/cancel', undefined, 400, 'INVALID_ENCODING'],
+      ['DELETE', '/runs', undefined, 405, 'METHOD_NOT_ALLOWED', 'GET, POST'],
+      ['DELETE', `/runs/${id}`, undefined, 405, 'METHOD_NOT_ALLOWED', 'GET'],
+      ['PUT', '/stats', '{}', 405, 'METHOD_NOT_ALLOWED', 'GET'],
+      ['GET', '/no-such-route', undefined, 404, 'NOT_FOUND', '/no-such-route'],
+      ['POST', '/no-such-route', '{}', 404, 'NOT_FOUND'],
+      ['GET', `/runs/${id}/nope`, undefined, 404, 'NOT_FOUND'],
+    ];
+    const answers = [];
+    for (const [method, path, body] of cases) {
+      const response = await fetch(`${t.url}/durable/api${path}`, { method, headers: HEADERS, body });
+      const json = (await response.json().catch(() => ({}))) as { code?: string; message?: string };
+      answers.push([method, path, response.status, json.code, json.message]);
+    }
+    expect(answers).toEqual(cases.map(([method, path, , status, code, words]) => [method, path, status, code, words ? expect.stringContaining(words) : expect.any(String)]));
+    const both = await fetch(`${t.url}/durable/api/runs?status=waiting&status=failed`, { headers: HEADERS });
+    expect(both.status).toBe(200);
     expect(await written()).toBe(before);
   });
 

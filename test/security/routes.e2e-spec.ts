@@ -1,4 +1,5 @@
 import { HttpAdapterHost } from '@nestjs/core';
+import { METHODS } from 'node:http';
 import { Breaks, operatorWorkflows, ReviewThenClose } from '../fixtures/operator.workflows';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
@@ -9,13 +10,19 @@ interface Route {
   path: string;
 }
 
-/** Every route the application actually serves under the dashboard path, read from Express' router. */
+/**
+ * Every route the application actually serves under the dashboard path, read from Express' router.
+ * A route that answers every method (the API's fallback: 404 or 405) is one row, method ANY.
+ */
 function dashboardRoutes(t: DurableTestApp): Route[] {
   const app = t.app.get(HttpAdapterHost).httpAdapter.getInstance();
   const stack = (app.router ?? app._router).stack as Array<{ route?: { path: string; methods: Record<string, boolean> } }>;
   return stack
     .filter((layer) => layer.route?.path.startsWith('/durable'))
-    .flatMap((layer) => Object.keys(layer.route!.methods).map((method) => ({ method: method.toUpperCase(), path: layer.route!.path })));
+    .flatMap((layer) => {
+      const methods = Object.keys(layer.route!.methods).map((method) => method.toUpperCase());
+      return (methods.length === METHODS.length ? ['ANY'] : methods).map((method) => ({ method, path: layer.route!.path }));
+    });
 }
 
 describe('security: every dashboard route, generated from the router', () => {
@@ -29,7 +36,9 @@ describe('security: every dashboard route, generated from the router', () => {
 
   /** A concrete URL for a route: parameters filled with runs that exist. */
   const url = (base: string, route: Route, runId = open) =>
-    base + route.path.replace(':id', encodeURIComponent(runId)).replace(':name', 'approval').replace(':channel', 'events').replace('*file', 'index.html');
+    base + route.path.replace(':id', encodeURIComponent(runId)).replace(':name', 'approval').replace(':channel', 'events').replace('*file', 'index.html').replace('{*path}', 'no-such-route');
+  /** The method to call a route with: DELETE, which no route serves, for the fallback. */
+  const method = (route: Route) => (route.method === 'ANY' ? 'DELETE' : route.method);
   const body = (route: Route) =>
     route.path.endsWith('/signals/:name') ? { payload: { approved: true, by: 'sec' } }
     : route.path.endsWith('/channels/:channel') ? { key: `k-${Math.random()}`, payload: { kind: 'x' } }
@@ -60,10 +69,10 @@ describe('security: every dashboard route, generated from the router', () => {
 
   it('without credentials, every API route answers 401 (the session says how to sign in; the UI\'s files are public)', async () => {
     for (const route of routes) {
-      const response = await fetch(url(t.url, route), { method: route.method, headers: { 'x-durable-request': '1', 'content-type': 'application/json' }, body: route.method === 'POST' ? JSON.stringify(body(route)) : undefined });
+      const response = await fetch(url(t.url, route), { method: method(route), headers: { 'x-durable-request': '1', 'content-type': 'application/json' }, body: route.method === 'POST' ? JSON.stringify(body(route)) : undefined });
       const expected = !isApi(route) ? 200 : route.path.endsWith('/session') ? 200 : 401;
       expect([route.method, route.path, response.status]).toEqual([route.method, route.path, expected]);
-      const wrong = await fetch(url(t.url, route), { method: route.method, headers: { authorization: 'Bearer wrong-token-of-some-length', 'x-durable-request': '1', 'content-type': 'application/json' }, body: route.method === 'POST' ? JSON.stringify(body(route)) : undefined });
+      const wrong = await fetch(url(t.url, route), { method: method(route), headers: { authorization: 'Bearer wrong-token-of-some-length', 'x-durable-request': '1', 'content-type': 'application/json' }, body: route.method === 'POST' ? JSON.stringify(body(route)) : undefined });
       expect([route.path, wrong.status]).toEqual([route.path, expected]);
     }
   });
@@ -100,6 +109,31 @@ describe('security: every dashboard route, generated from the router', () => {
       expect([route.path, response.status < 300]).toEqual([route.path, true]);
       const audit = await db.query(`SELECT event, actor FROM durable.history WHERE id > $1 AND actor = 'token'`, [since]);
       expect([route.path, audit.length > 0]).toEqual([route.path, true]);
+    }
+  });
+
+  it('every API route refuses a parameter it does not declare with 400 naming it, and writes nothing (each has a declared schema)', async () => {
+    const before = await db.count('history');
+    for (const route of routes.filter((r) => isApi(r) && r.method !== 'ANY')) {
+      const response = await fetch(`${url(t.url, route)}?undeclared=1`, {
+        method: route.method,
+        headers: { authorization: `Bearer ${TOKEN}`, 'x-durable-request': '1', 'content-type': 'application/json' },
+        body: route.method === 'POST' ? JSON.stringify(body(route)) : undefined,
+      });
+      const json = (await response.json()) as { code: string; message: string };
+      expect([route.method, route.path, response.status, json.code, json.message]).toEqual([route.method, route.path, 400, 'INVALID_ARGUMENT', expect.stringContaining('"undeclared"')]);
+    }
+    expect(await db.count('history')).toBe(before);
+  });
+
+  it('a method a path does not serve answers 405 with Allow, a path no route serves 404, both in the API\'s error shape', async () => {
+    const headers = { authorization: `Bearer ${TOKEN}`, 'x-durable-request': '1' };
+    for (const route of routes.filter(isApi)) {
+      const response = await fetch(url(t.url, route), { method: 'DELETE', headers });
+      const json = (await response.json()) as { code: string; message: string };
+      const expected = route.method === 'ANY' ? [404, 'NOT_FOUND', null] : [405, 'METHOD_NOT_ALLOWED', expect.stringContaining(route.method)];
+      expect([route.path, response.status, json.code, response.headers.get('allow')]).toEqual([route.path, ...expected]);
+      expect(json.message).toEqual(expect.any(String));
     }
   });
 

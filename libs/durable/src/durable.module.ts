@@ -27,7 +27,7 @@ import { WakeSweeper } from './worker/wake-sweeper';
 import { RetentionService } from './worker/retention.service';
 import { RetentionRepository } from './persistence/retention.repository';
 import { DashboardAuthGuard } from './dashboard/dashboard-auth.guard';
-import { DashboardBodyLimit } from './dashboard/dashboard-body-limit';
+import { DashboardApiGate } from './dashboard/dashboard-api-gate';
 import { dashboardControllers } from './dashboard/dashboard-mount';
 import { DashboardService } from './dashboard/dashboard.service';
 import { DashboardRepository } from './persistence/dashboard.repository';
@@ -71,7 +71,7 @@ const providers: Provider[] = [
   DurableHealth,
 ];
 
-const dashboardProviders: Provider[] = [repository(DashboardRepository), DashboardService, DashboardAuthGuard, DashboardBodyLimit];
+const dashboardProviders: Provider[] = [repository(DashboardRepository), DashboardService, DashboardAuthGuard, DashboardApiGate];
 
 const exported = [WorkflowClient, SignalService, DURABLE_DATA_SOURCE, WorkflowRegistry, DurableHealth, RetentionService, DurableTelemetry];
 

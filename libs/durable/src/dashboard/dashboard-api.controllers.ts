@@ -1,14 +1,17 @@
-import { applyDecorators, Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, SetMetadata, UseFilters, UseGuards } from '@nestjs/common';
+import { All, applyDecorators, Controller, Get, HttpCode, HttpException, Inject, NotFoundException, Param, Post, Req, RequestMethod, Res, SetMetadata, Type, UseFilters, UseGuards } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import type { Response } from 'express';
+import { z } from 'zod';
 import { SignalService } from '../client/signal.service';
 import { WorkflowClient } from '../client/workflow.client';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
-import type { DashboardOptions } from '../interfaces';
+import type { DashboardOptions, RunFilter } from '../interfaces';
+import { isRunCursor, RUN_STATUSES, WAIT_KINDS } from '../persistence/run.repository';
+import { endpoint, EndpointInput, Input, oneOf, present, text } from './api-input';
 import { DashboardAuthGuard, DashboardRequest, MUTATION, SESSION_ROUTE } from './dashboard-auth.guard';
 import { DashboardErrorsFilter } from './dashboard-errors.filter';
 import { DashboardService } from './dashboard.service';
-import { bodyObject, optionalString, requiredKey, requiredString } from './request-body';
 
 /** Marks a route that changes something: read-only mode and the header rule apply. */
 const Mutation = () => SetMetadata(MUTATION, true);
@@ -16,6 +19,26 @@ const Mutation = () => SetMetadata(MUTATION, true);
 const Action = () => applyDecorators(Mutation(), HttpCode(200));
 
 const actor = (request: DashboardRequest) => request.durableActor ?? 'dashboard';
+
+// The inputs' parts that several endpoints share. Each endpoint's declaration sits above its route.
+
+const runId = { id: text() };
+/** Statuses as a list: repeated (`status=a&status=b`), comma-separated, or both. */
+const statuses = z.preprocess(
+  (given) => (given === undefined ? undefined : [given].flat().filter((s) => s !== undefined).flatMap((s) => (typeof s === 'string' ? s.split(',') : [s]))),
+  z.array(oneOf(RUN_STATUSES)).optional(),
+);
+const filterFields = { status: statuses, workflow: text(200).optional(), waitingFor: oneOf(WAIT_KINDS).optional(), signal: text(200).optional() };
+const toRunFilter = <F extends { status?: RunFilter['status']; signal?: string }>({ signal, ...filter }: F) => ({ ...filter, waitingName: signal });
+/** A bulk action's targets: given run ids, or a filter's matches. */
+const targets = {
+  runIds: z.array(text(1_000)).min(1, 'must list at least one run id').max(1_000, 'must list at most 1000 run ids').optional(),
+  filter: z.strictObject(filterFields).transform(toRunFilter).optional(),
+};
+const oneTarget = (body: { runIds?: unknown; filter?: unknown }) => (body.runIds === undefined) !== (body.filter === undefined);
+const ONE_TARGET = { error: 'give either "runIds" or "filter", not both and not neither' };
+/** A body that is absent or empty: endpoints that take nothing still refuse fields they do not know. */
+const noBody = z.strictObject({}).optional();
 
 /** Runs: list, inspect, start, deliver, and the operator actions. Mounted at `${path}/api/runs`. */
 @Controller()
@@ -28,64 +51,76 @@ export class DashboardRunsController {
     private readonly service: DashboardService,
   ) {}
 
+  static readonly list = endpoint({
+    query: z
+      .strictObject({
+        ...filterFields,
+        q: text(200).optional(),
+        limit: z.string().refine((s) => /^\d{1,3}$/.test(s) && +s >= 1 && +s <= 500, 'must be a whole number from 1 to 500').transform(Number).optional(),
+        cursor: z.string().refine(isRunCursor, 'is not a cursor returned by GET /runs').optional(),
+      })
+      .transform(toRunFilter),
+  });
   @Get()
-  list(@Query() query: Record<string, string | undefined>) {
+  list(@Input(DashboardRunsController.list) { query }: EndpointInput<typeof DashboardRunsController.list>) {
     return this.service.list(query);
   }
 
+  static readonly detail = endpoint({ params: z.strictObject(runId) });
   @Get(':id')
-  detail(@Param('id') id: string) {
-    return this.service.detail(id);
+  detail(@Input(DashboardRunsController.detail) { params }: EndpointInput<typeof DashboardRunsController.detail>) {
+    return this.service.detail(params.id);
   }
 
+  static readonly start = endpoint({ body: z.strictObject({ workflow: text(200), input: z.unknown().optional(), runId: text(200).nullish() }) });
   @Post()
   @Mutation()
-  async start(@Body() body: unknown, @Req() request: DashboardRequest, @Res({ passthrough: true }) response: Response) {
-    const fields = bodyObject(body);
-    const workflow = requiredString(fields, 'workflow');
-    const handle = await this.client.start(workflow, fields.input ?? null, { runId: optionalString(fields, 'runId'), actor: actor(request) });
+  async start(@Input(DashboardRunsController.start) { body }: EndpointInput<typeof DashboardRunsController.start>, @Req() request: DashboardRequest, @Res({ passthrough: true }) response: Response) {
+    const handle = await this.client.start(body.workflow, body.input ?? null, { runId: body.runId ?? undefined, actor: actor(request) });
     response.status(handle.created ? 201 : 200);
     return { runId: handle.runId, created: handle.created };
   }
 
+  static readonly signal = endpoint({ params: z.strictObject({ ...runId, name: text(200) }), body: z.strictObject({ payload: present }) });
   @Post(':id/signals/:name')
   @Mutation()
-  async signal(@Param('id') id: string, @Param('name') name: string, @Body() body: unknown, @Req() request: DashboardRequest, @Res({ passthrough: true }) response: Response) {
-    const payload = requiredKey(bodyObject(body), 'payload');
-    const delivery = await this.signals.signal(id, name, payload, { actor: actor(request) });
+  async signal(@Input(DashboardRunsController.signal) { params, body }: EndpointInput<typeof DashboardRunsController.signal>, @Req() request: DashboardRequest, @Res({ passthrough: true }) response: Response) {
+    const delivery = await this.signals.signal(params.id, params.name, body.payload, { actor: actor(request) });
     response.status(delivery.accepted ? 201 : 200);
     return delivery;
   }
 
+  static readonly send = endpoint({ params: z.strictObject({ ...runId, channel: text(200) }), body: z.strictObject({ key: text(200), payload: present }) });
   @Post(':id/channels/:channel')
   @Mutation()
-  async send(@Param('id') id: string, @Param('channel') channel: string, @Body() body: unknown, @Req() request: DashboardRequest, @Res({ passthrough: true }) response: Response) {
-    const fields = bodyObject(body);
-    const delivery = await this.signals.send(id, channel, requiredString(fields, 'key'), requiredKey(fields, 'payload'), { actor: actor(request) });
+  async send(@Input(DashboardRunsController.send) { params, body }: EndpointInput<typeof DashboardRunsController.send>, @Req() request: DashboardRequest, @Res({ passthrough: true }) response: Response) {
+    const delivery = await this.signals.send(params.id, params.channel, body.key, body.payload, { actor: actor(request) });
     response.status(delivery.accepted ? 201 : 200);
     return delivery;
   }
 
+  static readonly resume = endpoint({ params: z.strictObject(runId), body: noBody });
   @Post(':id/resume')
   @Action()
-  async resume(@Param('id') id: string, @Req() request: DashboardRequest) {
-    await this.client.resume(id, { actor: actor(request) });
-    return { runId: id, status: (await this.client.getRun(id)).status };
+  async resume(@Input(DashboardRunsController.resume) { params }: EndpointInput<typeof DashboardRunsController.resume>, @Req() request: DashboardRequest) {
+    await this.client.resume(params.id, { actor: actor(request) });
+    return { runId: params.id, status: (await this.client.getRun(params.id)).status };
   }
 
+  static readonly cancel = endpoint({ params: z.strictObject(runId), body: z.strictObject({ reason: text(1_000).nullish() }).optional() });
   @Post(':id/cancel')
   @Action()
-  async cancel(@Param('id') id: string, @Body() body: unknown, @Req() request: DashboardRequest) {
-    const reason = body === undefined || body === null || (typeof body === 'object' && Object.keys(body as object).length === 0) ? undefined : optionalString(bodyObject(body), 'reason', 1_000);
-    await this.client.cancel(id, reason, { actor: actor(request) });
-    return { runId: id, status: (await this.client.getRun(id)).status };
+  async cancel(@Input(DashboardRunsController.cancel) { params, body }: EndpointInput<typeof DashboardRunsController.cancel>, @Req() request: DashboardRequest) {
+    await this.client.cancel(params.id, body?.reason ?? undefined, { actor: actor(request) });
+    return { runId: params.id, status: (await this.client.getRun(params.id)).status };
   }
 
+  static readonly retry = endpoint({ params: z.strictObject(runId), body: noBody });
   @Post(':id/retry')
   @Action()
-  async retry(@Param('id') id: string, @Req() request: DashboardRequest) {
-    await this.client.retry(id, { actor: actor(request) });
-    return { runId: id, status: (await this.client.getRun(id)).status };
+  async retry(@Input(DashboardRunsController.retry) { params }: EndpointInput<typeof DashboardRunsController.retry>, @Req() request: DashboardRequest) {
+    await this.client.retry(params.id, { actor: actor(request) });
+    return { runId: params.id, status: (await this.client.getRun(params.id)).status };
   }
 }
 
@@ -100,34 +135,32 @@ export class DashboardBulkController {
     private readonly service: DashboardService,
   ) {}
 
+  static readonly signal = endpoint({ body: z.strictObject({ ...targets, name: text(200), payload: present }).refine(oneTarget, ONE_TARGET) });
   @Post('signal')
   @Action()
-  async signal(@Body() body: unknown, @Req() request: DashboardRequest) {
-    const fields = bodyObject(body);
-    const name = requiredString(fields, 'name');
-    const payload = requiredKey(fields, 'payload');
-    const runIds = await this.service.targets(fields);
-    return this.service.bulk(runIds, async (runId) => ((await this.signals.signal(runId, name, payload, { actor: actor(request) })).accepted ? 'accepted' : 'duplicate'));
+  async signal(@Input(DashboardBulkController.signal) { body }: EndpointInput<typeof DashboardBulkController.signal>, @Req() request: DashboardRequest) {
+    const runIds = await this.service.targets(body);
+    return this.service.bulk(runIds, async (runId) => ((await this.signals.signal(runId, body.name, body.payload, { actor: actor(request) })).accepted ? 'accepted' : 'duplicate'));
   }
 
+  static readonly resume = endpoint({ body: z.strictObject(targets).refine(oneTarget, ONE_TARGET) });
   @Post('resume')
   @Action()
-  async resume(@Body() body: unknown, @Req() request: DashboardRequest) {
-    const runIds = await this.service.targets(bodyObject(body));
+  async resume(@Input(DashboardBulkController.resume) { body }: EndpointInput<typeof DashboardBulkController.resume>, @Req() request: DashboardRequest) {
+    const runIds = await this.service.targets(body);
     return this.service.bulk(runIds, async (runId) => {
       await this.client.resume(runId, { actor: actor(request) });
       return 'accepted';
     });
   }
 
+  static readonly cancel = endpoint({ body: z.strictObject({ ...targets, reason: text(1_000).nullish() }).refine(oneTarget, ONE_TARGET) });
   @Post('cancel')
   @Action()
-  async cancel(@Body() body: unknown, @Req() request: DashboardRequest) {
-    const fields = bodyObject(body);
-    const reason = optionalString(fields, 'reason', 1_000);
-    const runIds = await this.service.targets(fields);
+  async cancel(@Input(DashboardBulkController.cancel) { body }: EndpointInput<typeof DashboardBulkController.cancel>, @Req() request: DashboardRequest) {
+    const runIds = await this.service.targets(body);
     return this.service.bulk(runIds, async (runId) => {
-      await this.client.cancel(runId, reason, { actor: actor(request) });
+      await this.client.cancel(runId, body.reason ?? undefined, { actor: actor(request) });
       return 'accepted';
     });
   }
@@ -143,10 +176,13 @@ export class DashboardMetaController {
     private readonly service: DashboardService,
   ) {}
 
+  /** No parameter and no body: what the three endpoints below take. */
+  static readonly nothing = endpoint({});
+
   /** Answers with or without credentials: how to sign in, and whether this request is signed in. */
   @Get('session')
   @SetMetadata(SESSION_ROUTE, true)
-  session(@Req() request: DashboardRequest) {
+  session(@Input(DashboardMetaController.nothing) _: unknown, @Req() request: DashboardRequest) {
     const dashboard = this.options.dashboard as DashboardOptions;
     const mode = 'token' in dashboard.auth ? 'token' : 'guard' in dashboard.auth ? 'guard' : 'none';
     const authenticated = Boolean(request.durableAuthenticated);
@@ -154,12 +190,54 @@ export class DashboardMetaController {
   }
 
   @Get('workflows')
-  workflows() {
+  workflows(@Input(DashboardMetaController.nothing) _: unknown) {
     return this.service.workflows();
   }
 
   @Get('stats')
-  stats() {
+  stats(@Input(DashboardMetaController.nothing) _: unknown) {
     return this.service.stats();
   }
+}
+
+/** The API's controllers and where each is mounted under `${path}/api`. */
+export const API_CONTROLLERS: ReadonlyArray<readonly [Type, string]> = [
+  [DashboardRunsController, 'runs'],
+  [DashboardBulkController, 'bulk'],
+  [DashboardMetaController, ''],
+];
+
+/**
+ * Whatever the controllers above do not serve under `${path}/api`: 405 with `Allow` where the path
+ * exists for other methods, else 404; both in the API's error shape, not the framework's page.
+ * Mounted after them, and ahead of the UI's catch-all.
+ */
+@Controller()
+@UseGuards(DashboardAuthGuard)
+@UseFilters(DashboardErrorsFilter)
+export class DashboardApiFallbackController {
+  @All('{*path}')
+  fallback(@Param('path') path: string | string[] | undefined, @Req() request: DashboardRequest, @Res({ passthrough: true }) response: Response): never {
+    const segments = (Array.isArray(path) ? path : (path ?? '').split('/')).filter(Boolean);
+    const shown = `/${segments.join('/')}`;
+    const allowed = apiRoutes()
+      .filter((route) => route.segments.length === segments.length && route.segments.every((s, i) => s.startsWith(':') || s === segments[i]))
+      .map((route) => route.method);
+    if (!allowed.length) throw new NotFoundException({ code: 'NOT_FOUND', message: `No API route ${request.method} ${shown}; the routes are listed in docs/rest-api.md.` });
+    response.setHeader('Allow', allowed.join(', '));
+    throw new HttpException({ code: 'METHOD_NOT_ALLOWED', message: `${shown} answers ${allowed.join(', ')}, not ${request.method}.` }, 405);
+  }
+}
+
+/** Every (method, path) the API serves, relative to `${path}/api`, read from the controllers' own route metadata. */
+function apiRoutes(): Array<{ method: string; segments: string[] }> {
+  return API_CONTROLLERS.flatMap(([controller, mount]) =>
+    Object.getOwnPropertyNames(controller.prototype)
+      .map((name) => controller.prototype[name])
+      .filter((handler) => typeof handler === 'function' && Reflect.hasMetadata(METHOD_METADATA, handler))
+      .map((handler) => ({
+        method: RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod],
+        segments: [mount, ...String(Reflect.getMetadata(PATH_METADATA, handler)).split('/')].filter(Boolean),
+      })),
+  );
 }

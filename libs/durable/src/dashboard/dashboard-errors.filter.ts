@@ -42,5 +42,5 @@ export class DashboardErrorsFilter implements ExceptionFilter {
 }
 
 function httpCode(status: number): string {
-  return ({ 400: 'BAD_REQUEST', 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 409: 'CONFLICT', 413: 'PAYLOAD_TOO_LARGE' } as Record<number, string>)[status] ?? 'ERROR';
+  return ({ 400: 'BAD_REQUEST', 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 409: 'CONFLICT', 413: 'PAYLOAD_TOO_LARGE' } as Record<number, string>)[status] ?? 'ERROR';
 }

@@ -3,20 +3,23 @@ import { WorkflowRegistry } from '../discovery/workflow.registry';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { DurableError, RunNotFoundError } from '../errors';
-import type { RunFilter, RunStatus, RunView, WaitReason } from '../interfaces';
+import type { RunFilter, RunView } from '../interfaces';
 import { DashboardRepository } from '../persistence/dashboard.repository';
 import { RunRepository } from '../persistence/run.repository';
 import { deserialize } from '../runtime/serializer';
 import { jsonSchemaOf } from '../schema/payload-validator';
 import { toDisplay } from './display';
-import { badRequest } from './request-body';
 
 const BULK_LIMIT = 1_000;
 const BULK_CONCURRENCY = 8;
 
+/** What the run list filters on: the client's filter, a run-id prefix, and the awaited signal or channel name. */
+export type ListFilter = RunFilter & { q?: string; waitingName?: string };
+
+/** A bulk action's targets, validated by its endpoint's schema: run ids, or a filter. */
 export interface BulkTarget {
-  runIds?: unknown;
-  filter?: unknown;
+  runIds?: string[];
+  filter?: Omit<ListFilter, 'q' | 'limit' | 'cursor'>;
 }
 
 export interface BulkOutcome {
@@ -52,16 +55,8 @@ export class DashboardService {
     };
   }
 
-  async list(query: Record<string, string | undefined>) {
-    const page = await this.runs.list({
-      status: query.status ? (query.status.split(',') as RunStatus[]) : undefined,
-      workflow: query.workflow || undefined,
-      waitingFor: (query.waitingFor || undefined) as WaitReason['kind'] | undefined,
-      waitingName: query.signal || undefined,
-      q: query.q || undefined,
-      limit: query.limit === undefined ? undefined : Number(query.limit),
-      cursor: query.cursor || undefined,
-    });
+  async list(filter: ListFilter) {
+    const page = await this.runs.list(filter);
     return { runs: page.runs.map((r) => this.runJson(r)), ...(page.nextCursor && { nextCursor: page.nextCursor }) };
   }
 
@@ -145,27 +140,9 @@ export class DashboardService {
   }
 
   /** The runs a bulk action targets: given ids, or a filter's matches, at most 1,000 either way. */
-  async targets(body: BulkTarget): Promise<string[]> {
-    if ((body.runIds === undefined) === (body.filter === undefined)) throw badRequest('Give either "runIds" or "filter", not both and not neither.');
-    if (body.runIds !== undefined) {
-      if (!Array.isArray(body.runIds) || body.runIds.length === 0 || body.runIds.length > BULK_LIMIT || !body.runIds.every((id) => typeof id === 'string' && id.length > 0 && id.length <= 1_000)) {
-        throw badRequest(`"runIds" must be a list of 1 to ${BULK_LIMIT} run ids.`);
-      }
-      return [...new Set(body.runIds as string[])];
-    }
-    if (typeof body.filter !== 'object' || body.filter === null || Array.isArray(body.filter)) throw badRequest('"filter" must be an object.');
-    const filter = body.filter as Record<string, unknown>;
-    for (const [key, value] of Object.entries(filter)) {
-      if (!['status', 'workflow', 'waitingFor', 'signal'].includes(key)) throw badRequest(`Unknown filter field "${key}"; use status, workflow, waitingFor or signal.`);
-      if (value !== undefined && typeof value !== 'string' && !(key === 'status' && Array.isArray(value))) throw badRequest(`filter.${key} must be a string.`);
-    }
-    const { runs } = await this.runs.list({
-      status: filter.status as RunFilter['status'],
-      workflow: filter.workflow as string | undefined,
-      waitingFor: filter.waitingFor as WaitReason['kind'] | undefined,
-      waitingName: filter.signal as string | undefined,
-      limit: BULK_LIMIT,
-    }, BULK_LIMIT);
+  async targets(target: BulkTarget): Promise<string[]> {
+    if (target.runIds) return [...new Set(target.runIds)];
+    const { runs } = await this.runs.list({ ...target.filter, limit: BULK_LIMIT }, BULK_LIMIT);
     return runs.map((r) => r.runId);
   }
 

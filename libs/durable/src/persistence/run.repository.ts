@@ -15,6 +15,11 @@ import { startRunSql } from './sql/start-run.sql';
 export const RUN_STATUSES: readonly RunStatus[] = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
 export const WAIT_KINDS: readonly WaitReason['kind'][] = ['signal', 'sleep', 'channel', 'child', 'retry'];
 
+/** A cursor listRuns can have returned: the digits of a run's seq, a positive bigint. */
+export function isRunCursor(cursor: unknown): boolean {
+  return typeof cursor === 'string' && /^\d{1,19}$/.test(cursor) && BigInt(cursor) <= 9_223_372_036_854_775_807n;
+}
+
 /** A run as a worker holds it after a claim or a local start. */
 export interface ClaimedRun {
   id: string;
@@ -184,10 +189,12 @@ export class RunRepository {
       where.push(`status = 'waiting' AND wait_kind = ${param(filter.waitingFor)}`);
     }
     if (filter.waitingName) where.push(`wait_name = ${param(filter.waitingName)}`);
-    if (filter.q && !isStorableText(filter.q)) throw new InvalidArgumentError('The run id prefix cannot hold a NUL character or a lone surrogate.');
+    for (const [field, value] of Object.entries({ workflow: filter.workflow, waitingName: filter.waitingName, q: filter.q })) {
+      if (typeof value === 'string' && !isStorableText(value)) throw new InvalidArgumentError(`The ${field} filter cannot hold a NUL character or a lone surrogate.`);
+    }
     if (filter.q) where.push(`id LIKE ${param(`${filter.q.replace(/[\\%_]/g, '\\$&')}%`)}`);
     if (filter.cursor !== undefined) {
-      if (!/^\d{1,19}$/.test(filter.cursor)) throw new InvalidArgumentError(`cursor "${filter.cursor}" is not a cursor returned by listRuns.`);
+      if (!isRunCursor(filter.cursor)) throw new InvalidArgumentError(`cursor "${filter.cursor}" is not a cursor returned by listRuns.`);
       where.push(`seq < ${param(filter.cursor)}::bigint`);
     }
     const limit = filter.limit ?? 50;

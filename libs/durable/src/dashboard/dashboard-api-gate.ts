@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import type { DashboardOptions } from '../interfaces';
+import { INVALID_ENCODING } from './api-input';
 
 const LIMIT = '1mb';
 
@@ -15,12 +16,14 @@ interface ExpressLike {
 }
 
 /**
- * The API's own JSON parser with a 1 MiB limit, placed ahead of the application's global parser (whose
- * limit, 100 kB by default, must not decide what operators may send). Bodies over the limit get 413,
- * malformed JSON 400, both in the API's error shape. Express only; elsewhere the app's parser applies.
+ * What the API's requests pass before any route: a URL that is not valid percent-encoding gets 400
+ * (the router would fail decoding it with the framework's own error page), then the API's own JSON
+ * parser with a 1 MiB limit, placed ahead of the application's global parser (whose limit, 100 kB by
+ * default, must not decide what operators may send). Bodies over the limit get 413, malformed JSON
+ * 400; all in the API's error shape. Express only; elsewhere the app's parser applies.
  */
 @Injectable()
-export class DashboardBodyLimit implements OnModuleInit {
+export class DashboardApiGate implements OnModuleInit {
   private readonly logger = new Logger('DurableDashboard');
 
   constructor(
@@ -45,7 +48,9 @@ export class DashboardBodyLimit implements OnModuleInit {
       return path.endsWith(prefix) || path.includes(`${prefix}/`);
     };
     app.use((request, response, next) => {
-      if (!ours(request.originalUrl ?? request.url)) return next();
+      const url = request.originalUrl ?? request.url;
+      if (!ours(url)) return next();
+      if (!decodable(url)) return response.status(400).json(INVALID_ENCODING);
       parse(request, response, (error) => {
         if (!error) return next();
         const tooLarge = error.status === 413;
@@ -58,5 +63,14 @@ export class DashboardBodyLimit implements OnModuleInit {
     // Move it from the end of the stack to the front, ahead of the global parsers.
     const stack = (app.router ?? app._router)?.stack;
     if (stack) stack.unshift(stack.pop());
+  }
+}
+
+function decodable(url: string): boolean {
+  try {
+    decodeURIComponent(url);
+    return true;
+  } catch {
+    return false;
   }
 }
