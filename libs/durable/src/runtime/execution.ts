@@ -43,12 +43,11 @@ export interface ResolvedStepOptions extends StepOptions {
  * that never settles: no catch or finally of the workflow's code runs for a pause.
  */
 export class Execution {
-  readonly outcome: Promise<ExecutionOutcome>;
+  private readonly outcome: Promise<ExecutionOutcome>;
   private settle!: (outcome: ExecutionOutcome) => void;
   private active = true;
   private readonly keyCounts = new Map<string, number>();
   private readonly inflight = new Set<Promise<unknown>>();
-  private readonly lost: Promise<void>;
 
   constructor(
     readonly run: ClaimedRun,
@@ -58,8 +57,6 @@ export class Execution {
     readonly lease: Lease,
   ) {
     this.outcome = new Promise((resolve) => (this.settle = resolve));
-    this.lost = new Promise((resolve) => lease.onLost(resolve));
-    lease.onLost(() => this.end({ type: 'lost' }));
   }
 
   get runId(): string {
@@ -70,20 +67,32 @@ export class Execution {
     return this.active;
   }
 
-  /** Runs `run(input, ctx)` and settles `outcome` with its result, unless a suspension came first. */
-  start(input: unknown, ctx: unknown): void {
-    const scope = { execution: this, inStep: false };
-    runScope
-      .run(scope, () => Promise.resolve().then(() => this.workflow.instance.run(input, ctx as never)))
-      .then(
-        (output) => this.end({ type: 'completed', output }),
-        (error) => this.end({ type: 'failed', error }),
-      );
-  }
-
-  /** Steps still running when the execution ended finish and checkpoint before the run parks (unless the lease is lost). */
-  async settleInflight(): Promise<void> {
-    while (this.inflight.size && !this.lease.lost) await Promise.race([Promise.allSettled([...this.inflight]), this.lost]);
+  /**
+   * Runs `run(input, ctx)` to its outcome (its result, or a suspension or the lease's loss if one came
+   * first); steps still running then finish and checkpoint before the run parks, unless the lease is
+   * lost. Listens on the lease only meanwhile: a lease held through many executions (wakes in-process,
+   * parks that lost a race) keeps none of the ended ones.
+   */
+  async execute(input: unknown, ctx: unknown): Promise<ExecutionOutcome> {
+    let signalLost!: () => void;
+    const lost = new Promise<void>((resolve) => (signalLost = resolve));
+    const unsubscribe = this.lease.onLost(() => {
+      signalLost();
+      this.end({ type: 'lost' });
+    });
+    try {
+      runScope
+        .run({ execution: this, inStep: false }, () => Promise.resolve().then(() => this.workflow.instance.run(input, ctx as never)))
+        .then(
+          (output) => this.end({ type: 'completed', output }),
+          (error) => this.end({ type: 'failed', error }),
+        );
+      const outcome = await this.outcome;
+      while (this.inflight.size && !this.lease.lost) await Promise.race([Promise.allSettled([...this.inflight]), lost]);
+      return outcome;
+    } finally {
+      unsubscribe();
+    }
   }
 
   /** The checkpoint key of this call: `name` the first time in this execution, then `name#2`, `name#3`… */
