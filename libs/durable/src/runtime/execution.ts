@@ -126,10 +126,18 @@ export class Execution {
   /** The memoized call of a step: its stored outcome when journaled, else runs it and checkpoints it. */
   async step<T>(name: string, fn: () => T | Promise<T>, options: ResolvedStepOptions, args: readonly unknown[]): Promise<T> {
     if (!this.active) return never();
-    const key = options.key ? `${name}:${options.key(...args)}` : this.keyFor(name);
+    return this.stepAt(name, options.key ? `${name}:${options.key(...args)}` : this.keyFor(name), fn, options);
+  }
+
+  /**
+   * A step under the checkpoint key given. Its metrics and span are labelled by `name`, never by the
+   * key: keys grow with repeats, keys and messages, and every label value is a series of its own.
+   */
+  async stepAt<T>(name: string, key: string, fn: () => T | Promise<T>, options: ResolvedStepOptions): Promise<T> {
+    if (!this.active) return never();
     const stored = this.journal.steps.get(key);
     if (stored) return this.replay<T>(key, stored, options);
-    return this.track(this.runFresh<T>(key, fn, options));
+    return this.track(this.runFresh<T>(name, key, fn, options));
   }
 
   /** Writes a checkpoint and records it in the journal; returns the winner's row when another writer was first. */
@@ -156,10 +164,10 @@ export class Execution {
     return value;
   }
 
-  private async runFresh<T>(key: string, fn: () => T | Promise<T>, options: ResolvedStepOptions): Promise<T> {
+  private async runFresh<T>(name: string, key: string, fn: () => T | Promise<T>, options: ResolvedStepOptions): Promise<T> {
     const startedAt = new Date();
     const { tracing, metrics } = this.deps.telemetry;
-    const span = tracing.start(`durable.step ${key}`, { 'durable.run_id': this.runId, 'durable.workflow': this.workflow.name, 'durable.step': key, 'durable.attempt': this.run.attempt });
+    const span = tracing.start(`durable.step ${name}`, { 'durable.run_id': this.runId, 'durable.workflow': this.workflow.name, 'durable.step': key, 'durable.attempt': this.run.attempt });
     let step: StoredStep;
     let value: T | undefined;
     let failure: unknown;
@@ -168,7 +176,7 @@ export class Execution {
       step = { outcome: 'ok', result: serialize(value, `The result of step "${key}"`), error: null };
     } catch (error) {
       span.fail(error);
-      metrics?.stepDuration.observe({ workflow: this.workflow.name, step: key, outcome: 'error' }, (Date.now() - startedAt.getTime()) / 1_000);
+      metrics?.stepDuration.observe({ workflow: this.workflow.name, step: name, outcome: 'error' }, (Date.now() - startedAt.getTime()) / 1_000);
       if (!isNonRetryable(error)) {
         span.end();
         throw error; // not stored: the step runs again on the next attempt
@@ -176,7 +184,7 @@ export class Execution {
       failure = error;
       step = { outcome: 'error', result: null, error: errorInfo(error) };
     }
-    if (failure === undefined) metrics?.stepDuration.observe({ workflow: this.workflow.name, step: key, outcome: 'ok' }, (Date.now() - startedAt.getTime()) / 1_000);
+    if (failure === undefined) metrics?.stepDuration.observe({ workflow: this.workflow.name, step: name, outcome: 'ok' }, (Date.now() - startedAt.getTime()) / 1_000);
     span.end();
     const kept = await this.checkpoint(key, 'step', step, startedAt);
     if (kept !== step) return this.replay<T>(key, kept, options);

@@ -46,7 +46,7 @@ export async function consume<T>(
   if (closed) return execution.replay<ChannelMessage<T>>(closedKey, closed);
   for (;;) {
     const message = await receive(execution, ref);
-    await execution.step(closedKey, () => handle(message), { key: () => message.key }, []);
+    await execution.stepAt(`consume:${channel}`, `${closedKey}:${message.key}`, () => handle(message), {});
     if (until(message)) {
       await execution.checkpoint(closedKey, 'step', { outcome: 'ok', result: serialize(message, `The closing message of channel "${channel}"`), error: null }, null);
       await ack(execution, ref, message.key);
