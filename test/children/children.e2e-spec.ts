@@ -14,6 +14,17 @@ class Counter {
   }
 }
 
+/** Code to run once in a run's execution, just before it spawns: here a takeover moves the lease token. */
+@Injectable()
+class Interference {
+  readonly once = new Map<string, () => Promise<unknown>>();
+  async strike(runId: string): Promise<void> {
+    const act = this.once.get(runId);
+    this.once.delete(runId);
+    await act?.();
+  }
+}
+
 @Workflow('double')
 class Double implements DurableWorkflow<number, number> {
   async run(input: number, ctx: WorkflowContext) {
@@ -87,6 +98,17 @@ class WaitsOnChild implements DurableWorkflow<null, string> {
   }
 }
 
+@Workflow('spawns-late')
+class SpawnsLate implements DurableWorkflow<number, number> {
+  constructor(private readonly interference: Interference) {}
+  async run(input: number, ctx: WorkflowContext) {
+    const ready = await ctx.step('prepare', () => input);
+    await this.interference.strike(ctx.runId); // not a step: nothing journaled between the token's move and the spawn
+    const child = await ctx.startChild(Double, ready, { step: 'late' });
+    return child.result();
+  }
+}
+
 @Workflow('two-waiting-children')
 class TwoWaitingChildren implements DurableWorkflow<null, unknown> {
   async run(_: null, ctx: WorkflowContext) {
@@ -104,7 +126,7 @@ describe('child workflows', () => {
   beforeAll(async () => {
     t = await startApp({
       schema,
-      providers: [Counter, Double, Doomed, AwaitSignalChild, Reattach, Catches, Propagates, FanOut, WaitsOnChild, TwoWaitingChildren],
+      providers: [Counter, Interference, SpawnsLate, Double, Doomed, AwaitSignalChild, Reattach, Catches, Propagates, FanOut, WaitsOnChild, TwoWaitingChildren],
       options: { leaseMs: 1_000, inlineWaitMs: 200, sweeper: { intervalMs: 100 } },
     });
   });
@@ -136,6 +158,19 @@ describe('child workflows', () => {
     await expect(handle.result({ timeout: '10s' })).rejects.toMatchObject({ error: { name: 'ChildWorkflowFailedError' } });
     const [memo] = await db.query(`SELECT kind, outcome, error FROM durable.steps WHERE run_id = $1 AND key = 'child-result:fails'`, [handle.runId]);
     expect(memo).toMatchObject({ kind: 'child-result', outcome: 'error', error: { childStatus: 'failed', childError: { message: 'no' } } });
+  });
+
+  it('a parent whose lease token moved (taken over) inserts no child: the child is inserted by the execution that took it over', async () => {
+    const runId = `spawns-late-${Date.now()}`;
+    t.get(Interference).once.set(runId, () => db.query(`UPDATE durable.runs SET lease_token = lease_token + 1 WHERE id = $1`, [runId]));
+    const handle = await t.client.start(SpawnsLate, 21, { runId });
+    expect(await handle.result({ timeout: '10s' })).toBe(42);
+    const events = await db.query(`SELECT run_id, event FROM durable.history WHERE run_id IN ($1, $2) AND event IN ('lease-taken-over', 'started') ORDER BY id`, [runId, `${runId}/late`]);
+    expect(events).toEqual([
+      { run_id: runId, event: 'started' },
+      { run_id: runId, event: 'lease-taken-over' },
+      { run_id: `${runId}/late`, event: 'started' },
+    ]);
   });
 
   it('fans out to 100 children and fans in with all()', async () => {

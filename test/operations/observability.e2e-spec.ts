@@ -130,7 +130,7 @@ describe('observability: spans, metrics and health', () => {
     for (let i = 1; i <= items.length; i++) await t.signals.send(handle.runId, 'events', `m${i}`, i);
     expect(await handle.result({ timeout: '10s' })).toBe(items.length);
     const { values } = await registry.getSingleMetric('durable_step_duration_seconds')!.get();
-    const series = values.filter((v) => v.metricName === 'durable_step_duration_seconds_count' && v.labels.workflow === 'metered');
+    const series = (values as Array<{ value: number; labels: Record<string, unknown>; metricName?: string }>).filter((v) => v.metricName === 'durable_step_duration_seconds_count' && v.labels.workflow === 'metered');
     expect(series.map((v) => [v.labels.step, v.value]).sort()).toEqual([['charge', 4], ['consume:events', 4], ['item', 4]]);
   });
 

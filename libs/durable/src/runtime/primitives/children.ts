@@ -19,7 +19,8 @@ export async function startChild<I, O>(execution: Execution, ref: WorkflowRef<I,
   const childId = `${execution.runId}/${step}`;
   if (!execution.journal.steps.has(key)) {
     const workflow = execution.deps.registry.resolve(ref as WorkflowRef<unknown, unknown>);
-    await execution.deps.children.startChild({ parentId: execution.runId, step, childId, workflow, input });
+    const started = await execution.deps.children.startChild({ parentId: execution.runId, parentToken: execution.lease.token, step, childId, workflow, input });
+    if (!started) return execution.lose();
     await execution.checkpoint(key, 'child', { outcome: 'ok', result: serialize({ runId: childId, workflow: workflow.name }, 'a child spawn'), error: null }, null);
   }
   return new ExecutionChildHandle<O>(execution, childId, step);
