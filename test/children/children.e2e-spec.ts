@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import {
   ChildWorkflowFailedError, DurableWorkflow, NonRetryableError, Workflow, WorkflowContext,
 } from 'nestjs-durable';
+import { JournalRepository, StoredChild } from 'nestjs-durable/persistence/journal.repository';
+import { Journal } from 'nestjs-durable/runtime/journal';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 @Injectable()
@@ -90,6 +92,15 @@ class FanOut implements DurableWorkflow<number, number> {
   }
 }
 
+@Workflow('fan-in-on-signals')
+class FanInOnSignals implements DurableWorkflow<number, string[]> {
+  async run(n: number, ctx: WorkflowContext) {
+    const handles = [];
+    for (let i = 0; i < n; i++) handles.push(await ctx.startChild(AwaitSignalChild, null, { step: `approval-${i}` }));
+    return ctx.all(handles);
+  }
+}
+
 @Workflow('waits-on-child')
 class WaitsOnChild implements DurableWorkflow<null, string> {
   async run(_: null, ctx: WorkflowContext) {
@@ -126,7 +137,7 @@ describe('child workflows', () => {
   beforeAll(async () => {
     t = await startApp({
       schema,
-      providers: [Counter, Interference, SpawnsLate, Double, Doomed, AwaitSignalChild, Reattach, Catches, Propagates, FanOut, WaitsOnChild, TwoWaitingChildren],
+      providers: [Counter, Interference, SpawnsLate, FanInOnSignals, Double, Doomed, AwaitSignalChild, Reattach, Catches, Propagates, FanOut, WaitsOnChild, TwoWaitingChildren],
       options: { leaseMs: 1_000, inlineWaitMs: 200, sweeper: { intervalMs: 100 } },
     });
   });
@@ -179,6 +190,45 @@ describe('child workflows', () => {
     expect(await handle.result({ timeout: '30s' })).toBe(9_900);
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(await db.count('runs', `parent_id = $1 AND status = 'completed'`, [handle.runId])).toBe(100);
+  });
+
+  it('a fan-in reads each child\'s row about once, not once per sibling\'s end: rows read grow linearly with the children', async () => {
+    /** Child rows of `parent` read while `work` runs: in-process refreshes, and journals loaded (by claims, deliveries, re-executions). */
+    const childRowsRead = async (parent: () => string, work: () => Promise<unknown>) => {
+      let rows = 0;
+      const count = (children: StoredChild[]) => (rows += children.filter((c) => c.id.startsWith(`${parent()}/`)).length);
+      const readChildren = JournalRepository.prototype.readChildren;
+      const from = jest.spyOn(Journal, 'from');
+      const read = jest.spyOn(JournalRepository.prototype, 'readChildren').mockImplementation(async function (this: JournalRepository, ...args) {
+        const children = await readChildren.apply(this, args);
+        count(children);
+        return children;
+      });
+      try {
+        await work();
+      } finally {
+        read.mockRestore();
+        for (const [loaded] of from.mock.calls) count(loaded.children);
+        from.mockRestore();
+      }
+      return rows;
+    };
+    // The children end one at a time, each waking the parent once: n wakes of a parent awaiting them all.
+    for (const n of [10, 40]) {
+      let runId = '';
+      const rows = await childRowsRead(() => runId, async () => {
+        const handle = await t.client.start(FanInOnSignals, n);
+        runId = handle.runId;
+        await eventually(async () => (await db.count('runs', `parent_id = $1 AND status = 'waiting'`, [runId])) === n, 'the children to wait');
+        for (let i = 0; i < n; i++) {
+          await t.signals.signal(`${runId}/approval-${i}`, 'go', `yes ${i}`);
+          await eventually(async () => (await db.count('steps', `run_id = $1 AND kind = 'child-result'`, [runId])) === i + 1, `the parent to take child ${i}'s result`);
+        }
+        expect(await handle.result({ timeout: '10s' })).toEqual(Array.from({ length: n }, (_, i) => `child got yes ${i}`));
+      });
+      expect(rows).toBeGreaterThanOrEqual(n);
+      expect(rows).toBeLessThanOrEqual(2 * n);
+    }
   });
 
   it('a parent waiting on a child that waits for a signal parks (reason child) past its lease without using a retry, and wakes when the child ends', async () => {
