@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import {
   ChildWorkflowFailedError, DurableWorkflow, NonRetryableError, Workflow, WorkflowContext,
 } from 'nestjs-durable';
+import { JournalRepository, StoredChild } from 'nestjs-durable/persistence/journal.repository';
+import { Journal } from 'nestjs-durable/runtime/journal';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 @Injectable()
@@ -11,6 +13,17 @@ class Counter {
     const n = (this.counts.get(name) ?? 0) + 1;
     this.counts.set(name, n);
     return n;
+  }
+}
+
+/** Code to run once in a run's execution, just before it spawns: here a takeover moves the lease token. */
+@Injectable()
+class Interference {
+  readonly once = new Map<string, () => Promise<unknown>>();
+  async strike(runId: string): Promise<void> {
+    const act = this.once.get(runId);
+    this.once.delete(runId);
+    await act?.();
   }
 }
 
@@ -79,11 +92,31 @@ class FanOut implements DurableWorkflow<number, number> {
   }
 }
 
+@Workflow('fan-in-on-signals')
+class FanInOnSignals implements DurableWorkflow<number, string[]> {
+  async run(n: number, ctx: WorkflowContext) {
+    const handles = [];
+    for (let i = 0; i < n; i++) handles.push(await ctx.startChild(AwaitSignalChild, null, { step: `approval-${i}` }));
+    return ctx.all(handles);
+  }
+}
+
 @Workflow('waits-on-child')
 class WaitsOnChild implements DurableWorkflow<null, string> {
   async run(_: null, ctx: WorkflowContext) {
     const child = await ctx.startChild(AwaitSignalChild, null, { step: 'approval' });
     return `parent saw: ${await child.result()}`;
+  }
+}
+
+@Workflow('spawns-late')
+class SpawnsLate implements DurableWorkflow<number, number> {
+  constructor(private readonly interference: Interference) {}
+  async run(input: number, ctx: WorkflowContext) {
+    const ready = await ctx.step('prepare', () => input);
+    await this.interference.strike(ctx.runId); // not a step: nothing journaled between the token's move and the spawn
+    const child = await ctx.startChild(Double, ready, { step: 'late' });
+    return child.result();
   }
 }
 
@@ -104,7 +137,7 @@ describe('child workflows', () => {
   beforeAll(async () => {
     t = await startApp({
       schema,
-      providers: [Counter, Double, Doomed, AwaitSignalChild, Reattach, Catches, Propagates, FanOut, WaitsOnChild, TwoWaitingChildren],
+      providers: [Counter, Interference, SpawnsLate, FanInOnSignals, Double, Doomed, AwaitSignalChild, Reattach, Catches, Propagates, FanOut, WaitsOnChild, TwoWaitingChildren],
       options: { leaseMs: 1_000, inlineWaitMs: 200, sweeper: { intervalMs: 100 } },
     });
   });
@@ -138,12 +171,64 @@ describe('child workflows', () => {
     expect(memo).toMatchObject({ kind: 'child-result', outcome: 'error', error: { childStatus: 'failed', childError: { message: 'no' } } });
   });
 
+  it('a parent whose lease token moved (taken over) inserts no child: the child is inserted by the execution that took it over', async () => {
+    const runId = `spawns-late-${Date.now()}`;
+    t.get(Interference).once.set(runId, () => db.query(`UPDATE durable.runs SET lease_token = lease_token + 1 WHERE id = $1`, [runId]));
+    const handle = await t.client.start(SpawnsLate, 21, { runId });
+    expect(await handle.result({ timeout: '10s' })).toBe(42);
+    const events = await db.query(`SELECT run_id, event FROM durable.history WHERE run_id IN ($1, $2) AND event IN ('lease-taken-over', 'started') ORDER BY id`, [runId, `${runId}/late`]);
+    expect(events).toEqual([
+      { run_id: runId, event: 'started' },
+      { run_id: runId, event: 'lease-taken-over' },
+      { run_id: `${runId}/late`, event: 'started' },
+    ]);
+  });
+
   it('fans out to 100 children and fans in with all()', async () => {
     const started = Date.now();
     const handle = await t.client.start(FanOut, 100);
     expect(await handle.result({ timeout: '30s' })).toBe(9_900);
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(await db.count('runs', `parent_id = $1 AND status = 'completed'`, [handle.runId])).toBe(100);
+  });
+
+  it('a fan-in reads each child\'s row about once, not once per sibling\'s end: rows read grow linearly with the children', async () => {
+    /** Child rows of `parent` read while `work` runs: in-process refreshes, and journals loaded (by claims, deliveries, re-executions). */
+    const childRowsRead = async (parent: () => string, work: () => Promise<unknown>) => {
+      let rows = 0;
+      const count = (children: StoredChild[]) => (rows += children.filter((c) => c.id.startsWith(`${parent()}/`)).length);
+      const readChildren = JournalRepository.prototype.readChildren;
+      const from = jest.spyOn(Journal, 'from');
+      const read = jest.spyOn(JournalRepository.prototype, 'readChildren').mockImplementation(async function (this: JournalRepository, ...args) {
+        const children = await readChildren.apply(this, args);
+        count(children);
+        return children;
+      });
+      try {
+        await work();
+      } finally {
+        read.mockRestore();
+        for (const [loaded] of from.mock.calls) count(loaded.children);
+        from.mockRestore();
+      }
+      return rows;
+    };
+    // The children end one at a time, each waking the parent once: n wakes of a parent awaiting them all.
+    for (const n of [10, 40]) {
+      let runId = '';
+      const rows = await childRowsRead(() => runId, async () => {
+        const handle = await t.client.start(FanInOnSignals, n);
+        runId = handle.runId;
+        await eventually(async () => (await db.count('runs', `parent_id = $1 AND status = 'waiting'`, [runId])) === n, 'the children to wait');
+        for (let i = 0; i < n; i++) {
+          await t.signals.signal(`${runId}/approval-${i}`, 'go', `yes ${i}`);
+          await eventually(async () => (await db.count('steps', `run_id = $1 AND kind = 'child-result'`, [runId])) === i + 1, `the parent to take child ${i}'s result`);
+        }
+        expect(await handle.result({ timeout: '10s' })).toEqual(Array.from({ length: n }, (_, i) => `child got yes ${i}`));
+      });
+      expect(rows).toBeGreaterThanOrEqual(n);
+      expect(rows).toBeLessThanOrEqual(2 * n);
+    }
   });
 
   it('a parent waiting on a child that waits for a signal parks (reason child) past its lease without using a retry, and wakes when the child ends', async () => {

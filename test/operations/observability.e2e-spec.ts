@@ -28,6 +28,19 @@ class Napper implements DurableWorkflow<null, string> {
   }
 }
 
+/** Repeated names (`charge#2`), keyed steps (`item:<key>`) and a consumed channel (`consume:<channel>:<key>`). */
+@Workflow('metered', { retry: { maxAttempts: 1 } })
+class Metered implements DurableWorkflow<string[], number> {
+  async run(items: string[], ctx: WorkflowContext) {
+    for (const item of items) {
+      await ctx.step('charge', () => item);
+      await ctx.step('item', () => item, { key: () => item });
+    }
+    const last = await ctx.consume<number>('events', () => undefined, { until: (message) => message.payload === items.length });
+    return last.payload;
+  }
+}
+
 const exporter = new InMemorySpanExporter();
 
 describe('observability: spans, metrics and health', () => {
@@ -42,7 +55,7 @@ describe('observability: spans, metrics and health', () => {
     trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
     t = await startApp({
       schema,
-      providers: [Observed, Napper],
+      providers: [Observed, Napper, Metered],
       imports: [TerminusModule],
       options: { metrics: { registry }, inlineWaitMs: 100 },
     });
@@ -109,6 +122,16 @@ describe('observability: spans, metrics and health', () => {
     expect(await value('durable_runs_waiting', { reason: 'signal' })).toBeGreaterThanOrEqual(1);
     expect(await value('durable_wakes_overdue')).toBe(0);
     expect(await registry.metrics()).toContain('durable_claim_pass_duration_seconds_bucket');
+  });
+
+  it('the step histogram has one series per step name and outcome, whatever the repeats, keys and messages', async () => {
+    const items = ['a', 'b', 'c', 'd'];
+    const handle = await t.client.start(Metered, items);
+    for (let i = 1; i <= items.length; i++) await t.signals.send(handle.runId, 'events', `m${i}`, i);
+    expect(await handle.result({ timeout: '10s' })).toBe(items.length);
+    const { values } = await registry.getSingleMetric('durable_step_duration_seconds')!.get();
+    const series = (values as Array<{ value: number; labels: Record<string, unknown>; metricName?: string }>).filter((v) => v.metricName === 'durable_step_duration_seconds_count' && v.labels.workflow === 'metered');
+    expect(series.map((v) => [v.labels.step, v.value]).sort()).toEqual([['charge', 4], ['consume:events', 4], ['item', 4]]);
   });
 
   it('health is up; killing the LISTEN connection takes it down until the listener reconnects', async () => {

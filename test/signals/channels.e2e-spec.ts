@@ -53,6 +53,20 @@ class ConsumeThenNap implements DurableWorkflow<null, unknown> {
   }
 }
 
+/** consume(), then a plain receive on the same channel: it must get the message after the closing one. */
+@Workflow('consume-then-receive', { channels: [Events] })
+class ConsumeThenReceive implements DurableWorkflow<null, unknown> {
+  constructor(private readonly ledger: Ledger) {}
+  async run(_: null, ctx: WorkflowContext) {
+    const closing = await ctx.consume(Events, (message) => {
+      this.ledger.handled.push(`${ctx.runId}:${message.key}`);
+    }, { until: (message) => message.payload.type === 'done' });
+    const next = await ctx.receive(Events);
+    await ctx.ack(Events, next.key);
+    return [closing.key, next.key];
+  }
+}
+
 /** Reads one message from `a` and one from `ab`. */
 @Workflow('boundaries')
 class Boundaries implements DurableWorkflow<null, unknown> {
@@ -70,7 +84,7 @@ describe('channels: ordered, deduplicated, consumed exactly once', () => {
   let ledger: Ledger;
 
   beforeAll(async () => {
-    t = await startApp({ schema, providers: [Ledger, Consumer, Boundaries, ConsumeThenNap] });
+    t = await startApp({ schema, providers: [Ledger, Consumer, Boundaries, ConsumeThenNap, ConsumeThenReceive] });
     ledger = t.get(Ledger);
   });
   afterAll(async () => {
@@ -127,6 +141,19 @@ describe('channels: ordered, deduplicated, consumed exactly once', () => {
     expect(await db.count('messages', 'run_id = $1 AND acked_at IS NULL', [handle.runId])).toBe(0);
     const parks = await db.query(`SELECT detail->>'kind' AS kind FROM durable.history WHERE run_id = $1 AND event = 'parked' ORDER BY id`, [handle.runId]);
     expect(parks.map((p) => p.kind).pop()).toBe('sleep'); // after the sleep it completed without parking on the channel
+  });
+
+  it('a crash between consume()\'s closing checkpoint and its ack: the re-execution acks the closing message, and a later receive never gets it again', async () => {
+    const handle = await t.client.start(ConsumeThenReceive, null);
+    await t.signals.send(handle.runId, Events, 'c1', { type: 'item', value: 1 });
+    await t.signals.send(handle.runId, Events, 'fin', { type: 'done' });
+    await eventually(async () => (await t.client.getRun(handle.runId)).waiting?.kind === 'channel' && (await db.count('messages', `run_id = $1 AND acked_at IS NULL`, [handle.runId])) === 0, 'consume to close and the run to wait on receive');
+    // What the crash leaves: the closing checkpoint is written, the closing message is not acked.
+    await db.query(`UPDATE durable.messages SET acked_at = NULL WHERE run_id = $1 AND key = 'fin'`, [handle.runId]);
+    await t.signals.send(handle.runId, Events, 'after', { type: 'item', value: 2 });
+    expect(await handle.result({ timeout: '10s' })).toEqual(['fin', 'after']);
+    expect(ledger.handled.filter((h) => h.startsWith(handle.runId))).toEqual([`${handle.runId}:c1`, `${handle.runId}:fin`]);
+    expect(await db.count('messages', 'run_id = $1 AND acked_at IS NULL', [handle.runId])).toBe(0);
   });
 
   it('channel "a" never sees the messages of channel "ab"', async () => {

@@ -21,6 +21,8 @@ export interface StartArgs {
   derivedId?: boolean;
   parentId?: string;
   parentStep?: string;
+  /** A child's parent's lease token: the child is inserted only while the parent holds it. */
+  parentToken?: string;
   manager?: EntityManager;
   actor: string;
 }
@@ -45,6 +47,20 @@ export class RunStarter implements ChildStarter, OnModuleInit {
   }
 
   async start(args: StartArgs): Promise<{ runId: string; created: boolean }> {
+    const { runId, created } = await this.insert(args);
+    return { runId, created };
+  }
+
+  async startChild(args: { parentId: string; parentToken: string; step: string; childId: string; workflow: RegisteredWorkflow; input: unknown }): Promise<boolean> {
+    const { parentLost } = await this.insert({
+      workflow: args.workflow, input: args.input, runId: args.childId, derivedId: true, parentId: args.parentId, parentStep: args.step,
+      parentToken: args.parentToken, actor: `run:${args.parentId}`,
+    });
+    return !parentLost;
+  }
+
+  /** Inserts the run; `parentLost` when a child's parent no longer holds the lease token given (nothing inserted). */
+  private async insert(args: StartArgs): Promise<{ runId: string; created: boolean; parentLost?: true }> {
     const runId = args.runId ?? randomUUID();
     if (typeof runId !== 'string' || runId.length === 0 || (runId.length > 200 && !args.derivedId) || !isStorableText(runId)) {
       throw new InvalidArgumentError(
@@ -58,12 +74,13 @@ export class RunStarter implements ChildStarter, OnModuleInit {
         this.runs.start(
           {
             id: runId, workflow: args.workflow.name, input, claimBy: claimBy ?? undefined, leaseMs: this.options.leaseMs, parentId: args.parentId,
-            parentStep: args.parentStep, actor: args.actor, traceContext: this.telemetry.tracing.captureContext(),
+            parentStep: args.parentStep, parentToken: args.parentToken, actor: args.actor, traceContext: this.telemetry.tracing.captureContext(),
           },
           args.manager,
         ),
-      (result) => (result && result !== 'pending' ? result : undefined),
+      (result) => (typeof result === 'object' && result !== null ? result : undefined),
     );
+    if (started === 'parent-lost') return { runId, created: false, parentLost: true };
     if (started === null) {
       const existing = (await this.runs.brief(runId))?.workflow;
       if (existing !== undefined && existing !== args.workflow.name) throw new RunConflictError(runId, existing, args.workflow.name);
@@ -72,11 +89,5 @@ export class RunStarter implements ChildStarter, OnModuleInit {
     this.telemetry.metrics?.started.inc({ workflow: args.workflow.name });
     if (started === 'pending' && !args.manager) this.worker.nudge();
     return { runId, created: true };
-  }
-
-  async startChild(args: { parentId: string; step: string; childId: string; workflow: RegisteredWorkflow; input: unknown }): Promise<void> {
-    await this.start({
-      workflow: args.workflow, input: args.input, runId: args.childId, derivedId: true, parentId: args.parentId, parentStep: args.step, actor: `run:${args.parentId}`,
-    });
   }
 }

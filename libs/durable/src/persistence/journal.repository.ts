@@ -1,7 +1,7 @@
 import type { ErrorInfo } from '../interfaces';
 import { DurableDatabase } from './durable-database';
 import { checkpointConflictSql, checkpointSql, timerSql } from './sql/checkpoint.sql';
-import { loadJournalSql } from './sql/load-journal.sql';
+import { FINISHED, loadJournalSql } from './sql/load-journal.sql';
 import { ackMessageSql } from './sql/send-message.sql';
 import { retryTransient } from './transient-retry';
 
@@ -105,9 +105,12 @@ export class JournalRepository {
     return rows.length ? rows[0].payload : undefined;
   }
 
-  /** The run's children as they are now (for a parent waiting on them in-process). */
-  async readChildren(runId: string): Promise<StoredChild[]> {
-    return this.db.query<StoredChild>(`SELECT id, status, output, error FROM ${this.db.tables.runs} WHERE parent_id = $1`, [runId]);
+  /** Those of the run's children `ids` that have ended, with their outcomes (for a parent awaiting them). */
+  async readChildren(runId: string, ids: string[]): Promise<StoredChild[]> {
+    return this.db.query<StoredChild>(
+      `SELECT id, status, output, error FROM ${this.db.tables.runs} WHERE parent_id = $1 AND id = ANY($2::text[]) AND status IN ${FINISHED}`,
+      [runId, ids],
+    );
   }
 
   /** False when the lease is gone. */

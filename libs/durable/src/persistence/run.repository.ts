@@ -64,6 +64,8 @@ export interface StartRunArgs {
   leaseMs: number;
   parentId?: string;
   parentStep?: string;
+  /** A child's parent's lease token: the child is inserted only while the parent holds it. */
+  parentToken?: string;
   actor: string;
   traceContext: string | null;
 }
@@ -92,16 +94,19 @@ export class RunRepository {
     };
   }
 
-  /** Inserts the run; returns it claimed when `claimBy` is set and it is new, or `null` when the id exists. */
-  async start(args: StartRunArgs, manager?: EntityManager): Promise<ClaimedRun | 'pending' | null> {
-    const rows = await this.db.query<{ id: string; lease_token: string; wake_seq: string; attempt: number }>(
+  /**
+   * Inserts the run; returns it claimed when `claimBy` is set and it is new, `null` when the id exists,
+   * or 'parent-lost' (nothing inserted) when `parentToken` is no longer the parent's.
+   */
+  async start(args: StartRunArgs, manager?: EntityManager): Promise<ClaimedRun | 'pending' | 'parent-lost' | null> {
+    const [row] = await this.db.query<{ admitted: boolean; id: string | null; lease_token: string; wake_seq: string; attempt: number }>(
       this.sql.start,
       [args.id, args.workflow, args.claimBy ? 'running' : 'pending', args.input, args.claimBy ?? null, args.leaseMs,
-        args.parentId ?? null, args.parentStep ?? null, args.actor, this.sql.channel, args.traceContext],
+        args.parentId ?? null, args.parentStep ?? null, args.actor, this.sql.channel, args.traceContext, args.parentToken ?? null],
       manager,
     );
-    const row = rows[0];
-    if (!row) return null;
+    if (!row.admitted) return 'parent-lost';
+    if (row.id === null) return null;
     if (!args.claimBy) return 'pending';
     return {
       id: row.id, workflow: args.workflow, input: args.input, attempt: row.attempt, attemptBase: 0, leaseToken: row.lease_token,

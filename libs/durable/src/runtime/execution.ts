@@ -43,12 +43,11 @@ export interface ResolvedStepOptions extends StepOptions {
  * that never settles: no catch or finally of the workflow's code runs for a pause.
  */
 export class Execution {
-  readonly outcome: Promise<ExecutionOutcome>;
+  private readonly outcome: Promise<ExecutionOutcome>;
   private settle!: (outcome: ExecutionOutcome) => void;
   private active = true;
   private readonly keyCounts = new Map<string, number>();
   private readonly inflight = new Set<Promise<unknown>>();
-  private readonly lost: Promise<void>;
 
   constructor(
     readonly run: ClaimedRun,
@@ -58,8 +57,6 @@ export class Execution {
     readonly lease: Lease,
   ) {
     this.outcome = new Promise((resolve) => (this.settle = resolve));
-    this.lost = new Promise((resolve) => lease.onLost(resolve));
-    lease.onLost(() => this.end({ type: 'lost' }));
   }
 
   get runId(): string {
@@ -70,20 +67,32 @@ export class Execution {
     return this.active;
   }
 
-  /** Runs `run(input, ctx)` and settles `outcome` with its result, unless a suspension came first. */
-  start(input: unknown, ctx: unknown): void {
-    const scope = { execution: this, inStep: false };
-    runScope
-      .run(scope, () => Promise.resolve().then(() => this.workflow.instance.run(input, ctx as never)))
-      .then(
-        (output) => this.end({ type: 'completed', output }),
-        (error) => this.end({ type: 'failed', error }),
-      );
-  }
-
-  /** Steps still running when the execution ended finish and checkpoint before the run parks (unless the lease is lost). */
-  async settleInflight(): Promise<void> {
-    while (this.inflight.size && !this.lease.lost) await Promise.race([Promise.allSettled([...this.inflight]), this.lost]);
+  /**
+   * Runs `run(input, ctx)` to its outcome (its result, or a suspension or the lease's loss if one came
+   * first); steps still running then finish and checkpoint before the run parks, unless the lease is
+   * lost. Listens on the lease only meanwhile: a lease held through many executions (wakes in-process,
+   * parks that lost a race) keeps none of the ended ones.
+   */
+  async execute(input: unknown, ctx: unknown): Promise<ExecutionOutcome> {
+    let signalLost!: () => void;
+    const lost = new Promise<void>((resolve) => (signalLost = resolve));
+    const unsubscribe = this.lease.onLost(() => {
+      signalLost();
+      this.end({ type: 'lost' });
+    });
+    try {
+      runScope
+        .run({ execution: this, inStep: false }, () => Promise.resolve().then(() => this.workflow.instance.run(input, ctx as never)))
+        .then(
+          (output) => this.end({ type: 'completed', output }),
+          (error) => this.end({ type: 'failed', error }),
+        );
+      const outcome = await this.outcome;
+      while (this.inflight.size && !this.lease.lost) await Promise.race([Promise.allSettled([...this.inflight]), lost]);
+      return outcome;
+    } finally {
+      unsubscribe();
+    }
   }
 
   /** The checkpoint key of this call: `name` the first time in this execution, then `name#2`, `name#3`… */
@@ -117,10 +126,18 @@ export class Execution {
   /** The memoized call of a step: its stored outcome when journaled, else runs it and checkpoints it. */
   async step<T>(name: string, fn: () => T | Promise<T>, options: ResolvedStepOptions, args: readonly unknown[]): Promise<T> {
     if (!this.active) return never();
-    const key = options.key ? `${name}:${options.key(...args)}` : this.keyFor(name);
+    return this.stepAt(name, options.key ? `${name}:${options.key(...args)}` : this.keyFor(name), fn, options);
+  }
+
+  /**
+   * A step under the checkpoint key given. Its metrics and span are labelled by `name`, never by the
+   * key: keys grow with repeats, keys and messages, and every label value is a series of its own.
+   */
+  async stepAt<T>(name: string, key: string, fn: () => T | Promise<T>, options: ResolvedStepOptions): Promise<T> {
+    if (!this.active) return never();
     const stored = this.journal.steps.get(key);
     if (stored) return this.replay<T>(key, stored, options);
-    return this.track(this.runFresh<T>(key, fn, options));
+    return this.track(this.runFresh<T>(name, key, fn, options));
   }
 
   /** Writes a checkpoint and records it in the journal; returns the winner's row when another writer was first. */
@@ -147,10 +164,10 @@ export class Execution {
     return value;
   }
 
-  private async runFresh<T>(key: string, fn: () => T | Promise<T>, options: ResolvedStepOptions): Promise<T> {
+  private async runFresh<T>(name: string, key: string, fn: () => T | Promise<T>, options: ResolvedStepOptions): Promise<T> {
     const startedAt = new Date();
     const { tracing, metrics } = this.deps.telemetry;
-    const span = tracing.start(`durable.step ${key}`, { 'durable.run_id': this.runId, 'durable.workflow': this.workflow.name, 'durable.step': key, 'durable.attempt': this.run.attempt });
+    const span = tracing.start(`durable.step ${name}`, { 'durable.run_id': this.runId, 'durable.workflow': this.workflow.name, 'durable.step': key, 'durable.attempt': this.run.attempt });
     let step: StoredStep;
     let value: T | undefined;
     let failure: unknown;
@@ -159,7 +176,7 @@ export class Execution {
       step = { outcome: 'ok', result: serialize(value, `The result of step "${key}"`), error: null };
     } catch (error) {
       span.fail(error);
-      metrics?.stepDuration.observe({ workflow: this.workflow.name, step: key, outcome: 'error' }, (Date.now() - startedAt.getTime()) / 1_000);
+      metrics?.stepDuration.observe({ workflow: this.workflow.name, step: name, outcome: 'error' }, (Date.now() - startedAt.getTime()) / 1_000);
       if (!isNonRetryable(error)) {
         span.end();
         throw error; // not stored: the step runs again on the next attempt
@@ -167,7 +184,7 @@ export class Execution {
       failure = error;
       step = { outcome: 'error', result: null, error: errorInfo(error) };
     }
-    if (failure === undefined) metrics?.stepDuration.observe({ workflow: this.workflow.name, step: key, outcome: 'ok' }, (Date.now() - startedAt.getTime()) / 1_000);
+    if (failure === undefined) metrics?.stepDuration.observe({ workflow: this.workflow.name, step: name, outcome: 'ok' }, (Date.now() - startedAt.getTime()) / 1_000);
     span.end();
     const kept = await this.checkpoint(key, 'step', step, startedAt);
     if (kept !== step) return this.replay<T>(key, kept, options);

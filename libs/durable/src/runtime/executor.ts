@@ -74,9 +74,7 @@ export class Executor {
     for (;;) {
       if (lease.lost) return;
       const execution = new Execution(run, workflow, journal, deps, lease);
-      execution.start(input, new DurableWorkflowContext(execution));
-      const outcome = await execution.outcome;
-      await execution.settleInflight();
+      const outcome = await execution.execute(input, new DurableWorkflowContext(execution));
       if (lease.lost) return;
       span.set({ 'durable.outcome': outcome.type });
       switch (outcome.type) {

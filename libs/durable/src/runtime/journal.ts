@@ -6,6 +6,7 @@ export class Journal {
   readonly signals = new Map<string, string | null>();
   /** Un-acked messages per channel, oldest first. */
   readonly messages = new Map<string, StoredMessage[]>();
+  /** Children known to have ended, with their outcomes (the load brings the one the run parked on; result() reads others). */
   readonly children = new Map<string, StoredChild>();
 
   private constructor(

@@ -16,9 +16,19 @@ export class Lease {
     return this.lostFlag;
   }
 
-  onLost(listener: () => void): void {
+  /** How many listeners wait on this lease (one per live execution holding it). */
+  get listenerCount(): number {
+    return this.listeners.size;
+  }
+
+  /**
+   * Calls `listener` when the lease is lost (at once if it is already). Returns the unsubscribe: an
+   * execution that ends calls it, so a lease held through many executions keeps none of the ended ones.
+   */
+  onLost(listener: () => void): () => void {
     if (this.lostFlag) listener();
     else this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   markLost(): void {

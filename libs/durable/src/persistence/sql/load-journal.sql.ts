@@ -2,8 +2,11 @@ import type { Tables } from '../tables';
 
 /**
  * The journal of the run whose id is `id` (an SQL expression), as select-list columns: checkpoints,
- * signals, un-acked messages in order, children, the run's wake_seq and the database clock. All are
- * read in the statement's one snapshot, so wake_seq matches what was read (the park condition).
+ * signals, un-acked messages in order, the run's wake_seq and the database clock. All are read in the
+ * statement's one snapshot, so wake_seq matches what was read (the park condition). Of the children,
+ * only the one the run parked on, once it has ended and before its result is journaled: a fan-in's
+ * wakes would otherwise read every sibling and its output each time (n² for n children); the others
+ * a parent awaits are read on demand (readChildren).
  */
 export const journalColumnsSql = (t: Tables, id: string) => `
   now() AS db_now,
@@ -14,8 +17,13 @@ export const journalColumnsSql = (t: Tables, id: string) => `
      FROM ${t.signals} WHERE run_id = ${id}) AS signals,
   (SELECT COALESCE(json_agg(json_build_object('channel', channel, 'key', key, 'seq', seq, 'payload', payload, 'sentAt', sent_at) ORDER BY seq), '[]')
      FROM ${t.messages} WHERE run_id = ${id} AND acked_at IS NULL) AS messages,
-  (SELECT COALESCE(json_agg(json_build_object('id', id, 'status', status, 'output', output, 'error', error)), '[]')
-     FROM ${t.runs} WHERE parent_id = ${id}) AS children`;
+  (SELECT COALESCE(json_agg(json_build_object('id', c.id, 'status', c.status, 'output', c.output, 'error', c.error)), '[]')
+     FROM ${t.runs} p JOIN ${t.runs} c ON c.id = p.wait->>'childRunId' AND c.parent_id = p.id
+     WHERE p.id = ${id} AND p.wait_kind = 'child' AND c.status IN ${FINISHED}
+       AND NOT EXISTS (SELECT 1 FROM ${t.steps} s WHERE s.run_id = p.id AND s.key = 'child-result:' || c.parent_step)) AS children`;
+
+/** The statuses of a run that has ended. */
+export const FINISHED = `('completed', 'failed', 'cancelled')`;
 
 /** Everything an execution reads, in one round trip whatever its size, with the run's lease token. $1 run. */
 export const loadJournalSql = (t: Tables) => `

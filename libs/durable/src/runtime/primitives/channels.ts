@@ -30,7 +30,9 @@ export async function ack(execution: Execution, ref: ChannelRef<unknown>, key: s
  * The whole consuming loop as one primitive: each message is handled once, in order, in a step keyed
  * by the message, then acked; the loop ends after the message `until` accepts, and that end is
  * journaled, so a later re-run returns the closing message at once instead of waiting on a channel
- * whose messages are all acked.
+ * whose messages are all acked. The end is journaled before the closing message's ack (the other order
+ * would lose the message to a crash between them), so a re-run that finds the end journaled and the
+ * message still un-acked acks it then: a later read of the channel never sees it again.
  */
 export async function consume<T>(
   execution: Execution,
@@ -43,10 +45,14 @@ export async function consume<T>(
   const channel = declaredName(execution.workflow, 'channel', ref);
   const closedKey = execution.keyFor(`consume:${channel}`);
   const closed = execution.journal.steps.get(closedKey);
-  if (closed) return execution.replay<ChannelMessage<T>>(closedKey, closed);
+  if (closed) {
+    const closing = await execution.replay<ChannelMessage<T>>(closedKey, closed);
+    if (execution.journal.messages.get(channel)?.some((m) => m.key === closing.key)) await ack(execution, ref, closing.key);
+    return closing;
+  }
   for (;;) {
     const message = await receive(execution, ref);
-    await execution.step(closedKey, () => handle(message), { key: () => message.key }, []);
+    await execution.stepAt(`consume:${channel}`, `${closedKey}:${message.key}`, () => handle(message), {});
     if (until(message)) {
       await execution.checkpoint(closedKey, 'step', { outcome: 'ok', result: serialize(message, `The closing message of channel "${channel}"`), error: null }, null);
       await ack(execution, ref, message.key);

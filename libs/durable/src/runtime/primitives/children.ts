@@ -5,8 +5,6 @@ import { checkName } from '../../schema/define-signal';
 import { Execution, never } from '../execution';
 import { serialize } from '../serializer';
 
-const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
-
 /**
  * Spawns a child run memoized by `step`: the child's id is derived from the parent's id and the step,
  * so a replay, or a concurrent execution of the parent, reattaches to the same child.
@@ -19,7 +17,8 @@ export async function startChild<I, O>(execution: Execution, ref: WorkflowRef<I,
   const childId = `${execution.runId}/${step}`;
   if (!execution.journal.steps.has(key)) {
     const workflow = execution.deps.registry.resolve(ref as WorkflowRef<unknown, unknown>);
-    await execution.deps.children.startChild({ parentId: execution.runId, step, childId, workflow, input });
+    const started = await execution.deps.children.startChild({ parentId: execution.runId, parentToken: execution.lease.token, step, childId, workflow, input });
+    if (!started) return execution.lose();
     await execution.checkpoint(key, 'child', { outcome: 'ok', result: serialize({ runId: childId, workflow: workflow.name }, 'a child spawn'), error: null }, null);
   }
   return new ExecutionChildHandle<O>(execution, childId, step);
@@ -53,7 +52,7 @@ class ExecutionChildHandle<O> implements ChildHandle<O> {
     let refreshed = false;
     for (;;) {
       const child = journal.children.get(this.runId);
-      if (child && TERMINAL.has(child.status)) {
+      if (child) {
         const kept = await execution.checkpoint(key, 'child-result', childOutcome(child), null);
         return execution.replay<O>(key, kept);
       }
@@ -63,7 +62,7 @@ class ExecutionChildHandle<O> implements ChildHandle<O> {
       }
       if (refreshed) await deps.bus.nextWake(execution.runId, left);
       if (!execution.isActive) return never();
-      await refreshChildren(execution);
+      await refreshChildren(execution, this.runId);
       refreshed = true;
     }
   }
@@ -80,17 +79,30 @@ function childOutcome(child: StoredChild): StoredStep {
   };
 }
 
-/** One read of all children per wake, shared by every handle awaiting at that moment. */
-const refreshing = new WeakMap<Execution, Promise<void>>();
+/** The next read of an execution's awaited children: the ids gathered until it is sent, and its promise. */
+interface Refresh {
+  ids: Set<string>;
+  done: Promise<void>;
+}
 
-function refreshChildren(execution: Execution): Promise<void> {
-  let pending = refreshing.get(execution);
-  if (!pending) {
-    pending = execution.deps.journal.readChildren(execution.runId).then((children) => {
-      for (const child of children) execution.journal.children.set(child.id, child);
+const refreshing = new WeakMap<Execution, Refresh>();
+
+/**
+ * Reads whether `childId` has ended. The handles awaiting at one moment (a wake, an `all`) share one
+ * read of just the children they await, sent a microtask later; it returns only the ended ones, so a
+ * fan-in of n children reads each child's row about once, not once per sibling's end.
+ */
+function refreshChildren(execution: Execution, childId: string): Promise<void> {
+  let refresh = refreshing.get(execution);
+  if (!refresh) {
+    const ids = new Set<string>();
+    const done = Promise.resolve().then(async () => {
+      refreshing.delete(execution); // handles arriving from now on need a read of their own
+      for (const child of await execution.deps.journal.readChildren(execution.runId, [...ids])) execution.journal.children.set(child.id, child);
     });
-    pending.finally(() => refreshing.delete(execution)).catch(() => undefined);
-    refreshing.set(execution, pending);
+    refresh = { ids, done };
+    refreshing.set(execution, refresh);
   }
-  return pending;
+  refresh.ids.add(childId);
+  return refresh.done;
 }
