@@ -3,7 +3,7 @@ import { WorkflowRegistry } from '../discovery/workflow.registry';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { DurableError, RunNotFoundError } from '../errors';
-import type { RunFilter, RunStatus, RunView, WaitReason } from '../interfaces';
+import type { RunFilter, RunStatus, RunView, WaitKind } from '../interfaces';
 import { DashboardRepository } from '../persistence/dashboard.repository';
 import { RunRepository } from '../persistence/run.repository';
 import { deserialize } from '../runtime/serializer';
@@ -49,7 +49,7 @@ export class DashboardService {
     const page = await this.runs.list({
       status: query.status ? (query.status.split(',') as RunStatus[]) : undefined,
       workflow: query.workflow || undefined,
-      waitingFor: (query.waitingFor || undefined) as WaitReason['kind'] | undefined,
+      waitingFor: (query.waitingFor || undefined) as WaitKind | undefined,
       waitingName: query.signal || undefined,
       q: query.q || undefined,
       limit: query.limit === undefined ? undefined : Number(query.limit),
@@ -139,7 +139,7 @@ export class DashboardService {
     const { runs } = await this.runs.list({
       status: filter.status as RunFilter['status'],
       workflow: filter.workflow as string | undefined,
-      waitingFor: filter.waitingFor as WaitReason['kind'] | undefined,
+      waitingFor: filter.waitingFor as WaitKind | undefined,
       waitingName: filter.signal as string | undefined,
       limit: BULK_LIMIT,
     }, BULK_LIMIT);

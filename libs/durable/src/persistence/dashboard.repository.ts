@@ -1,6 +1,7 @@
-import type { ErrorInfo, RunStatus, WaitReason } from '../interfaces';
+import type { ErrorInfo, RunStatus, WaitKind } from '../interfaces';
+import { WAIT_KIND_NAMES } from '../wait-kinds/wait-kind.registry';
 import { DurableDatabase } from './durable-database';
-import { RUN_STATUSES, WAIT_KINDS } from './run.repository';
+import { RUN_STATUSES } from './run.repository';
 
 export interface RunJournalRows {
   steps: Array<{ key: string; kind: string; outcome: 'ok' | 'error'; result: string | null; error: ErrorInfo | null; started_at: Date | null; finished_at: Date }>;
@@ -13,7 +14,7 @@ export interface RunJournalRows {
 
 export interface StatsRows {
   byStatus: Record<RunStatus, number>;
-  waitingByKind: Record<WaitReason['kind'], number>;
+  waitingByKind: Record<WaitKind, number>;
   oldestWaiting: { id: string; workflow: string; wait: Record<string, unknown> } | null;
   overdue: { count: number; oldestDueAt: Date | null };
   instances: Array<{ id: string; started_at: Date; heartbeat_at: Date; last_sweep_at: Date | null; alive: boolean; leases: number; detail: unknown }>;
@@ -44,7 +45,7 @@ export class DashboardRepository {
   async stats(sweepIntervalMs: number, leaseMs: number): Promise<StatsRows> {
     const t = this.db.tables;
     const [row] = await this.db.query<{
-      by_status: Array<{ status: RunStatus; n: number }>; by_kind: Array<{ kind: WaitReason['kind']; n: number }>;
+      by_status: Array<{ status: RunStatus; n: number }>; by_kind: Array<{ kind: WaitKind; n: number }>;
       oldest: StatsRows['oldestWaiting']; overdue: number; oldest_due: Date | null; instances: Array<Record<string, unknown>>;
       last_sweep: Date | null; now: Date;
     }>(
@@ -63,7 +64,7 @@ export class DashboardRepository {
     );
     const byStatus = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
     for (const { status, n } of row.by_status) byStatus[status] = Number(n);
-    const waitingByKind = Object.fromEntries(WAIT_KINDS.map((k) => [k, 0])) as Record<WaitReason['kind'], number>;
+    const waitingByKind = Object.fromEntries(WAIT_KIND_NAMES.map((k) => [k, 0])) as Record<WaitKind, number>;
     for (const { kind, n } of row.by_kind) if (kind) waitingByKind[kind] = Number(n);
     return {
       byStatus,

@@ -1,5 +1,6 @@
 import { InitialSchema1732900000000 } from './1732900000000-initial-schema';
 import { Operations1732900000001 } from './1732900000001-operations';
+import { WaitKinds1732900000002 } from './1732900000002-wait-kinds';
 
 /** Every migration of the library, oldest first. */
-export const DURABLE_MIGRATIONS = [InitialSchema1732900000000, Operations1732900000001];
+export const DURABLE_MIGRATIONS = [InitialSchema1732900000000, Operations1732900000001, WaitKinds1732900000002];
