@@ -3,7 +3,7 @@ import { wakeChannel } from '../durable.constants';
 import { InvalidArgumentError } from '../errors';
 import type { ErrorInfo, RunFilter, RunStatus, RunView, WaitReason } from '../interfaces';
 import { isWaitKind, ParkingReason, WAIT_KIND_NAMES, WAIT_TIME_FIELDS } from '../wait-kinds/wait-kind.registry';
-import { deserialize } from '../runtime/serializer';
+import { deserialize } from '../schema/serializer';
 import { isStorableText } from '../schema/define-signal';
 import { DurableDatabase } from './durable-database';
 import { journalFromRow, JournalRow, LoadedJournal } from './journal.repository';

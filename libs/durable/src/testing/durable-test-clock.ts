@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { Duration } from '../interfaces';
-import { toMs } from '../runtime/duration';
+import { toMs } from '../schema/duration';
 import { clockMovesSql } from '../persistence/sql/wait-kinds.sql';
 import type { Tables } from '../persistence/tables';
 import { WAIT_KINDS, waitKindsWhere } from '../wait-kinds/wait-kind.registry';

@@ -3,7 +3,7 @@ import type { ChildHandle, ChildResult, WorkflowRef } from '../../interfaces';
 import type { StoredChild, StoredStep } from '../../persistence/journal.repository';
 import { checkName } from '../../schema/define-signal';
 import { Execution, never } from '../execution';
-import { serialize } from '../serializer';
+import { serialize } from '../../schema/serializer';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
