@@ -61,13 +61,13 @@ describe('migrations and boot', () => {
     const apps = await Promise.all(Array.from({ length: 5 }, () => startApp({ schema })));
     await Promise.all(apps.map((a) => a.close()));
     const db = new Db(schema);
-    expect(await db.query(`SELECT name FROM durable.migrations ORDER BY id`)).toEqual([{ name: 'InitialSchema1732900000000' }, { name: 'Operations1732900000001' }, { name: 'Stats1732900000002' }]);
+    expect(await db.query(`SELECT name FROM durable.migrations ORDER BY id`)).toEqual([{ name: 'InitialSchema1732900000000' }, { name: 'Operations1732900000001' }, { name: 'Stats1732900000002' }, { name: 'WaitKinds1732900000003' }]);
     await db.dropSchema();
   });
 
   it('the entities describe exactly the schema the migrations build', async () => {
     const schema = fresh();
-    expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual(['InitialSchema1732900000000', 'Operations1732900000001', 'Stats1732900000002']);
+    expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual(['InitialSchema1732900000000', 'Operations1732900000001', 'Stats1732900000002', 'WaitKinds1732900000003']);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({ type: 'postgres', url: databaseUrl(), schema, entities: durableEntities(schema) }).initialize();
     try {

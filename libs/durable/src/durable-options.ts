@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from './errors';
 import type { DashboardOptions, DurableModuleOptions, RetentionOptions } from './interfaces';
-import { toMs } from './runtime/duration';
+import { toMs } from './schema/duration';
+import type { RetentionAges } from './persistence/retention.repository';
 import { tablesFor } from './persistence/tables';
 
 /** Module options with every default filled in and every value checked. */
@@ -21,13 +22,8 @@ export interface ResolvedDurableOptions {
   preparedStatements: boolean;
 }
 
-export interface ResolvedRetention {
-  /** Age in ms after which a run that ended so is deleted; undefined keeps it. */
-  completed?: number;
-  failed?: number;
-  cancelled?: number;
+export interface ResolvedRetention extends RetentionAges {
   intervalMs: number;
-  batchSize: number;
 }
 
 /** Fills defaults and fails the boot, with the fix, on any option that cannot work. */

@@ -4,6 +4,8 @@ export const STEP_METADATA = 'nestjs-durable:step';
 
 /** Injection tokens. */
 export const DURABLE_OPTIONS = Symbol('DURABLE_OPTIONS');
+/** The runtime's ChildStarter (runtime/child-starter.ts), bound by the module to the run starter. */
+export const CHILD_STARTER = Symbol('nestjs-durable:child-starter');
 /** The module's TypeORM DataSource: `@Inject(DURABLE_DATA_SOURCE)`. */
 export const DURABLE_DATA_SOURCE = 'DURABLE_DATA_SOURCE';
 

@@ -6,8 +6,8 @@ import { SignalService } from './client/signal.service';
 import { WorkflowClient } from './client/workflow.client';
 import { DurableMetadataAccessor } from './discovery/durable-metadata.accessor';
 import { DurableExplorer } from './discovery/durable.explorer';
-import { WorkflowRegistry } from './discovery/workflow.registry';
-import { DURABLE_DATA_SOURCE, DURABLE_OPTIONS } from './durable.constants';
+import { WorkflowRegistry } from './runtime/workflow.registry';
+import { CHILD_STARTER, DURABLE_DATA_SOURCE, DURABLE_OPTIONS } from './durable.constants';
 import { resolveDurableOptions, ResolvedDurableOptions } from './durable-options';
 import type { DurableModuleAsyncOptions, DurableModuleOptions } from './interfaces';
 import { DeliveryRepository } from './persistence/delivery.repository';
@@ -21,7 +21,7 @@ import { DurableHealth } from './health/durable-health';
 import { DurableTelemetry } from './observability/durable-telemetry';
 import { Executor } from './runtime/executor';
 import { DurableWorker } from './worker/durable.worker';
-import { WakeBus } from './worker/wake-bus';
+import { WakeBus } from './runtime/wake-bus';
 import { WakeListener } from './worker/wake-listener';
 import { WakeSweeper } from './worker/wake-sweeper';
 import { RetentionService } from './worker/retention.service';
@@ -66,6 +66,7 @@ const providers: Provider[] = [
   WakeListener,
   WakeSweeper,
   RunStarter,
+  { provide: CHILD_STARTER, useExisting: RunStarter },
   WorkflowClient,
   SignalService,
   DurableHealth,

@@ -11,5 +11,5 @@ export { runDurableMigrations } from './persistence/migrator';
 export { durableEntities } from './persistence/entities';
 export { DURABLE_MIGRATIONS } from './persistence/migrations';
 export * from './errors';
-export { SerializationError } from './runtime/serializer';
+export { SerializationError } from './schema/serializer';
 export * from './interfaces';

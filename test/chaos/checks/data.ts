@@ -1,4 +1,4 @@
-import { deserialize } from 'nestjs-durable/runtime/serializer';
+import { deserialize } from 'nestjs-durable/schema/serializer';
 import type { Effect } from '../chaos.workflows';
 import { ledgerTable } from '../chaos.workflows';
 import type { HarnessDb } from '../db';

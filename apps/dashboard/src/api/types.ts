@@ -1,4 +1,7 @@
-// The shapes of docs/rest-api.md, as the browser receives them (times are ISO strings).
+// The shapes of docs/rest-api.md, as the browser receives them (times are ISO strings). The wait
+// kinds come from the library's registry itself: it imports nothing, so the bundle takes it as is.
+import { WAIT_KIND_NAMES, WAIT_KINDS } from '../../../../libs/durable/src/wait-kinds/wait-kind.registry';
+import type { WaitKind, WaitReason as StoredWaitReason } from '../../../../libs/durable/src/wait-kinds/wait-kind.registry';
 
 export type RunStatus = 'pending' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled';
 export const RUN_STATUSES: readonly RunStatus[] = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
@@ -8,15 +11,13 @@ export interface ErrorInfo {
   message: string;
 }
 
-export type WaitReason =
-  | { kind: 'signal'; name: string; since: string; deadline?: string }
-  | { kind: 'sleep'; name: string; until: string; since?: string }
-  | { kind: 'channel'; channel: string; since: string }
-  | { kind: 'child'; childRunId: string; step: string; since: string }
-  | { kind: 'retry'; until: string; error: ErrorInfo; since?: string };
+type OnTheWire<V> = V extends Date ? string : V;
 
-export type WaitKind = WaitReason['kind'];
-export const WAIT_KINDS: readonly WaitKind[] = ['signal', 'sleep', 'channel', 'child', 'retry'];
+/** Why a run waits, from the library's registry of wait kinds (its times as ISO strings). */
+export type WaitReason = StoredWaitReason extends infer W ? (W extends StoredWaitReason ? { [F in keyof W]: OnTheWire<W[F]> } : never) : never;
+export type { WaitKind };
+/** The wait kinds, in the registry's order, and their declarations (label, subject, instants). */
+export { WAIT_KIND_NAMES as WAIT_KINDS, WAIT_KINDS as WAIT_KIND_DECLARATIONS };
 
 export interface Run {
   runId: string;

@@ -1,64 +1,38 @@
-import type { RunStatus, WaitReason } from '../api/types';
+import { WAIT_KIND_DECLARATIONS, type WaitReason } from '../api/types';
 import { serverNow } from '../lib/clock';
-import { elapsed, formatClock, formatSpan, shortId } from '../lib/format';
+import { elapsed, formatClock, formatSpan } from '../lib/format';
 import styles from './wait-reason-text.module.css';
 
-interface WaitReasonTextProps {
-  waiting: WaitReason | undefined;
-  attempt?: number;
-  maxAttempts?: number;
-  /** The child's status, where known (a run's page knows its children, a list row does not). */
-  childStatus?: RunStatus;
-}
-
 /**
- * What a run waits for, in words: "signal approval, 3 h, deadline in 21 h", "sleep until 14:05",
- * "child 7f3a… at step charge", "channel events, 5 min", "retry 3 of 5 at 14:02".
- * Past-due times are marked: a run due but not woken is what an operator looks for.
+ * What a run waits for, in words, from the kind's declaration in the registry of wait kinds:
+ * its label, its subject ("signal approval, 3 h, deadline in 21 h", "channel events, 5 min",
+ * "sleep nightly until 14:05"), and its instants. Past-due times are marked: a run due but not
+ * woken is what an operator looks for.
  */
-export function WaitReasonText({ waiting, attempt, maxAttempts, childStatus }: WaitReasonTextProps) {
+export function WaitReasonText({ waiting }: { waiting: WaitReason | undefined }) {
   if (!waiting) return <span className="muted">—</span>;
   const now = serverNow();
-  const since = waiting.since ? `, ${formatSpan(elapsed(waiting.since, now))}` : '';
-  switch (waiting.kind) {
-    case 'signal':
-      return (
-        <span>
-          signal <code>{waiting.name}</code>
-          {since}
-          {waiting.deadline && <Due iso={waiting.deadline} now={now} label="deadline" />}
-        </span>
-      );
-    case 'sleep':
-      return (
-        <span title={`sleep step "${waiting.name}"`}>
-          sleep until {formatClock(waiting.until)}
-          <Overdue iso={waiting.until} now={now} />
-        </span>
-      );
-    case 'channel':
-      return (
-        <span>
-          channel <code>{waiting.channel}</code>
-          {since}
-        </span>
-      );
-    case 'child':
-      return (
-        <span title={waiting.childRunId}>
-          child <span className="mono">{shortId(waiting.childRunId)}</span>
-          {childStatus && ` (${childStatus})`} at step <code>{waiting.step}</code>
-        </span>
-      );
-    case 'retry':
-      return (
-        <span title={`${waiting.error.name}: ${waiting.error.message}`}>
-          retry {attempt ?? '?'}
-          {maxAttempts !== undefined && ` of ${maxAttempts}`} at {formatClock(waiting.until)}
-          <Overdue iso={waiting.until} now={now} />
-        </span>
-      );
-  }
+  const declared = WAIT_KIND_DECLARATIONS[waiting.kind];
+  const fields: Partial<Record<string, unknown>> = waiting;
+  const subject = declared.subject && fields[declared.subject];
+  const times: Partial<Record<string, 'until' | 'deadline'>> = declared.times;
+  return (
+    <span title={typeof subject === 'string' ? subject : undefined}>
+      {declared.label}
+      {typeof subject === 'string' && (
+        <>
+          {' '}
+          <code>{subject}</code>
+        </>
+      )}
+      {waiting.since && `, ${formatSpan(elapsed(waiting.since, now))}`}
+      {Object.entries(times).map(([field, role]) => {
+        const iso = fields[field];
+        if (typeof iso !== 'string') return null;
+        return role === 'deadline' ? <Due key={field} iso={iso} now={now} label={field} /> : <Until key={field} iso={iso} now={now} />;
+      })}
+    </span>
+  );
 }
 
 /** ", deadline in 21 h", or red once passed. */
@@ -68,9 +42,13 @@ function Due({ iso, now, label }: { iso: string; now: number; label: string }) {
   return <span className={styles.late}>, {label} passed {formatSpan(ms)} ago</span>;
 }
 
-/** " (due 3 min ago)" when a wake time has passed by more than a few seconds. */
-function Overdue({ iso, now }: { iso: string; now: number }) {
+/** " until 14:05", with " (due 3 min ago)" when it has passed by more than a few seconds. */
+function Until({ iso, now }: { iso: string; now: number }) {
   const ms = elapsed(iso, now);
-  if (ms < 5_000) return null;
-  return <span className={styles.late}> (due {formatSpan(ms)} ago)</span>;
+  return (
+    <>
+      {' '}until {formatClock(iso)}
+      {ms >= 5_000 && <span className={styles.late}> (due {formatSpan(ms)} ago)</span>}
+    </>
+  );
 }

@@ -1,4 +1,4 @@
-import type { RegisteredWorkflow } from '../discovery/workflow.registry';
+import type { RegisteredWorkflow } from '../runtime/workflow.registry';
 import type { ChannelRef, PayloadSchema, SignalRef } from '../interfaces';
 
 type Kind = 'signal' | 'channel';

@@ -1,9 +1,9 @@
 import { CancelledError, ResultTimeoutError, RunFailedError, RunNotFoundError } from '../errors';
 import type { Duration, RunHandle, RunStatus } from '../interfaces';
 import type { RunRepository } from '../persistence/run.repository';
-import { toMs } from '../runtime/duration';
+import { toMs } from '../schema/duration';
 import { knownRunId } from './run-id';
-import type { RunEnd, WakeBus } from '../worker/wake-bus';
+import type { RunEnd, WakeBus } from '../runtime/wake-bus';
 
 const FIRST_POLL_MS = 20;
 const MAX_POLL_MS = 1_000;

@@ -1,14 +1,13 @@
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import type { RegisteredWorkflow } from '../discovery/workflow.registry';
+import type { RegisteredWorkflow } from '../runtime/workflow.registry';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { InvalidArgumentError, RunConflictError } from '../errors';
 import { RunRepository } from '../persistence/run.repository';
 import type { ChildStarter } from '../runtime/child-starter';
-import { Executor } from '../runtime/executor';
-import { serializePayload } from '../runtime/serializer';
+import { serializePayload } from '../schema/serializer';
 import { isStorableText } from '../schema/define-signal';
 import { DurableWorker } from '../worker/durable.worker';
 import { DurableTelemetry } from '../observability/durable-telemetry';
@@ -33,18 +32,13 @@ export interface StartArgs {
  * otherwise it is inserted pending and the NOTIFY sent on commit wakes a worker.
  */
 @Injectable()
-export class RunStarter implements ChildStarter, OnModuleInit {
+export class RunStarter implements ChildStarter {
   constructor(
     private readonly runs: RunRepository,
     private readonly worker: DurableWorker,
-    private readonly executor: Executor,
     @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
     private readonly telemetry: DurableTelemetry,
   ) {}
-
-  onModuleInit(): void {
-    this.executor.useChildStarter(this);
-  }
 
   async start(args: StartArgs): Promise<{ runId: string; created: boolean }> {
     const { runId, created } = await this.insert(args);

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import type { EntityManager } from 'typeorm';
-import { WorkflowRegistry } from '../discovery/workflow.registry';
+import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { knownRunId } from './run-id';
 import { RunClosedError, RunNotFoundError, WorkflowNotFoundError } from '../errors';
 import type { ActorOptions, ChannelRef, MessageDelivery, PayloadSchema, SignalDelivery, SignalRef, TxOptions } from '../interfaces';
@@ -10,11 +10,11 @@ import { deliverySchema, sharedDeliverySchema } from './delivery-schema';
 import { DeliveryRepository, DeliveryResult, DeliveryScope } from '../persistence/delivery.repository';
 import { RunRepository } from '../persistence/run.repository';
 import { declaredName } from '../runtime/primitives/declared';
-import { serializePayload } from '../runtime/serializer';
+import { serializePayload } from '../schema/serializer';
 import { checkName, storableText } from '../schema/define-signal';
 import { validatePayload } from '../schema/payload-validator';
 import { DurableWorker } from '../worker/durable.worker';
-import { WakeBus } from '../worker/wake-bus';
+import { WakeBus } from '../runtime/wake-bus';
 import { DurableTelemetry } from '../observability/durable-telemetry';
 
 /**

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { WorkflowRegistry } from '../discovery/workflow.registry';
+import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { RunNotFoundError } from '../errors';
 import { storableText } from '../schema/define-signal';
 import { knownRunId } from './run-id';
@@ -7,7 +7,7 @@ import type { ActorOptions, RunFilter, RunHandle, RunView, TxOptions, WorkflowRe
 import { RunControlRepository } from '../persistence/run-control.repository';
 import { RunRepository } from '../persistence/run.repository';
 import { DurableWorker } from '../worker/durable.worker';
-import { WakeBus } from '../worker/wake-bus';
+import { WakeBus } from '../runtime/wake-bus';
 import { DurableRunHandle } from './run-handle';
 import { RunStarter } from './run-starter';
 

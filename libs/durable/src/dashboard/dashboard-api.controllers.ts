@@ -7,7 +7,8 @@ import { WorkflowClient } from '../client/workflow.client';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import type { DashboardOptions, RunFilter } from '../interfaces';
-import { isRunCursor, RUN_STATUSES, WAIT_KINDS } from '../persistence/run.repository';
+import { isRunCursor, RUN_STATUSES } from '../persistence/run.repository';
+import { WAIT_KIND_NAMES } from '../wait-kinds/wait-kind.registry';
 import { endpoint, EndpointInput, Input, oneOf, present, text } from './api-input';
 import { DashboardAuthGuard, DashboardRequest, MUTATION, SESSION_ROUTE } from './dashboard-auth.guard';
 import { DashboardErrorsFilter } from './dashboard-errors.filter';
@@ -28,7 +29,7 @@ const statuses = z.preprocess(
   (given) => (given === undefined ? undefined : [given].flat().filter((s) => s !== undefined).flatMap((s) => (typeof s === 'string' ? s.split(',') : [s]))),
   z.array(oneOf(RUN_STATUSES)).optional(),
 );
-const filterFields = { status: statuses, workflow: text(200).optional(), waitingFor: oneOf(WAIT_KINDS).optional(), signal: text(200).optional() };
+const filterFields = { status: statuses, workflow: text(200).optional(), waitingFor: oneOf(WAIT_KIND_NAMES).optional(), signal: text(200).optional() };
 const toRunFilter = <F extends { status?: RunFilter['status']; signal?: string }>({ signal, ...filter }: F) => ({ ...filter, waitingName: signal });
 /** A bulk action's targets: given run ids, or a filter's matches. */
 const targets = {

@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { WorkflowRegistry } from '../discovery/workflow.registry';
+import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { DurableError, RunNotFoundError } from '../errors';
 import type { RunFilter, RunView } from '../interfaces';
 import { DashboardRepository } from '../persistence/dashboard.repository';
 import { RunRepository } from '../persistence/run.repository';
-import { deserialize } from '../runtime/serializer';
+import { deserialize } from '../schema/serializer';
 import { jsonSchemaOf } from '../schema/payload-validator';
 import { toDisplay } from './display';
 

@@ -9,7 +9,7 @@ import { DEFAULT_RUN_RETRY, NO_RETRY, resolveRetryPolicy } from '../runtime/retr
 import { runScope } from '../runtime/run-scope';
 import { checkName } from '../schema/define-signal';
 import { DurableMetadataAccessor } from './durable-metadata.accessor';
-import { WorkflowRegistry } from './workflow.registry';
+import { WorkflowRegistry } from '../runtime/workflow.registry';
 
 /**
  * At module init, finds every @Workflow provider and every @Step method on any provider. Workflows

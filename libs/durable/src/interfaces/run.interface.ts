@@ -1,20 +1,12 @@
 import type { EntityManager } from 'typeorm';
+import type { ErrorInfo } from '../errors/error-info';
+import type { WaitKind, WaitReason } from '../wait-kinds/wait-kind.registry';
 import type { Duration } from './duration.interface';
 
+export type { ErrorInfo } from '../errors/error-info';
+export type { WaitKind, WaitReason } from '../wait-kinds/wait-kind.registry';
+
 export type RunStatus = 'pending' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled';
-
-export interface ErrorInfo {
-  name: string;
-  message: string;
-}
-
-/** Why a waiting run waits. */
-export type WaitReason =
-  | { kind: 'signal'; name: string; since: Date; deadline?: Date }
-  | { kind: 'sleep'; name: string; until: Date; since: Date }
-  | { kind: 'channel'; channel: string; since: Date }
-  | { kind: 'child'; childRunId: string; step: string; since: Date }
-  | { kind: 'retry'; until: Date; error: ErrorInfo; since: Date };
 
 /** A run as the client and the dashboard see it. */
 export interface RunView {
@@ -36,7 +28,7 @@ export interface RunView {
 export interface RunFilter {
   status?: RunStatus | RunStatus[];
   workflow?: string;
-  waitingFor?: WaitReason['kind'];
+  waitingFor?: WaitKind;
   /** Page size, 1 to 500 (default 50). */
   limit?: number;
   /** `nextCursor` of the previous page. */

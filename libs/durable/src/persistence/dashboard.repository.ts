@@ -1,6 +1,7 @@
-import type { ErrorInfo, RunStatus, WaitReason } from '../interfaces';
+import type { ErrorInfo, RunStatus, WaitKind } from '../interfaces';
+import { WAIT_KIND_NAMES } from '../wait-kinds/wait-kind.registry';
 import { DurableDatabase } from './durable-database';
-import { RUN_STATUSES, WAIT_KINDS } from './run.repository';
+import { RUN_STATUSES } from './run.repository';
 
 export interface RunJournalRows {
   steps: Array<{ key: string; kind: string; outcome: 'ok' | 'error'; result: string | null; error: ErrorInfo | null; started_at: Date | null; finished_at: Date }>;
@@ -13,11 +14,11 @@ export interface RunJournalRows {
 
 export interface StatsRows {
   byStatus: Record<RunStatus, number>;
-  waitingByKind: Record<WaitReason['kind'], number>;
+  waitingByKind: Record<WaitKind, number>;
   oldestWaiting: { id: string; workflow: string; wait: Record<string, unknown> } | null;
   overdue: { count: number; oldestDueAt: Date | null };
   /** The figures above that passed `STATS_EXACT_UP_TO` and are the planner's estimates instead. */
-  estimated: { byStatus: RunStatus[]; waitingByKind: Array<WaitReason['kind']>; overdue: boolean };
+  estimated: { byStatus: RunStatus[]; waitingByKind: Array<WaitKind>; overdue: boolean };
   instances: Array<{ id: string; started_at: Date; heartbeat_at: Date; last_sweep_at: Date | null; alive: boolean; leases: number; detail: unknown }>;
   lastSweepAt: Date | null;
   now: Date;
@@ -59,7 +60,7 @@ export class DashboardRepository {
     const capped = (where: string) => `(SELECT count(*) FROM (SELECT 1 FROM ${t.runs} WHERE ${where} LIMIT $3) c)::int`;
     const overdueWhere = (ms: string | number) => `wake_at < now() - ${ms} * interval '1 millisecond'`;
     const [row] = await this.db.query<{
-      by_status: Array<{ status: RunStatus; n: number }>; by_kind: Array<{ kind: WaitReason['kind']; n: number }>;
+      by_status: Array<{ status: RunStatus; n: number }>; by_kind: Array<{ kind: WaitKind; n: number }>;
       oldest: StatsRows['oldestWaiting']; overdue: number; oldest_due: Date | null; instances: Array<Record<string, unknown>>;
       last_sweep: Date | null; now: Date;
     }>(
@@ -74,7 +75,7 @@ export class DashboardRepository {
                   (SELECT count(*) FROM ${t.runs} r WHERE r.status = 'running' AND r.lease_owner = i.id) AS leases
            FROM ${t.instances} i WHERE i.heartbeat_at > now() - interval '1 hour') i) AS instances,
         (SELECT max(last_sweep_at) FROM ${t.instances}) AS last_sweep`,
-      [2 * sweepIntervalMs, leaseMs, STATS_EXACT_UP_TO, RUN_STATUSES, WAIT_KINDS],
+      [2 * sweepIntervalMs, leaseMs, STATS_EXACT_UP_TO, RUN_STATUSES, WAIT_KIND_NAMES],
     );
     const estimated: StatsRows['estimated'] = { byStatus: [], waitingByKind: [], overdue: false };
     // A count that reached the cap is replaced by the planner's estimate and said to be one.
@@ -87,7 +88,7 @@ export class DashboardRepository {
     for (const { status, n } of row.by_status) {
       byStatus[status] = await figure(n, `status = ${literal(status)}`, () => estimated.byStatus.push(status));
     }
-    const waitingByKind = {} as Record<WaitReason['kind'], number>;
+    const waitingByKind = {} as Record<WaitKind, number>;
     for (const { kind, n } of row.by_kind) {
       waitingByKind[kind] = await figure(n, `status = 'waiting' AND wait_kind = ${literal(kind)}`, () => estimated.waitingByKind.push(kind));
     }

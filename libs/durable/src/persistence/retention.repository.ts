@@ -1,5 +1,12 @@
-import type { ResolvedRetention } from '../durable-options';
 import { DurableDatabase } from './durable-database';
+
+/** What the cleanup deletes: the age in ms after which a run that ended so goes (undefined keeps it), and the batch size. */
+export interface RetentionAges {
+  completed?: number;
+  failed?: number;
+  cancelled?: number;
+  batchSize: number;
+}
 
 /**
  * Deletes finished runs older than their kind's age, with their journal, a batch per transaction;
@@ -10,7 +17,7 @@ export class RetentionRepository {
   constructor(private readonly db: DurableDatabase) {}
 
   /** Deletes one batch; returns how many runs it deleted, or null when another instance holds the lock. */
-  async deleteBatch(retention: ResolvedRetention): Promise<number | null> {
+  async deleteBatch(retention: RetentionAges): Promise<number | null> {
     const t = this.db.tables;
     return this.db.transaction(async (client) => {
       const [{ locked }] = (await client.query(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, [`nestjs-durable:retention:${t.schema}`])).rows;

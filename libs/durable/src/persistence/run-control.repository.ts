@@ -3,6 +3,7 @@ import { InvalidTransitionError, RunNotFoundError } from '../errors';
 import { DurableDatabase } from './durable-database';
 import type { Tables } from './tables';
 import { wakeParentSql } from './sql/wake.sql';
+import { resumeFinishesSql } from './sql/wait-kinds.sql';
 
 /** What an operator action changed. */
 export interface ControlResult {
@@ -74,17 +75,19 @@ SELECT (SELECT status FROM target) AS previous,
        (SELECT count(*) FROM parent, pg_notify($4, parent.id)) AS woken`;
 
 /**
- * Ends a wait early: a sleep's journaled instant becomes now (so the replay does not park again),
- * and the run is due now. $1 run, $2 actor, $3 wake channel.
+ * Ends a wait early: the run is due now. For a kind whose resume finishes it (the registry's
+ * `resume: 'finish'`), its journaled instant, the step its wait_name keys, becomes now, so the
+ * replay does not park again; any other kind is re-invoked and parks again if nothing came.
+ * $1 run, $2 actor, $3 wake channel.
  */
 const resumeSql = (t: Tables) => `
 WITH target AS (
   SELECT id, status, wait_kind, wait_name FROM ${t.runs} WHERE id = $1 FOR UPDATE
-), sleep_ended AS (
+), instant_ended AS (
   UPDATE ${t.steps} s
   SET result = json_build_object('$t', 'Date', 'v', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
   FROM target
-  WHERE target.status = 'waiting' AND target.wait_kind = 'sleep' AND s.run_id = $1 AND s.key = target.wait_name
+  WHERE target.status = 'waiting' AND ${resumeFinishesSql('target.wait_kind')} AND s.run_id = $1 AND s.key = target.wait_name
   RETURNING 1
 ), resumed AS (
   UPDATE ${t.runs} r SET wake_at = now(), updated_at = now()

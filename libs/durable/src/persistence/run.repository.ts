@@ -2,7 +2,8 @@ import type { EntityManager } from 'typeorm';
 import { wakeChannel } from '../durable.constants';
 import { InvalidArgumentError } from '../errors';
 import type { ErrorInfo, RunFilter, RunStatus, RunView, WaitReason } from '../interfaces';
-import { deserialize } from '../runtime/serializer';
+import { isWaitKind, ParkingReason, WAIT_KIND_NAMES, WAIT_TIME_FIELDS } from '../wait-kinds/wait-kind.registry';
+import { deserialize } from '../schema/serializer';
 import { isStorableText } from '../schema/define-signal';
 import { DurableDatabase } from './durable-database';
 import { journalFromRow, JournalRow, LoadedJournal } from './journal.repository';
@@ -13,7 +14,6 @@ import { releaseRunsSql, renewLeasesSql } from './sql/renew-leases.sql';
 import { startRunSql } from './sql/start-run.sql';
 
 export const RUN_STATUSES: readonly RunStatus[] = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
-export const WAIT_KINDS: readonly WaitReason['kind'][] = ['signal', 'sleep', 'channel', 'child', 'retry'];
 
 /** A cursor listRuns can have returned: the digits of a run's seq, a positive bigint. */
 export function isRunCursor(cursor: unknown): boolean {
@@ -71,7 +71,7 @@ export interface StartRunArgs {
 }
 
 export interface WaitSpec {
-  reason: Record<string, unknown> & { kind: WaitReason['kind'] };
+  reason: ParkingReason;
   name: string | null;
   wakeAt: Date | null;
 }
@@ -153,7 +153,7 @@ export class RunRepository {
               (SELECT count(*)::int FROM ${this.db.tables.runs} WHERE wake_at < now() - $1 * interval '1 millisecond') AS overdue`,
       [overdueMs],
     );
-    const waiting = Object.fromEntries(WAIT_KINDS.map((kind) => [kind, 0]));
+    const waiting = Object.fromEntries(WAIT_KIND_NAMES.map((kind) => [kind, 0]));
     for (const { kind, n } of row.waiting) if (kind) waiting[kind] = n;
     return { waiting, overdue: row.overdue };
   }
@@ -190,7 +190,7 @@ export class RunRepository {
     if (statuses.length) where.push(`status = ANY(${param(statuses)}::text[])`);
     if (filter.workflow) where.push(`workflow = ${param(filter.workflow)}`);
     if (filter.waitingFor) {
-      if (!WAIT_KINDS.includes(filter.waitingFor)) throw new InvalidArgumentError(`Unknown wait kind "${String(filter.waitingFor)}"; use one of ${WAIT_KINDS.join(', ')}.`);
+      if (!isWaitKind(filter.waitingFor)) throw new InvalidArgumentError(`Unknown wait kind "${String(filter.waitingFor)}"; use one of ${WAIT_KIND_NAMES.join(', ')}.`);
       where.push(`status = 'waiting' AND wait_kind = ${param(filter.waitingFor)}`);
     }
     if (filter.waitingName) where.push(`wait_name = ${param(filter.waitingName)}`);
@@ -231,7 +231,7 @@ interface RunRecord {
   finished_at: Date | null;
 }
 
-const WAIT_DATES = ['since', 'until', 'deadline'];
+const WAIT_DATES = ['since', ...WAIT_TIME_FIELDS];
 
 export function toRunView(r: RunRecord): RunView {
   const view: RunView = {

@@ -1,6 +1,10 @@
-import type { RegisteredWorkflow } from '../discovery/workflow.registry';
+import type { RegisteredWorkflow } from './workflow.registry';
 
-/** Starts a child run with a derived id; implemented by the run starter (runtime → worker without a cycle). */
+/**
+ * Starts a child run with a derived id. The runtime declares what it needs; the run starter
+ * (client/, above the worker whose slots it uses) implements it, and the module binds it to the
+ * CHILD_STARTER token.
+ */
 export interface ChildStarter {
   /**
    * Inserts the child (or finds it inserted) while the parent holds `parentToken`, in one statement;

@@ -1,17 +1,17 @@
 import { NonRetryableError, StepResultMismatchError, InvalidPayloadError } from '../errors';
 import type { StepOptions } from '../interfaces';
-import type { RegisteredWorkflow, WorkflowRegistry } from '../discovery/workflow.registry';
+import type { RegisteredWorkflow, WorkflowRegistry } from './workflow.registry';
 import type { JournalRepository, StoredStep } from '../persistence/journal.repository';
 import type { ClaimedRun, WaitSpec } from '../persistence/run.repository';
 import { validatePayload } from '../schema/payload-validator';
-import type { WakeBus } from '../worker/wake-bus';
+import type { WakeBus } from './wake-bus';
 import type { DbClock } from './db-clock';
 import { errorInfo, isNonRetryable, rebuildError } from './errors';
 import type { Journal } from './journal';
 import type { Lease } from './lease';
 import { backoffMs, NO_RETRY, resolveRetryPolicy, ResolvedRetryPolicy } from './retry-policy';
 import { runScope } from './run-scope';
-import { deserialize, serialize } from './serializer';
+import { deserialize, serialize } from '../schema/serializer';
 import type { ChildStarter } from './child-starter';
 import type { DurableTelemetry } from '../observability/durable-telemetry';
 

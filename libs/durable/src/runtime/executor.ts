@@ -1,10 +1,11 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DURABLE_OPTIONS } from '../durable.constants';
-import { WorkflowRegistry } from '../discovery/workflow.registry';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { CHILD_STARTER, DURABLE_OPTIONS } from '../durable.constants';
+import { WorkflowRegistry } from './workflow.registry';
 import type { ErrorInfo } from '../interfaces';
 import { JournalRepository, LoadedJournal } from '../persistence/journal.repository';
 import { ClaimedRun, RunRepository } from '../persistence/run.repository';
-import { WakeBus } from '../worker/wake-bus';
+import { WakeBus } from './wake-bus';
 import type { ChildStarter } from './child-starter';
 import { DbClock } from './db-clock';
 import { errorInfo, isNonRetryable } from './errors';
@@ -12,7 +13,7 @@ import { Execution, ExecutionDeps } from './execution';
 import { Journal } from './journal';
 import type { Lease } from './lease';
 import { backoffMs, ResolvedRetryPolicy } from './retry-policy';
-import { deserialize, serialize } from './serializer';
+import { deserialize, serialize } from '../schema/serializer';
 import { DurableWorkflowContext } from './workflow-context';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { DurableTelemetry } from '../observability/durable-telemetry';
@@ -24,9 +25,9 @@ import type { SpanHandle } from '../observability/tracing';
  * delivery (wake_seq moved) re-executes at once with a fresh journal instead of parking.
  */
 @Injectable()
-export class Executor {
+export class Executor implements OnModuleInit {
   private readonly logger = new Logger('DurableExecutor');
-  private childStarter?: ChildStarter;
+  private children!: ChildStarter;
 
   constructor(
     @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
@@ -36,11 +37,15 @@ export class Executor {
     private readonly bus: WakeBus,
     private readonly clock: DbClock,
     private readonly telemetry: DurableTelemetry,
+    private readonly moduleRef: ModuleRef,
   ) {}
 
-  /** Set by the run starter, which depends on the worker that depends on this executor. */
-  useChildStarter(starter: ChildStarter): void {
-    this.childStarter = starter;
+  /**
+   * The child starter is looked up by its token once every provider exists, not injected: it
+   * depends on the worker, which depends on this executor.
+   */
+  onModuleInit(): void {
+    this.children = this.moduleRef.get<ChildStarter>(CHILD_STARTER);
   }
 
   /** Resolves, when the run parked or backs off until a known instant, to that instant. */
@@ -65,7 +70,7 @@ export class Executor {
       bus: this.bus,
       clock: this.clock,
       registry: this.registry,
-      children: this.childStarter!,
+      children: this.children,
       inlineWaitMs: this.options.inlineWaitMs,
       telemetry: this.telemetry,
     };

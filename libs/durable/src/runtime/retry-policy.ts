@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../errors';
 import type { RetryPolicy } from '../interfaces';
-import { toMs } from './duration';
+import { toMs } from '../schema/duration';
 
 /** A RetryPolicy with every field settled, durations in milliseconds. */
 export interface ResolvedRetryPolicy {

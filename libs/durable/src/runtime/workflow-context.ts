@@ -2,7 +2,7 @@ import type {
   ChannelMessage, ChannelRef, ChildHandle, ChildResult, Duration, SignalOutcome, SignalRef, StepOptions, WorkflowContext, WorkflowRef,
 } from '../interfaces';
 import { checkName } from '../schema/define-signal';
-import { toMs } from './duration';
+import { toMs } from '../schema/duration';
 import type { Execution } from './execution';
 import { runScope } from './run-scope';
 import { ack, consume, receive } from './primitives/channels';

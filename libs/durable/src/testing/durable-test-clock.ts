@@ -1,15 +1,23 @@
 import type { DataSource } from 'typeorm';
 import type { Duration } from '../interfaces';
-import { toMs } from '../runtime/duration';
+import { toMs } from '../schema/duration';
+import { clockMovesSql } from '../persistence/sql/wait-kinds.sql';
 import type { Tables } from '../persistence/tables';
+import { WAIT_KINDS, waitKindsWhere } from '../wait-kinds/wait-kind.registry';
+
+/** The instants in the reasons of the kinds the clock moves. */
+const MOVED_FIELDS = [...new Set(waitKindsWhere((kind) => kind.clock).flatMap((kind) => Object.keys(WAIT_KINDS[kind].times)))];
 
 /**
  * Moves a test schema's durable time forward: every journaled instant ahead (sleeps, signal deadlines,
- * retry backoffs, wake times) is brought nearer by the step, which is what the passing of that time
+ * retry backoffs, wake times of the wait kinds the registry lets the clock move) is brought nearer by the step, which is what the passing of that time
  * would do. It advances from one wake to the next and lets each due run execute before going on, so
  * timers set by a run woken on the way fire in order too. Date.now() itself does not move.
  */
 export class DurableTestClock {
+  /** Pending runs, and waiting runs of a kind the clock may move: those whose time passes. */
+  private readonly movable = `(status = 'pending' OR (status = 'waiting' AND ${clockMovesSql('wait_kind')}))`;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly tables: Tables,
@@ -33,7 +41,7 @@ export class DurableTestClock {
   /** Milliseconds until the earliest future wake of a run that is not executing; null when none. */
   private async msToNextWake(): Promise<number | null> {
     const [row] = await this.dataSource.query(
-      `SELECT ceil(extract(epoch FROM min(wake_at) - now()) * 1000)::bigint AS ms FROM ${this.tables.runs} WHERE status IN ('pending', 'waiting') AND wake_at > now()`,
+      `SELECT ceil(extract(epoch FROM min(wake_at) - now()) * 1000)::bigint AS ms FROM ${this.tables.runs} WHERE ${this.movable} AND wake_at > now()`,
     );
     return row.ms === null ? null : Math.max(0, Number(row.ms));
   }
@@ -47,11 +55,8 @@ export class DurableTestClock {
       await manager.query(
         `UPDATE ${t.runs}
          SET wake_at = wake_at - ${back},
-             wait = CASE
-               WHEN wait ? 'deadline' THEN jsonb_set(wait, '{deadline}', ${shifted(`wait->>'deadline'`)})
-               WHEN wait ? 'until' THEN jsonb_set(wait, '{until}', ${shifted(`wait->>'until'`)})
-               ELSE wait END
-         WHERE status IN ('pending', 'waiting') AND wake_at IS NOT NULL`,
+             wait = ${MOVED_FIELDS.reduce((wait, field) => `CASE WHEN wait ? '${field}' THEN jsonb_set(${wait}, '{${field}}', ${shifted(`wait->>'${field}'`)}) ELSE ${wait} END`, 'wait')}
+         WHERE ${this.movable} AND wake_at IS NOT NULL`,
         [ms],
       );
       await manager.query(

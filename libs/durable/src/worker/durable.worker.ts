@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
-import { WorkflowRegistry } from '../discovery/workflow.registry';
+import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { ClaimedRun, RunRepository } from '../persistence/run.repository';
 import { delay } from '../runtime/execution';
 import { Executor } from '../runtime/executor';

@@ -3,7 +3,7 @@ import { Client, Notification } from 'pg';
 import { wakeChannel } from '../durable.constants';
 import { DurableDatabase } from '../persistence/durable-database';
 import { DurableWorker } from './durable.worker';
-import { WakeBus } from './wake-bus';
+import { WakeBus } from '../runtime/wake-bus';
 import { DurableTelemetry } from '../observability/durable-telemetry';
 
 const MAX_BACKOFF_MS = 10_000;

@@ -1,5 +1,5 @@
 import { useStats } from '../../api/stats';
-import { RUN_STATUSES, WAIT_KINDS } from '../../api/types';
+import { RUN_STATUSES, WAIT_KIND_DECLARATIONS, WAIT_KINDS } from '../../api/types';
 import { hrefFor } from '../../app/router';
 import { ErrorBox } from '../../components/error-box';
 import { Notice } from '../../components/notice';
@@ -57,7 +57,7 @@ export function OverviewPage() {
             {WAIT_KINDS.map((kind) => (
               <StatTile
                 key={kind}
-                label={kind}
+                label={WAIT_KIND_DECLARATIONS[kind].label}
                 value={data.waitingByKind[kind] ?? 0}
                 estimated={data.estimated.waitingByKind.includes(kind)}
                 tone="waiting"

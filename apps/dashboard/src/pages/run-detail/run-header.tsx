@@ -8,9 +8,8 @@ import styles from './run-detail.module.css';
 
 /** Who the run is, where it stands and why it waits. */
 export function RunHeader({ detail }: { detail: RunDetail }) {
-  const { run, parent, children } = detail;
+  const { run, parent } = detail;
   const waiting = run.waiting;
-  const childStatus = waiting?.kind === 'child' ? children.find((c) => c.runId === waiting.childRunId)?.status : undefined;
   return (
     <header className={styles.header}>
       <div className={styles.titleRow}>
@@ -72,7 +71,7 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
       {waiting && (
         <div className={styles.waiting} data-testid="wait-reason">
           <span className={styles.waitingLabel}>Waiting for</span>
-          <WaitReasonText waiting={waiting} attempt={run.attempt} maxAttempts={run.maxAttempts} childStatus={childStatus} />
+          <WaitReasonText waiting={waiting} />
           {waiting.kind === 'retry' && (
             <span className={styles.waitError}>
               after {waiting.error.name}: {waiting.error.message}

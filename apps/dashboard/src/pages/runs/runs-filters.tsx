@@ -1,5 +1,5 @@
 import { useWorkflows } from '../../api/workflows';
-import { RUN_STATUSES, WAIT_KINDS } from '../../api/types';
+import { RUN_STATUSES, WAIT_KIND_DECLARATIONS, WAIT_KINDS } from '../../api/types';
 import { navigate } from '../../app/router';
 import { DebouncedInput } from '../../components/debounced-input';
 import { Field } from '../../components/field';
@@ -43,7 +43,7 @@ export function RunsFilters({ view }: { view: RunsView }) {
           <option value="">anything</option>
           {WAIT_KINDS.map((kind) => (
             <option key={kind} value={kind}>
-              {kind}
+              {WAIT_KIND_DECLARATIONS[kind].label}
             </option>
           ))}
         </select>

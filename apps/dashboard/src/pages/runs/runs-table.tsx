@@ -62,7 +62,7 @@ export function RunsTable({ runs, selection }: RunsTableProps) {
             </td>
             <td className={styles.wait} data-testid="wait-reason">
               {run.waiting ? (
-                <WaitReasonText waiting={run.waiting} attempt={run.attempt} maxAttempts={run.maxAttempts} />
+                <WaitReasonText waiting={run.waiting} />
               ) : run.error ? (
                 <span className={styles.error} title={run.error.message}>
                   {run.error.name}: {run.error.message}

@@ -1,4 +1,6 @@
 import { EntitySchema } from 'typeorm';
+import type { WaitKind } from '../../wait-kinds/wait-kind.registry';
+import { waitKindCheck } from '../sql/wait-kinds.sql';
 
 /** A row of `runs`: one workflow run, its status, its wait and its lease. */
 export interface RunRow {
@@ -10,7 +12,7 @@ export interface RunRow {
   output: string | null;
   error: { name: string; message: string } | null;
   wait: Record<string, unknown> | null;
-  waitKind: string | null;
+  waitKind: WaitKind | null;
   waitName: string | null;
   wakeAt: Date | null;
   attempt: number;
@@ -58,7 +60,10 @@ export const runEntity = (schema: string) =>
       finishedAt: { name: 'finished_at', type: 'timestamptz', nullable: true },
     },
     uniques: [{ name: 'runs_seq_key', columns: ['seq'] }],
-    checks: [{ name: 'runs_status_check', expression: `status IN ('pending','running','waiting','completed','failed','cancelled')` }],
+    checks: [
+      { name: 'runs_status_check', expression: `status IN ('pending','running','waiting','completed','failed','cancelled')` },
+      { name: 'runs_wait_kind_check', expression: waitKindCheck() },
+    ],
     indices: [
       { name: 'runs_due_idx', columns: ['wakeAt'], where: 'wake_at IS NOT NULL' },
       { name: 'runs_status_idx', columns: ['status', 'seq'] },

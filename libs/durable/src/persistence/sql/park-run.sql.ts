@@ -1,4 +1,5 @@
 import type { Tables } from '../tables';
+import { waitKindSql } from './wait-kinds.sql';
 
 /**
  * Parks a run: waiting, with its reason and wake time, the lease given up. Conditioned on the lease
@@ -30,8 +31,8 @@ export const scheduleRetrySql = (t: Tables) => `
 WITH parked AS (
   UPDATE ${t.runs}
   SET status = 'waiting', attempt = attempt + 1, error = $3::jsonb,
-      wait = jsonb_build_object('kind', 'retry', 'until', now() + $4 * interval '1 millisecond', 'error', $3::jsonb, 'since', now()),
-      wait_kind = 'retry', wait_name = NULL, wake_at = now() + $4 * interval '1 millisecond',
+      wait = jsonb_build_object('kind', ${waitKindSql('retry')}, 'until', now() + $4 * interval '1 millisecond', 'error', $3::jsonb, 'since', now()),
+      wait_kind = ${waitKindSql('retry')}, wait_name = NULL, wake_at = now() + $4 * interval '1 millisecond',
       lease_owner = NULL, updated_at = now()
   WHERE id = $1 AND lease_token = $2
   RETURNING id, wait, attempt

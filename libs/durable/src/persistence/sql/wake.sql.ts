@@ -1,15 +1,17 @@
 import type { Tables } from '../tables';
+import type { Delivery } from '../../wait-kinds/wait-kind.registry';
 import { journalColumnsSql } from './load-journal.sql';
+import { wokenBySql } from './wait-kinds.sql';
 
 /**
  * The wake half of deliver-then-wake, as a CTE `bump` over a CTE `run` (the locked run row as it was,
  * with its row `version`, xmin) and a CTE `ins` of what was recorded. The run's wake_seq is bumped (so
- * a park racing this delivery re-executes instead), and a run parked on this very signal or channel
- * ($2) is made due now, or, when `owner` is set (the delivering instance has a free slot), claimed by
+ * a park racing this delivery re-executes instead), and a run parked on a kind this delivery wakes, under its name
+ * ($2), is made due now, or, when `owner` is set (the delivering instance has a free slot), claimed by
  * it at once with a fresh lease token (its history row: claimHistorySql). `wake` says whom to NOTIFY:
  * a run executing somewhere, or one parked on this and not claimed here.
  */
-export const wakeOnDeliverySql = (t: Tables, kind: 'signal' | 'channel', owner: string, leaseMs: string) => `
+export const wakeOnDeliverySql = (t: Tables, kind: Delivery, owner: string, leaseMs: string) => `
 bump AS (
   UPDATE ${t.runs} r
   SET wake_seq = r.wake_seq + 1,
@@ -20,7 +22,7 @@ bump AS (
       updated_at = CASE WHEN w.claim THEN now() ELSE r.updated_at END
   FROM ins, (
     SELECT parked, parked AND ${owner}::text IS NOT NULL AS claim, status = 'running' AS running
-    FROM (SELECT status, status = 'waiting' AND wait_kind = '${kind}' AND wait_name = $2 AS parked FROM run) s
+    FROM (SELECT status, status = 'waiting' AND ${wokenBySql('wait_kind', kind)} AND wait_name = $2 AS parked FROM run) s
   ) w
   WHERE r.id = $1
   RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.wake_seq,
@@ -31,7 +33,7 @@ bump AS (
  * The history row of a claim made by a delivery, as rows to append (UNION ALL) to the delivery's own
  * history insert: one statement inserts them in order, the delivery first.
  */
-export const claimHistorySql = (kind: 'signal' | 'channel', owner: string) => `
+export const claimHistorySql = (kind: Delivery, owner: string) => `
   UNION ALL SELECT id, 'claimed', ${owner}, jsonb_build_object('from', 'waiting', 'by', '${kind}') FROM bump WHERE claimed`;
 
 /**
@@ -52,13 +54,13 @@ LEFT JOIN LATERAL (
 /**
  * A child's end wakes its parent, as a CTE named `parent` over `source` (rows with a `parent_id`):
  * the parent's wake_seq is bumped whatever it does (a park racing this end re-executes), and a parent
- * parked on a child is made due now. Its ids are the ones to NOTIFY.
+ * parked on a kind a child's end wakes is made due now. Its ids are the ones to NOTIFY.
  */
 export const wakeParentSql = (t: Tables, source: string, filter = 'true') => `
 parent AS (
   UPDATE ${t.runs} p
   SET wake_seq = p.wake_seq + 1,
-      wake_at = CASE WHEN p.status = 'waiting' AND p.wait_kind = 'child' THEN now() ELSE p.wake_at END
+      wake_at = CASE WHEN p.status = 'waiting' AND ${wokenBySql('p.wait_kind', 'child-end')} THEN now() ELSE p.wake_at END
   FROM ${source} c
   WHERE ${filter} AND p.id = c.parent_id AND p.status IN ('waiting', 'running')
   RETURNING p.id

@@ -1,7 +1,7 @@
 import type { ChannelMessage, ChannelRef } from '../../interfaces';
 import { checkName } from '../../schema/define-signal';
 import { Execution, never } from '../execution';
-import { deserialize, serialize } from '../serializer';
+import { deserialize, serialize } from '../../schema/serializer';
 import { declaredName } from './declared';
 
 /** The oldest un-acked message of the channel; writes nothing. The run parks while the channel is empty. */

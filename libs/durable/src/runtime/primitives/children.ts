@@ -3,7 +3,7 @@ import type { ChildHandle, ChildResult, WorkflowRef } from '../../interfaces';
 import type { StoredChild, StoredStep } from '../../persistence/journal.repository';
 import { checkName } from '../../schema/define-signal';
 import { Execution, never } from '../execution';
-import { serialize } from '../serializer';
+import { serialize } from '../../schema/serializer';
 
 /**
  * Spawns a child run memoized by `step`: the child's id is derived from the parent's id and the step,

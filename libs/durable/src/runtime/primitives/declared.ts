@@ -1,6 +1,6 @@
 import { UnknownSignalError } from '../../errors';
 import type { ChannelRef, SignalRef } from '../../interfaces';
-import type { RegisteredWorkflow } from '../../discovery/workflow.registry';
+import type { RegisteredWorkflow } from '../workflow.registry';
 import { checkName } from '../../schema/define-signal';
 
 /** The name a signal or channel ref stands for, checked against what the workflow declares. */

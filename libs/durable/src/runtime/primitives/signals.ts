@@ -1,7 +1,7 @@
 import type { SignalOutcome, SignalRef } from '../../interfaces';
-import { toMs } from '../duration';
+import { toMs } from '../../schema/duration';
 import { Execution, never } from '../execution';
-import { deserialize } from '../serializer';
+import { deserialize } from '../../schema/serializer';
 import { declaredName } from './declared';
 import { journaledInstant } from './sleep';
 

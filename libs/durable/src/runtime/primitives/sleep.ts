@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../../errors';
 import { checkName } from '../../schema/define-signal';
 import { delay, Execution, never } from '../execution';
-import { deserialize, serialize } from '../serializer';
+import { deserialize, serialize } from '../../schema/serializer';
 
 /**
  * A durable timer. The wake instant is journaled on first encounter (from the database clock for a

@@ -1,7 +1,7 @@
 import { Injectable, Type } from '@nestjs/common';
 import { InvalidArgumentError, WorkflowNotFoundError } from '../errors';
 import type { ChannelDefinition, DurableWorkflow, SignalDefinition, WorkflowOptions, WorkflowRef } from '../interfaces';
-import type { ResolvedRetryPolicy } from '../runtime/retry-policy';
+import type { ResolvedRetryPolicy } from './retry-policy';
 
 /** A workflow as the runtime knows it after discovery. */
 export interface RegisteredWorkflow {

@@ -1,0 +1,108 @@
+import type { ErrorInfo } from '../errors/error-info';
+
+/*
+ * Every kind of wait a run can be parked on, declared once. The primitive that parks a run names
+ * its kind; everything else reads the declaration: the wake statements (which deliveries wake
+ * which kinds), resume, the test clock, the REST filter, the dashboard (which imports this file),
+ * the CHECK constraint on runs.wait_kind, and the WaitReason type. This file imports nothing but
+ * types, so the dashboard's bundle can import it. How to add a kind: docs/architecture.md.
+ */
+
+/** What makes a run parked on a kind due. */
+export type WakeSource =
+  /** The delivery of the signal the run's `wait_name` names. */
+  | 'signal'
+  /** A message on the channel the run's `wait_name` names. */
+  | 'channel'
+  /** The end (completed, failed or cancelled) of one of the run's children. */
+  | 'child-end'
+  /** The run's `wake_at`: an instant the reason holds among its `times`. */
+  | 'time';
+
+/** The deliveries that wake runs: a signal or a channel message. */
+export type Delivery = Extract<WakeSource, 'signal' | 'channel'>;
+
+/** The reason's own fields of kind R, known to the type system only. */
+declare const reasonShape: unique symbol;
+
+/** One kind's declaration; R is the shape of its wait reason (without `kind` and `since`). */
+export interface WaitKindDeclaration<R extends object = object> {
+  /** How the dashboard names the kind. */
+  readonly label: string;
+  /** What makes a run parked on this kind due; `resume` and the sweeper aside. */
+  readonly wakes: readonly WakeSource[];
+  /**
+   * What `resume` does: `finish` ends the wait now (its journaled instant, if any, becomes now);
+   * `reinvoke` executes the run again now, and it parks again if nothing came. A kind that finishes
+   * and journals its instant parks with that step's key as its wait name (a sleep does).
+   */
+  readonly resume: 'finish' | 'reinvoke';
+  /** Whether `DurableTestClock.advance` brings this kind's instants and wake time nearer. */
+  readonly clock: boolean;
+  /** The reason's field naming what the run waits on, shown after the label. */
+  readonly subject?: keyof R & string;
+  /** The reason's instants, with how the dashboard words each: `until` (the wake) or `deadline` (a limit). */
+  readonly times: { readonly [F in keyof R & string]?: 'until' | 'deadline' };
+  readonly [reasonShape]?: R;
+}
+
+const declare = <R extends object>(declaration: WaitKindDeclaration<R>): WaitKindDeclaration<R> => declaration;
+
+/** The registry: one entry per wait kind, in the order the dashboard lists them. */
+export const WAIT_KINDS = {
+  /** `waitForSignal`: the signal's delivery, or the deadline of `waitForSignal(…, { timeout })`. */
+  signal: declare<{ name: string; deadline?: Date }>({
+    label: 'signal', wakes: ['signal', 'time'], resume: 'reinvoke', clock: true, subject: 'name', times: { deadline: 'deadline' },
+  }),
+  /** `sleep`, `sleepUntil`: the journaled instant. */
+  sleep: declare<{ name: string; until: Date }>({
+    label: 'sleep', wakes: ['time'], resume: 'finish', clock: true, subject: 'name', times: { until: 'until' },
+  }),
+  /** `receive`, `consume` on an empty channel: a message on it. */
+  channel: declare<{ channel: string }>({
+    label: 'channel', wakes: ['channel'], resume: 'reinvoke', clock: false, subject: 'channel', times: {},
+  }),
+  /** A child handle's `result()`: the child's end. */
+  child: declare<{ childRunId: string; step: string }>({
+    label: 'child run', wakes: ['child-end'], resume: 'reinvoke', clock: false, subject: 'childRunId', times: {},
+  }),
+  /** A failed attempt with attempts left: the backoff's end. */
+  retry: declare<{ until: Date; error: ErrorInfo }>({
+    label: 'retry backoff', wakes: ['time'], resume: 'finish', clock: true, times: { until: 'until' },
+  }),
+} as const;
+
+/** A registered wait kind's name. */
+export type WaitKind = keyof typeof WAIT_KINDS;
+
+type ReasonOf<K extends WaitKind> = (typeof WAIT_KINDS)[K] extends WaitKindDeclaration<infer R> ? R : never;
+type Flat<T> = { [F in keyof T]: T[F] };
+
+/**
+ * Why a waiting run waits: its kind, the fields its declaration in `WAIT_KINDS` gives it
+ * (wait-kinds/wait-kind.registry.ts), and since when it waits for that.
+ */
+export type WaitReason = { [K in WaitKind]: Flat<{ kind: K } & ReasonOf<K> & { since: Date }> }[WaitKind];
+
+/** A reason as a primitive parks with it: `since` is the park statement's to set. */
+export type ParkingReason = WaitReason extends infer W ? (W extends WaitReason ? Flat<Omit<W, 'since'>> : never) : never;
+
+/** The registered kinds' names, in the registry's order. */
+export const WAIT_KIND_NAMES = Object.keys(WAIT_KINDS) as WaitKind[];
+
+export function isWaitKind(value: unknown): value is WaitKind {
+  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(WAIT_KINDS, value);
+}
+
+/** The kinds a wake source ends. */
+export function waitKindsWokenBy(source: WakeSource): WaitKind[] {
+  return WAIT_KIND_NAMES.filter((kind) => WAIT_KINDS[kind].wakes.includes(source));
+}
+
+/** The kinds whose declaration says `pick`. */
+export function waitKindsWhere(pick: (declaration: (typeof WAIT_KINDS)[WaitKind]) => boolean): WaitKind[] {
+  return WAIT_KIND_NAMES.filter((kind) => pick(WAIT_KINDS[kind]));
+}
+
+/** Every instant field any kind's reason holds (`since` aside), for decoding and for the test clock. */
+export const WAIT_TIME_FIELDS = [...new Set(WAIT_KIND_NAMES.flatMap((kind) => Object.keys(WAIT_KINDS[kind].times)))];
