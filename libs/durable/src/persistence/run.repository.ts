@@ -11,6 +11,7 @@ import { finishRunSql } from './sql/finish-run.sql';
 import { parkRunSql, scheduleRetrySql } from './sql/park-run.sql';
 import { releaseRunsSql, renewLeasesSql } from './sql/renew-leases.sql';
 import { startRunSql } from './sql/start-run.sql';
+import { retryOutsideTransaction, retryTransient } from './transient-retry';
 
 export const RUN_STATUSES: readonly RunStatus[] = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
 export const WAIT_KINDS: readonly WaitReason['kind'][] = ['signal', 'sleep', 'channel', 'child', 'retry'];
@@ -125,15 +126,22 @@ export class RunRepository {
     return rows.length > 0;
   }
 
-  /** Renews held leases; returns the ids still ours. */
-  async renew(owner: string, held: Array<{ id: string; token: string }>, leaseMs: number, detail: object, lastSweepAt: Date | null): Promise<Set<string>> {
-    const rows = await this.db.query<{ id: string }>(this.sql.renew, [owner, held.map((h) => h.id), held.map((h) => h.token), leaseMs, JSON.stringify(detail), lastSweepAt]);
+  /**
+   * Renews held leases (skipping rows other transactions hold, see renewLeasesSql); returns the ids
+   * still ours. Retried through transient errors and deadlocks for up to `retryWithinMs`.
+   */
+  async renew(owner: string, held: Array<{ id: string; token: string }>, leaseMs: number, detail: object, lastSweepAt: Date | null, retryWithinMs: number): Promise<Set<string>> {
+    const rows = await retryTransient(
+      () => this.db.query<{ id: string }>(this.sql.renew, [owner, held.map((h) => h.id), held.map((h) => h.token), leaseMs, JSON.stringify(detail), lastSweepAt]),
+      retryWithinMs,
+    );
     return new Set(rows.map((r) => r.id));
   }
 
+  /** Gives runs back (fenced by their tokens, so a try after one that committed releases nothing twice). */
   async release(owner: string, held: Array<{ id: string; token: string }>): Promise<number> {
     if (!held.length) return 0;
-    return (await this.db.query(this.sql.release, [owner, held.map((h) => h.id), held.map((h) => h.token)])).length;
+    return (await retryTransient(() => this.db.query(this.sql.release, [owner, held.map((h) => h.id), held.map((h) => h.token)]))).length;
   }
 
   /** Waiting runs by reason kind, and runs overdue by more than `overdueMs` (for the metrics' gauges). */

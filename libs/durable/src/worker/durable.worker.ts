@@ -31,6 +31,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   private saturated = false;
   private claiming?: Promise<void>;
   private renewTimer?: NodeJS.Timeout;
+  private renewing?: Promise<void>;
   private lastSweepAt?: Date;
   private sweepPending = false;
   private readonly wakeTimer = new WakeTimer(() => this.nudge());
@@ -53,6 +54,11 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     return this.options.worker.enabled;
   }
 
+  /** A renewal every third of a lease, so two can fail before it lapses. */
+  private get renewEveryMs(): number {
+    return Math.max(200, Math.floor(this.options.leaseMs / 3));
+  }
+
   private get free(): number {
     return this.options.worker.concurrency - this.held.size - this.reserved;
   }
@@ -60,8 +66,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   onApplicationBootstrap(): void {
     if (!this.enabled) return;
     this.accepting = true;
-    const every = Math.max(200, Math.floor(this.options.leaseMs / 3));
-    this.renewTimer = setInterval(() => void this.renew(), every);
+    this.renewTimer = setInterval(() => void this.renew(), this.renewEveryMs);
     this.renewTimer.unref();
     void this.renew();
     this.nudge();
@@ -226,7 +231,15 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     this.nudge();
   }
 
-  private async renew(): Promise<void> {
+  /**
+   * Renews this instance's leases now (an interval does it by itself). One renewal at a time: a call
+   * made while one is in flight joins it.
+   */
+  renew(): Promise<void> {
+    return (this.renewing ??= this.renewHeld().finally(() => (this.renewing = undefined)));
+  }
+
+  private async renewHeld(): Promise<void> {
     const snapshot = [...this.held.values()];
     try {
       const kept = await this.runs.renew(
@@ -235,6 +248,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
         this.options.leaseMs,
         { pid: process.pid, host: hostname(), executing: snapshot.length, concurrency: this.options.worker.concurrency },
         this.lastSweepAt ?? null,
+        this.renewEveryMs,
       );
       for (const lease of snapshot) {
         if (!kept.has(lease.runId)) {
