@@ -90,11 +90,13 @@ export class RunRepository {
 
   /** Inserts the run; returns it claimed when `claimBy` is set and it is new, or `null` when the id exists. */
   async start(args: StartRunArgs, manager?: EntityManager): Promise<ClaimedRun | 'pending' | null> {
-    const rows = await this.db.query<{ id: string; lease_token: string; wake_seq: string; attempt: number }>(
-      this.sql.start,
-      [args.id, args.workflow, args.claimBy ? 'running' : 'pending', args.input, args.claimBy ?? null, args.leaseMs,
-        args.parentId ?? null, args.parentStep ?? null, args.actor, this.sql.channel, args.traceContext],
-      manager,
+    const rows = await retryOutsideTransaction(manager, () =>
+      this.db.query<{ id: string; lease_token: string; wake_seq: string; attempt: number }>(
+        this.sql.start,
+        [args.id, args.workflow, args.claimBy ? 'running' : 'pending', args.input, args.claimBy ?? null, args.leaseMs,
+          args.parentId ?? null, args.parentStep ?? null, args.actor, this.sql.channel, args.traceContext],
+        manager,
+      ),
     );
     const row = rows[0];
     if (!row) return null;
@@ -113,16 +115,16 @@ export class RunRepository {
 
   /** True when parked; false when the lease is gone or a delivery moved wake_seq (see parkRunSql). */
   async park(run: ClaimedRun, wait: WaitSpec, wakeSeq: string, actor: string): Promise<boolean> {
-    const rows = await this.db.query(this.sql.park, [run.id, run.leaseToken, JSON.stringify(wait.reason), wait.reason.kind, wait.name, wait.wakeAt, wakeSeq, actor]);
+    const rows = await retryTransient(() => this.db.query(this.sql.park, [run.id, run.leaseToken, JSON.stringify(wait.reason), wait.reason.kind, wait.name, wait.wakeAt, wakeSeq, actor]));
     return rows.length > 0;
   }
 
   async scheduleRetry(run: ClaimedRun, error: ErrorInfo, delayMs: number, actor: string): Promise<boolean> {
-    return (await this.db.query(this.sql.retry, [run.id, run.leaseToken, JSON.stringify(error), delayMs, actor])).length > 0;
+    return (await retryTransient(() => this.db.query(this.sql.retry, [run.id, run.leaseToken, JSON.stringify(error), delayMs, actor]))).length > 0;
   }
 
   async finish(run: ClaimedRun, status: 'completed' | 'failed', output: string | null, error: ErrorInfo | null, actor: string): Promise<boolean> {
-    const rows = await this.db.query(this.sql.finish, [run.id, run.leaseToken, status, output, error ? JSON.stringify(error) : null, actor, this.sql.channel]);
+    const rows = await retryTransient(() => this.db.query(this.sql.finish, [run.id, run.leaseToken, status, output, error ? JSON.stringify(error) : null, actor, this.sql.channel]));
     return rows.length > 0;
   }
 
