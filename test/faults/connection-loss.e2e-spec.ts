@@ -116,10 +116,8 @@ describe('a session cut in the middle of a delivery or a checkpoint', () => {
     expect(await db.count('history', `run_id = $1 AND event = 'started'`, [runId])).toBe(1);
   });
 
-  it.each([
-    ['park', '%wait = $3::jsonb%', 'waiting'],
-    ['finish', '%output = $4%', 'completed'],
-  ] as const)('a %s whose session is cut still lands, by the same execution and without a takeover', async (end, statement, status) => {
+  /** Cuts the session of the write that ends the run's first execution; it must land all the same. */
+  const endCutAndLanded = async (end: 'park' | 'finish', statement: string, status: 'waiting' | 'completed') => {
     const run = await t.client.start(GatedEnd, end);
     await eventually(async () => gates.has(run.runId), 'the run to execute');
     const lock = await lockRun(schema, db, run.runId, statement);
@@ -129,7 +127,11 @@ describe('a session cut in the middle of a delivery or a checkpoint', () => {
     expect(executions.get(run.runId)).toBe(1);
     expect(await db.count('history', `run_id = $1 AND event = 'lease-taken-over'`, [run.runId])).toBe(0);
     expect(await db.count('history', `run_id = $1 AND event IN ('parked', 'completed')`, [run.runId])).toBe(1);
-  });
+  };
+
+  it('a park whose session is cut still lands, by the same execution and without a takeover', () => endCutAndLanded('park', '%wait = $3::jsonb%', 'waiting'));
+
+  it('a finish whose session is cut still lands, by the same execution and without a takeover', () => endCutAndLanded('finish', '%output = $4%', 'completed'));
 
   it('a checkpoint write whose session is cut is written again on another connection: the step does not run twice', async () => {
     const run = await t.client.start(GatedEffect, null);
