@@ -23,12 +23,27 @@ class GatedEffect implements DurableWorkflow<null, string> {
   }
 }
 
-/** Holds a run's row lock from another session until released; finds the library session waiting on it. */
-async function lockRun(schema: string, db: Db, runId: string, waiting: string) {
+/** Counts its executions; the first waits for the test to open its gate, then each ends as `input` says. */
+const executions = new Map<string, number>();
+@Workflow('gated-end')
+class GatedEnd implements DurableWorkflow<'park' | 'finish', string> {
+  async run(input: 'park' | 'finish', ctx: WorkflowContext) {
+    const execution = (executions.get(ctx.runId) ?? 0) + 1;
+    executions.set(ctx.runId, execution);
+    if (execution === 1) await new Promise<void>((open) => gates.set(ctx.runId, open));
+    return input === 'park' ? ctx.waitForSignal<string>('go') : 'done';
+  }
+}
+
+/**
+ * Holds a lock from another session until released (a run's row by default, or what `lock` takes);
+ * finds the library session waiting on it.
+ */
+async function lockRun(schema: string, db: Db, runId: string, waiting: string, lock = `SELECT 1 FROM "${schema}".runs WHERE id = $1 FOR UPDATE`) {
   const blocker = new Client(databaseUrl());
   await blocker.connect();
   await blocker.query('BEGIN');
-  await blocker.query(`SELECT 1 FROM "${schema}".runs WHERE id = $1 FOR UPDATE`, [runId]);
+  await blocker.query(lock, [runId]);
   return {
     waiter: () =>
       eventually(async () => {
@@ -48,27 +63,75 @@ describe('a session cut in the middle of a delivery or a checkpoint', () => {
   let t: DurableTestApp;
 
   beforeAll(async () => {
-    t = await startApp({ schema, providers: [Listens, GatedEffect] });
+    t = await startApp({ schema, providers: [Listens, GatedEffect, GatedEnd] });
   });
   afterAll(async () => {
     await t.close();
     await db.dropSchema();
   });
 
-  it('fails that send with the database\'s error and leaves the process and its pool working (found by the chaos soak)', async () => {
+  /** Cuts the library session that waits on `lock`'s lock, then lets the next try through. */
+  const cutWhileLocked = async (lock: Awaited<ReturnType<typeof lockRun>>) => {
+    await db.query('SELECT pg_terminate_backend($1)', [await lock.waiter()]);
+    await lock.release();
+  };
+
+  it('a send whose session is cut is sent again on another connection: the message lands once, and the pool serves on', async () => {
     const run = await t.client.start(Listens, null);
     await eventually(async () => (await t.client.getRun(run.runId)).status === 'waiting', 'the run to wait');
-    // Another session holds the run's row lock, so send() waits inside its own transaction...
+    // Another session holds the run's row lock, so send() waits inside its own transaction, and its session is cut there.
     const lock = await lockRun(schema, db, run.runId, '%FOR UPDATE%');
-    const sending = t.signals.send(run.runId, 'events', 'k1', 'hello').then(() => 'sent', (error: Error) => error.message);
-    // ...and its session is cut there.
-    await db.query('SELECT pg_terminate_backend($1)', [await lock.waiter()]);
-    expect(await sending).toMatch(/terminat|Connection/);
-    await lock.release();
-    // The process lives on and the pool serves the next delivery.
-    expect(await t.signals.send(run.runId, 'events', 'k2', 'again')).toMatchObject({ accepted: true });
-    expect(await run.result({ timeout: '5s' })).toMatchObject({ key: 'k2', payload: 'again' });
+    const sending = t.signals.send(run.runId, 'events', 'k1', 'hello');
+    await cutWhileLocked(lock);
+    expect(await sending).toMatchObject({ accepted: true, seq: 1 });
+    expect(await run.result({ timeout: '5s' })).toMatchObject({ key: 'k1', payload: 'hello' });
+    expect(await db.count('messages', 'run_id = $1', [run.runId])).toBe(1);
   });
+
+  it('a signal delivery whose session is cut is delivered again on another connection, once', async () => {
+    const run = await t.client.start(GatedEnd, 'park');
+    await eventually(async () => gates.has(run.runId), 'the run to execute');
+    gates.get(run.runId)!();
+    await eventually(async () => (await t.client.getRun(run.runId)).status === 'waiting', 'the run to park');
+    const lock = await lockRun(schema, db, run.runId, '%$6::text[] IS NULL%');
+    const delivering = t.signals.signal(run.runId, 'go', 'now');
+    await cutWhileLocked(lock);
+    expect(await delivering).toMatchObject({ accepted: true });
+    expect(await run.result({ timeout: '5s' })).toBe('now');
+    expect(await db.count('history', `run_id = $1 AND event = 'signal-delivered'`, [run.runId])).toBe(1);
+  });
+
+  it('a start whose session is cut is inserted again on another connection: one run, created and executed once', async () => {
+    const runId = `cut-start-${Date.now()}`;
+    // Another session inserts the same id and keeps its transaction open: the start waits on it, and is cut there.
+    const lock = await lockRun(schema, db, runId, '%ON CONFLICT (id) DO NOTHING%', `INSERT INTO "${schema}".runs (id, workflow, status) VALUES ($1, 'gated-end', 'pending')`);
+    const starting = t.client.start(GatedEnd, 'finish', { runId });
+    await cutWhileLocked(lock);
+    const run = await starting;
+    expect(run.created).toBe(true);
+    await eventually(async () => gates.has(runId), 'the run to execute');
+    gates.get(runId)!();
+    expect(await run.result({ timeout: '5s' })).toBe('done');
+    expect(executions.get(runId)).toBe(1);
+    expect(await db.count('history', `run_id = $1 AND event = 'started'`, [runId])).toBe(1);
+  });
+
+  /** Cuts the session of the write that ends the run's first execution; it must land all the same. */
+  const endCutAndLanded = async (end: 'park' | 'finish', statement: string, status: 'waiting' | 'completed') => {
+    const run = await t.client.start(GatedEnd, end);
+    await eventually(async () => gates.has(run.runId), 'the run to execute');
+    const lock = await lockRun(schema, db, run.runId, statement);
+    gates.get(run.runId)!(); // the run ends its execution: that write waits for the row lock, and is cut there
+    await cutWhileLocked(lock);
+    await eventually(async () => (await t.client.getRun(run.runId)).status === status, `the run to be ${status}`);
+    expect(executions.get(run.runId)).toBe(1);
+    expect(await db.count('history', `run_id = $1 AND event = 'lease-taken-over'`, [run.runId])).toBe(0);
+    expect(await db.count('history', `run_id = $1 AND event IN ('parked', 'completed')`, [run.runId])).toBe(1);
+  };
+
+  it('a park whose session is cut still lands, by the same execution and without a takeover', () => endCutAndLanded('park', '%wait = $3::jsonb%', 'waiting'));
+
+  it('a finish whose session is cut still lands, by the same execution and without a takeover', () => endCutAndLanded('finish', '%output = $4%', 'completed'));
 
   it('a checkpoint write whose session is cut is written again on another connection: the step does not run twice', async () => {
     const run = await t.client.start(GatedEffect, null);

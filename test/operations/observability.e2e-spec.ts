@@ -99,6 +99,33 @@ describe('observability: spans, metrics and health', () => {
     expect(attribute(delivery, 'durable.accepted')).toBe(true);
   });
 
+  it('a run claimed by a signal delivered inside a request span joins its own stored trace, or none: never the delivering request\'s', async () => {
+    const tracer = trace.getTracer('test');
+    const traced = await tracer.startActiveSpan('POST /orders', async (request) => {
+      const handle = await t.client.start(Observed, {});
+      request.end();
+      return { runId: handle.runId, traceId: request.spanContext().traceId };
+    });
+    const untraced = (await t.client.start(Observed, {})).runId; // started outside any span: no stored trace
+    for (const runId of [traced.runId, untraced]) await eventually(async () => (await t.client.getRun(runId)).status === 'waiting', 'the run to park');
+
+    for (const runId of [traced.runId, untraced]) {
+      const requestTrace = await tracer.startActiveSpan('POST /signals', async (request) => {
+        await t.signals.signal(runId, 'go', 'now'); // claims the parked run and executes it here
+        request.end();
+        return request.spanContext().traceId;
+      });
+      expect(await t.client.handle(runId).result({ timeout: '5s' })).toBe('now');
+      const [, second] = await eventually(async () => {
+        const found = spans('durable.execution observed').filter((s) => attribute(s, 'durable.run_id') === runId);
+        return found.length === 2 && found;
+      }, 'both executions\' spans to end');
+      expect(second.spanContext().traceId).not.toBe(requestTrace);
+      if (runId === traced.runId) expect(second.spanContext().traceId).toBe(traced.traceId);
+      else expect(second.parentSpanContext).toBeUndefined();
+    }
+  });
+
   it('metrics count runs by outcome, time steps and claims, and gauge the waiting runs', async () => {
     const waiting = await t.client.start(Observed, {});
     await t.client.start(Observed, { fail: true }).then((h) => h.result().catch(() => undefined));

@@ -5,6 +5,7 @@ import type { LoadedJournal } from './journal.repository';
 import { ClaimedRow, ClaimedRun, claimedFromRow } from './run.repository';
 import { deliverSignalSql } from './sql/deliver-signal.sql';
 import { lockRunSql, sendMessageSql } from './sql/send-message.sql';
+import { retryOutsideTransaction, retryTransient } from './transient-retry';
 
 /** `refused`: no open run of the workflows the delivery was limited to (the caller reads the run to say why). */
 export type DeliveryResult<T> = { status: 'closed' } | { status: 'missing' } | { status: 'refused' } | ({ status: 'done'; claimed?: ClaimedRun } & T);
@@ -30,7 +31,12 @@ export class DeliveryRepository {
     this.sql = { signal: deliverSignalSql(t), lock: lockRunSql(t), send: sendMessageSql(t), channel: wakeChannel(t.schema) };
   }
 
-  async signal(runId: string, name: string, payload: string, actor: string, scope: DeliveryScope, manager?: EntityManager): Promise<DeliveryResult<{ accepted: boolean; deliveredAt: Date; woken: boolean }>> {
+  /** One statement, keyed by (run, name): retried through transient errors outside a caller's transaction. */
+  signal(runId: string, name: string, payload: string, actor: string, scope: DeliveryScope, manager?: EntityManager): Promise<DeliveryResult<{ accepted: boolean; deliveredAt: Date; woken: boolean }>> {
+    return retryOutsideTransaction(manager, () => this.deliverSignal(runId, name, payload, actor, scope, manager));
+  }
+
+  private async deliverSignal(runId: string, name: string, payload: string, actor: string, scope: DeliveryScope, manager?: EntityManager): Promise<DeliveryResult<{ accepted: boolean; deliveredAt: Date; woken: boolean }>> {
     const queriedAt = Date.now();
     const [row] = await this.db.query<{ open: boolean; delivered_at: Date | null; woken: string } & ClaimingRow>(
       this.sql.signal, [runId, name, payload, actor, this.sql.channel, scope.workflows, scope.claimBy, scope.leaseMs], manager,
@@ -44,7 +50,10 @@ export class DeliveryRepository {
     return { status: 'done', accepted: false, deliveredAt: first.delivered_at, woken: false };
   }
 
-  /** Two statements in one transaction (the caller's, or one of its own): lock the run, then append. */
+  /**
+   * Two statements in one transaction (the caller's, or one of its own): lock the run, then append.
+   * Keyed by (run, channel, key): its own transaction is retried through transient errors.
+   */
   async send(runId: string, channel: string, key: string, payload: string, actor: string, scope: DeliveryScope, manager?: EntityManager): Promise<DeliveryResult<{ accepted: boolean; seq: number; woken: boolean }>> {
     const queriedAt = Date.now();
     const run = async (query: (sql: string, params: unknown[]) => Promise<Record<string, unknown>[]>) => {
@@ -60,7 +69,7 @@ export class DeliveryRepository {
       return { status: 'done' as const, accepted: row.seq !== null, seq: Number(row.existing_seq), woken: Number(row.woken) > 0, claimed };
     };
     if (manager) return run((sql, params) => this.db.query(sql, params, manager));
-    return this.db.transaction((client) => run(async (sql, params) => (await client.query(sql, params)).rows));
+    return retryTransient(() => this.db.transaction((client) => run(async (sql, params) => (await client.query(sql, params)).rows)));
   }
 
   private async closedOrMissing(runId: string, manager?: EntityManager): Promise<DeliveryResult<never>> {

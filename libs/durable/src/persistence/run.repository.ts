@@ -12,6 +12,7 @@ import { finishRunSql } from './sql/finish-run.sql';
 import { parkRunSql, scheduleRetrySql } from './sql/park-run.sql';
 import { releaseRunsSql, renewLeasesSql } from './sql/renew-leases.sql';
 import { startRunSql } from './sql/start-run.sql';
+import { retryOutsideTransaction, retryTransient } from './transient-retry';
 
 export const RUN_STATUSES: readonly RunStatus[] = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
 
@@ -99,11 +100,13 @@ export class RunRepository {
    * or 'parent-lost' (nothing inserted) when `parentToken` is no longer the parent's.
    */
   async start(args: StartRunArgs, manager?: EntityManager): Promise<ClaimedRun | 'pending' | 'parent-lost' | null> {
-    const [row] = await this.db.query<{ admitted: boolean; id: string | null; lease_token: string; wake_seq: string; attempt: number }>(
-      this.sql.start,
-      [args.id, args.workflow, args.claimBy ? 'running' : 'pending', args.input, args.claimBy ?? null, args.leaseMs,
-        args.parentId ?? null, args.parentStep ?? null, args.actor, this.sql.channel, args.traceContext, args.parentToken ?? null],
-      manager,
+    const [row] = await retryOutsideTransaction(manager, () =>
+      this.db.query<{ admitted: boolean; id: string | null; lease_token: string; wake_seq: string; attempt: number }>(
+        this.sql.start,
+        [args.id, args.workflow, args.claimBy ? 'running' : 'pending', args.input, args.claimBy ?? null, args.leaseMs,
+          args.parentId ?? null, args.parentStep ?? null, args.actor, this.sql.channel, args.traceContext, args.parentToken ?? null],
+        manager,
+      ),
     );
     if (!row.admitted) return 'parent-lost';
     if (row.id === null) return null;
@@ -122,28 +125,35 @@ export class RunRepository {
 
   /** True when parked; false when the lease is gone or a delivery moved wake_seq (see parkRunSql). */
   async park(run: ClaimedRun, wait: WaitSpec, wakeSeq: string, actor: string): Promise<boolean> {
-    const rows = await this.db.query(this.sql.park, [run.id, run.leaseToken, JSON.stringify(wait.reason), wait.reason.kind, wait.name, wait.wakeAt, wakeSeq, actor]);
+    const rows = await retryTransient(() => this.db.query(this.sql.park, [run.id, run.leaseToken, JSON.stringify(wait.reason), wait.reason.kind, wait.name, wait.wakeAt, wakeSeq, actor]));
     return rows.length > 0;
   }
 
   async scheduleRetry(run: ClaimedRun, error: ErrorInfo, delayMs: number, actor: string): Promise<boolean> {
-    return (await this.db.query(this.sql.retry, [run.id, run.leaseToken, JSON.stringify(error), delayMs, actor])).length > 0;
+    return (await retryTransient(() => this.db.query(this.sql.retry, [run.id, run.leaseToken, JSON.stringify(error), delayMs, actor]))).length > 0;
   }
 
   async finish(run: ClaimedRun, status: 'completed' | 'failed', output: string | null, error: ErrorInfo | null, actor: string): Promise<boolean> {
-    const rows = await this.db.query(this.sql.finish, [run.id, run.leaseToken, status, output, error ? JSON.stringify(error) : null, actor, this.sql.channel]);
+    const rows = await retryTransient(() => this.db.query(this.sql.finish, [run.id, run.leaseToken, status, output, error ? JSON.stringify(error) : null, actor, this.sql.channel]));
     return rows.length > 0;
   }
 
-  /** Renews held leases; returns the ids still ours. */
-  async renew(owner: string, held: Array<{ id: string; token: string }>, leaseMs: number, detail: object, lastSweepAt: Date | null): Promise<Set<string>> {
-    const rows = await this.db.query<{ id: string }>(this.sql.renew, [owner, held.map((h) => h.id), held.map((h) => h.token), leaseMs, JSON.stringify(detail), lastSweepAt]);
+  /**
+   * Renews held leases (skipping rows other transactions hold, see renewLeasesSql); returns the ids
+   * still ours. Retried through transient errors and deadlocks for up to `retryWithinMs`.
+   */
+  async renew(owner: string, held: Array<{ id: string; token: string }>, leaseMs: number, detail: object, lastSweepAt: Date | null, retryWithinMs: number): Promise<Set<string>> {
+    const rows = await retryTransient(
+      () => this.db.query<{ id: string }>(this.sql.renew, [owner, held.map((h) => h.id), held.map((h) => h.token), leaseMs, JSON.stringify(detail), lastSweepAt]),
+      retryWithinMs,
+    );
     return new Set(rows.map((r) => r.id));
   }
 
+  /** Gives runs back (fenced by their tokens, so a try after one that committed releases nothing twice). */
   async release(owner: string, held: Array<{ id: string; token: string }>): Promise<number> {
     if (!held.length) return 0;
-    return (await this.db.query(this.sql.release, [owner, held.map((h) => h.id), held.map((h) => h.token)])).length;
+    return (await retryTransient(() => this.db.query(this.sql.release, [owner, held.map((h) => h.id), held.map((h) => h.token)]))).length;
   }
 
   /** Waiting runs by reason kind, and runs overdue by more than `overdueMs` (for the metrics' gauges). */

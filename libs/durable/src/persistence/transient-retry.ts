@@ -1,12 +1,17 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import type { EntityManager } from 'typeorm';
 
-/** How long an idempotent journal write keeps trying through a cut session or a restarting server. */
+/** How long an idempotent write keeps trying through a cut session or a restarting server. */
 export const TRANSIENT_RETRY_MS = 10_000;
 
-const TRANSIENT_CODES = new Set(['57P01', '57P02', '57P03', '53300', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+/**
+ * The session or the server went away (57P0x, 53300, network errors), or the statement lost a deadlock
+ * or a serialization conflict (40P01, 40001: it was rolled back whole, so trying again is always safe).
+ */
+const TRANSIENT_CODES = new Set(['57P01', '57P02', '57P03', '53300', '40P01', '40001', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 const TRANSIENT_MESSAGE = /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect/i;
 
-/** Errors after which the same statement can succeed on another connection: the session or the server went away. */
+/** Errors after which the same statement can succeed on another try: the session or the server went away, or it lost a deadlock. */
 export function isTransientDbError(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   if (typeof code === 'string' && (code.startsWith('08') || TRANSIENT_CODES.has(code))) return true;
@@ -17,7 +22,7 @@ export function isTransientDbError(error: unknown): boolean {
  * Runs an idempotent write again, on a fresh pooled connection, while it fails for a transient
  * reason, backing off up to a second between tries, for at most `withinMs`; then, and for any
  * other error, it fails as it would have. Whether a cut session had committed the write or not, the
- * next try finds the same answer (the journal's writes are keyed and fenced).
+ * next try finds the same answer (the writes retried are keyed or fenced, see docs/architecture.md).
  */
 export async function retryTransient<T>(write: () => Promise<T>, withinMs = TRANSIENT_RETRY_MS): Promise<T> {
   const deadline = Date.now() + withinMs;
@@ -29,4 +34,12 @@ export async function retryTransient<T>(write: () => Promise<T>, withinMs = TRAN
       await delay(pause);
     }
   }
+}
+
+/**
+ * `retryTransient` for a write that may join a caller's transaction: inside one (`manager`) it runs
+ * once, since a failed statement aborts the caller's whole transaction and only the caller can try it again.
+ */
+export function retryOutsideTransaction<T>(manager: EntityManager | undefined, write: () => Promise<T>): Promise<T> {
+  return manager ? write() : retryTransient(write);
 }

@@ -1,4 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { AsyncResource } from 'node:async_hooks';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DURABLE_OPTIONS } from '../durable.constants';
@@ -30,9 +31,16 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   private saturated = false;
   private claiming?: Promise<void>;
   private renewTimer?: NodeJS.Timeout;
+  private renewing?: Promise<void>;
   private lastSweepAt?: Date;
   private sweepPending = false;
   private readonly wakeTimer = new WakeTimer(() => this.nudge());
+  /**
+   * The async context of the application's boot. Claim passes and executions run in it, not in the
+   * context of whoever triggered them (a request that started, signalled or nudged): a run must not
+   * see a request's AsyncLocalStorage stores (tenants, loggers) nor have its span as parent.
+   */
+  private readonly bootContext = new AsyncResource('nestjs-durable.worker');
 
   constructor(
     @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
@@ -46,6 +54,11 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     return this.options.worker.enabled;
   }
 
+  /** A renewal every third of a lease, so two can fail before it lapses. */
+  private get renewEveryMs(): number {
+    return Math.max(200, Math.floor(this.options.leaseMs / 3));
+  }
+
   private get free(): number {
     return this.options.worker.concurrency - this.held.size - this.reserved;
   }
@@ -53,8 +66,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   onApplicationBootstrap(): void {
     if (!this.enabled) return;
     this.accepting = true;
-    const every = Math.max(200, Math.floor(this.options.leaseMs / 3));
-    this.renewTimer = setInterval(() => void this.renew(), every);
+    this.renewTimer = setInterval(() => void this.renew(), this.renewEveryMs);
     this.renewTimer.unref();
     void this.renew();
     this.nudge();
@@ -63,14 +75,22 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   /**
    * Asks for a claim pass soon; calls made while one runs are folded into one more pass. A nudge for
    * one run (a NOTIFY) needs no pass once that run executes here: the pass that claimed it is then
-   * not followed by an empty one.
+   * not followed by an empty one. Passes run in the boot context (see `bootContext`).
    */
   nudge(forRun?: string): void {
     if (!this.accepting) return;
     if (forRun === undefined) this.wanted = true;
     else if (this.isExecuting(forRun)) return;
     else this.wantedFor.add(forRun);
-    this.claiming ??= this.claimWhileWanted().finally(() => (this.claiming = undefined));
+    this.claimPass();
+  }
+
+  private claimPass(): void {
+    this.claiming ??= this.bootContext.runInAsyncScope(() => this.claimWhileWanted()).finally(() => {
+      this.claiming = undefined;
+      // A nudge that came after the pass's last look found it still set and relied on it: honour it now.
+      if ((this.wanted || this.wantedFor.size) && this.accepting) this.claimPass();
+    });
   }
 
   /** The sweeper's tick: a claim pass, remembered for the operators' stats. */
@@ -191,8 +211,8 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     this.held.get(run.id)?.markLost();
     const lease = new Lease(run.id, run.leaseToken);
     this.held.set(run.id, lease);
-    const execution = this.executor
-      .execute(run, lease, this.id)
+    const execution = this.bootContext
+      .runInAsyncScope(() => this.executor.execute(run, lease, this.id))
       .then((wakeAt) => wakeAt && this.wakeTimer.at(wakeAt))
       .catch((error) => this.logger.error(`Executing run ${run.id} failed: ${(error as Error).message}`, (error as Error).stack))
       .finally(() => {
@@ -211,7 +231,15 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     this.nudge();
   }
 
-  private async renew(): Promise<void> {
+  /**
+   * Renews this instance's leases now (an interval does it by itself). One renewal at a time: a call
+   * made while one is in flight joins it.
+   */
+  renew(): Promise<void> {
+    return (this.renewing ??= this.renewHeld().finally(() => (this.renewing = undefined)));
+  }
+
+  private async renewHeld(): Promise<void> {
     const snapshot = [...this.held.values()];
     try {
       const kept = await this.runs.renew(
@@ -220,6 +248,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
         this.options.leaseMs,
         { pid: process.pid, host: hostname(), executing: snapshot.length, concurrency: this.options.worker.concurrency },
         this.lastSweepAt ?? null,
+        this.renewEveryMs,
       );
       for (const lease of snapshot) {
         if (!kept.has(lease.runId)) {

@@ -5,7 +5,8 @@ import { waitKindSql } from './wait-kinds.sql';
  * Parks a run: waiting, with its reason and wake time, the lease given up. Conditioned on the lease
  * token and on wake_seq, the counter every delivery bumps: a signal, message or child end that
  * committed after this execution's last look makes the park update nothing, and the run re-executes
- * instead of sleeping through its wake (the lost-wakeup race, closed in this one statement).
+ * instead of sleeping through its wake (the lost-wakeup race, closed in this one statement). Idempotent,
+ * so it is retried through transient errors: a try after one that landed answers as that one did.
  * `since` is kept from the previous park while the run waits for the same thing.
  * $1 run, $2 token, $3 wait (jsonb), $4 wait kind, $5 wait name, $6 wake at, $7 wake_seq seen, $8 actor.
  */
@@ -16,15 +17,20 @@ WITH parked AS (
       wait = $3::jsonb || jsonb_build_object('since',
                CASE WHEN wait_kind = $4 AND wait_name IS NOT DISTINCT FROM $5 THEN COALESCE(wait->'since', to_jsonb(now())) ELSE to_jsonb(now()) END),
       wait_kind = $4, wait_name = $5, wake_at = $6, lease_owner = NULL, updated_at = now()
-  WHERE id = $1 AND lease_token = $2 AND wake_seq = $7
+  WHERE id = $1 AND lease_token = $2 AND wake_seq = $7 AND status = 'running'
   RETURNING id, wait
 ), history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, 'parked', $8, wait FROM parked
 )
-SELECT id FROM parked`;
+SELECT id FROM parked
+UNION ALL
+-- A try after one that committed but whose answer was lost (a cut session): this execution's own write
+-- is there already, the only one that moves a run off 'running' without changing its token.
+SELECT id FROM ${t.runs} WHERE id = $1 AND lease_token = $2 AND status <> 'running'`;
 
 /**
  * A failed execution with attempts left: waiting, reason retry, attempt + 1, woken after the backoff.
+ * Idempotent like parkRunSql.
  * $1 run, $2 token, $3 error (jsonb), $4 backoff ms, $5 actor.
  */
 export const scheduleRetrySql = (t: Tables) => `
@@ -34,9 +40,13 @@ WITH parked AS (
       wait = jsonb_build_object('kind', ${waitKindSql('retry')}, 'until', now() + $4 * interval '1 millisecond', 'error', $3::jsonb, 'since', now()),
       wait_kind = ${waitKindSql('retry')}, wait_name = NULL, wake_at = now() + $4 * interval '1 millisecond',
       lease_owner = NULL, updated_at = now()
-  WHERE id = $1 AND lease_token = $2
+  WHERE id = $1 AND lease_token = $2 AND status = 'running'
   RETURNING id, wait, attempt
 ), history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, 'retry-scheduled', $5, wait || jsonb_build_object('attempt', attempt) FROM parked
 )
-SELECT id FROM parked`;
+SELECT id FROM parked
+UNION ALL
+-- A try after one that committed but whose answer was lost (a cut session): this execution's own write
+-- is there already, the only one that moves a run off 'running' without changing its token.
+SELECT id FROM ${t.runs} WHERE id = $1 AND lease_token = $2 AND status <> 'running'`;

@@ -1,19 +1,30 @@
 import type { Tables } from '../tables';
 
 /**
- * Renews every lease an instance holds in one statement, and beats its heartbeat. A run missing from
- * the result is no longer ours (its lease was taken over, or it was cancelled): its execution stops.
+ * Renews the leases an instance holds, and beats its heartbeat, in one statement that never waits on
+ * a run's row: rows are locked in id order (one order for every renewal) and a row another
+ * transaction holds (an application's open transaction that delivered to the run, a finish waking its
+ * parent) is skipped and renewed on the next beat. Returns the runs still ours, renewed or skipped:
+ * running with the token held, as this statement's snapshot sees them. A run missing from the result
+ * is lost (taken over, or cancelled): its execution stops.
  * $1 instance, $2 run ids, $3 tokens, $4 lease ms, $5 instance detail (jsonb), $6 last sweep.
  */
 export const renewLeasesSql = (t: Tables) => `
 WITH beat AS (
   INSERT INTO ${t.instances} (id, heartbeat_at, detail, last_sweep_at) VALUES ($1, now(), $5::jsonb, $6)
   ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), detail = EXCLUDED.detail, last_sweep_at = EXCLUDED.last_sweep_at
+), held AS (
+  SELECT r.id, r.lease_token FROM ${t.runs} r JOIN unnest($2::text[], $3::bigint[]) AS h(id, token) ON r.id = h.id AND r.lease_token = h.token
+  WHERE r.status = 'running'
+), locked AS (
+  SELECT r.id FROM ${t.runs} r JOIN held ON r.id = held.id AND r.lease_token = held.lease_token
+  WHERE r.status = 'running'
+  ORDER BY r.id
+  FOR UPDATE OF r SKIP LOCKED
+), renewed AS (
+  UPDATE ${t.runs} r SET wake_at = now() + $4 * interval '1 millisecond' FROM locked WHERE r.id = locked.id
 )
-UPDATE ${t.runs} r SET wake_at = now() + $4 * interval '1 millisecond'
-FROM unnest($2::text[], $3::bigint[]) AS held(id, token)
-WHERE r.id = held.id AND r.lease_token = held.token AND r.status = 'running'
-RETURNING r.id`;
+SELECT id FROM held`;
 
 /**
  * Gives runs back at shutdown: pending and due now, token bumped so the execution's late writes are

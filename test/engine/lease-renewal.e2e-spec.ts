@@ -1,0 +1,90 @@
+import { Client } from 'pg';
+import type { DataSource } from 'typeorm';
+import { DURABLE_DATA_SOURCE, DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
+import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
+import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+
+const gates = new Map<string, () => void>();
+
+/** Holds its lease, executing, until the test opens its gate. */
+@Workflow('held')
+class Held implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    await new Promise<void>((open) => gates.set(ctx.runId, open));
+    return 'done';
+  }
+}
+
+describe('lease renewal', () => {
+  const schema = uniqueSchema();
+  const db = new Db(schema);
+  let t: DurableTestApp;
+  afterEach(() => t.close());
+  afterAll(() => db.dropSchema());
+
+  const executing = async () => {
+    const run = await t.client.start(Held, null);
+    await eventually(async () => gates.has(run.runId), 'the run to execute');
+    return run;
+  };
+  /** The expiry of the lease the run was started with (token 1), undefined once another claim took it. */
+  const leaseExpiry = async (runId: string) =>
+    (await db.query(`SELECT wake_at FROM durable.runs WHERE id = $1 AND lease_token = 1`, [runId]))[0]?.wake_at.getTime() as number | undefined;
+
+  it('an application transaction holding one run\'s row does not hold up the renewal of other leases, nor costs that run its lease', async () => {
+    t = await startApp({ schema, providers: [Held], options: { leaseMs: 3_000, inlineWaitMs: 300 } });
+    const worker = t.get(DurableWorker);
+    const free = await executing();
+    const locked = await executing();
+    // A signal delivered inside an open application transaction locks the run's row until it commits.
+    let commit!: () => void;
+    const committed = new Promise<void>((resolve) => (commit = resolve));
+    let delivered!: () => void;
+    const inTransaction = new Promise<void>((resolve) => (delivered = resolve));
+    const transaction = t.get<DataSource>(DURABLE_DATA_SOURCE as never).transaction(async (manager) => {
+      await t.signals.signal(locked.runId, 'poke', null, { manager });
+      delivered();
+      await committed;
+    });
+    await inTransaction;
+    // Two renewals of the other lease while the row stays locked (the first one's answer is handled by then).
+    let expiry = (await leaseExpiry(free.runId))!;
+    for (const renewal of [1, 2]) {
+      const before = expiry;
+      expiry = await eventually(async () => {
+        const now = await leaseExpiry(free.runId);
+        return now !== undefined && now > before && now;
+      }, `renewal ${renewal} of the lease whose row is not locked`);
+    }
+    expect(worker.isExecuting(locked.runId)).toBe(true); // skipped this beat, not lost
+    commit();
+    await transaction;
+    for (const run of [free, locked]) gates.get(run.runId)!();
+    for (const run of [free, locked]) expect(await run.result({ timeout: '5s' })).toBe('done');
+    expect(await db.count('history', `event = 'lease-taken-over'`)).toBe(0);
+  });
+
+  it('a renewal asked for while one is in flight joins it: never two renewals at once', async () => {
+    // A lease this long is renewed every 20 s: within the test only the renewals it asks for run.
+    t = await startApp({ schema, providers: [Held], options: { leaseMs: 60_000 } });
+    const worker = t.get(DurableWorker);
+    await executing();
+    await eventually(async () => (await db.count('instances', 'id = $1', [worker.id])) === 1, 'the first heartbeat');
+    await db.query(`CREATE TABLE durable.beats (at timestamptz DEFAULT clock_timestamp())`);
+    await db.query(`CREATE FUNCTION durable.count_beat() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO ${`"${schema}"`}.beats DEFAULT VALUES; RETURN NEW; END $$`);
+    await db.query(`CREATE TRIGGER beat AFTER UPDATE ON durable.instances FOR EACH ROW EXECUTE FUNCTION durable.count_beat()`);
+    // Another session holds this instance's heartbeat row: the renewal in flight waits there.
+    const blocker = new Client(databaseUrl());
+    await blocker.connect();
+    await blocker.query('BEGIN');
+    await blocker.query(`SELECT 1 FROM "${schema}".instances WHERE id = $1 FOR UPDATE`, [worker.id]);
+    const first = worker.renew();
+    await eventually(async () => (await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%heartbeat_at%' AND datname = current_database()`)).length > 0, 'the renewal to wait');
+    const second = worker.renew();
+    await blocker.query('ROLLBACK');
+    await blocker.end();
+    await Promise.all([first, second]);
+    expect(await db.count('beats')).toBe(1);
+    for (const open of gates.values()) open();
+  });
+});
