@@ -48,8 +48,9 @@ describe('crash recovery: the seed\'s "putting it together" flow survives SIGKIL
     }, 'the run to get past the sleep and wait for the signal', 30_000);
     await kill(second);
 
-    await worker();
+    // Delivered while no worker is alive (buffered), so a slow boot of the next one cannot outlast the deadline.
     await client.signals.signal(handle.runId, 'delivered-confirmation', 'all good');
+    await worker();
     const output = await client.client.handle(handle.runId).result({ timeout: '30s' });
     expect(output).toEqual({ receipt: `receipt-${handle.runId}`, shipped: 'shipped o-1', feedback: 'all good' });
 
