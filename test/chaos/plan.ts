@@ -155,8 +155,8 @@ function planOperations(prng: Prng, runs: PlannedRun[], seed: number, index: num
     run.role = prng.pick<RunRole>(['plain', 'plain', 'plain', 'plain', 'plain', 'cancel', 'resume', 'retry']);
     const via = () => prng.pick(['client', 'rest'] as const);
     switch (run.role) {
-      case 'cancel': // anywhere from its first steps to its channel loop
-        actions.push({ at: run.at + prng.int(300, 9_000), sender: sender(), op: 'cancel', via: via(), runIds: [run.id] });
+      case 'cancel': // half around its child's short life (before the spawn, or while the child runs), half later, up to its channel loop
+        actions.push({ at: run.at + (prng.chance(0.5) ? prng.int(300, 1_500) : prng.int(1_500, 9_000)), sender: sender(), op: 'cancel', via: via(), runIds: [run.id] });
         break;
       case 'resume': // mostly during its nap or its signal wait
         actions.push({ at: run.at + prng.int(1_500, 7_000), sender: sender(), op: 'resume', via: via(), runIds: [run.id] });
