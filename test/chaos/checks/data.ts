@@ -76,7 +76,7 @@ export async function loadEvidence(
       `SELECT * FROM (SELECT run_id, key, seq::int AS seq, payload, acked_at FROM durable.messages WHERE channel = 'events'
        UNION ALL SELECT run_id, key, seq::int AS seq, payload, acked_at FROM durable.archived_messages WHERE channel = 'events') m ORDER BY run_id, seq`,
     ),
-    db.query<HistoryRow & { committed_us: string }>(`${withArchive('history', 'id::int AS id, run_id, at, event, actor, detail')} ORDER BY id`),
+    db.query<HistoryRow & { committed_us: string }>(`SELECT * FROM (${withArchive('history', 'id::int AS id, run_id, at, event, actor, detail')}) h ORDER BY id`),
     db.query<LedgerRow>(`SELECT id::int AS id, run_id, step_key, pid, at, detail FROM ${ledgerTable(db.schema)} ORDER BY id`),
     db.query<{ key: string }>(`SELECT key FROM ${businessTable(db.schema)}`),
   ]);
@@ -102,10 +102,16 @@ export async function loadEvidence(
   };
 }
 
-/** Live rows and archived ones of a journal table, each with the commit time of the transaction that wrote it. */
+/**
+ * Live rows and archived ones of a journal table, each with the commit time of the transaction that
+ * wrote it, oldest deletion first and live rows last: a key seen twice (a failed step that an operator
+ * retry cleared, then its success) ends with its latest version.
+ */
 function withArchive(table: string, columns: string): string {
-  return `SELECT ${columns}, (extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000000)::bigint AS committed_us FROM durable.${table}
-          UNION ALL SELECT ${columns}, committed_us FROM durable.archived_${table}`;
+  return `SELECT * FROM (
+            SELECT ${columns}, (extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000000)::bigint AS committed_us, NULL::timestamptz AS deleted_at FROM durable.${table}
+            UNION ALL SELECT ${columns}, committed_us, deleted_at FROM durable.archived_${table}) journal
+          ORDER BY deleted_at NULLS LAST`;
 }
 
 /** The effect a step checkpoint stored (its pid and ledger row), or undefined for a step without one. */
