@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { INestApplicationContext, Module } from '@nestjs/common';
+import { INestApplication, INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DurableModule } from 'nestjs-durable';
 import { ChaosChild, ChaosOrder, Ledger } from './chaos.workflows';
@@ -21,10 +21,12 @@ export function readProcessEnv(): ProcessEnv {
 }
 
 /**
- * The chaos application, as a worker (executes runs, sweeps) or as a sender (starts runs and
- * delivers; with `executes`, it also runs a worker without a sweeper, so its deliveries claim the
- * runs they wake and execute them). `role` becomes the pool's application_name with the pid, which
- * is how the connection fault finds a worker's sessions (its LISTEN session is 'nestjs-durable:listen').
+ * The chaos application, as a worker (executes runs, sweeps, cleans up by retention) or as a sender
+ * (starts runs, delivers, acts as the operator; it serves the dashboard's REST API on a loopback port
+ * for its own operator requests; with `executes`, it also runs a worker without a sweeper, so its
+ * deliveries claim the runs they wake and execute them). `role` becomes the pool's application_name
+ * with the pid, which is how the connection fault finds a process's sessions (a LISTEN session is
+ * 'nestjs-durable:listen').
  */
 export async function bootChaosApp(role: 'worker' | 'sender', executes = role === 'worker'): Promise<INestApplicationContext> {
   const { url, schema, engine } = readProcessEnv();
@@ -39,6 +41,8 @@ export async function bootChaosApp(role: 'worker' | 'sender', executes = role ==
         inlineWaitMs: engine.inlineWaitMs,
         sweeper: worker ? { intervalMs: engine.sweepMs } : false,
         worker: { enabled: executes, concurrency: engine.concurrency },
+        retention: worker && { completed: engine.retention.completedMs, cancelled: engine.retention.cancelledMs, intervalMs: engine.retention.intervalMs },
+        dashboard: !worker && { auth: { insecureNoAuth: true } },
         shutdownGraceMs: 0,
       }),
     ],
@@ -46,7 +50,12 @@ export async function bootChaosApp(role: 'worker' | 'sender', executes = role ==
   })
   class ChaosAppModule {}
 
-  const app = await NestFactory.createApplicationContext(ChaosAppModule, { logger: ['error', 'warn'] });
-  await app.init();
+  if (worker) {
+    const app = await NestFactory.createApplicationContext(ChaosAppModule, { logger: ['error', 'warn'] });
+    await app.init();
+    return app;
+  }
+  const app = await NestFactory.create<INestApplication>(ChaosAppModule, { logger: ['error', 'warn'] });
+  await app.listen(0, '127.0.0.1');
   return app;
 }

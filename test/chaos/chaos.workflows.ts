@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { z } from 'zod';
-import { defineChannel, defineSignal, DURABLE_DATA_SOURCE, DurableWorkflow, Step, Workflow, WorkflowContext } from 'nestjs-durable';
+import { defineChannel, defineSignal, DURABLE_DATA_SOURCE, DurableWorkflow, NonRetryableError, Step, Workflow, WorkflowContext } from 'nestjs-durable';
 
 /**
  * The chaos workflows use every primitive: steps (inline and @Step), a child, a parked sleep, a
@@ -16,6 +16,8 @@ export interface ChaosInput {
   /** Longer than inlineWaitMs, so the sleep parks. */
   napMs: number;
   signalTimeoutMs: number;
+  /** A gate step fails the run (for good) until an operator has retried it. */
+  gate?: boolean;
 }
 
 /** What every effect step returns and so what its checkpoint stores. */
@@ -34,6 +36,20 @@ CREATE TABLE IF NOT EXISTS ${ledgerTable(schema)} (
   pid integer NOT NULL,
   at timestamptz NOT NULL DEFAULT clock_timestamp(),
   detail jsonb
+)`;
+
+export const businessTable = (schema: string) => `"${schema}".chaos_business`;
+
+/**
+ * The application's own rows, written in the same transaction as a start or a signal made with
+ * `{ manager }`: `start:<run>` or `signal:<run>:<sender>:<copy>`. A row here means that transaction
+ * committed, so its durable record must exist; a rolled-back one leaves neither.
+ */
+export const businessDdl = (schema: string) => `
+CREATE TABLE IF NOT EXISTS ${businessTable(schema)} (
+  key text PRIMARY KEY,
+  run_id text NOT NULL,
+  at timestamptz NOT NULL DEFAULT clock_timestamp()
 )`;
 
 /** How long the slow steps wait between their effect and their return: the crash window, widened. */
@@ -59,6 +75,14 @@ export class Ledger {
     }
     return effect;
   }
+
+  /** The retry gate: closed (a permanent failure of the step, so the run fails) until the run's history shows an operator retry. */
+  async gate(runId: string): Promise<Effect> {
+    const schema = (this.db.options as { schema?: string }).schema!;
+    const [retried] = await this.db.query(`SELECT 1 FROM "${schema}".history WHERE run_id = $1 AND event = 'retried' LIMIT 1`, [runId]);
+    if (!retried) throw new NonRetryableError('The gate is closed until an operator retries this run.');
+    return this.effect(runId, 'gate');
+  }
 }
 
 /** Transient database errors (killed connections, a restarting server) fail an attempt: retry soon and often. */
@@ -83,6 +107,7 @@ export class ChaosOrder implements DurableWorkflow<ChaosInput, unknown> {
 
   async run(input: ChaosInput, ctx: WorkflowContext) {
     await ctx.step('reserve', () => this.ledger.effect(ctx.runId, 'reserve'));
+    if (input.gate) await ctx.step('gate', () => this.ledger.gate(ctx.runId));
     await this.charge(ctx.runId);
     // A quick step right after a slow one: an execution that outlived its lease would reach it.
     await ctx.step('receipt', () => this.ledger.effect(ctx.runId, 'receipt'));

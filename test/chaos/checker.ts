@@ -4,11 +4,14 @@ import { checkChildren } from './checks/children';
 import type { Evidence, Violation } from './checks/data';
 import { checkEffects } from './checks/effects';
 import { checkFencing } from './checks/fencing';
+import { checkOperator } from './checks/operator';
 import { checkRecovery } from './checks/recovery';
+import { checkRetention } from './checks/retention';
 import { checkSignals } from './checks/signals';
 import { checkStuck } from './checks/stuck';
 import { checkTerminal } from './checks/terminal';
 import { checkTimers } from './checks/timers';
+import { checkTransactions } from './checks/transactions';
 import { checkWakes } from './checks/wakes';
 
 /** Every promise the harness holds the library to, by name (docs/reliability.md links each to its file). */
@@ -23,6 +26,9 @@ export const CHECKS = {
   stuck: checkStuck,
   recovery: checkRecovery,
   wakes: checkWakes,
+  operator: checkOperator,
+  transactions: checkTransactions,
+  retention: checkRetention,
 } satisfies Record<string, Check>;
 
 export type CheckName = keyof typeof CHECKS;

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runDurableMigrations } from 'nestjs-durable';
 import { check } from './checker';
-import { ledgerDdl } from './chaos.workflows';
+import { archiveDdl } from './archive';
+import { businessDdl, ledgerDdl } from './chaos.workflows';
 import { loadEvidence, Violation } from './checks/data';
 import { Cluster } from './cluster';
 import { HarnessDb } from './db';
@@ -44,6 +45,8 @@ export async function runChaos({ profile, seed, keep }: Options): Promise<number
     monitor = new Monitor(db, fleet, cluster, profile.engine.sweepMs);
     await runDurableMigrations({ connection: cluster.url, schema: SCHEMA });
     await db.query(ledgerDdl(SCHEMA));
+    await db.query(businessDdl(SCHEMA));
+    await db.query(archiveDdl(SCHEMA));
     await fleet.start();
     log(`PostgreSQL at ${cluster.url}; ${profile.workers} workers and ${profile.senders} senders ready (logs in ${logs})`);
     monitor.start();
@@ -59,7 +62,7 @@ export async function runChaos({ profile, seed, keep }: Options): Promise<number
       if (deadline ? Date.now() >= deadline : index >= profile.cycle.length) break;
       const plan = planPhase(seed, index, spec, profile);
       phases.push(plan);
-      log(`phase ${index} (${spec.name}): ${plan.runs.length} runs, ${plan.faults.length} faults, schedule ${plan.fingerprint}`);
+      log(`phase ${index} (${spec.name}): ${plan.runs.length} runs, ${plan.actions.length} operator actions, ${plan.faults.length} faults, schedule ${plan.fingerprint}`);
       const start = Date.now();
       // Runs outlive their phase (late signals, redeliveries): the driver is awaited at the end.
       driving.push(driver.runPhase(plan, start));
@@ -79,6 +82,8 @@ export async function runChaos({ profile, seed, keep }: Options): Promise<number
       profile,
       starts: driver.starts,
       deliveries: driver.deliveries,
+      rollbacks: driver.rollbacks,
+      operations: driver.operations,
       faults,
       samples: monitor.samples,
       stuck: monitor.stuck,
@@ -93,7 +98,7 @@ export async function runChaos({ profile, seed, keep }: Options): Promise<number
     const table = summaryTable(facts, evidence, verdict);
     console.log(`\n${table}\n`);
     writeFileSync(join(dir, 'summary.md'), `${table}\n`);
-    writeFileSync(join(dir, 'record.json'), JSON.stringify({ facts, faults, deliveries: driver.deliveries, starts: driver.starts, violations: verdict.violations }, null, 1));
+    writeFileSync(join(dir, 'record.json'), JSON.stringify({ facts, faults, deliveries: driver.deliveries, starts: driver.starts, rollbacks: driver.rollbacks, operations: driver.operations, violations: verdict.violations }, null, 1));
     failed = verdict.violations.length > 0;
     if (failed) {
       console.log(`FAILED: ${verdict.violations.length} violation(s)\n${violationList(verdict.violations)}`);

@@ -14,7 +14,8 @@ describe('chaos schedule', () => {
   it('every signal and message goes out at least twice, from more than one sender, the close after every data message', () => {
     for (const run of cycle(7).flatMap((p) => p.runs)) {
       const byKey = new Map<string, number[]>();
-      for (const d of run.deliveries) byKey.set(d.key, [...(byKey.get(d.key) ?? []), d.sender]);
+      // A copy rolled back on purpose is not a delivery: the others must make it on their own.
+      for (const d of run.deliveries.filter((d) => d.tx !== 'rollback')) byKey.set(d.key, [...(byKey.get(d.key) ?? []), d.sender]);
       for (const senders of byKey.values()) {
         expect(senders.length).toBeGreaterThanOrEqual(2);
         expect(new Set(senders).size).toBeGreaterThan(1);
@@ -29,6 +30,31 @@ describe('chaos schedule', () => {
       if (fault.kind === 'pause') expect(fault.durationMs).toBeGreaterThan(2 * profile.engine.leaseMs);
     }
     expect(cycle(3).flatMap((p) => p.faults.map((f) => f.kind))).toEqual(expect.arrayContaining(['kill', 'pause', 'connections', 'restart']));
+  });
+
+  it('operator actions, application transactions and sender connection cuts are all planned, each action on runs of its phase', () => {
+    const phases = [1, 2, 3].flatMap((seed) => cycle(seed));
+    const actions = phases.flatMap((p) => p.actions);
+    for (const op of ['cancel', 'resume', 'retry'] as const) for (const via of ['client', 'rest'] as const) {
+      expect(actions.some((a) => a.op === op && a.via === via)).toBe(true);
+    }
+    expect(actions.filter((a) => a.via === 'bulk').map((a) => a.op)).toEqual(expect.arrayContaining(['cancel', 'resume']));
+    for (const phase of phases) {
+      const runs = new Map(phase.runs.map((r) => [r.id, r]));
+      for (const a of phase.actions) {
+        for (const id of a.runIds) {
+          expect(runs.has(id)).toBe(true);
+          expect(a.at).toBeGreaterThan(runs.get(id)!.at);
+        }
+        if (a.op === 'retry') expect(runs.get(a.runIds[0])!.input.gate).toBe(true);
+      }
+      expect(phase.rollbacks.length).toBeGreaterThan(0);
+      for (const r of phase.rollbacks) expect(runs.has(r.id)).toBe(false);
+    }
+    const runs = phases.flatMap((p) => p.runs);
+    expect(runs.some((r) => r.startVia === 'tx')).toBe(true);
+    expect(runs.flatMap((r) => r.deliveries).map((d) => d.tx)).toEqual(expect.arrayContaining(['commit', 'rollback']));
+    expect(phases.flatMap((p) => p.faults).flatMap((f) => (f.kind === 'connections' ? [f.targets] : []))).toEqual(expect.arrayContaining(['senders']));
   });
 
   it('the generator replays the same numbers for the same seed, all in [0, 1)', () => {

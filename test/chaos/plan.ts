@@ -16,6 +16,8 @@ export interface PlannedDelivery {
   kind: 'signal' | 'message';
   key: string;
   payload: Record<string, unknown>;
+  /** A signal sent with `{ manager }` inside an application transaction that writes a business row, then commits or rolls back on purpose. */
+  tx?: 'commit' | 'rollback';
 }
 
 export interface PlannedRun {
@@ -26,19 +28,50 @@ export interface PlannedRun {
   /** Data message keys; the closing message 'close' comes after them all. */
   messages: string[];
   deliveries: PlannedDelivery[];
+  /** 'tx': started with `{ manager }` inside an application transaction that writes a business row and commits. */
+  startVia: 'client' | 'tx';
+  /** What the operator does to it (the actions themselves are in the phase's `actions`). */
+  role: RunRole;
+}
+
+/** plain: left alone (or caught in a bulk action); the others get that operator action. */
+export type RunRole = 'plain' | 'cancel' | 'resume' | 'retry';
+
+/**
+ * An operator action, by WorkflowClient or the REST API of a sender, on one run or (bulk) on several.
+ * `at` is ms from the phase's start; a retry is repeated until the run has failed and the retry is taken.
+ */
+export interface PlannedAction {
+  at: number;
+  sender: number;
+  op: 'cancel' | 'resume' | 'retry';
+  via: 'client' | 'rest' | 'bulk';
+  runIds: string[];
+}
+
+/** A start made with `{ manager }` in an application transaction that is rolled back on purpose: neither the business row nor the run may exist. */
+export interface PlannedRollback {
+  id: string;
+  at: number;
+  sender: number;
 }
 
 export type PlannedFault =
   | { kind: 'kill'; at: number; worker: number; inWindow: boolean; restartAfterMs: number }
   | { kind: 'pause'; at: number; worker: number; inWindow: boolean; durationMs: number }
-  | { kind: 'connections'; at: number; times: number; spacingMs: number; listenDownMs: number }
+  | { kind: 'connections'; at: number; times: number; spacingMs: number; listenDownMs: number; targets: ConnectionTargets }
   | { kind: 'restart'; at: number; downMs: number };
+
+/** Whose sessions a connection fault cuts: the workers' (with every LISTEN session), the senders', or both. */
+export type ConnectionTargets = 'workers' | 'senders' | 'both';
 
 export interface PhasePlan {
   index: number;
   name: string;
   seconds: number;
   runs: PlannedRun[];
+  actions: PlannedAction[];
+  rollbacks: PlannedRollback[];
   faults: PlannedFault[];
   fingerprint: string;
 }
@@ -56,9 +89,10 @@ const BOOT_ALLOWANCE_MS = 12_000;
 
 export function planPhase(seed: number, index: number, spec: PhaseSpec, profile: Profile): PhasePlan {
   const runs = planRuns(Prng.derive(seed, `runs:${index}`), seed, index, spec, profile);
+  const { actions, rollbacks } = planOperations(Prng.derive(seed, `operations:${index}`), runs, seed, index, spec, profile);
   const faults = planFaults(Prng.derive(seed, `faults:${index}`), spec, profile);
-  const fingerprint = createHash('sha256').update(JSON.stringify({ runs, faults })).digest('hex').slice(0, 12);
-  return { index, name: spec.name, seconds: spec.seconds, runs, faults, fingerprint };
+  const fingerprint = createHash('sha256').update(JSON.stringify({ runs, actions, rollbacks, faults })).digest('hex').slice(0, 12);
+  return { index, name: spec.name, seconds: spec.seconds, runs, actions, rollbacks, faults, fingerprint };
 }
 
 function planRuns(prng: Prng, seed: number, index: number, spec: PhaseSpec, profile: Profile): PlannedRun[] {
@@ -94,11 +128,60 @@ function planRuns(prng: Prng, seed: number, index: number, spec: PhaseSpec, prof
     const closeAt = last + prng.int(200, 1_500);
     copies('message', 'close', closeAt, closeAt + prng.int(0, 800), { n: 0, close: true });
     deliveries.sort((a, b) => a.at - b.at);
-    runs.push({ id: `s${seed}-p${index}-r${k}`, at, input, signalMode, messages, deliveries });
+    runs.push({ id: `s${seed}-p${index}-r${k}`, at, input, signalMode, messages, deliveries, startVia: 'client', role: 'plain' });
   }
   return runs;
 }
 
+/**
+ * The application's and the operator's part, drawn from a generator of its own (the runs of a seed
+ * stay as they were): which runs start and get signals inside application transactions
+ * (some rolled back on purpose), and which are cancelled, resumed or failed-then-retried, one by one
+ * through WorkflowClient or the REST API, or together in bulk.
+ */
+function planOperations(prng: Prng, runs: PlannedRun[], seed: number, index: number, spec: PhaseSpec, profile: Profile) {
+  const actions: PlannedAction[] = [];
+  const sender = () => prng.int(0, profile.senders - 1);
+  for (const run of runs) {
+    if (prng.chance(0.3)) run.startVia = 'tx';
+    for (const d of run.deliveries) if (d.kind === 'signal' && prng.chance(0.35)) d.tx = 'commit';
+    if (prng.chance(0.25)) {
+      // A rolled-back copy says so in its payload: the checker must never find it stored or used.
+      const [from, to] = SIGNAL_WINDOW[run.signalMode] ?? [1_000, 6_000];
+      const by = sender();
+      run.deliveries.push({ at: prng.int(from, to), sender: by, kind: 'signal', key: 'approval', payload: { by: `rollback-sender-${by}`, copy: 0 }, tx: 'rollback' });
+      run.deliveries.sort((a, b) => a.at - b.at);
+    }
+    run.role = prng.pick<RunRole>(['plain', 'plain', 'plain', 'plain', 'plain', 'cancel', 'resume', 'retry']);
+    const via = () => prng.pick(['client', 'rest'] as const);
+    switch (run.role) {
+      case 'cancel': // half around its child's short life (before the spawn, or while the child runs), half later, up to its channel loop
+        actions.push({ at: run.at + (prng.chance(0.5) ? prng.int(300, 1_500) : prng.int(1_500, 9_000)), sender: sender(), op: 'cancel', via: via(), runIds: [run.id] });
+        break;
+      case 'resume': // mostly during its nap or its signal wait
+        actions.push({ at: run.at + prng.int(1_500, 7_000), sender: sender(), op: 'resume', via: via(), runIds: [run.id] });
+        break;
+      case 'retry': // its gate step fails it at once; the retry is repeated until the run has failed
+        run.input.gate = true;
+        actions.push({ at: run.at + prng.int(1_500, 3_000), sender: sender(), op: 'retry', via: via(), runIds: [run.id] });
+        break;
+    }
+  }
+  // One bulk cancel and one bulk resume a phase, over plain runs already started.
+  const plain = prng.shuffle(runs.filter((r) => r.role === 'plain'));
+  for (const [op, n] of [['cancel', 2], ['resume', 3]] as const) {
+    const group = plain.splice(0, n);
+    if (!group.length) continue;
+    actions.push({ at: Math.max(...group.map((r) => r.at)) + prng.int(1_500, 6_000), sender: sender(), op, via: 'bulk', runIds: group.map((r) => r.id) });
+  }
+  actions.sort((a, b) => a.at - b.at);
+  const rollbacks: PlannedRollback[] = Array.from({ length: prng.int(1, 2) }, (_, k) => ({
+    id: `s${seed}-p${index}-rollback${k + 1}`,
+    at: prng.int(0, spec.seconds * 1000 - 3_000),
+    sender: sender(),
+  }));
+  return { actions, rollbacks };
+}
 
 function planFaults(prng: Prng, spec: PhaseSpec, profile: Profile): PlannedFault[] {
   const faults: PlannedFault[] = [];
@@ -137,7 +220,7 @@ function planFaults(prng: Prng, spec: PhaseSpec, profile: Profile): PlannedFault
         break;
       }
       case 'connections':
-        faults.push({ kind, at, times: prng.int(3, 6), spacingMs: prng.int(150, 700), listenDownMs: prng.int(3_000, 6_000) });
+        faults.push({ kind, at, times: prng.int(3, 6), spacingMs: prng.int(150, 700), listenDownMs: prng.int(3_000, 6_000), targets: prng.pick<ConnectionTargets>(['workers', 'senders', 'both']) });
         busyFor = 7_000;
         break;
       case 'restart':

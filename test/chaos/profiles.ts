@@ -10,6 +10,8 @@ export interface EngineOptions {
   sweepMs: number;
   inlineWaitMs: number;
   concurrency: number;
+  /** The workers' retention: finished runs this old are deleted during the schedule (failed ones are kept for their retry). */
+  retention: { completedMs: number; cancelledMs: number; intervalMs: number };
 }
 
 /** One stretch of the schedule: runs keep starting while these faults (alone or mixed) strike. */
@@ -44,7 +46,14 @@ export interface Options {
   keep: boolean;
 }
 
-const ENGINE: EngineOptions = { leaseMs: 2_000, sweepMs: 250, inlineWaitMs: 300, concurrency: 10 };
+const ENGINE: EngineOptions = {
+  leaseMs: 2_000,
+  sweepMs: 250,
+  inlineWaitMs: 300,
+  concurrency: 10,
+  // Short enough that a child finished while its parent is held up (a kill, a stop, an outage) is old enough to go.
+  retention: { completedMs: 1_500, cancelledMs: 1_000, intervalMs: 500 },
+};
 
 const CYCLE: PhaseSpec[] = [
   { name: 'kill', faults: ['kill'], seconds: 22, count: [2, 3] },

@@ -22,11 +22,11 @@ export function summaryTable(facts: RunFacts, e: Evidence, v: Verdict): string {
     ['profile', facts.minutes ? `${facts.profile} (${facts.minutes} min)` : facts.profile],
     ['wall time', `${facts.seconds} s`],
     ['phases', `${facts.phases.length} (${[...new Set(facts.phases.map((p) => p.name))].join(', ')})`],
-    ['runs (+ one child each)', `${e.starts.length} (completed: ${m('terminal', 'completed')} of ${2 * e.starts.length})`],
-    ['signal and message deliveries', `${e.deliveries.length} (accepted ${e.deliveries.filter((d) => d.outcome === 'accepted').length}, redeliveries ${e.deliveries.filter((d) => d.outcome === 'duplicate').length}, to closed runs ${e.deliveries.filter((d) => d.outcome === 'closed').length}, failed ${e.deliveries.filter((d) => d.outcome === 'failed').length})`],
+    ['runs (+ their children)', `${e.starts.length} (+ ${m('terminal', 'children')}): completed ${m('terminal', 'completed')}, cancelled ${m('terminal', 'cancelled')}`],
+    ['signal and message deliveries', `${e.deliveries.length} (accepted ${e.deliveries.filter((d) => d.outcome === 'accepted').length}, redeliveries ${e.deliveries.filter((d) => d.outcome === 'duplicate').length}, to closed runs ${e.deliveries.filter((d) => d.outcome === 'closed').length}, to deleted runs ${e.deliveries.filter((d) => d.outcome === 'gone').length}, failed ${e.deliveries.filter((d) => d.outcome === 'failed').length})`],
     ['kills (cued inside a crash window)', `${count('kill').length} (${count('kill').filter((f) => f.inWindow).length})`],
     ['pauses (runs they held, each taken over)', `${count('pause').length} (${count('pause').reduce((n, f) => n + (f.held?.length ?? 0), 0)})`],
-    ['connection kills: bursts (sessions cut)', `${cuts.length} (${cuts.reduce((n, f) => n + (f.terminated ?? 0), 0)})`],
+    ['connection kills: bursts (sessions cut); bursts on workers / senders / both', `${cuts.length} (${cuts.reduce((n, f) => n + (f.terminated ?? 0), 0)}); ${(['workers', 'senders', 'both'] as const).map((t) => cuts.filter((f) => f.targets === t).length).join(' / ')}`],
     ['server restarts', count('restart').length],
     ['skipped faults', e.faults.length - done.length],
     ['step effects checked', m('effects', 'steps')],
@@ -43,10 +43,24 @@ export function summaryTable(facts: RunFacts, e: Evidence, v: Verdict): string {
     ['wake latency, LISTEN up: p50 / p95 / max (n)', `${m('wakes', 'up.p50')} / ${m('wakes', 'up.p95')} / ${m('wakes', 'up.max')} ms (${m('wakes', 'up.n')})`],
     ['wake latency, LISTEN down: p50 / p95 / max (n)', `${m('wakes', 'down.p50')} / ${m('wakes', 'down.p95')} / ${m('wakes', 'down.max')} ms (${m('wakes', 'down.n')})`],
     ['runs claimed by the delivery that woke them (deliver-and-claim)', m('wakes', 'claimedByDelivery')],
+    ['operator actions: cancel / resume / retry (answers accepted / refused / no answer)', (['cancel', 'resume', 'retry'] as const).map((op) => operatorCount(e, op)).join('; ')],
+    ['operator actions by way: WorkflowClient / REST / REST bulk (runs)', (['client', 'rest', 'bulk'] as const).map((via) => e.operations.filter((o) => o.via === via).length).join(' / ')],
+    ['runs cancelled by an operator (children cancelled with them)', `${m('operator', 'cancelled')} (${m('operator', 'cascaded')})`],
+    ['failed runs retried by an operator, each ended / resumes recorded', `${m('operator', 'retried')} / ${m('operator', 'resumed')}`],
+    ['starts in an application transaction: committed / rolled back on purpose', `${m('transactions', 'txStarts')} / ${m('transactions', 'rolledBackStarts')}`],
+    ['signals in an application transaction: business rows committed / rolled back on purpose', `${m('transactions', 'txSignals')} / ${m('transactions', 'rolledBackSignals')}`],
+    ['runs deleted by retention: completed / cancelled (children among them)', `${m('retention', 'completed')} / ${m('retention', 'cancelled')} (${m('retention', 'children')})`],
     ['worker boots retried (server down)', facts.bootRetries],
     ['violations', v.violations.length],
   ];
   return ['| figure | value |', '| --- | --- |', ...rows.map(([k, val]) => `| ${k} | ${val} |`)].join('\n');
+}
+
+/** One operator action's answers: accepted / refused / none. */
+function operatorCount(e: Evidence, op: 'cancel' | 'resume' | 'retry'): string {
+  const records = e.operations.filter((o) => o.op === op);
+  const n = (outcome: string) => records.filter((o) => o.outcome === outcome).length;
+  return `${op} ${n('accepted')} / ${n('refused')} / ${n('failed')}`;
 }
 
 /** The violations, grouped by check, at most `limit` shown. */

@@ -13,6 +13,15 @@ export function startedRuns(e: Evidence): string[] {
   return e.starts.filter((s) => s.ok).map((s) => s.runId);
 }
 
+/** A run's end: completed, failed or cancelled (live, or deleted by retention). */
+export const FINISHED = new Set(['completed', 'failed', 'cancelled']);
+
+/** The runs whose cancel an answer confirmed, and every run a cancel was tried on (a lost answer may have cancelled it too). */
+export function cancelsOf(e: Evidence): { accepted: Set<string>; tried: Set<string> } {
+  const ops = e.operations.filter((o) => o.op === 'cancel');
+  return { accepted: new Set(ops.filter((o) => o.outcome === 'accepted').map((o) => o.runId)), tried: new Set(ops.map((o) => o.runId)) };
+}
+
 /** Equal as JSON whatever the key order (jsonb reorders keys). */
 export function sameJson(a: unknown, b: unknown): boolean {
   return canonical(a) === canonical(b);

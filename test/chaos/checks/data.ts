@@ -1,15 +1,19 @@
 import { deserialize } from 'nestjs-durable/schema/serializer';
 import type { Effect } from '../chaos.workflows';
-import { ledgerTable } from '../chaos.workflows';
+import { businessTable, ledgerTable } from '../chaos.workflows';
 import type { HarnessDb } from '../db';
-import type { DeliveryRecord, StartRecord } from '../driver';
+import type { DeliveryRecord, OperatorRecord, RollbackRecord, StartRecord } from '../driver';
 import type { FaultRecord } from '../faults';
 import type { ListenSample, StuckRun } from '../monitor';
 import type { Profile } from '../profiles';
 
-/** Everything the checks read: the library's tables, the ledger, and what the harness did and saw. */
+/**
+ * Everything the checks read: the library's tables (with the rows retention deleted, from their
+ * archive: see archive.ts), the ledger, the business rows, and what the harness did and saw.
+ */
 export interface Evidence {
   profile: Profile;
+  /** Live runs, and deleted ones (`deleted_at` set). */
   runs: Map<string, RunRow>;
   /** Steps by run, then by key; `committedAt` is the commit time of the row's transaction (ms, µs precision). */
   steps: Map<string, Map<string, StepRow>>;
@@ -18,15 +22,32 @@ export interface Evidence {
   history: Map<string, HistoryRow[]>;
   /** Ledger rows by run, then by step key, in insertion order. */
   ledger: Map<string, Map<string, LedgerRow[]>>;
+  /** Keys of the business rows committed beside a start or signal made with `{ manager }`. */
+  business: Set<string>;
   starts: StartRecord[];
   deliveries: DeliveryRecord[];
+  rollbacks: RollbackRecord[];
+  operations: OperatorRecord[];
   faults: FaultRecord[];
   samples: ListenSample[];
   stuck: StuckRun[];
   quietChecks: number;
 }
 
-export interface RunRow { id: string; status: string; parent_id: string | null; wait: unknown; wake_at: Date | null; attempt: number; output: string | null }
+export interface RunRow {
+  id: string;
+  status: string;
+  parent_id: string | null;
+  wait: unknown;
+  wake_at: Date | null;
+  attempt: number;
+  output: string | null;
+  created_at: Date;
+  finished_at: Date | null;
+  /** Set when retention deleted the run, with its parent's status at that moment (null: no parent, or deleted before it). */
+  deleted_at: Date | null;
+  parent_status: string | null;
+}
 export interface StepRow { key: string; kind: string; outcome: string; result: string | null; committedAt: number }
 export interface SignalRow { run_id: string; name: string; payload: string | null; delivered_at: Date }
 export interface MessageRow { run_id: string; key: string; seq: number; payload: string | null; acked_at: Date | null }
@@ -42,20 +63,25 @@ export interface Violation {
 
 export async function loadEvidence(
   db: HarnessDb,
-  harness: Pick<Evidence, 'profile' | 'starts' | 'deliveries' | 'faults' | 'samples' | 'stuck' | 'quietChecks'>,
+  harness: Pick<Evidence, 'profile' | 'starts' | 'deliveries' | 'rollbacks' | 'operations' | 'faults' | 'samples' | 'stuck' | 'quietChecks'>,
 ): Promise<Evidence> {
-  const [runs, steps, signals, messages, history, ledger] = await Promise.all([
-    db.query<RunRow>(`SELECT id, status, parent_id, wait, wake_at, attempt, output FROM durable.runs`),
-    db.query<StepRow & { run_id: string; committed_us: string }>(
-      `SELECT run_id, key, kind, outcome, result, (extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000000)::bigint AS committed_us FROM durable.steps`,
+  const [runs, steps, signals, messages, history, ledger, business] = await Promise.all([
+    db.query<RunRow>(
+      `SELECT id, status, parent_id, wait, wake_at, attempt, output, created_at, finished_at, NULL::timestamptz AS deleted_at, NULL::text AS parent_status FROM durable.runs
+       UNION ALL SELECT id, status, parent_id, wait, wake_at, attempt, output, created_at, finished_at, deleted_at, parent_status FROM durable.archived_runs`,
     ),
-    db.query<SignalRow>(`SELECT run_id, name, payload, delivered_at FROM durable.signals`),
-    db.query<MessageRow>(`SELECT run_id, key, seq::int AS seq, payload, acked_at FROM durable.messages WHERE channel = 'events' ORDER BY run_id, seq`),
-    db.query<HistoryRow & { committed_us: string }>(
-      `SELECT id::int AS id, run_id, at, event, actor, detail, (extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000000)::bigint AS committed_us FROM durable.history ORDER BY id`,
+    db.query<StepRow & { run_id: string; committed_us: string }>(withArchive('steps', 'run_id, key, kind, outcome, result')),
+    db.query<SignalRow>(`SELECT run_id, name, payload, delivered_at FROM durable.signals UNION ALL SELECT run_id, name, payload, delivered_at FROM durable.archived_signals`),
+    db.query<MessageRow>(
+      `SELECT * FROM (SELECT run_id, key, seq::int AS seq, payload, acked_at FROM durable.messages WHERE channel = 'events'
+       UNION ALL SELECT run_id, key, seq::int AS seq, payload, acked_at FROM durable.archived_messages WHERE channel = 'events') m ORDER BY run_id, seq`,
     ),
+    db.query<HistoryRow & { committed_us: string }>(`SELECT * FROM (${withArchive('history', 'id::int AS id, run_id, at, event, actor, detail')}) h ORDER BY id`),
     db.query<LedgerRow>(`SELECT id::int AS id, run_id, step_key, pid, at, detail FROM ${ledgerTable(db.schema)} ORDER BY id`),
+    db.query<{ key: string }>(`SELECT key FROM ${businessTable(db.schema)}`),
   ]);
+  const runs2 = new Map<string, RunRow>();
+  for (const r of runs) if (!runs2.has(r.id)) runs2.set(r.id, r); // live first: a run id started again after its deletion
   const steps2 = new Map<string, Map<string, StepRow>>();
   for (const s of steps) nested(steps2, s.run_id).set(s.key, { ...s, committedAt: Number(s.committed_us) / 1000 });
   const ledger2 = new Map<string, Map<string, LedgerRow[]>>();
@@ -66,13 +92,26 @@ export async function loadEvidence(
   for (const m of messages) list(messages2, m.run_id).push(m);
   return {
     ...harness,
-    runs: new Map(runs.map((r) => [r.id, r])),
+    runs: runs2,
+    business: new Set(business.map((b) => b.key)),
     steps: steps2,
     signals: new Map(signals.filter((s) => s.name === 'approval').map((s) => [s.run_id, s])),
     messages: messages2,
     history: history2,
     ledger: ledger2,
   };
+}
+
+/**
+ * Live rows and archived ones of a journal table, each with the commit time of the transaction that
+ * wrote it, oldest deletion first and live rows last: a key seen twice (a failed step that an operator
+ * retry cleared, then its success) ends with its latest version.
+ */
+function withArchive(table: string, columns: string): string {
+  return `SELECT * FROM (
+            SELECT ${columns}, (extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000000)::bigint AS committed_us, NULL::timestamptz AS deleted_at FROM durable.${table}
+            UNION ALL SELECT ${columns}, committed_us, deleted_at FROM durable.archived_${table}) journal
+          ORDER BY deleted_at NULLS LAST`;
 }
 
 /** The effect a step checkpoint stored (its pid and ledger row), or undefined for a step without one. */

@@ -1,20 +1,32 @@
-import { Check, startedRuns } from './check';
+import { cancelsOf, Check, startedRuns } from './check';
 import type { Violation } from './data';
 
-/** Every run the driver started, and its child, ends completed (the workflows never fail by design). */
+/**
+ * Every run the driver started, and its child, ends: completed (the workflows never fail for good
+ * but at the retry gate, which an operator retry reopens), or cancelled where an operator cancelled
+ * it (a run whose cancel was answered must end cancelled; a child ends cancelled only with its parent).
+ */
 export const checkTerminal: Check = (e) => {
   const violations: Violation[] = [];
   for (const s of e.starts.filter((s) => !s.ok)) violations.push({ check: 'terminal', runId: s.runId, message: `the driver could not start it: ${s.error}` });
-  let completed = 0;
-  for (const id of startedRuns(e).flatMap((id) => [id, `${id}/child`])) {
+  const cancels = cancelsOf(e);
+  const ended = { completed: 0, cancelled: 0, children: 0 };
+  const expect = (id: string, allowed: string[], optional = false) => {
     const run = e.runs.get(id);
-    if (run?.status === 'completed') completed++;
-    else {
-      const where = run ? `${run.status}, waiting ${JSON.stringify(run.wait)}, wake_at ${run.wake_at?.toISOString() ?? 'none'}, attempt ${run.attempt}` : 'no such run';
-      violations.push({ check: 'terminal', runId: id, message: `not completed: ${where}` });
-    }
+    if (!run && optional) return;
+    if (run?.status === 'completed' || run?.status === 'cancelled') ended[run.status]++;
+    if (run && allowed.includes(run.status)) return;
+    const where = run ? `${run.status}, waiting ${JSON.stringify(run.wait)}, wake_at ${run.wake_at?.toISOString() ?? 'none'}, attempt ${run.attempt}` : 'no such run';
+    violations.push({ check: 'terminal', runId: id, message: `not ${allowed.join(' or ')}: ${where}` });
+  };
+  for (const id of startedRuns(e)) {
+    expect(id, cancels.accepted.has(id) ? ['cancelled'] : cancels.tried.has(id) ? ['completed', 'cancelled'] : ['completed']);
+    const parentCancelled = e.runs.get(id)?.status === 'cancelled';
+    if (e.runs.has(`${id}/child`)) ended.children++;
+    // A parent cancelled before its child step has no child.
+    expect(`${id}/child`, parentCancelled ? ['completed', 'cancelled'] : ['completed'], parentCancelled);
   }
-  // Transient database errors fail an attempt (the chaos workflows allow many): how many were spent.
-  const attempts = [...e.runs.values()].map((r) => r.attempt);
-  return { violations, metrics: { completed, retried: attempts.filter((a) => a > 1).length, maxAttempt: attempts.reduce((max, a) => Math.max(max, a), 0) } };
+  // Transient database errors fail an attempt (the chaos workflows allow many): how many were spent (an operator retry counts one more).
+  const attempts = [...e.runs.values()].filter((r) => !(e.history.get(r.id) ?? []).some((h) => h.event === 'retried')).map((r) => r.attempt);
+  return { violations, metrics: { ...ended, retried: attempts.filter((a) => a > 1).length, maxAttempt: attempts.reduce((max, a) => Math.max(max, a), 0) } };
 };

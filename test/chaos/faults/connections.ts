@@ -1,21 +1,29 @@
 import type { HarnessDb } from '../db';
-import type { PlannedFault } from '../plan';
+import type { ConnectionTargets, PlannedFault } from '../plan';
 import { FaultContext, FaultRecord, listenBack } from './fault';
 
 /** How often the LISTEN sessions are cut while they are held down: faster than the listener reconnects. */
 const LISTEN_CUT_EVERY_MS = 50;
 
+/** The sessions of each target: a process's pool is named `chaos-<role>:<pid>`. */
+const SESSIONS: Record<ConnectionTargets, string> = {
+  workers: `application_name LIKE 'chaos-worker:%'`,
+  senders: `application_name LIKE 'chaos-sender:%'`,
+  both: `application_name LIKE 'chaos-worker:%' OR application_name LIKE 'chaos-sender:%'`,
+};
+
 /**
- * pg_terminate_backend on every session of every worker (pools and LISTEN), `times` times in a row;
- * meanwhile, for `listenDownMs`, every LISTEN session as soon as it is back. Wakes must fall back to
- * the sweeper while LISTEN is down, and LISTEN must come back after.
+ * pg_terminate_backend on every session of the targets (the workers' pools, the senders' pools: the
+ * starts, deliveries, application transactions and operator actions in flight, or both) and on every
+ * LISTEN session, `times` times in a row; meanwhile, for `listenDownMs`, every LISTEN session as soon
+ * as it is back. Wakes must fall back to the sweeper while LISTEN is down, and LISTEN must come back after.
  */
 export async function cutConnections(ctx: FaultContext, fault: Extract<PlannedFault, { kind: 'connections' }>): Promise<FaultRecord> {
-  const record: FaultRecord = { kind: 'connections', phase: ctx.phase, at: Date.now(), endAt: Date.now(), terminated: 0 };
+  const record: FaultRecord = { kind: 'connections', phase: ctx.phase, at: Date.now(), endAt: Date.now(), terminated: 0, targets: fault.targets };
   const all = async () => {
     for (let i = 0; i < fault.times; i++) {
       if (i > 0) await pause(fault.spacingMs);
-      record.terminated! += await terminate(ctx.db, `application_name LIKE 'chaos-worker:%' OR application_name = 'nestjs-durable:listen'`);
+      record.terminated! += await terminate(ctx.db, `${SESSIONS[fault.targets]} OR application_name = 'nestjs-durable:listen'`);
     }
   };
   const listen = async () => {

@@ -1,7 +1,7 @@
 import type { Cluster } from '../cluster';
 import type { HarnessDb } from '../db';
 import type { Fleet } from '../fleet';
-import type { PlannedFault } from '../plan';
+import type { ConnectionTargets, PlannedFault } from '../plan';
 
 /** What a fault did, when: the checker matches duplicate effects and takeovers against these. */
 export interface FaultRecord {
@@ -19,6 +19,8 @@ export interface FaultRecord {
   inWindow?: { runId: string; stepKey: string; ledgerId: number };
   /** Sessions cut by pg_terminate_backend, over the whole burst. */
   terminated?: number;
+  /** Whose sessions a connection fault cut (besides every LISTEN session). */
+  targets?: ConnectionTargets;
   /** When every live worker was LISTENing again (connections, restart). */
   listenBackAt?: number;
   skipped?: string;

@@ -42,7 +42,7 @@ function describe(r: FaultRecord): string {
     case 'pause':
       return `pause${who}${r.inWindow ? ` inside the window of ${r.inWindow.runId} ${r.inWindow.stepKey}` : ''} for ${r.endAt - r.at} ms, holding ${r.held?.length ?? 0} run(s)`;
     case 'connections':
-      return `connections cut: ${r.terminated} session(s); LISTEN back ${r.listenBackAt ? `after ${r.listenBackAt - r.endAt} ms` : 'NOT within 30 s'}`;
+      return `connections of the ${r.targets} cut: ${r.terminated} session(s); LISTEN back ${r.listenBackAt ? `after ${r.listenBackAt - r.endAt} ms` : 'NOT within 30 s'}`;
     case 'restart':
       return `server restarted, down ${r.endAt - r.at} ms; LISTEN back ${r.listenBackAt ? `after ${r.listenBackAt - r.endAt} ms` : 'NOT within 30 s'}`;
   }
