@@ -1,7 +1,8 @@
-import { serialize } from 'nestjs-durable/runtime/serializer';
+import { serialize } from 'nestjs-durable/schema/serializer';
 import { parseOptions } from '../profiles';
 import type { Evidence, HistoryRow, RunRow, StepRow } from './data';
 import { checkOperator } from './operator';
+import { checkRecovery } from './recovery';
 import { checkRetention } from './retention';
 import { checkTerminal } from './terminal';
 import { checkTransactions } from './transactions';
@@ -139,5 +140,16 @@ describe('chaos checks: application transactions', () => {
       'the business row of a rolled-back signal (sender 1) is there',
       `the stored signal is a rolled-back one: ${payload('rollback-sender-1', 0)}`,
     ]);
+  });
+});
+
+describe('chaos checks: recovery', () => {
+  const pause = { kind: 'pause', phase: 1, at: T, endAt: T + 5_000, worker: 1, pid: 42, held: ['a'] } as unknown as Evidence['faults'][number];
+
+  it('a run a stopped worker held must be taken over during the stop, unless an operator cancelled it meanwhile', () => {
+    const untouched = evidence({ faults: [pause], history: new Map([history('a', ['started', T - 100])]) });
+    expect(messages(checkRecovery(untouched))).toEqual(['held by the stopped pid 42, never taken over']);
+    const cancelled = evidence({ faults: [pause], history: new Map([history('a', ['started', T - 100], ['cancelled', T + 600])]) });
+    expect(messages(checkRecovery(cancelled))).toEqual([]);
   });
 });
