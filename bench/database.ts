@@ -59,7 +59,7 @@ async function answers(url: string): Promise<boolean> {
 async function connect(source: Server['source'], adminUrl: string, stop: () => Promise<void>): Promise<Server> {
   const admin = new Client(adminUrl);
   await admin.connect();
-  const query = async <T,>(sql: string, params: unknown[] = []) => (await admin.query(sql, params)).rows as T[];
+  const query = async <T>(sql: string, params: unknown[] = []) => (await admin.query(sql, params)).rows as T[];
   const server: Server = {
     source,
     adminUrl,
@@ -82,7 +82,13 @@ async function connect(source: Server['source'], adminUrl: string, stop: () => P
 /** pg_stat_statements answers only when preloaded; otherwise the admin database is left untouched. */
 async function loadStatStatements(query: Server['query']): Promise<boolean> {
   const [{ preload }] = await query<{ preload: string }>(`SELECT current_setting('shared_preload_libraries') AS preload`);
-  if (!preload.split(',').map((s) => s.trim()).includes('pg_stat_statements')) return false;
+  if (
+    !preload
+      .split(',')
+      .map((s) => s.trim())
+      .includes('pg_stat_statements')
+  )
+    return false;
   try {
     await query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
     await query('SELECT 1 FROM pg_stat_statements LIMIT 1');
@@ -120,10 +126,27 @@ export async function vacuumDatabases(server: Server): Promise<void> {
 /** The settings that decide commit cost and capacity, as published with the figures. */
 export async function serverSettings(server: Server): Promise<{ version: string; settings: Record<string, string> }> {
   const [{ version }] = await server.query<{ version: string }>(`SELECT current_setting('server_version') AS version`);
-  const names = ['fsync', 'synchronous_commit', 'wal_sync_method', 'full_page_writes', 'commit_delay', 'shared_buffers', 'work_mem',
-    'max_connections', 'wal_level', 'max_wal_size', 'checkpoint_timeout', 'shared_preload_libraries', 'jit', 'autovacuum', 'autovacuum_naptime'];
+  const names = [
+    'fsync',
+    'synchronous_commit',
+    'wal_sync_method',
+    'full_page_writes',
+    'commit_delay',
+    'shared_buffers',
+    'work_mem',
+    'max_connections',
+    'wal_level',
+    'max_wal_size',
+    'checkpoint_timeout',
+    'shared_preload_libraries',
+    'jit',
+    'autovacuum',
+    'autovacuum_naptime',
+  ];
   const rows = await server.query<{ name: string; setting: string; unit: string | null }>(
-    `SELECT name, setting, unit FROM pg_settings WHERE name = ANY($1::text[]) ORDER BY name`, [names]);
+    `SELECT name, setting, unit FROM pg_settings WHERE name = ANY($1::text[]) ORDER BY name`,
+    [names],
+  );
   return { version, settings: Object.fromEntries(rows.map((r) => [r.name, r.unit ? `${r.setting} ${r.unit}` : r.setting])) };
 }
 
@@ -132,7 +155,9 @@ export async function transactionCounters(server: Server, database: string): Pro
   await server.query('SELECT pg_stat_clear_snapshot()');
   const [row] = await server.query<{ commits: string; xids: string }>(
     `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = $1) AS commits,
-            pg_snapshot_xmax(pg_current_snapshot())::text AS xids`, [database]);
+            pg_snapshot_xmax(pg_current_snapshot())::text AS xids`,
+    [database],
+  );
   return { commits: Number(row.commits), xids: Number(row.xids) };
 }
 
@@ -140,6 +165,8 @@ export async function transactionCounters(server: Server, database: string): Pro
 export async function statementCalls(server: Server, database: string): Promise<Map<string, { query: string; calls: number }>> {
   if (!server.statStatements) return new Map();
   const rows = await server.query<{ queryid: string; query: string; calls: string }>(
-    `SELECT s.queryid::text, s.query, s.calls FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1`, [database]);
+    `SELECT s.queryid::text, s.query, s.calls FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1`,
+    [database],
+  );
   return new Map(rows.map((r) => [r.queryid, { query: r.query, calls: Number(r.calls) }]));
 }

@@ -14,7 +14,10 @@ export interface LoopResult {
  * Every system is measured through it, in its own process, so they differ only in `op`.
  * An operation that throws fails the loop: a figure made of errors is not a figure.
  */
-export async function closedLoop(op: () => Promise<unknown>, opts: { concurrency: number; durationMs?: number; count?: number }): Promise<LoopResult> {
+export async function closedLoop(
+  op: () => Promise<unknown>,
+  opts: { concurrency: number; durationMs?: number; count?: number },
+): Promise<LoopResult> {
   const latenciesMs: number[] = [];
   const start = performance.now();
   const end = opts.durationMs === undefined ? Infinity : start + opts.durationMs;

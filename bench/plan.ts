@@ -25,10 +25,45 @@ export interface Plan {
 }
 
 export function planFor(quick: boolean): Plan {
-  const common = { concurrencies: [1, 8, 64], workerConcurrency: 64, inlineSleepMs: 200, parkedSleepMs: 2_000, parkedInlineWaitMs: 500, drainConcurrency: 32 };
+  const common = {
+    concurrencies: [1, 8, 64],
+    workerConcurrency: 64,
+    inlineSleepMs: 200,
+    parkedSleepMs: 2_000,
+    parkedInlineWaitMs: 500,
+    drainConcurrency: 32,
+  };
   return quick
-    ? { ...common, quick, reps: 2, throughputReps: 2, throughputMs: 700, warmupMs: 300, latencySamples: 60, signalSamples: 15, sleepRuns: 8,
-        statementRuns: 100, fanOutChildren: 100, sleepingRuns: 10_000, waitingRows: 10_000, simultaneousWakes: 2_000 }
-    : { ...common, quick, reps: 3, throughputReps: 5, throughputMs: 4_000, warmupMs: 1_500, latencySamples: 300, signalSamples: 60, sleepRuns: 25,
-        statementRuns: 500, fanOutChildren: 100, sleepingRuns: 100_000, waitingRows: 1_000_000, simultaneousWakes: 10_000 };
+    ? {
+        ...common,
+        quick,
+        reps: 2,
+        throughputReps: 2,
+        throughputMs: 700,
+        warmupMs: 300,
+        latencySamples: 60,
+        signalSamples: 15,
+        sleepRuns: 8,
+        statementRuns: 100,
+        fanOutChildren: 100,
+        sleepingRuns: 10_000,
+        waitingRows: 10_000,
+        simultaneousWakes: 2_000,
+      }
+    : {
+        ...common,
+        quick,
+        reps: 3,
+        throughputReps: 5,
+        throughputMs: 4_000,
+        warmupMs: 1_500,
+        latencySamples: 300,
+        signalSamples: 60,
+        sleepRuns: 25,
+        statementRuns: 500,
+        fanOutChildren: 100,
+        sleepingRuns: 100_000,
+        waitingRows: 1_000_000,
+        simultaneousWakes: 10_000,
+      };
 }

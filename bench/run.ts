@@ -35,7 +35,10 @@ async function main(): Promise<number> {
     return 0;
   }
   const quick = args.includes('--quick');
-  const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+  const only = args
+    .find((a) => a.startsWith('--only='))
+    ?.slice('--only='.length)
+    .split(',');
   const wanted = (name: string) => !only || only.includes(name);
   const plan = planFor(quick);
   const started = Date.now();
@@ -44,7 +47,9 @@ async function main(): Promise<number> {
   const server = await openServer({ embedded: args.includes('--embedded') });
   const ctx = new BenchContext(plan, server);
   try {
-    ctx.log(`${quick ? 'quick' : 'full'} run on ${server.source} Postgres (pg_stat_statements ${server.statStatements ? 'loaded' : 'not loaded'})`);
+    ctx.log(
+      `${quick ? 'quick' : 'full'} run on ${server.source} Postgres (pg_stat_statements ${server.statStatements ? 'loaded' : 'not loaded'})`,
+    );
     await recreateDatabases(server);
     const pg = await serverSettings(server);
 
@@ -80,13 +85,15 @@ async function main(): Promise<number> {
       postgres: { source: server.source, ...pg, pgStatStatements: server.statStatements },
       method: {
         'one server': `each system has its own database on the same Postgres (${Object.values(DATABASES).join(', ')}), dropped and created at the start of the run`,
-        'one process per system': 'each system runs in a child process of its own (node fork), one system at a time; the workflows are started and awaited inside that process, and every timestamp is taken there, so the parent (which only orchestrates) never sits inside a measured interval',
+        'one process per system':
+          'each system runs in a child process of its own (node fork), one system at a time; the workflows are started and awaited inside that process, and every timestamp is taken there, so the parent (which only orchestrates) never sits inside a measured interval',
         'same conditions': `nestjs-durable with worker concurrency ${plan.workerConcurrency} (its pool: ${plan.workerConcurrency + 5} connections) and its defaults otherwise (inlineWaitMs 2000, sweeper 1000 ms, leaseMs 30000); DBOS with its default pool of 10 connections (a pool of ${plan.workerConcurrency + 5} measured slower for it at c64 on this machine, about 170 against 300 workflows/s, so it keeps its best); the floor with a pool of ${plan.workerConcurrency + 5}`,
-        'DBOS': 'DBOS.registerWorkflow with three DBOS.runStep calls, started with DBOS.startWorkflow and awaited with getResult, after DBOS.launch on its own system database; signals are DBOS.send / DBOS.recv, sleeps DBOS.sleep, fan-out DBOS.startWorkflow inside a workflow; logLevel error, no queues',
-        'vacuum': `autovacuum is ${pg.settings.autovacuum} on this server; before each section the bench runs VACUUM ANALYZE in the three databases, as autovacuum would have by then, so no section pays for the dead rows and stale statistics left by the one before (all systems alike)`,
-        'floor': 'raw pg, five statements per 3-step workflow, each its own commit: insert the run, three checkpoint inserts, one update to end it',
+        DBOS: 'DBOS.registerWorkflow with three DBOS.runStep calls, started with DBOS.startWorkflow and awaited with getResult, after DBOS.launch on its own system database; signals are DBOS.send / DBOS.recv, sleeps DBOS.sleep, fan-out DBOS.startWorkflow inside a workflow; logLevel error, no queues',
+        vacuum: `autovacuum is ${pg.settings.autovacuum} on this server; before each section the bench runs VACUUM ANALYZE in the three databases, as autovacuum would have by then, so no section pays for the dead rows and stale statistics left by the one before (all systems alike)`,
+        floor:
+          'raw pg, five statements per 3-step workflow, each its own commit: insert the run, three checkpoint inserts, one update to end it',
         'measuring loop': `closed loop: c callers, each starting a workflow and awaiting its result before starting the next; one warm-up of ${plan.warmupMs} ms, then ${plan.throughputReps} repetitions of ${plan.throughputMs} ms per concurrency level`,
-        'repetitions': `${plan.reps} measured repetitions (after a warm-up) for the other figures; latency ${plan.latencySamples} workflows, signals ${plan.signalSamples} round trips, sleeps ${plan.sleepRuns} runs per repetition`,
+        repetitions: `${plan.reps} measured repetitions (after a warm-up) for the other figures; latency ${plan.latencySamples} workflows, signals ${plan.signalSamples} round trips, sleeps ${plan.sleepRuns} runs per repetition`,
       },
       plan,
       throughput: medians(throughput),
@@ -108,7 +115,8 @@ async function main(): Promise<number> {
     writeJson(jsonPath, results);
     ctx.log(`results: ${jsonPath}`);
     if (!quick && !only) publish(results);
-    for (const t of results.targets) ctx.log(`  target ${t.met === null ? '?' : t.met ? 'met   ' : 'MISSED'} ${t.target}: ${t.value ?? 'n/a'} ${t.unit}`);
+    for (const t of results.targets)
+      ctx.log(`  target ${t.met === null ? '?' : t.met ? 'met   ' : 'MISSED'} ${t.target}: ${t.value ?? 'n/a'} ${t.unit}`);
     const failed = Object.keys(ctx.errors);
     if (failed.length) ctx.log(`${failed.length} figure(s) could not be measured: ${failed.join(', ')}`);
     // A peer that cannot run here costs its figures only; a failure of ours or of the floor is a broken bench.

@@ -47,20 +47,41 @@ function signature(declaration) {
   const file = declaration.getSourceFile();
   if (ts.isClassDeclaration(declaration)) {
     const members = declaration.members
-      .filter((m) => !(ts.getCombinedModifierFlags(m) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) && !(m.name && ts.isPrivateIdentifier(m.name)))
+      .filter(
+        (m) =>
+          !(ts.getCombinedModifierFlags(m) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) &&
+          !(m.name && ts.isPrivateIdentifier(m.name)),
+      )
       // Constructors are shown for errors only: services are injected, never constructed by callers.
-      .filter((m) => ts.isMethodDeclaration(m) || ts.isPropertyDeclaration(m) || ts.isGetAccessor(m) || (ts.isConstructorDeclaration(m) && isError(declaration)))
+      .filter(
+        (m) =>
+          ts.isMethodDeclaration(m) ||
+          ts.isPropertyDeclaration(m) ||
+          ts.isGetAccessor(m) ||
+          (ts.isConstructorDeclaration(m) && isError(declaration)),
+      )
       .filter((m) => !ts.isMethodDeclaration(m) || !/^on(Module|Application)|^before/.test(m.name.getText()))
       .map((m) => {
         const doc = m.name && checker.getSymbolAtLocation(m.name) ? docOf(checker.getSymbolAtLocation(m.name)) : '';
-        const text = print(stripBody(m), file).replace(/\s+/g, ' ').replace(/\{ \}$|;$/, '').replace(/^async /, '').trim();
+        const text = print(stripBody(m), file)
+          .replace(/\s+/g, ' ')
+          .replace(/\{ \}$|;$/, '')
+          .replace(/^async /, '')
+          .trim();
         return `${doc ? `  /** ${doc.replace(/\n/g, ' ')} */\n` : ''}  ${text};`;
       });
-    const heritage = (declaration.heritageClauses ?? []).filter((h) => h.token === ts.SyntaxKind.ExtendsKeyword).map((h) => ` ${print(h, file)}`).join('');
+    const heritage = (declaration.heritageClauses ?? [])
+      .filter((h) => h.token === ts.SyntaxKind.ExtendsKeyword)
+      .map((h) => ` ${print(h, file)}`)
+      .join('');
     return `class ${declaration.name.text}${heritage} {\n${members.join('\n')}\n}`;
   }
-  if (ts.isFunctionDeclaration(declaration)) return print(stripBody(declaration), file).replace(/\s*\{\s*\}$/, ';').replace(/^export (declare )?/, '');
-  if (ts.isVariableDeclaration(declaration)) return `const ${declaration.name.getText()}: ${checker.typeToString(checker.getTypeAtLocation(declaration))}`;
+  if (ts.isFunctionDeclaration(declaration))
+    return print(stripBody(declaration), file)
+      .replace(/\s*\{\s*\}$/, ';')
+      .replace(/^export (declare )?/, '');
+  if (ts.isVariableDeclaration(declaration))
+    return `const ${declaration.name.getText()}: ${checker.typeToString(checker.getTypeAtLocation(declaration))}`;
   // Interfaces and types as written, member doc comments included.
   return declaration.getText(file).replace(/^export /, '');
 }
@@ -70,16 +91,56 @@ function isError(declaration) {
 }
 
 function stripBody(node) {
-  if (ts.isMethodDeclaration(node)) return ts.factory.updateMethodDeclaration(node, node.modifiers?.filter((m) => !ts.isDecorator(m)), node.asteriskToken, node.name, node.questionToken, node.typeParameters, node.parameters.map(stripParameter), node.type, undefined);
-  if (ts.isConstructorDeclaration(node)) return ts.factory.updateConstructorDeclaration(node, node.modifiers, node.parameters.map(stripParameter), undefined);
-  if (ts.isFunctionDeclaration(node)) return ts.factory.updateFunctionDeclaration(node, node.modifiers, node.asteriskToken, node.name, node.typeParameters, node.parameters.map(stripParameter), node.type, undefined);
-  if (ts.isPropertyDeclaration(node)) return ts.factory.updatePropertyDeclaration(node, node.modifiers?.filter((m) => !ts.isDecorator(m)), node.name, node.questionToken, node.type, undefined);
+  if (ts.isMethodDeclaration(node))
+    return ts.factory.updateMethodDeclaration(
+      node,
+      node.modifiers?.filter((m) => !ts.isDecorator(m)),
+      node.asteriskToken,
+      node.name,
+      node.questionToken,
+      node.typeParameters,
+      node.parameters.map(stripParameter),
+      node.type,
+      undefined,
+    );
+  if (ts.isConstructorDeclaration(node))
+    return ts.factory.updateConstructorDeclaration(node, node.modifiers, node.parameters.map(stripParameter), undefined);
+  if (ts.isFunctionDeclaration(node))
+    return ts.factory.updateFunctionDeclaration(
+      node,
+      node.modifiers,
+      node.asteriskToken,
+      node.name,
+      node.typeParameters,
+      node.parameters.map(stripParameter),
+      node.type,
+      undefined,
+    );
+  if (ts.isPropertyDeclaration(node))
+    return ts.factory.updatePropertyDeclaration(
+      node,
+      node.modifiers?.filter((m) => !ts.isDecorator(m)),
+      node.name,
+      node.questionToken,
+      node.type,
+      undefined,
+    );
   if (ts.isGetAccessor(node)) return ts.factory.updateGetAccessorDeclaration(node, node.modifiers, node.name, [], node.type, undefined);
   return node;
 }
 
 function stripParameter(parameter) {
-  return ts.factory.updateParameterDeclaration(parameter, parameter.modifiers?.filter((m) => !ts.isDecorator(m) && m.kind !== ts.SyntaxKind.PrivateKeyword && m.kind !== ts.SyntaxKind.ReadonlyKeyword), parameter.dotDotDotToken, parameter.name, parameter.questionToken ?? (parameter.initializer ? ts.factory.createToken(ts.SyntaxKind.QuestionToken) : undefined), parameter.type, undefined);
+  return ts.factory.updateParameterDeclaration(
+    parameter,
+    parameter.modifiers?.filter(
+      (m) => !ts.isDecorator(m) && m.kind !== ts.SyntaxKind.PrivateKeyword && m.kind !== ts.SyntaxKind.ReadonlyKeyword,
+    ),
+    parameter.dotDotDotToken,
+    parameter.name,
+    parameter.questionToken ?? (parameter.initializer ? ts.factory.createToken(ts.SyntaxKind.QuestionToken) : undefined),
+    parameter.type,
+    undefined,
+  );
 }
 
 const entries = checker
@@ -94,7 +155,8 @@ const entries = checker
   .sort((a, b) => a.name.localeCompare(b.name));
 
 const placed = new Set();
-let out = '# API reference\n\nGenerated by `node scripts/generate-reference.mjs` from the doc comments of what `nestjs-durable` exports; do not edit by hand.\nThe contract and its semantics are explained in [concepts](concepts.md) and [semantics](semantics.md).\n';
+let out =
+  '# API reference\n\nGenerated by `node scripts/generate-reference.mjs` from the doc comments of what `nestjs-durable` exports; do not edit by hand.\nThe contract and its semantics are explained in [concepts](concepts.md) and [semantics](semantics.md).\n';
 for (const [title, belongs] of SECTIONS) {
   const items = entries.filter((e) => !placed.has(e.name) && belongs(e.main));
   if (!items.length) continue;

@@ -40,4 +40,3 @@ export interface WaitingRuns {
   /** Delivers `go` to the run. */
   deliver(runId: string): Promise<void>;
 }
-

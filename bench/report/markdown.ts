@@ -10,21 +10,37 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
   const levels = Object.keys(r.throughput);
 
   p('# Benchmarks', '');
-  p(`Measured on ${r.date} in ${Math.max(1, Math.round(r.durationMinutes))} minutes by \`npm run bench\` (\`bench/run.ts\`); raw figures in`,
-    `\`bench/results/${r.date}.json\`. This page is generated: edit \`bench/report/markdown.ts\`, not the page.`, '');
-  p('nestjs-durable against [DBOS Transact](https://github.com/dbos-inc/dbos-transact-ts) and against a hand-written floor,',
+  p(
+    `Measured on ${r.date} in ${Math.max(1, Math.round(r.durationMinutes))} minutes by \`npm run bench\` (\`bench/run.ts\`); raw figures in`,
+    `\`bench/results/${r.date}.json\`. This page is generated: edit \`bench/report/markdown.ts\`, not the page.`,
+    '',
+  );
+  p(
+    'nestjs-durable against [DBOS Transact](https://github.com/dbos-inc/dbos-transact-ts) and against a hand-written floor,',
     'on one Postgres server, in one run. Every figure is the median of its repetitions after a warm-up, with the spread',
-    '(min–max) in parentheses.', '');
+    '(min–max) in parentheses.',
+    '',
+  );
 
   p('## Machine, versions, settings', '');
   p('| | |', '| --- | --- |');
   p(`| CPU | ${r.machine.cpu}, ${r.machine.cores} cores shared by Node and Postgres |`);
   p(`| memory | ${r.machine.memoryGb} GB |`, `| OS | ${r.machine.os} |`, `| Node | ${r.machine.node} |`);
   const load = r.machine.loadAverage;
-  p(`| load average (1 min) | ${load.start.toFixed(2)} at the start, ${load.max.toFixed(2)} at most, ${load.end.toFixed(2)} at the end (the bench alone keeps it near 2) |`);
-  p(`| Postgres | ${r.postgres.version} (${r.postgres.source === 'local' ? 'the machine\'s server on 127.0.0.1' : r.postgres.source}) |`);
+  p(
+    `| load average (1 min) | ${load.start.toFixed(2)} at the start, ${load.max.toFixed(2)} at most, ${load.end.toFixed(2)} at the end (the bench alone keeps it near 2) |`,
+  );
+  p(`| Postgres | ${r.postgres.version} (${r.postgres.source === 'local' ? "the machine's server on 127.0.0.1" : r.postgres.source}) |`);
   for (const [name, version] of Object.entries(r.versions)) p(`| ${name} | ${version} |`);
-  p('', 'Postgres settings: ' + Object.entries(r.postgres.settings).map(([k, v]) => `\`${k}=${v || "''"}\``).join(', ') + '.', '');
+  p(
+    '',
+    'Postgres settings: ' +
+      Object.entries(r.postgres.settings)
+        .map(([k, v]) => `\`${k}=${v || "''"}\``)
+        .join(', ') +
+      '.',
+    '',
+  );
 
   p('## Method', '');
   for (const [key, value] of Object.entries(r.method)) p(`- **${key}**: ${Array.isArray(value) ? value.join(', ') : value}`);
@@ -33,47 +49,78 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
   p('## Throughput: 3-step workflows, started and awaited in one process', '');
   p(`![throughput chart](${chart})`, '');
   p('Workflows per second; each has three steps, so steps per second are three times these (last column, ours).', '');
-  p('| concurrency | nestjs-durable | DBOS | floor | ours / DBOS | ours / floor | ours, steps/s |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  p(
+    '| concurrency | nestjs-durable | DBOS | floor | ours / DBOS | ours / floor | ours, steps/s |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+  );
   for (const level of levels) {
     const row = r.throughputSpread[level] ?? {};
     const t = r.throughput[level];
-    p(`| ${level} | ${cell(row.ours, 0)} | ${cell(row.dbos, 0)} | ${cell(row.floor, 0)} | ${ratio(t.ours, t.dbos)} | ${ratio(t.ours, t.floor)} | ${r.stepsPerSecond[level]?.ours?.toFixed(0) ?? 'n/a'} |`);
+    p(
+      `| ${level} | ${cell(row.ours, 0)} | ${cell(row.dbos, 0)} | ${cell(row.floor, 0)} | ${ratio(t.ours, t.dbos)} | ${ratio(t.ours, t.floor)} | ${r.stepsPerSecond[level]?.ours?.toFixed(0) ?? 'n/a'} |`,
+    );
   }
   const ceiling = r.postgresCeiling.singleRowInsertsPerSecond;
-  p('', `The server's commit ceiling on the same loop (single-row jsonb inserts, each its own commit): ` +
-    Object.entries(ceiling).map(([level, row]) => `${cell(row.ceiling, 0)}/s with ${level.slice(1)} client${level === 'c1' ? '' : 's'}`).join(', ') + '.', '');
+  p(
+    '',
+    `The server's commit ceiling on the same loop (single-row jsonb inserts, each its own commit): ` +
+      Object.entries(ceiling)
+        .map(([level, row]) => `${cell(row.ceiling, 0)}/s with ${level.slice(1)} client${level === 'c1' ? '' : 's'}`)
+        .join(', ') +
+      '.',
+    '',
+  );
 
   p('## Latency of one 3-step workflow (ms, start to result, one at a time)', '');
-  percentileTable(p, [['nestjs-durable', r.latencyMs.ours], ['DBOS', r.latencyMs.dbos], ['floor', r.latencyMs.floor]]);
-
-  p('## Signal round trip (ms, from the delivery call to the result in the starter\'s hands)', '');
-  p('In-process: one instance waits, delivers and awaits. Cross-instance: instance A executes the waiting run and awaits it;',
-    'instance B delivers (ours: a second Nest application with its worker disabled, so the wake travels by NOTIFY;',
-    'DBOS: a `DBOSClient`).', '');
   percentileTable(p, [
-    ['nestjs-durable, in-process', r.signalRoundTripMs.inProcess.ours], ['DBOS, in-process', r.signalRoundTripMs.inProcess.dbos],
-    ['nestjs-durable, cross-instance', r.signalRoundTripMs.crossInstance.ours], ['DBOS, cross-instance', r.signalRoundTripMs.crossInstance.dbos],
+    ['nestjs-durable', r.latencyMs.ours],
+    ['DBOS', r.latencyMs.dbos],
+    ['floor', r.latencyMs.floor],
+  ]);
+
+  p("## Signal round trip (ms, from the delivery call to the result in the starter's hands)", '');
+  p(
+    'In-process: one instance waits, delivers and awaits. Cross-instance: instance A executes the waiting run and awaits it;',
+    'instance B delivers (ours: a second Nest application with its worker disabled, so the wake travels by NOTIFY;',
+    'DBOS: a `DBOSClient`).',
+    '',
+  );
+  percentileTable(p, [
+    ['nestjs-durable, in-process', r.signalRoundTripMs.inProcess.ours],
+    ['DBOS, in-process', r.signalRoundTripMs.inProcess.dbos],
+    ['nestjs-durable, cross-instance', r.signalRoundTripMs.crossInstance.ours],
+    ['DBOS, cross-instance', r.signalRoundTripMs.crossInstance.dbos],
   ]);
 
   p('## Sleep lateness (ms, actual wake minus the instant asked for)', '');
   const { inline, parked } = r.sleepLatenessMs;
-  p(`${inline.runs} runs sleeping at once per repetition. Inline: ${inline.sleepMs} ms sleeps, shorter than \`inlineWaitMs\` (${inline.inlineWaitMs}),`,
+  p(
+    `${inline.runs} runs sleeping at once per repetition. Inline: ${inline.sleepMs} ms sleeps, shorter than \`inlineWaitMs\` (${inline.inlineWaitMs}),`,
     `so ours waits in-process. Parked: ${parked.sleepMs} ms sleeps with \`inlineWaitMs\` ${parked.inlineWaitMs}, so ours parks the run and claims it`,
-    'again at its wake time. DBOS sleeps the same durations its own way.', '');
+    'again at its wake time. DBOS sleeps the same durations its own way.',
+    '',
+  );
   percentileTable(p, [
-    [`nestjs-durable, inline ${inline.sleepMs} ms`, inline.figures.ours], [`DBOS, ${inline.sleepMs} ms`, inline.figures.dbos],
-    [`nestjs-durable, parked ${parked.sleepMs} ms`, parked.figures.ours], [`DBOS, ${parked.sleepMs} ms`, parked.figures.dbos],
+    [`nestjs-durable, inline ${inline.sleepMs} ms`, inline.figures.ours],
+    [`DBOS, ${inline.sleepMs} ms`, inline.figures.dbos],
+    [`nestjs-durable, parked ${parked.sleepMs} ms`, parked.figures.ours],
+    [`DBOS, ${parked.sleepMs} ms`, parked.figures.dbos],
   ]);
 
   const pw = r.perWorkflow;
   p('## Cost per 3-step workflow in the database', '');
-  p(`Source: ${pw.source}. ${pw.ours?.runs ?? r.plan.statementRuns} workflows one after another on a quiet server, minus an idle session of the same length.`,
-    'Commits count every transaction of the system\'s database, reads included; write transactions count the transaction ids',
-    'the server assigned; statements are what the process sent (BEGIN and COMMIT included).', '');
+  p(
+    `Source: ${pw.source}. ${pw.ours?.runs ?? r.plan.statementRuns} workflows one after another on a quiet server, minus an idle session of the same length.`,
+    "Commits count every transaction of the system's database, reads included; write transactions count the transaction ids",
+    'the server assigned; statements are what the process sent (BEGIN and COMMIT included).',
+    '',
+  );
   p('| | commits | write transactions | statements |', '| --- | ---: | ---: | ---: |');
   for (const kind of ['ours', 'dbos', 'floor'] as const) {
     const f = pw[kind];
-    p(`| ${SYSTEM_NAMES[kind]} | ${f?.commits ?? 'n/a'} | ${f?.writeTransactions ?? 'n/a'} | ${f ? f.serverStatements ?? f.statements : 'n/a'} |`);
+    p(
+      `| ${SYSTEM_NAMES[kind]} | ${f?.commits ?? 'n/a'} | ${f?.writeTransactions ?? 'n/a'} | ${f ? (f.serverStatements ?? f.statements) : 'n/a'} |`,
+    );
   }
   for (const kind of ['ours', 'dbos'] as const) {
     const f = pw[kind];
@@ -87,37 +134,55 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
   p('## Scale (nestjs-durable)', '');
   const { sleepingRuns, claimQuery, statsRead, simultaneousWakes } = r.scale;
   if (sleepingRuns) {
-    p(`**${sleepingRuns.runs.toLocaleString('en-US')} sleeping runs** (seeded by SQL as the library writes them, in ${sleepingRuns.seedSeconds} s). Two worker processes`,
+    p(
+      `**${sleepingRuns.runs.toLocaleString('en-US')} sleeping runs** (seeded by SQL as the library writes them, in ${sleepingRuns.seedSeconds} s). Two worker processes`,
       'side by side with the same warm-up, one over the sleeping runs and one over an empty schema, sampled at the same moments',
       `after a full collection: ${cell(sleepingRuns.withRunsMb.rss, 1)} MB RSS and ${cell(sleepingRuns.withRunsMb.heapUsed, 1)} MB heap against`,
       `${cell(sleepingRuns.idleMb.rss, 1)} MB RSS and ${cell(sleepingRuns.idleMb.heapUsed, 1)} MB heap for the idle one:`,
-      `**${sleepingRuns.addedMb.rss} MB RSS, ${sleepingRuns.addedMb.heapUsed} MB heap added** (a sleeping run is a row and an index entry, not a timer).`, '');
+      `**${sleepingRuns.addedMb.rss} MB RSS, ${sleepingRuns.addedMb.heapUsed} MB heap added** (a sleeping run is a row and an index entry, not a timer).`,
+      '',
+    );
   }
   if (claimQuery) {
-    p(`**The claim statement** (\`claim-runs.sql.ts\`, batch ${claimQuery.batch}) with ${claimQuery.waitingRows.toLocaleString('en-US')} waiting rows, each claim rolled back:`, '');
+    p(
+      `**The claim statement** (\`claim-runs.sql.ts\`, batch ${claimQuery.batch}) with ${claimQuery.waitingRows.toLocaleString('en-US')} waiting rows, each claim rolled back:`,
+      '',
+    );
     p('| | rows claimed | execution (EXPLAIN ANALYZE) | planning | round trip |', '| --- | ---: | ---: | ---: | ---: |');
-    for (const [name, c] of [['nothing due', claimQuery.noneDue], [`${claimQuery.batch} due`, claimQuery.batchDue]] as const) {
+    for (const [name, c] of [
+      ['nothing due', claimQuery.noneDue],
+      [`${claimQuery.batch} due`, claimQuery.batchDue],
+    ] as const) {
       p(`| ${name} | ${c.claimed} | ${cell(c.executionMs, 3)} ms | ${cell(c.planningMs, 3)} ms | ${cell(c.wallMs, 3)} ms |`);
     }
     p('', `Plan with ${claimQuery.batch} due:`, '', '```', ...claimQuery.batchDue.plan, '```', '');
   }
   if (statsRead) {
-    p(`**The dashboard's stats read** (\`GET /stats\`: \`DashboardRepository.stats\`, every statement it sends) with ${statsRead.rows.toLocaleString('en-US')} runs:`,
+    p(
+      `**The dashboard's stats read** (\`GET /stats\`: \`DashboardRepository.stats\`, every statement it sends) with ${statsRead.rows.toLocaleString('en-US')} runs:`,
       `${cell(statsRead.wallMs, 2)} ms, against ${cell(statsRead.smallWallMs, 2)} ms with ${statsRead.smallRows.toLocaleString('en-US')} runs. Counts stop at 10,000 index entries;`,
-      `past that they are the planner's estimates (here: ${statsRead.estimated.join(', ') || 'none'}), and the answer says so.`, '');
+      `past that they are the planner's estimates (here: ${statsRead.estimated.join(', ') || 'none'}), and the answer says so.`,
+      '',
+    );
   }
   if (simultaneousWakes) {
     const w = simultaneousWakes;
-    p(`**${w.runs.toLocaleString('en-US')} runs due at one instant**, drained by ${w.instances} instances (worker concurrency ${w.concurrencyEach} each):`,
+    p(
+      `**${w.runs.toLocaleString('en-US')} runs due at one instant**, drained by ${w.instances} instances (worker concurrency ${w.concurrencyEach} each):`,
       `the last run ended ${cell(w.drainMs, 0)} ms after the instant (${cell(w.runsPerSecond, 0)} runs/s); the first claim came`,
       `${cell(w.firstClaimMs, 0)} ms after it (the sweeper's tick). ${w.claimStatements.median.toFixed(0)} claim statements per drain;`,
       `the busier instance took ${w.perInstanceShare.map((s) => `${(s * 100).toFixed(0)}%`).join(', ')} of the runs.`,
-      `**Duplicate claims: ${w.duplicateClaims}** (runs with more than one \`claimed\` history event, all repetitions).`, '');
+      `**Duplicate claims: ${w.duplicateClaims}** (runs with more than one \`claimed\` history event, all repetitions).`,
+      '',
+    );
   }
 
   p('## Fan-out and fan-in', '');
-  p(`A parent starts ${r.fanOut.children} 3-step children one after another, then awaits them all (ours: \`ctx.startChild\` and \`ctx.all\`;`,
-    'DBOS: `DBOS.startWorkflow` inside the workflow, then each `getResult`).', '');
+  p(
+    `A parent starts ${r.fanOut.children} 3-step children one after another, then awaits them all (ours: \`ctx.startChild\` and \`ctx.all\`;`,
+    'DBOS: `DBOS.startWorkflow` inside the workflow, then each `getResult`).',
+    '',
+  );
   p('| | children started (ms) | parent result (ms) |', '| --- | ---: | ---: |');
   for (const kind of ['ours', 'dbos'] as const) {
     const f = r.fanOut[kind];
@@ -134,20 +199,23 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
   p('');
 
   p('## Optimizations and their effect', '');
-  p('Profiled with `bench/tools/profile.ts` (`node --cpu-prof` for Node, `pg_stat_statements` and per-backend CPU for Postgres):',
+  p(
+    'Profiled with `bench/tools/profile.ts` (`node --cpu-prof` for Node, `pg_stat_statements` and per-backend CPU for Postgres):',
     'at c8 a workflow cost about 0.6 ms of Node CPU and 1.7 ms of Postgres CPU, and the statements themselves executed for',
-    'only about 0.4 ms of that: the rest was Postgres parsing and planning each multi-CTE statement on every call.', '',
+    'only about 0.4 ms of that: the rest was Postgres parsing and planning each multi-CTE statement on every call.',
+    '',
     '| change | effect |',
     '| --- | --- |',
     '| `result()` of a run executing here waits on the in-process bus and takes the output from it (no reads) | 7 statements per 3-step workflow down to 5 |',
-    '| the library\'s statements are sent as named prepared statements (`DurableDatabase.query`): parsed and planned once per connection | c8 from about 750 to about 1,300 workflows/s; latency p50 from about 3.9 to about 2.5 ms |',
-    '| the database clock is paired with the statement\'s send time, not the answer\'s arrival (`DbClock.observe`) | inline sleeps no longer wake one commit late |',
+    "| the library's statements are sent as named prepared statements (`DurableDatabase.query`): parsed and planned once per connection | c8 from about 750 to about 1,300 workflows/s; latency p50 from about 3.9 to about 2.5 ms |",
+    "| the database clock is paired with the statement's send time, not the answer's arrival (`DbClock.observe`) | inline sleeps no longer wake one commit late |",
     '| no claim pass for a NOTIFY about a run that executes here | a fan-out of 100 no longer sends 100 empty claims |',
     '| measured and ruled out: the FOR SHARE fencing lock in checkpoint writes, the history rows written with start and end | within noise (about ±15%) in A/B runs |',
-    '| a claim selects each claimed run\'s journal (no separate load); a signal is validated against the one schema the workflows taking it share, so the run is not read first; a NOTIFY for a run just claimed here starts no second claim pass | in-process signal round trip from five round trips to three |',
+    "| a claim selects each claimed run's journal (no separate load); a signal is validated against the one schema the workflows taking it share, so the run is not read first; a NOTIFY for a run just claimed here starts no second claim pass | in-process signal round trip from five round trips to three |",
     '| deliver-and-claim: a delivery claims the run parked on it when this instance has a free slot, and the run executes here at once with the journal the delivery read | two statements from delivery to completion; with the row above, in-process signal p50 from about 3.0 to about 2.3 ms in signals-only runs |',
-    '| the library\'s connections run with `jit=off` | a claim over a million freshly seeded waiting rows, whose journal tables had no statistics yet, crossed `jit_above_cost` and spent about 400 ms compiling; now about 5 ms (the bench also analyzes the seeded tables, as autovacuum would) |',
-    '');
+    "| the library's connections run with `jit=off` | a claim over a million freshly seeded waiting rows, whose journal tables had no statistics yet, crossed `jit_above_cost` and spent about 400 ms compiling; now about 5 ms (the bench also analyzes the seeded tables, as autovacuum would) |",
+    '',
+  );
   p('## Missed targets: by how much, why, and what would close them', '');
   const missed = new Map<string, string[]>();
   for (const t of r.targets.filter((x) => x.met === false)) {
@@ -158,12 +226,15 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
   for (const [why, targets] of missed) p(`- ${targets.join('; ')}. ${why}`);
   p('');
   p('## Reproducing and profiling', '');
-  p('`npm run bench` runs all of the above (about 10 minutes on 2 cores) and rewrites this page; `npm run bench -- --quick` is a',
+  p(
+    '`npm run bench` runs all of the above (about 10 minutes on 2 cores) and rewrites this page; `npm run bench -- --quick` is a',
     'two-minute smoke with smaller sizes that writes `bench/results/quick-<date>.json` only. `DATABASE_URL` picks the server;',
     '`--embedded` starts a throwaway cluster with pg_stat_statements loaded. To see where a system spends its time:',
     '`node dist/bench/tools/profile.js --peer=ours --concurrency=64` (after a build) runs its loop under `node --cpu-prof` and',
     'prints CPU per workflow in Node and in Postgres, self time by package and function, and with `--embedded` the server',
-    'time of each statement.', '');
+    'time of each statement.',
+    '',
+  );
 
   if (Object.keys(r.errors).length) {
     p('## What could not be measured', '');
@@ -192,17 +263,21 @@ function percentileTable(p: (...lines: string[]) => void, rows: Array<[string, R
 /** Why a target can be missed on a machine of this kind, and what would close it; the figures are the run's. */
 function whyMissed(target: string): string {
   if (/^throughput at c\d+ >= 70% of the floor/.test(target)) {
-    return 'On 2 cores shared by Node and Postgres, CPU is the limit, and the library spends more of it per workflow than five bare ' +
-      'statements: its statements also maintain what the floor has not (the runs indexes behind the dashboard\'s filters and the due ' +
+    return (
+      'On 2 cores shared by Node and Postgres, CPU is the limit, and the library spends more of it per workflow than five bare ' +
+      "statements: its statements also maintain what the floor has not (the runs indexes behind the dashboard's filters and the due " +
       'index, the history rows, the row lock that fences each checkpoint), and its Node side runs the executions, serialization and ' +
       'telemetry hooks. `bench/tools/profile.ts --embedded` prints both sides per workflow. Closing it: an end of run that leaves ' +
       'indexed columns alone (HOT updates), the start and end history folded into the runs row, and a pool smaller than ' +
-      '`concurrency + 5` at high concurrency; each to be measured with that tool.';
+      '`concurrency + 5` at high concurrency; each to be measured with that tool.'
+    );
   }
   if (/signal round trip/.test(target)) {
-    return 'The in-process path is two statements, each a commit (deliver-and-claim, then the end), so what remains is the commit ' +
-      'latency of this machine (compare the server\'s one-client commit rate above) and scheduling on its two shared cores; ' +
-      'the cross-instance path adds the NOTIFY and a claim.';
+    return (
+      'The in-process path is two statements, each a commit (deliver-and-claim, then the end), so what remains is the commit ' +
+      "latency of this machine (compare the server's one-client commit rate above) and scheduling on its two shared cores; " +
+      'the cross-instance path adds the NOTIFY and a claim.'
+    );
   }
   return 'No analysis recorded for this target yet.';
 }

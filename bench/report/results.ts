@@ -50,5 +50,8 @@ export function medians(table: RateTable<System>, factor = 1): Record<string, Pa
 
 export function writeJson(path: string, results: BenchResults): void {
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, `${JSON.stringify(results, (_key, value) => (typeof value === 'number' && !Number.isInteger(value) ? round(value, 3) : value), 2)}\n`);
+  writeFileSync(
+    path,
+    `${JSON.stringify(results, (_key, value) => (typeof value === 'number' && !Number.isInteger(value) ? round(value, 3) : value), 2)}\n`,
+  );
 }

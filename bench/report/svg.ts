@@ -38,7 +38,9 @@ export function groupedBars(opts: {
     parts.push(`<line x1="${m.left}" x2="${width - m.right}" y1="${y(v)}" y2="${y(v)}" stroke="#e5e7eb"/>`);
     parts.push(`<text x="${m.left - 8}" y="${y(v) + 4}" font-size="11" text-anchor="end" fill="#555">${format(v)}</text>`);
   }
-  parts.push(`<text transform="translate(16 ${m.top + plotH / 2}) rotate(-90)" font-size="11" text-anchor="middle" fill="#555">${escape(opts.unit)}</text>`);
+  parts.push(
+    `<text transform="translate(16 ${m.top + plotH / 2}) rotate(-90)" font-size="11" text-anchor="middle" fill="#555">${escape(opts.unit)}</text>`,
+  );
 
   opts.categories.forEach((category, ci) => {
     const groupX = px(m.left + ci * groupW + (groupW - barW * opts.series.length) / 2);
@@ -50,11 +52,17 @@ export function groupedBars(opts: {
         return;
       }
       const cx = px(x + barW / 2);
-      parts.push(`<rect x="${px(x + 3)}" y="${y(value.median)}" width="${px(barW - 6)}" height="${px(y(0) - y(value.median))}" fill="${series.color}"><title>${escape(`${series.name} ${category}: ${format(value.median)} (${format(value.min)}–${format(value.max)})`)}</title></rect>`);
-      parts.push(`<path d="M${cx} ${y(value.min)}V${y(value.max)}M${cx - 5} ${y(value.min)}H${cx + 5}M${cx - 5} ${y(value.max)}H${cx + 5}" stroke="#111" stroke-width="1"/>`);
+      parts.push(
+        `<rect x="${px(x + 3)}" y="${y(value.median)}" width="${px(barW - 6)}" height="${px(y(0) - y(value.median))}" fill="${series.color}"><title>${escape(`${series.name} ${category}: ${format(value.median)} (${format(value.min)}–${format(value.max)})`)}</title></rect>`,
+      );
+      parts.push(
+        `<path d="M${cx} ${y(value.min)}V${y(value.max)}M${cx - 5} ${y(value.min)}H${cx + 5}M${cx - 5} ${y(value.max)}H${cx + 5}" stroke="#111" stroke-width="1"/>`,
+      );
       parts.push(`<text x="${cx}" y="${y(value.max) - 5}" font-size="11" text-anchor="middle">${format(value.median)}</text>`);
     });
-    parts.push(`<text x="${px(m.left + ci * groupW + groupW / 2)}" y="${height - m.bottom + 20}" font-size="13" text-anchor="middle">${escape(category)}</text>`);
+    parts.push(
+      `<text x="${px(m.left + ci * groupW + groupW / 2)}" y="${height - m.bottom + 20}" font-size="13" text-anchor="middle">${escape(category)}</text>`,
+    );
   });
   parts.push(`<line x1="${m.left}" x2="${width - m.right}" y1="${y(0)}" y2="${y(0)}" stroke="#111"/>`);
 
@@ -62,7 +70,9 @@ export function groupedBars(opts: {
   const entryW = (name: string) => 40 + name.length * 6.5;
   let lx = width - m.right - opts.series.reduce((sum, s) => sum + entryW(s.name), 0);
   for (const series of opts.series) {
-    parts.push(`<rect x="${lx}" y="58" width="12" height="12" fill="${series.color}"/><text x="${lx + 18}" y="68" font-size="12">${escape(series.name)}</text>`);
+    parts.push(
+      `<rect x="${lx}" y="58" width="12" height="12" fill="${series.color}"/><text x="${lx + 18}" y="68" font-size="12">${escape(series.name)}</text>`,
+    );
     lx += entryW(series.name);
   }
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" font-family="system-ui, -apple-system, Segoe UI, sans-serif">\n${parts.join('\n')}\n</svg>\n`;

@@ -34,27 +34,61 @@ export function checkTargets(r: Results): TargetCheck[] {
   }
   add('latency p50 <= half of DBOS', ratio(r.latencyMs.ours?.p50.median, r.latencyMs.dbos?.p50.median), '<=', 0.5, 'x DBOS');
   const signals = r.signalRoundTripMs;
-  add('in-process signal round trip p50 <= half of DBOS', ratio(signals.inProcess.ours?.p50.median, signals.inProcess.dbos?.p50.median), '<=', 0.5, 'x DBOS');
-  add('cross-instance signal round trip p50 no worse than DBOS', ratio(signals.crossInstance.ours?.p50.median, signals.crossInstance.dbos?.p50.median), '<=', 1, 'x DBOS');
-  add(`parked sleeps (${r.sleepLatenessMs.parked.sleepMs} ms) late <= 50 ms at p95`, r.sleepLatenessMs.parked.figures.ours?.p95.median, '<=', 50, 'ms');
+  add(
+    'in-process signal round trip p50 <= half of DBOS',
+    ratio(signals.inProcess.ours?.p50.median, signals.inProcess.dbos?.p50.median),
+    '<=',
+    0.5,
+    'x DBOS',
+  );
+  add(
+    'cross-instance signal round trip p50 no worse than DBOS',
+    ratio(signals.crossInstance.ours?.p50.median, signals.crossInstance.dbos?.p50.median),
+    '<=',
+    1,
+    'x DBOS',
+  );
+  add(
+    `parked sleeps (${r.sleepLatenessMs.parked.sleepMs} ms) late <= 50 ms at p95`,
+    r.sleepLatenessMs.parked.figures.ours?.p95.median,
+    '<=',
+    50,
+    'ms',
+  );
   add('<= 5 write transactions per 3-step workflow', r.perWorkflow.ours?.writeTransactions, '<=', 5, 'transactions');
   add('<= 8 statements per 3-step workflow', r.perWorkflow.ours?.serverStatements ?? r.perWorkflow.ours?.statements, '<=', 8, 'statements');
   const sleeping = r.scale.sleepingRuns;
-  add(`${(sleeping?.runs ?? r.plan.sleepingRuns).toLocaleString('en-US')} sleeping runs add < 50 MB (RSS)`, sleeping?.addedMb.rss, '<', 50, 'MB');
+  add(
+    `${(sleeping?.runs ?? r.plan.sleepingRuns).toLocaleString('en-US')} sleeping runs add < 50 MB (RSS)`,
+    sleeping?.addedMb.rss,
+    '<',
+    50,
+    'MB',
+  );
   const claim = r.scale.claimQuery;
   add(
     `claim query < 10 ms with ${(claim?.waitingRows ?? r.plan.waitingRows).toLocaleString('en-US')} waiting rows (round trip, the slower of nothing due and a batch due)`,
     claim ? Math.max(claim.noneDue.wallMs.median, claim.batchDue.wallMs.median) : undefined,
-    '<', 10, 'ms',
+    '<',
+    10,
+    'ms',
   );
   const stats = r.scale.statsRead;
   add(
     `/stats read < 20 ms with ${(stats?.rows ?? r.plan.waitingRows).toLocaleString('en-US')} runs (round trips)`,
     stats?.wallMs.median,
-    '<', 20, 'ms',
+    '<',
+    20,
+    'ms',
   );
   const wakes = r.scale.simultaneousWakes;
-  add(`${(wakes?.runs ?? r.plan.simultaneousWakes).toLocaleString('en-US')} simultaneous wakes drain with zero duplicate claims`, wakes?.duplicateClaims, '<=', 0, 'duplicates');
+  add(
+    `${(wakes?.runs ?? r.plan.simultaneousWakes).toLocaleString('en-US')} simultaneous wakes drain with zero duplicate claims`,
+    wakes?.duplicateClaims,
+    '<=',
+    0,
+    'duplicates',
+  );
   return checks;
 }
 
@@ -62,6 +96,7 @@ export function checkTargets(r: Results): TargetCheck[] {
 function marginOf(value: number, op: '>=' | '<=' | '<', limit: number, unit: string, met: boolean): string {
   if (limit === 0) return met ? 'met exactly' : `${round(value, 2)} ${unit}, needs 0`;
   if (value === limit) return 'met exactly';
-  if (op === '>=') return met ? `${round((value / limit - 1) * 100, 0)}% above the target` : `reaches ${round((value / limit) * 100, 0)}% of the target`;
+  if (op === '>=')
+    return met ? `${round((value / limit - 1) * 100, 0)}% above the target` : `reaches ${round((value / limit) * 100, 0)}% of the target`;
   return met ? `${round((1 - value / limit) * 100, 0)}% under the limit` : `${round(value / limit, 2)}x the limit`;
 }

@@ -5,6 +5,8 @@ import { dirname, join } from 'node:path';
 const dist = dirname(require.resolve('nestjs-durable'));
 const internal = <T>(path: string): T => require(join(dist, path)) as T;
 
-export const { claimRunsSql } = internal<typeof import('nestjs-durable/dist/persistence/sql/claim-runs.sql')>('persistence/sql/claim-runs.sql');
+export const { claimRunsSql } =
+  internal<typeof import('nestjs-durable/dist/persistence/sql/claim-runs.sql')>('persistence/sql/claim-runs.sql');
 export const { tablesFor } = internal<typeof import('nestjs-durable/dist/persistence/tables')>('persistence/tables');
-export const { DashboardRepository } = internal<typeof import('nestjs-durable/dist/persistence/dashboard.repository')>('persistence/dashboard.repository');
+export const { DashboardRepository } =
+  internal<typeof import('nestjs-durable/dist/persistence/dashboard.repository')>('persistence/dashboard.repository');

@@ -8,7 +8,11 @@ import type { Client } from 'pg';
  * `sleep:nap` checkpoint holding the same instant in the serializer's Date form, and the `started`
  * and `parked` history rows. Inserted in batches, each its own transaction.
  */
-export async function seedSleepingRuns(db: Client, schema: string, opts: { count: number; prefix: string; wakeAt: string; spreadMs: number; batch?: number }): Promise<void> {
+export async function seedSleepingRuns(
+  db: Client,
+  schema: string,
+  opts: { count: number; prefix: string; wakeAt: string; spreadMs: number; batch?: number },
+): Promise<void> {
   const t = tablesFor(schema);
   const batch = opts.batch ?? 50_000;
   for (let from = 0; from < opts.count; from += batch) {
@@ -30,7 +34,14 @@ export async function seedSleepingRuns(db: Client, schema: string, opts: { count
        INSERT INTO ${t.history} (run_id, event, actor, detail)
        SELECT id, e.event, 'bench-seed', CASE WHEN e.event = 'parked' THEN wait END
        FROM runs, (VALUES ('started'), ('parked')) AS e(event)`,
-      [opts.prefix, JSON.stringify({ ms: 3_600_000, report: false }), opts.wakeAt, Math.max(1, opts.spreadMs), from + 1, Math.min(opts.count, from + batch)],
+      [
+        opts.prefix,
+        JSON.stringify({ ms: 3_600_000, report: false }),
+        opts.wakeAt,
+        Math.max(1, opts.spreadMs),
+        from + 1,
+        Math.min(opts.count, from + batch),
+      ],
     );
   }
 }

@@ -11,12 +11,20 @@ export type FanOutFigures = { children: number } & Partial<Record<(typeof ENGINE
  */
 export async function measureFanOut(ctx: BenchContext): Promise<FanOutFigures> {
   const { plan } = ctx;
-  const reps = await ctx.rounds('fanOut', ENGINES, plan.reps, (kind) => [{ kind, concurrency: plan.workerConcurrency }], async (kind, [peer], rep) => {
-    await peer.call('fanOut', { children: plan.fanOutChildren });
-    const result = await peer.call('fanOut', { children: plan.fanOutChildren });
-    ctx.log(`  ${kind} #${rep + 1}: children started in ${result.spawnMs.toFixed(0)} ms, parent result in ${result.totalMs.toFixed(0)} ms`);
-    return result;
-  });
+  const reps = await ctx.rounds(
+    'fanOut',
+    ENGINES,
+    plan.reps,
+    (kind) => [{ kind, concurrency: plan.workerConcurrency }],
+    async (kind, [peer], rep) => {
+      await peer.call('fanOut', { children: plan.fanOutChildren });
+      const result = await peer.call('fanOut', { children: plan.fanOutChildren });
+      ctx.log(
+        `  ${kind} #${rep + 1}: children started in ${result.spawnMs.toFixed(0)} ms, parent result in ${result.totalMs.toFixed(0)} ms`,
+      );
+      return result;
+    },
+  );
   const figures: FanOutFigures = { children: plan.fanOutChildren };
   for (const kind of ENGINES) {
     const list = reps[kind];

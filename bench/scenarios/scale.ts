@@ -99,7 +99,12 @@ async function sleepingRuns(ctx: BenchContext, db: Client): Promise<ScaleFigures
   const spec = (schema: string) => ({ kind: 'ours' as const, concurrency: plan.workerConcurrency, schema });
   const figures = await ctx.with([spec(SCALE_SCHEMA), spec(IDLE_SCHEMA)], async (loaded, idle) => {
     const t0 = performance.now();
-    await seedSleepingRuns(db, SCALE_SCHEMA, { count: plan.sleepingRuns, prefix: 'sleeping-', wakeAt: new Date(Date.now() + 86_400_000).toISOString(), spreadMs: 3_600_000 });
+    await seedSleepingRuns(db, SCALE_SCHEMA, {
+      count: plan.sleepingRuns,
+      prefix: 'sleeping-',
+      wakeAt: new Date(Date.now() + 86_400_000).toISOString(),
+      spreadMs: 3_600_000,
+    });
     const seedSeconds = (performance.now() - t0) / 1000;
     for (const worker of [loaded, idle]) await worker.call('loop', { concurrency: 8, count: 500 });
     await delay(5_000); // sweeps run over the sleeping runs meanwhile
@@ -111,16 +116,24 @@ async function sleepingRuns(ctx: BenchContext, db: Client): Promise<ScaleFigures
       samples.loaded.push(await loaded.call('memory'));
       samples.idle.push(await idle.call('memory'));
     }
-    const mb = (list: Array<OpResult<'memory'>>) => ({ rss: spread(list.map((r) => r.rss / MB)), heapUsed: spread(list.map((r) => r.heapUsed / MB)) });
+    const mb = (list: Array<OpResult<'memory'>>) => ({
+      rss: spread(list.map((r) => r.rss / MB)),
+      heapUsed: spread(list.map((r) => r.heapUsed / MB)),
+    });
     const idleMb = mb(samples.idle);
     const withRunsMb = mb(samples.loaded);
-    ctx.log(`  ${plan.sleepingRuns} sleeping runs: RSS ${withRunsMb.rss.median.toFixed(1)} MB against ${idleMb.rss.median.toFixed(1)} MB idle, heap ${withRunsMb.heapUsed.median.toFixed(1)} against ${idleMb.heapUsed.median.toFixed(1)} MB`);
+    ctx.log(
+      `  ${plan.sleepingRuns} sleeping runs: RSS ${withRunsMb.rss.median.toFixed(1)} MB against ${idleMb.rss.median.toFixed(1)} MB idle, heap ${withRunsMb.heapUsed.median.toFixed(1)} against ${idleMb.heapUsed.median.toFixed(1)} MB`,
+    );
     return {
       runs: plan.sleepingRuns,
       seedSeconds: round(seedSeconds, 1),
       idleMb,
       withRunsMb,
-      addedMb: { rss: round(withRunsMb.rss.median - idleMb.rss.median, 2), heapUsed: round(withRunsMb.heapUsed.median - idleMb.heapUsed.median, 2) },
+      addedMb: {
+        rss: round(withRunsMb.rss.median - idleMb.rss.median, 2),
+        heapUsed: round(withRunsMb.heapUsed.median - idleMb.heapUsed.median, 2),
+      },
     };
   });
   await db.query(`DROP SCHEMA ${IDLE_SCHEMA} CASCADE`);
@@ -133,7 +146,12 @@ async function claimQuery(ctx: BenchContext, db: Client): Promise<ScaleFigures['
   const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM ${t.runs} WHERE status = 'waiting'`)).rows as Array<{ n: number }>;
   if (n < plan.waitingRows) {
     const t0 = performance.now();
-    await seedSleepingRuns(db, SCALE_SCHEMA, { count: plan.waitingRows - n, prefix: 'waiting-', wakeAt: new Date(Date.now() + 86_400_000).toISOString(), spreadMs: 86_400_000 });
+    await seedSleepingRuns(db, SCALE_SCHEMA, {
+      count: plan.waitingRows - n,
+      prefix: 'waiting-',
+      wakeAt: new Date(Date.now() + 86_400_000).toISOString(),
+      spreadMs: 86_400_000,
+    });
     ctx.log(`  seeded ${plan.waitingRows - n} more waiting runs in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
   // What autovacuum would have done by now, for every table the seeding filled (a claim reads the journal too).
@@ -165,14 +183,20 @@ async function claimQuery(ctx: BenchContext, db: Client): Promise<ScaleFigures['
       claimed = result.rowCount ?? 0;
     }
     await db.query('BEGIN');
-    planText = (await db.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${sql}`, params)).rows.map((r) => r['QUERY PLAN'] as string);
+    planText = (await db.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${sql}`, params)).rows.map(
+      (r) => r['QUERY PLAN'] as string,
+    );
     await db.query('ROLLBACK');
     return { claimed, executionMs: spread(execution), planningMs: spread(planning), wallMs: spread(wall), plan: planText };
   };
   const noneDue = await time();
-  await db.query(`UPDATE ${t.runs} SET wake_at = now() - interval '1 second' WHERE id IN (SELECT id FROM ${t.runs} WHERE status = 'waiting' ORDER BY wake_at LIMIT ${batch})`);
+  await db.query(
+    `UPDATE ${t.runs} SET wake_at = now() - interval '1 second' WHERE id IN (SELECT id FROM ${t.runs} WHERE status = 'waiting' ORDER BY wake_at LIMIT ${batch})`,
+  );
   const batchDue = await time();
-  ctx.log(`  claim with ${plan.waitingRows} waiting rows: none due ${noneDue.executionMs.median.toFixed(3)} ms, ${batch} due ${batchDue.executionMs.median.toFixed(3)} ms (EXPLAIN ANALYZE)`);
+  ctx.log(
+    `  claim with ${plan.waitingRows} waiting rows: none due ${noneDue.executionMs.median.toFixed(3)} ms, ${batch} due ${batchDue.executionMs.median.toFixed(3)} ms (EXPLAIN ANALYZE)`,
+  );
   return { waitingRows: plan.waitingRows, batch, noneDue, batchDue };
 }
 
@@ -186,12 +210,20 @@ const SMALL_ROWS = 1_000;
 async function statsRead(ctx: BenchContext, db: Client): Promise<ScaleFigures['statsRead']> {
   const { plan } = ctx;
   await runDurableMigrations({ connection: ctx.url('ours'), schema: SMALL_SCHEMA });
-  await seedSleepingRuns(db, SMALL_SCHEMA, { count: SMALL_ROWS, prefix: 'small-', wakeAt: new Date(Date.now() + 86_400_000).toISOString(), spreadMs: 86_400_000 });
+  await seedSleepingRuns(db, SMALL_SCHEMA, {
+    count: SMALL_ROWS,
+    prefix: 'small-',
+    wakeAt: new Date(Date.now() + 86_400_000).toISOString(),
+    spreadMs: 86_400_000,
+  });
   await db.query(`VACUUM ANALYZE ${tablesFor(SMALL_SCHEMA).runs}`);
   await db.query('SET jit = off');
   const time = async (schema: string) => {
     // The repository over this connection: the same statements the dashboard's service sends.
-    const repository = new DashboardRepository({ tables: tablesFor(schema), query: async (sql: string, params?: unknown[]) => (await db.query(sql, params)).rows } as never);
+    const repository = new DashboardRepository({
+      tables: tablesFor(schema),
+      query: async (sql: string, params?: unknown[]) => (await db.query(sql, params)).rows,
+    } as never);
     const wall: number[] = [];
     let estimated: string[] = [];
     for (let i = 0; i < 2 + Math.max(5, plan.reps); i++) {
@@ -199,7 +231,11 @@ async function statsRead(ctx: BenchContext, db: Client): Promise<ScaleFigures['s
       const stats = await repository.stats(1_000, 30_000);
       if (i < 2) continue; // warm-up
       wall.push(performance.now() - t0);
-      estimated = [...stats.estimated.byStatus.map((s: string) => `byStatus.${s}`), ...stats.estimated.waitingByKind.map((k: string) => `waitingByKind.${k}`), ...(stats.estimated.overdue ? ['overdue'] : [])];
+      estimated = [
+        ...stats.estimated.byStatus.map((s: string) => `byStatus.${s}`),
+        ...stats.estimated.waitingByKind.map((k: string) => `waitingByKind.${k}`),
+        ...(stats.estimated.overdue ? ['overdue'] : []),
+      ];
     }
     return { wallMs: spread(wall), estimated };
   };
@@ -207,7 +243,9 @@ async function statsRead(ctx: BenchContext, db: Client): Promise<ScaleFigures['s
   const large = await time(SCALE_SCHEMA);
   const small = await time(SMALL_SCHEMA);
   await db.query(`DROP SCHEMA ${SMALL_SCHEMA} CASCADE`);
-  ctx.log(`  /stats read: ${large.wallMs.median.toFixed(2)} ms with ${n} runs (estimated: ${large.estimated.join(', ') || 'none'}), ${small.wallMs.median.toFixed(2)} ms with ${SMALL_ROWS}`);
+  ctx.log(
+    `  /stats read: ${large.wallMs.median.toFixed(2)} ms with ${n} runs (estimated: ${large.estimated.join(', ') || 'none'}), ${small.wallMs.median.toFixed(2)} ms with ${SMALL_ROWS}`,
+  );
   return { rows: n, smallRows: SMALL_ROWS, wallMs: large.wallMs, smallWallMs: small.wallMs, estimated: large.estimated };
 }
 
@@ -227,19 +265,31 @@ async function simultaneousWakes(ctx: BenchContext, db: Client): Promise<ScaleFi
     for (let rep = 0; rep < plan.reps; rep++) {
       await db.query(`TRUNCATE ${t.runs}, ${t.steps}, ${t.history}`);
       const [{ at }] = (await db.query(`SELECT (now() + interval '3 seconds') AS at`)).rows as Array<{ at: Date }>;
-      await seedSleepingRuns(db, WAKES_SCHEMA, { count: plan.simultaneousWakes, prefix: `wake-${rep}-`, wakeAt: at.toISOString(), spreadMs: 1 });
+      await seedSleepingRuns(db, WAKES_SCHEMA, {
+        count: plan.simultaneousWakes,
+        prefix: `wake-${rep}-`,
+        wakeAt: at.toISOString(),
+        spreadMs: 1,
+      });
       const [{ late }] = (await db.query(`SELECT clock_timestamp() > $1::timestamptz AS late`, [at])).rows as Array<{ late: boolean }>;
       if (late) ctx.log('  note: seeding ended after the wake instant; the drain time includes the overrun');
-      await until(async () => (await db.query(`SELECT 1 FROM ${t.runs} WHERE status <> 'completed' LIMIT 1`)).rowCount === 0, 'the due runs to drain', 600_000, 100);
-      const [row] = (await db.query(
-        `SELECT extract(epoch FROM (SELECT max(finished_at) FROM ${t.runs}) - $1::timestamptz) * 1000 AS drain_ms,
+      await until(
+        async () => (await db.query(`SELECT 1 FROM ${t.runs} WHERE status <> 'completed' LIMIT 1`)).rowCount === 0,
+        'the due runs to drain',
+        600_000,
+        100,
+      );
+      const [row] = (
+        await db.query(
+          `SELECT extract(epoch FROM (SELECT max(finished_at) FROM ${t.runs}) - $1::timestamptz) * 1000 AS drain_ms,
                 extract(epoch FROM (SELECT min(at) FROM ${t.history} WHERE event = 'claimed') - $1::timestamptz) * 1000 AS first_claim_ms,
                 (SELECT count(*) FROM ${t.history} WHERE event = 'claimed') AS claims,
                 (SELECT count(DISTINCT run_id) FROM ${t.history} WHERE event = 'claimed') AS claimed_runs,
                 (SELECT count(DISTINCT at) FROM ${t.history} WHERE event = 'claimed') AS statements,
                 (SELECT max(n) FROM (SELECT count(*) AS n FROM ${t.history} WHERE event = 'claimed' GROUP BY actor) a) AS busiest`,
-        [at],
-      )).rows as Array<Record<string, string>>;
+          [at],
+        )
+      ).rows as Array<Record<string, string>>;
       const drainMs = Number(row.drain_ms);
       drain.push(drainMs);
       rates.push((plan.simultaneousWakes * 1000) / drainMs);
@@ -247,7 +297,9 @@ async function simultaneousWakes(ctx: BenchContext, db: Client): Promise<ScaleFi
       claimStatements.push(Number(row.statements));
       duplicates += Number(row.claims) - Number(row.claimed_runs);
       shares.push(round(Number(row.busiest) / plan.simultaneousWakes, 3));
-      ctx.log(`  ${plan.simultaneousWakes} wakes: drained in ${drainMs.toFixed(0)} ms, ${Number(row.claims) - Number(row.claimed_runs)} duplicate claims, ${row.statements} claim statements`);
+      ctx.log(
+        `  ${plan.simultaneousWakes} wakes: drained in ${drainMs.toFixed(0)} ms, ${Number(row.claims) - Number(row.claimed_runs)} duplicate claims, ${row.statements} claim statements`,
+      );
     }
     return {
       runs: plan.simultaneousWakes,

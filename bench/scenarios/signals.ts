@@ -17,9 +17,14 @@ export async function measureSignals(ctx: BenchContext): Promise<RoundTripFigure
   const figures: RoundTripFigures = { inProcess: {}, crossInstance: {} };
   const modes = {
     inProcess: (kind: Engine) => [{ kind, concurrency: plan.workerConcurrency }],
-    crossInstance: (kind: Engine) => [{ kind, concurrency: plan.workerConcurrency }, { kind, concurrency: 4, worker: false }],
+    crossInstance: (kind: Engine) => [
+      { kind, concurrency: plan.workerConcurrency },
+      { kind, concurrency: 4, worker: false },
+    ],
   };
-  for (const [mode, specs] of Object.entries(modes) as Array<[keyof RoundTripFigures, (kind: Engine) => Array<{ kind: Engine; concurrency: number }>]>) {
+  for (const [mode, specs] of Object.entries(modes) as Array<
+    [keyof RoundTripFigures, (kind: Engine) => Array<{ kind: Engine; concurrency: number }>]
+  >) {
     const reps = await ctx.rounds(`signals.${mode}`, ENGINES, plan.reps, specs, async (kind, [waiter, deliverer = waiter], rep) => {
       await roundTrips(waiter, deliverer, Math.ceil(plan.signalSamples / 3));
       const result = percentiles(await roundTrips(waiter, deliverer, plan.signalSamples));

@@ -34,7 +34,11 @@ interface Session {
  * counters are read: a backend flushes its statistics when it exits.
  */
 export async function measureStatements(ctx: BenchContext): Promise<StatementFigures> {
-  const figures: StatementFigures = { source: ctx.server.statStatements ? 'pg_stat_statements and pg_stat_database' : 'pg_stat_database (pg_stat_statements is not preloaded) and the client-side count' };
+  const figures: StatementFigures = {
+    source: ctx.server.statStatements
+      ? 'pg_stat_statements and pg_stat_database'
+      : 'pg_stat_database (pg_stat_statements is not preloaded) and the client-side count',
+  };
   for (const kind of SYSTEMS) {
     await ctx.attempt(`statements.${kind}`, async () => {
       const runs = ctx.plan.statementRuns;
@@ -54,7 +58,9 @@ export async function measureStatements(ctx: BenchContext): Promise<StatementFig
         ...(ctx.server.statStatements ? { serverStatements: per(busy.serverCalls, idle.serverCalls) } : {}),
         breakdown,
       };
-      ctx.log(`  ${kind}: ${figures[kind]!.commits} commits, ${figures[kind]!.writeTransactions} write transactions, ${figures[kind]!.statements} statements per workflow`);
+      ctx.log(
+        `  ${kind}: ${figures[kind]!.commits} commits, ${figures[kind]!.writeTransactions} write transactions, ${figures[kind]!.statements} statements per workflow`,
+      );
     });
   }
   return figures;

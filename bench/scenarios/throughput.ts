@@ -22,17 +22,32 @@ export function measureCeiling(ctx: BenchContext): Promise<RateTable<'ceiling'>>
   return rates(ctx, 'ceiling', ['ceiling'] as const, [1, 8]);
 }
 
-async function rates<K extends PeerKind>(ctx: BenchContext, name: string, kinds: readonly K[], concurrencies: number[]): Promise<RateTable<K>> {
+async function rates<K extends PeerKind>(
+  ctx: BenchContext,
+  name: string,
+  kinds: readonly K[],
+  concurrencies: number[],
+): Promise<RateTable<K>> {
   const { plan } = ctx;
-  const reps = await ctx.rounds(name, kinds, plan.throughputReps, (kind) => [{ kind, concurrency: plan.workerConcurrency }], async (kind, [peer], rep) => {
-    const perLevel: Record<string, number> = {};
-    for (const concurrency of concurrencies) {
-      await peer.call('loop', { concurrency, durationMs: plan.warmupMs });
-      perLevel[`c${concurrency}`] = (await peer.call('loop', { concurrency, durationMs: plan.throughputMs })).perSecond;
-    }
-    ctx.log(`  ${kind} #${rep + 1}: ${Object.entries(perLevel).map(([level, rate]) => `${level} ${rate.toFixed(0)}`).join(', ')} /s`);
-    return perLevel;
-  });
+  const reps = await ctx.rounds(
+    name,
+    kinds,
+    plan.throughputReps,
+    (kind) => [{ kind, concurrency: plan.workerConcurrency }],
+    async (kind, [peer], rep) => {
+      const perLevel: Record<string, number> = {};
+      for (const concurrency of concurrencies) {
+        await peer.call('loop', { concurrency, durationMs: plan.warmupMs });
+        perLevel[`c${concurrency}`] = (await peer.call('loop', { concurrency, durationMs: plan.throughputMs })).perSecond;
+      }
+      ctx.log(
+        `  ${kind} #${rep + 1}: ${Object.entries(perLevel)
+          .map(([level, rate]) => `${level} ${rate.toFixed(0)}`)
+          .join(', ')} /s`,
+      );
+      return perLevel;
+    },
+  );
   const table: RateTable<K> = {};
   for (const concurrency of concurrencies) {
     const level = `c${concurrency}`;

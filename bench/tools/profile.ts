@@ -42,18 +42,34 @@ async function main(): Promise<void> {
     const statements = server.statStatements
       ? await server.query<{ query: string; calls: string; total: number; mean: number }>(
           `SELECT s.query, s.calls, s.total_exec_time AS total, s.mean_exec_time AS mean FROM pg_stat_statements s
-           JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 ORDER BY s.total_exec_time DESC LIMIT 12`, [DATABASES[kind]])
+           JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 ORDER BY s.total_exec_time DESC LIMIT 12`,
+          [DATABASES[kind]],
+        )
       : [];
     await peer.close();
-    const profile = JSON.parse(readFileSync(join(dir, readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))!), 'utf8')) as CpuProfile;
+    const profile = JSON.parse(
+      readFileSync(
+        join(
+          dir,
+          readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))!,
+        ),
+        'utf8',
+      ),
+    ) as CpuProfile;
 
-    console.log(`\n${kind}, c${concurrency}, ${seconds} s: ${loop.perSecond.toFixed(0)} workflows/s (${loop.completed} workflows); profile in ${dir}\n`);
+    console.log(
+      `\n${kind}, c${concurrency}, ${seconds} s: ${loop.perSecond.toFixed(0)} workflows/s (${loop.completed} workflows); profile in ${dir}\n`,
+    );
     const per = (us: number) => `${(us / loop.completed).toFixed(0)} µs`;
-    console.log(`CPU per workflow: node user ${per(cpuAfter.node.user - cpuBefore.node.user)}, node system ${per(cpuAfter.node.system - cpuBefore.node.system)}, ` +
-      `postgres (all its processes) ${per((cpuAfter.pg - cpuBefore.pg) * 1000)}; the machine has ${cpus().length} cores\n`);
+    console.log(
+      `CPU per workflow: node user ${per(cpuAfter.node.user - cpuBefore.node.user)}, node system ${per(cpuAfter.node.system - cpuBefore.node.system)}, ` +
+        `postgres (all its processes) ${per((cpuAfter.pg - cpuBefore.pg) * 1000)}; the machine has ${cpus().length} cores\n`,
+    );
     const { byPackage, byFunction, totalMs } = selfTimes(profile);
-    console.log(`CPU self time of the peer process: ${totalMs.toFixed(0)} ms over ${seconds * 1000} ms wall (${((totalMs / (seconds * 1000)) * 100).toFixed(0)}% of one core incl. idle)`);
-    console.log(`per workflow: ${((totalMs - (byPackage.get('(idle)') ?? 0)) * 1000 / loop.completed).toFixed(0)} µs of busy CPU\n`);
+    console.log(
+      `CPU self time of the peer process: ${totalMs.toFixed(0)} ms over ${seconds * 1000} ms wall (${((totalMs / (seconds * 1000)) * 100).toFixed(0)}% of one core incl. idle)`,
+    );
+    console.log(`per workflow: ${(((totalMs - (byPackage.get('(idle)') ?? 0)) * 1000) / loop.completed).toFixed(0)} µs of busy CPU\n`);
     console.log('by package:');
     for (const [name, ms] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 14)) console.log(`  ${pct(ms, totalMs)}  ${name}`);
     console.log('\nby function (top 30):');
@@ -61,7 +77,9 @@ async function main(): Promise<void> {
     if (statements.length) {
       console.log('\nserver time per statement (pg_stat_statements):');
       for (const s of statements) {
-        console.log(`  ${(Number(s.calls) / loop.completed).toFixed(2)}/wf  mean ${s.mean.toFixed(3)} ms  total ${s.total.toFixed(0)} ms  ${s.query.replace(/\s+/g, ' ').slice(0, 110)}`);
+        console.log(
+          `  ${(Number(s.calls) / loop.completed).toFixed(2)}/wf  mean ${s.mean.toFixed(3)} ms  total ${s.total.toFixed(0)} ms  ${s.query.replace(/\s+/g, ' ').slice(0, 110)}`,
+        );
       }
     }
   } finally {
@@ -124,7 +142,10 @@ function packageOf(url: string, fn: string): string {
 }
 
 function shortUrl(url: string): string {
-  return url.replace(/^file:\/\//, '').replace(/^.*node_modules\//, '').replace(/^.*libs\/durable\/dist\//, 'durable/');
+  return url
+    .replace(/^file:\/\//, '')
+    .replace(/^.*node_modules\//, '')
+    .replace(/^.*libs\/durable\/dist\//, 'durable/');
 }
 
 function pct(ms: number, total: number): string {

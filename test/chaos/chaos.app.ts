@@ -41,7 +41,11 @@ export async function bootChaosApp(role: 'worker' | 'sender', executes = role ==
         inlineWaitMs: engine.inlineWaitMs,
         sweeper: worker ? { intervalMs: engine.sweepMs } : false,
         worker: { enabled: executes, concurrency: engine.concurrency },
-        retention: worker && { completed: engine.retention.completedMs, cancelled: engine.retention.cancelledMs, intervalMs: engine.retention.intervalMs },
+        retention: worker && {
+          completed: engine.retention.completedMs,
+          cancelled: engine.retention.cancelledMs,
+          intervalMs: engine.retention.intervalMs,
+        },
         dashboard: !worker && { auth: { insecureNoAuth: true } },
         shutdownGraceMs: 0,
       }),

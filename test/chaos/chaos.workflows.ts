@@ -1,7 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { z } from 'zod';
-import { defineChannel, defineSignal, DURABLE_DATA_SOURCE, DurableWorkflow, NonRetryableError, Step, Workflow, WorkflowContext } from 'nestjs-durable';
+import {
+  defineChannel,
+  defineSignal,
+  DURABLE_DATA_SOURCE,
+  DurableWorkflow,
+  NonRetryableError,
+  Step,
+  Workflow,
+  WorkflowContext,
+} from 'nestjs-durable';
 
 /**
  * The chaos workflows use every primitive: steps (inline and @Step), a child, a parked sleep, a
@@ -65,9 +74,10 @@ export class Ledger {
    */
   async effect(runId: string, stepKey: string, detail: object = {}, holdMs = 0): Promise<Effect> {
     const schema = (this.db.options as { schema?: string }).schema!;
-    const [row] = await this.db.query(`INSERT INTO ${ledgerTable(schema)} (run_id, step_key, pid, detail) VALUES ($1, $2, $3, $4) RETURNING id`, [
-      runId, stepKey, process.pid, JSON.stringify(detail),
-    ]);
+    const [row] = await this.db.query(
+      `INSERT INTO ${ledgerTable(schema)} (run_id, step_key, pid, detail) VALUES ($1, $2, $3, $4) RETURNING id`,
+      [runId, stepKey, process.pid, JSON.stringify(detail)],
+    );
     const effect = { pid: process.pid, ledgerId: Number(row.id) };
     if (holdMs > 0) {
       process.stdout.write(`effect ${JSON.stringify({ runId, stepKey, ...effect })}\n`);
@@ -117,13 +127,19 @@ export class ChaosOrder implements DurableWorkflow<ChaosInput, unknown> {
     await ctx.step('after-nap', () => this.ledger.effect(ctx.runId, 'after-nap'));
     const approval = await ctx.waitForSignal(Approval, { timeout: input.signalTimeoutMs });
     await ctx.step('apply-approval', () =>
-      this.ledger.effect(ctx.runId, 'apply-approval', approval.received ? { received: true, payload: approval.payload } : { received: false }),
+      this.ledger.effect(
+        ctx.runId,
+        'apply-approval',
+        approval.received ? { received: true, payload: approval.payload } : { received: false },
+      ),
     );
     let handled = 0;
     for (;;) {
       const message = await ctx.receive(Events);
       if (message.payload.close) break; // not acked: a re-run meets it first and ends the loop again
-      await ctx.step(`handle:${message.key}`, () => this.ledger.effect(ctx.runId, `handle:${message.key}`, { seq: message.seq, n: message.payload.n }, 100));
+      await ctx.step(`handle:${message.key}`, () =>
+        this.ledger.effect(ctx.runId, `handle:${message.key}`, { seq: message.seq, n: message.payload.n }, 100),
+      );
       await ctx.ack(Events, message.key);
       handled++;
     }

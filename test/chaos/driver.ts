@@ -84,7 +84,16 @@ export class Driver {
     await sleepUntil(t0 + run.at);
     const tx = run.startVia === 'tx' ? 'commit' : undefined;
     const start = await this.withRetries(0, (sender) => sender.request({ op: 'start', runId: run.id, input: run.input, tx }));
-    this.starts.push({ runId: run.id, signalMode: run.signalMode, messages: run.messages, startVia: run.startVia, role: run.role, ok: start.reply.ok, attempts: start.attempts, error: errorText(start.reply) });
+    this.starts.push({
+      runId: run.id,
+      signalMode: run.signalMode,
+      messages: run.messages,
+      startVia: run.startVia,
+      role: run.role,
+      ok: start.reply.ok,
+      attempts: start.attempts,
+      error: errorText(start.reply),
+    });
     started();
     if (!start.reply.ok) return;
     const dataIn = new Map(run.messages.map((key) => [key, deferred()]));
@@ -107,16 +116,38 @@ export class Driver {
         : sender.request({ op: 'send', runId, channel: 'events', key: d.key, payload: d.payload }),
     );
     const outcome = reply.ok
-      ? reply.rolledBack ? 'rolledBack' : reply.accepted ? 'accepted' : 'duplicate'
-      : reply.error.name === 'RunClosedError' ? 'closed' : reply.error.name === 'RunNotFoundError' ? 'gone' : 'failed';
-    const record: DeliveryRecord = { runId, kind: d.kind, key: d.key, payload: d.payload, sender: d.sender, sentAt, doneAt: Date.now(), outcome, attempts, error: errorText(reply), tx: d.tx };
+      ? reply.rolledBack
+        ? 'rolledBack'
+        : reply.accepted
+          ? 'accepted'
+          : 'duplicate'
+      : reply.error.name === 'RunClosedError'
+        ? 'closed'
+        : reply.error.name === 'RunNotFoundError'
+          ? 'gone'
+          : 'failed';
+    const record: DeliveryRecord = {
+      runId,
+      kind: d.kind,
+      key: d.key,
+      payload: d.payload,
+      sender: d.sender,
+      sentAt,
+      doneAt: Date.now(),
+      outcome,
+      attempts,
+      error: errorText(reply),
+      tx: d.tx,
+    };
     this.deliveries.push(record);
     return record;
   }
 
   private async rollBack(r: PlannedRollback, t0: number): Promise<void> {
     await sleepUntil(t0 + r.at);
-    const { reply, attempts } = await this.withRetries(r.sender, (sender) => sender.request({ op: 'start', runId: r.id, input: { napMs: 0, signalTimeoutMs: 0 }, tx: 'rollback' }));
+    const { reply, attempts } = await this.withRetries(r.sender, (sender) =>
+      sender.request({ op: 'start', runId: r.id, input: { napMs: 0, signalTimeoutMs: 0 }, tx: 'rollback' }),
+    );
     this.rollbacks.push({ runId: r.id, rolledBack: reply.ok && !!reply.rolledBack, attempts, error: errorText(reply) });
   }
 
@@ -127,13 +158,27 @@ export class Driver {
     let pending = a.runIds;
     for (let round = 1; pending.length; round++) {
       const sentAt = Date.now();
-      const { reply, attempts } = await this.withRetries(a.sender, (sender) => sender.request({ op: 'operator', action: a.op, via: a.via, runIds: pending }));
-      const results: OperatorOutcome[] = reply.ok ? reply.results! : pending.map((runId) => ({ runId, outcome: 'refused', error: reply.error }));
+      const { reply, attempts } = await this.withRetries(a.sender, (sender) =>
+        sender.request({ op: 'operator', action: a.op, via: a.via, runIds: pending }),
+      );
+      const results: OperatorOutcome[] = reply.ok
+        ? reply.results!
+        : pending.map((runId) => ({ runId, outcome: 'refused', error: reply.error }));
       for (const r of results) {
         const outcome = reply.ok ? r.outcome : 'failed';
-        this.operations.push({ runId: r.runId, op: a.op, via: a.via, sentAt, doneAt: Date.now(), outcome, attempts, error: r.error && `${r.error.name}: ${r.error.message}` });
+        this.operations.push({
+          runId: r.runId,
+          op: a.op,
+          via: a.via,
+          sentAt,
+          doneAt: Date.now(),
+          outcome,
+          attempts,
+          error: r.error && `${r.error.name}: ${r.error.message}`,
+        });
       }
-      const notYetFailed = (r: OperatorOutcome) => r.error?.name === 'InvalidTransitionError' && /it is (pending|running|waiting)/.test(r.error.message);
+      const notYetFailed = (r: OperatorOutcome) =>
+        r.error?.name === 'InvalidTransitionError' && /it is (pending|running|waiting)/.test(r.error.message);
       pending = a.op === 'retry' && reply.ok && round < RETRY_ACTION_TRIES ? results.filter(notYetFailed).map((r) => r.runId) : [];
       if (pending.length) await delay(RETRY_ACTION_EVERY_MS);
     }
@@ -154,7 +199,14 @@ export class Driver {
 }
 
 /** Answers that a retry cannot change. */
-const FINAL_ERRORS = new Set(['RunClosedError', 'RunNotFoundError', 'InvalidPayloadError', 'UnknownSignalError', 'RunConflictError', 'WorkflowNotFoundError']);
+const FINAL_ERRORS = new Set([
+  'RunClosedError',
+  'RunNotFoundError',
+  'InvalidPayloadError',
+  'UnknownSignalError',
+  'RunConflictError',
+  'WorkflowNotFoundError',
+]);
 
 function errorText(reply: SenderReply): string | undefined {
   return reply.ok ? undefined : `${reply.error.name}: ${reply.error.message}`;

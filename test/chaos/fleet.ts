@@ -219,7 +219,8 @@ export class Fleet {
         return process;
       } catch (error) {
         await process.kill();
-        if (attempt >= BOOT_TRIES) throw new Error(`${role} failed to boot ${BOOT_TRIES} times; see ${process.log}: ${(error as Error).message}`);
+        if (attempt >= BOOT_TRIES)
+          throw new Error(`${role} failed to boot ${BOOT_TRIES} times; see ${process.log}: ${(error as Error).message}`);
         this.bootRetries++;
         await new Promise((resolve) => setTimeout(resolve, 1_000));
       }

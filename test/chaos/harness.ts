@@ -62,7 +62,9 @@ export async function runChaos({ profile, seed, keep }: Options): Promise<number
       if (deadline ? Date.now() >= deadline : index >= profile.cycle.length) break;
       const plan = planPhase(seed, index, spec, profile);
       phases.push(plan);
-      log(`phase ${index} (${spec.name}): ${plan.runs.length} runs, ${plan.actions.length} operator actions, ${plan.faults.length} faults, schedule ${plan.fingerprint}`);
+      log(
+        `phase ${index} (${spec.name}): ${plan.runs.length} runs, ${plan.actions.length} operator actions, ${plan.faults.length} faults, schedule ${plan.fingerprint}`,
+      );
       const start = Date.now();
       // Runs outlive their phase (late signals, redeliveries): the driver is awaited at the end.
       driving.push(driver.runPhase(plan, start));
@@ -92,17 +94,44 @@ export async function runChaos({ profile, seed, keep }: Options): Promise<number
     const verdict = check(evidence);
     const crashes: Violation[] = fleet.unplannedExits
       .filter((x) => x.afterReady)
-      .map((x) => ({ check: 'processes', message: `${x.role} (pid ${x.pid}) exited on its own (code ${x.code}, signal ${x.signal}); see ${x.log}` }));
+      .map((x) => ({
+        check: 'processes',
+        message: `${x.role} (pid ${x.pid}) exited on its own (code ${x.code}, signal ${x.signal}); see ${x.log}`,
+      }));
     verdict.violations.push(...crashes);
-    const facts = { seed, profile: profile.name, minutes: profile.minutes, seconds: Math.round((Date.now() - t0) / 1000), phases: phases.map((p) => ({ name: p.name, fingerprint: p.fingerprint })), bootRetries: fleet.bootRetries };
+    const facts = {
+      seed,
+      profile: profile.name,
+      minutes: profile.minutes,
+      seconds: Math.round((Date.now() - t0) / 1000),
+      phases: phases.map((p) => ({ name: p.name, fingerprint: p.fingerprint })),
+      bootRetries: fleet.bootRetries,
+    };
     const table = summaryTable(facts, evidence, verdict);
     console.log(`\n${table}\n`);
     writeFileSync(join(dir, 'summary.md'), `${table}\n`);
-    writeFileSync(join(dir, 'record.json'), JSON.stringify({ facts, faults, deliveries: driver.deliveries, starts: driver.starts, rollbacks: driver.rollbacks, operations: driver.operations, violations: verdict.violations }, null, 1));
+    writeFileSync(
+      join(dir, 'record.json'),
+      JSON.stringify(
+        {
+          facts,
+          faults,
+          deliveries: driver.deliveries,
+          starts: driver.starts,
+          rollbacks: driver.rollbacks,
+          operations: driver.operations,
+          violations: verdict.violations,
+        },
+        null,
+        1,
+      ),
+    );
     failed = verdict.violations.length > 0;
     if (failed) {
       console.log(`FAILED: ${verdict.violations.length} violation(s)\n${violationList(verdict.violations)}`);
-      console.log(`\nseed ${seed} reproduces this schedule: ${repro}\nrecord, process logs and the database's data directory kept in ${dir}`);
+      console.log(
+        `\nseed ${seed} reproduces this schedule: ${repro}\nrecord, process logs and the database's data directory kept in ${dir}`,
+      );
     } else {
       console.log(`PASSED: every promise held (seed ${seed})${keep ? `; record and logs in ${dir}` : ''}`);
     }
@@ -130,7 +159,9 @@ async function quietCheck(fleet: Fleet, cluster: Cluster, monitor: Monitor) {
 async function drain(db: HarnessDb, ms: number): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
-    const [row] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM durable.runs WHERE status NOT IN ('completed', 'failed', 'cancelled')`);
+    const [row] = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM durable.runs WHERE status NOT IN ('completed', 'failed', 'cancelled')`,
+    );
     if (row.n === 0) return;
     await delay(500);
   }

@@ -29,15 +29,18 @@ describe('chaos schedule', () => {
     for (const fault of cycle(3).flatMap((p) => p.faults)) {
       if (fault.kind === 'pause') expect(fault.durationMs).toBeGreaterThan(2 * profile.engine.leaseMs);
     }
-    expect(cycle(3).flatMap((p) => p.faults.map((f) => f.kind))).toEqual(expect.arrayContaining(['kill', 'pause', 'connections', 'restart']));
+    expect(cycle(3).flatMap((p) => p.faults.map((f) => f.kind))).toEqual(
+      expect.arrayContaining(['kill', 'pause', 'connections', 'restart']),
+    );
   });
 
   it('operator actions, application transactions and sender connection cuts are all planned, each action on runs of its phase', () => {
     const phases = [1, 2, 3].flatMap((seed) => cycle(seed));
     const actions = phases.flatMap((p) => p.actions);
-    for (const op of ['cancel', 'resume', 'retry'] as const) for (const via of ['client', 'rest'] as const) {
-      expect(actions.some((a) => a.op === op && a.via === via)).toBe(true);
-    }
+    for (const op of ['cancel', 'resume', 'retry'] as const)
+      for (const via of ['client', 'rest'] as const) {
+        expect(actions.some((a) => a.op === op && a.via === via)).toBe(true);
+      }
     expect(actions.filter((a) => a.via === 'bulk').map((a) => a.op)).toEqual(expect.arrayContaining(['cancel', 'resume']));
     for (const phase of phases) {
       const runs = new Map(phase.runs.map((r) => [r.id, r]));
@@ -54,7 +57,9 @@ describe('chaos schedule', () => {
     const runs = phases.flatMap((p) => p.runs);
     expect(runs.some((r) => r.startVia === 'tx')).toBe(true);
     expect(runs.flatMap((r) => r.deliveries).map((d) => d.tx)).toEqual(expect.arrayContaining(['commit', 'rollback']));
-    expect(phases.flatMap((p) => p.faults).flatMap((f) => (f.kind === 'connections' ? [f.targets] : []))).toEqual(expect.arrayContaining(['senders']));
+    expect(phases.flatMap((p) => p.faults).flatMap((f) => (f.kind === 'connections' ? [f.targets] : []))).toEqual(
+      expect.arrayContaining(['senders']),
+    );
   });
 
   it('the generator replays the same numbers for the same seed, all in [0, 1)', () => {

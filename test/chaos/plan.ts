@@ -149,14 +149,27 @@ function planOperations(prng: Prng, runs: PlannedRun[], seed: number, index: num
       // A rolled-back copy says so in its payload: the checker must never find it stored or used.
       const [from, to] = SIGNAL_WINDOW[run.signalMode] ?? [1_000, 6_000];
       const by = sender();
-      run.deliveries.push({ at: prng.int(from, to), sender: by, kind: 'signal', key: 'approval', payload: { by: `rollback-sender-${by}`, copy: 0 }, tx: 'rollback' });
+      run.deliveries.push({
+        at: prng.int(from, to),
+        sender: by,
+        kind: 'signal',
+        key: 'approval',
+        payload: { by: `rollback-sender-${by}`, copy: 0 },
+        tx: 'rollback',
+      });
       run.deliveries.sort((a, b) => a.at - b.at);
     }
     run.role = prng.pick<RunRole>(['plain', 'plain', 'plain', 'plain', 'plain', 'cancel', 'resume', 'retry']);
     const via = () => prng.pick(['client', 'rest'] as const);
     switch (run.role) {
       case 'cancel': // half around its child's short life (before the spawn, or while the child runs), half later, up to its channel loop
-        actions.push({ at: run.at + (prng.chance(0.5) ? prng.int(300, 1_500) : prng.int(1_500, 9_000)), sender: sender(), op: 'cancel', via: via(), runIds: [run.id] });
+        actions.push({
+          at: run.at + (prng.chance(0.5) ? prng.int(300, 1_500) : prng.int(1_500, 9_000)),
+          sender: sender(),
+          op: 'cancel',
+          via: via(),
+          runIds: [run.id],
+        });
         break;
       case 'resume': // mostly during its nap or its signal wait
         actions.push({ at: run.at + prng.int(1_500, 7_000), sender: sender(), op: 'resume', via: via(), runIds: [run.id] });
@@ -169,10 +182,19 @@ function planOperations(prng: Prng, runs: PlannedRun[], seed: number, index: num
   }
   // One bulk cancel and one bulk resume a phase, over plain runs already started.
   const plain = prng.shuffle(runs.filter((r) => r.role === 'plain'));
-  for (const [op, n] of [['cancel', 2], ['resume', 3]] as const) {
+  for (const [op, n] of [
+    ['cancel', 2],
+    ['resume', 3],
+  ] as const) {
     const group = plain.splice(0, n);
     if (!group.length) continue;
-    actions.push({ at: Math.max(...group.map((r) => r.at)) + prng.int(1_500, 6_000), sender: sender(), op, via: 'bulk', runIds: group.map((r) => r.id) });
+    actions.push({
+      at: Math.max(...group.map((r) => r.at)) + prng.int(1_500, 6_000),
+      sender: sender(),
+      op,
+      via: 'bulk',
+      runIds: group.map((r) => r.id),
+    });
   }
   actions.sort((a, b) => a.at - b.at);
   const rollbacks: PlannedRollback[] = Array.from({ length: prng.int(1, 2) }, (_, k) => ({
@@ -220,7 +242,14 @@ function planFaults(prng: Prng, spec: PhaseSpec, profile: Profile): PlannedFault
         break;
       }
       case 'connections':
-        faults.push({ kind, at, times: prng.int(3, 6), spacingMs: prng.int(150, 700), listenDownMs: prng.int(3_000, 6_000), targets: prng.pick<ConnectionTargets>(['workers', 'senders', 'both']) });
+        faults.push({
+          kind,
+          at,
+          times: prng.int(3, 6),
+          spacingMs: prng.int(150, 700),
+          listenDownMs: prng.int(3_000, 6_000),
+          targets: prng.pick<ConnectionTargets>(['workers', 'senders', 'both']),
+        });
         busyFor = 7_000;
         break;
       case 'restart':

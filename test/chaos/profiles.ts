@@ -67,7 +67,8 @@ export function parseOptions(argv: string[]): Options {
   const flags = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    if (!arg.startsWith('--')) throw new Error(`Unexpected argument "${arg}". Usage: npm run chaos -- --profile ci|soak [--minutes N] [--seed N] [--plan] [--keep]`);
+    if (!arg.startsWith('--'))
+      throw new Error(`Unexpected argument "${arg}". Usage: npm run chaos -- --profile ci|soak [--minutes N] [--seed N] [--plan] [--keep]`);
     const [name, inline] = arg.slice(2).split('=', 2);
     if (name === 'plan' || name === 'keep') flags.set(name, 'true');
     else flags.set(name, inline ?? argv[++i] ?? '');
@@ -75,11 +76,13 @@ export function parseOptions(argv: string[]): Options {
   const name = flags.get('profile') ?? 'ci';
   if (name !== 'ci' && name !== 'soak') throw new Error(`--profile must be ci or soak; got "${name}".`);
   const minutes = flags.has('minutes') ? Number(flags.get('minutes')) : 20;
-  if (!(minutes > 0 && minutes <= 24 * 60)) throw new Error(`--minutes must be a number of minutes from 0 to 1440; got "${flags.get('minutes')}".`);
+  if (!(minutes > 0 && minutes <= 24 * 60))
+    throw new Error(`--minutes must be a number of minutes from 0 to 1440; got "${flags.get('minutes')}".`);
   const seedText = flags.get('seed');
   // Without --seed the seed comes from the clock: it is printed, and passing it back replays the schedule.
   const seed = seedText === undefined ? Date.now() % 2_147_483_647 : Number(seedText);
-  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`--seed must be a whole number from 0 to ${0xffffffff}; got "${seedText}".`);
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
+    throw new Error(`--seed must be a whole number from 0 to ${0xffffffff}; got "${seedText}".`);
   const profile: Profile =
     name === 'ci'
       ? { name, workers: 3, senders: 2, engine: ENGINE, cycle: CYCLE, startEveryMs: [700, 1100], drainSeconds: 60 }

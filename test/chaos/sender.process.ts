@@ -33,7 +33,12 @@ async function main(): Promise<void> {
   const actor = `sender:${process.pid}`;
 
   /** Without `tx`, `write` runs alone; with it, inside a transaction that first writes the business row `key`. */
-  const transactional = async (tx: TxMode | undefined, key: string, runId: string, write: (manager?: EntityManager) => Promise<boolean>) => {
+  const transactional = async (
+    tx: TxMode | undefined,
+    key: string,
+    runId: string,
+    write: (manager?: EntityManager) => Promise<boolean>,
+  ) => {
     if (!tx) return { accepted: await write() };
     try {
       const accepted = await dataSource.transaction(async (manager) => {
@@ -51,8 +56,14 @@ async function main(): Promise<void> {
 
   const operate = async (action: OperatorAction, via: 'client' | 'rest' | 'bulk', runIds: string[]): Promise<OperatorOutcome[]> => {
     if (via === 'bulk') {
-      const body = (await post(`${api}/bulk/${action}`, { runIds, ...(action === 'cancel' && { reason: 'chaos bulk' }) })) as { results: Array<{ runId: string; outcome: string; code?: string; message?: string }> };
-      return body.results.map((r) => (r.outcome === 'refused' ? { runId: r.runId, outcome: 'refused', error: { name: errorName(r.code), message: r.message ?? '' } } : { runId: r.runId, outcome: 'accepted' }));
+      const body = (await post(`${api}/bulk/${action}`, { runIds, ...(action === 'cancel' && { reason: 'chaos bulk' }) })) as {
+        results: Array<{ runId: string; outcome: string; code?: string; message?: string }>;
+      };
+      return body.results.map((r) =>
+        r.outcome === 'refused'
+          ? { runId: r.runId, outcome: 'refused', error: { name: errorName(r.code), message: r.message ?? '' } }
+          : { runId: r.runId, outcome: 'accepted' },
+      );
     }
     const [runId] = runIds;
     try {
@@ -70,14 +81,20 @@ async function main(): Promise<void> {
     try {
       switch (request.op) {
         case 'start': {
-          const answer = await transactional(request.tx, `start:${request.runId}`, request.runId, async (manager) =>
-            (await client.start(ChaosOrder, request.input as never, { runId: request.runId, manager, actor })).created,
+          const answer = await transactional(
+            request.tx,
+            `start:${request.runId}`,
+            request.runId,
+            async (manager) => (await client.start(ChaosOrder, request.input as never, { runId: request.runId, manager, actor })).created,
           );
           return { id: request.id, ok: true, ...answer };
         }
         case 'signal': {
-          const answer = await transactional(request.tx, `signal:${request.runId}:${request.txKey}`, request.runId, async (manager) =>
-            (await signals.signal(request.runId, request.name, request.payload, { actor, manager })).accepted,
+          const answer = await transactional(
+            request.tx,
+            `signal:${request.runId}:${request.txKey}`,
+            request.runId,
+            async (manager) => (await signals.signal(request.runId, request.name, request.payload, { actor, manager })).accepted,
           );
           return { id: request.id, ok: true, ...answer };
         }
@@ -105,7 +122,11 @@ async function main(): Promise<void> {
 
 /** A mutating call to the REST API; a library refusal (4xx) is thrown as a DurableError-like error, anything else as transient. */
 async function post(url: string, body: unknown): Promise<unknown> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-durable-request': '1' }, body: JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-durable-request': '1' },
+    body: JSON.stringify(body),
+  });
   const answer = (await response.json().catch(() => ({}))) as { code?: string; message?: string };
   if (response.ok) return answer;
   if (response.status >= 500 || !answer.code) throw new Error(`HTTP ${response.status} ${answer.code ?? ''}: ${answer.message ?? ''}`);

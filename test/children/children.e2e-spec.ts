@@ -1,7 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import {
-  ChildWorkflowFailedError, DurableWorkflow, NonRetryableError, Workflow, WorkflowContext,
-} from 'nestjs-durable';
+import { ChildWorkflowFailedError, DurableWorkflow, NonRetryableError, Workflow, WorkflowContext } from 'nestjs-durable';
 import { JournalRepository, StoredChild } from 'nestjs-durable/persistence/journal.repository';
 import { Journal } from 'nestjs-durable/runtime/journal';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
@@ -137,7 +135,21 @@ describe('child workflows', () => {
   beforeAll(async () => {
     t = await startApp({
       schema,
-      providers: [Counter, Interference, SpawnsLate, FanInOnSignals, Double, Doomed, AwaitSignalChild, Reattach, Catches, Propagates, FanOut, WaitsOnChild, TwoWaitingChildren],
+      providers: [
+        Counter,
+        Interference,
+        SpawnsLate,
+        FanInOnSignals,
+        Double,
+        Doomed,
+        AwaitSignalChild,
+        Reattach,
+        Catches,
+        Propagates,
+        FanOut,
+        WaitsOnChild,
+        TwoWaitingChildren,
+      ],
       options: { leaseMs: 1_000, inlineWaitMs: 200, sweeper: { intervalMs: 100 } },
     });
   });
@@ -155,7 +167,7 @@ describe('child workflows', () => {
     expect((await t.client.getRun(handle.runId)).attempt).toBe(2);
   });
 
-  it('a failed child makes result() throw ChildWorkflowFailedError carrying the child\'s error; the parent may catch it', async () => {
+  it("a failed child makes result() throw ChildWorkflowFailedError carrying the child's error; the parent may catch it", async () => {
     const handle = await t.client.start(Catches, null);
     expect(await handle.result({ timeout: '10s' })).toEqual({
       caught: { name: 'NonRetryableError', message: 'out of stock' },
@@ -167,7 +179,9 @@ describe('child workflows', () => {
   it('an uncaught child failure fails the parent, and the memoized failure is replayed without waiting again', async () => {
     const handle = await t.client.start(Propagates, null);
     await expect(handle.result({ timeout: '10s' })).rejects.toMatchObject({ error: { name: 'ChildWorkflowFailedError' } });
-    const [memo] = await db.query(`SELECT kind, outcome, error FROM durable.steps WHERE run_id = $1 AND key = 'child-result:fails'`, [handle.runId]);
+    const [memo] = await db.query(`SELECT kind, outcome, error FROM durable.steps WHERE run_id = $1 AND key = 'child-result:fails'`, [
+      handle.runId,
+    ]);
     expect(memo).toMatchObject({ kind: 'child-result', outcome: 'error', error: { childStatus: 'failed', childError: { message: 'no' } } });
   });
 
@@ -176,7 +190,10 @@ describe('child workflows', () => {
     t.get(Interference).once.set(runId, () => db.query(`UPDATE durable.runs SET lease_token = lease_token + 1 WHERE id = $1`, [runId]));
     const handle = await t.client.start(SpawnsLate, 21, { runId });
     expect(await handle.result({ timeout: '10s' })).toBe(42);
-    const events = await db.query(`SELECT run_id, event FROM durable.history WHERE run_id IN ($1, $2) AND event IN ('lease-taken-over', 'started') ORDER BY id`, [runId, `${runId}/late`]);
+    const events = await db.query(
+      `SELECT run_id, event FROM durable.history WHERE run_id IN ($1, $2) AND event IN ('lease-taken-over', 'started') ORDER BY id`,
+      [runId, `${runId}/late`],
+    );
     expect(events).toEqual([
       { run_id: runId, event: 'started' },
       { run_id: runId, event: 'lease-taken-over' },
@@ -192,14 +209,17 @@ describe('child workflows', () => {
     expect(await db.count('runs', `parent_id = $1 AND status = 'completed'`, [handle.runId])).toBe(100);
   });
 
-  it('a fan-in reads each child\'s row about once, not once per sibling\'s end: rows read grow linearly with the children', async () => {
+  it("a fan-in reads each child's row about once, not once per sibling's end: rows read grow linearly with the children", async () => {
     /** Child rows of `parent` read while `work` runs: in-process refreshes, and journals loaded (by claims, deliveries, re-executions). */
     const childRowsRead = async (parent: () => string, work: () => Promise<unknown>) => {
       let rows = 0;
       const count = (children: StoredChild[]) => (rows += children.filter((c) => c.id.startsWith(`${parent()}/`)).length);
       const readChildren = JournalRepository.prototype.readChildren;
       const from = jest.spyOn(Journal, 'from');
-      const read = jest.spyOn(JournalRepository.prototype, 'readChildren').mockImplementation(async function (this: JournalRepository, ...args) {
+      const read = jest.spyOn(JournalRepository.prototype, 'readChildren').mockImplementation(async function (
+        this: JournalRepository,
+        ...args
+      ) {
         const children = await readChildren.apply(this, args);
         count(children);
         return children;
@@ -216,16 +236,25 @@ describe('child workflows', () => {
     // The children end one at a time, each waking the parent once: n wakes of a parent awaiting them all.
     for (const n of [10, 40]) {
       let runId = '';
-      const rows = await childRowsRead(() => runId, async () => {
-        const handle = await t.client.start(FanInOnSignals, n);
-        runId = handle.runId;
-        await eventually(async () => (await db.count('runs', `parent_id = $1 AND status = 'waiting'`, [runId])) === n, 'the children to wait');
-        for (let i = 0; i < n; i++) {
-          await t.signals.signal(`${runId}/approval-${i}`, 'go', `yes ${i}`);
-          await eventually(async () => (await db.count('steps', `run_id = $1 AND kind = 'child-result'`, [runId])) === i + 1, `the parent to take child ${i}'s result`);
-        }
-        expect(await handle.result({ timeout: '10s' })).toEqual(Array.from({ length: n }, (_, i) => `child got yes ${i}`));
-      });
+      const rows = await childRowsRead(
+        () => runId,
+        async () => {
+          const handle = await t.client.start(FanInOnSignals, n);
+          runId = handle.runId;
+          await eventually(
+            async () => (await db.count('runs', `parent_id = $1 AND status = 'waiting'`, [runId])) === n,
+            'the children to wait',
+          );
+          for (let i = 0; i < n; i++) {
+            await t.signals.signal(`${runId}/approval-${i}`, 'go', `yes ${i}`);
+            await eventually(
+              async () => (await db.count('steps', `run_id = $1 AND kind = 'child-result'`, [runId])) === i + 1,
+              `the parent to take child ${i}'s result`,
+            );
+          }
+          expect(await handle.result({ timeout: '10s' })).toEqual(Array.from({ length: n }, (_, i) => `child got yes ${i}`));
+        },
+      );
       expect(rows).toBeGreaterThanOrEqual(n);
       expect(rows).toBeLessThanOrEqual(2 * n);
     }
@@ -248,7 +277,10 @@ describe('child workflows', () => {
 
   it('cancelling a parent cancels its unfinished children at once', async () => {
     const handle = await t.client.start(TwoWaitingChildren, null);
-    await eventually(async () => (await db.count('runs', `parent_id = $1 AND status = 'waiting'`, [handle.runId])) === 2, 'both children to wait');
+    await eventually(
+      async () => (await db.count('runs', `parent_id = $1 AND status = 'waiting'`, [handle.runId])) === 2,
+      'both children to wait',
+    );
     await t.signals.signal(`${handle.runId}/a`, 'go', 'done');
     await eventually(async () => (await t.client.getRun(`${handle.runId}/a`)).status === 'completed', 'child a to complete');
     await t.client.cancel(handle.runId, 'order withdrawn', { actor: 'carol' });
@@ -258,7 +290,9 @@ describe('child workflows', () => {
       { id: `${handle.runId}/a`, status: 'completed' },
       { id: `${handle.runId}/b`, status: 'cancelled' },
     ]);
-    const [cascade] = await db.query(`SELECT actor, detail FROM durable.history WHERE run_id = $1 AND event = 'cancelled'`, [`${handle.runId}/b`]);
+    const [cascade] = await db.query(`SELECT actor, detail FROM durable.history WHERE run_id = $1 AND event = 'cancelled'`, [
+      `${handle.runId}/b`,
+    ]);
     expect(cascade).toEqual({ actor: 'carol', detail: { reason: 'order withdrawn', cascadedFrom: handle.runId } });
   });
 

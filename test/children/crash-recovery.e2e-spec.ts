@@ -37,15 +37,23 @@ describe('crash recovery: the seed\'s "putting it together" flow survives SIGKIL
     const handle = await client.client.start(FulfillOrder, { orderId: 'o-1' });
 
     // Crash 1: right after the child spawn is journaled.
-    await eventually(async () => (await db.count('steps', `run_id = $1 AND key = 'child:ship'`, [handle.runId])) === 1, 'the child spawn', 20_000);
+    await eventually(
+      async () => (await db.count('steps', `run_id = $1 AND key = 'child:ship'`, [handle.runId])) === 1,
+      'the child spawn',
+      20_000,
+    );
     await kill(first);
 
     // Crash 2: after the sleep, while the run waits for the delivery confirmation.
     const second = await worker();
-    await eventually(async () => {
-      const run = await client.client.getRun(handle.runId);
-      return run.status === 'waiting' && run.waiting?.kind === 'signal';
-    }, 'the run to get past the sleep and wait for the signal', 30_000);
+    await eventually(
+      async () => {
+        const run = await client.client.getRun(handle.runId);
+        return run.status === 'waiting' && run.waiting?.kind === 'signal';
+      },
+      'the run to get past the sleep and wait for the signal',
+      30_000,
+    );
     await kill(second);
 
     // Delivered while no worker is alive (buffered), so a slow boot of the next one cannot outlast the deadline.

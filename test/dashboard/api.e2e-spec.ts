@@ -20,7 +20,11 @@ class AppLoginGuard implements CanActivate {
 }
 
 async function call(t: DurableTestApp, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
-  const response = await fetch(`${t.url}/durable/api${path}`, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  const response = await fetch(`${t.url}/durable/api${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await response.text();
   let json: any;
   try {
@@ -44,7 +48,8 @@ describe('dashboard REST API', () => {
     await db.dropSchema();
   });
 
-  const waiting = async (runId: string) => eventually(async () => (await t.client.getRun(runId).catch(() => undefined))?.status === 'waiting', `${runId} to wait`);
+  const waiting = async (runId: string) =>
+    eventually(async () => (await t.client.getRun(runId).catch(() => undefined))?.status === 'waiting', `${runId} to wait`);
 
   it('lists runs newest first with filters and keyset paging, and refuses a bad filter with 400', async () => {
     const ids = [];
@@ -53,7 +58,13 @@ describe('dashboard REST API', () => {
     const first = await call(t, 'GET', '/runs?workflow=review&status=waiting&limit=2', auth);
     expect(first.status).toBe(200);
     expect(first.body.runs.map((r: any) => r.runId)).toEqual([ids[2], ids[1]]);
-    expect(first.body.runs[0]).toMatchObject({ workflow: 'review', status: 'waiting', waiting: { kind: 'signal', name: 'approval' }, maxAttempts: 5, input: { orderId: 'list-2' } });
+    expect(first.body.runs[0]).toMatchObject({
+      workflow: 'review',
+      status: 'waiting',
+      waiting: { kind: 'signal', name: 'approval' },
+      maxAttempts: 5,
+      input: { orderId: 'list-2' },
+    });
     const second = await call(t, 'GET', `/runs?workflow=review&status=waiting&limit=2&cursor=${first.body.nextCursor}`, auth);
     expect(second.body.runs.map((r: any) => r.runId)).toContain(ids[0]);
     const bySignal = await call(t, 'GET', '/runs?waitingFor=signal&signal=approval', auth);
@@ -86,10 +97,19 @@ describe('dashboard REST API', () => {
     const child = await call(t, 'GET', `/runs/${encodeURIComponent(childId)}`, auth);
     expect(child.status).toBe(200);
     expect(child.body.run).toMatchObject({ runId: childId, parentRunId: parent.runId, status: 'waiting' });
-    expect(child.body.steps[0]).toMatchObject({ key: 'check', kind: 'step', outcome: 'ok', result: { orderId: 'detail', at: '2026-01-01T00:00:00.000Z' } });
+    expect(child.body.steps[0]).toMatchObject({
+      key: 'check',
+      kind: 'step',
+      outcome: 'ok',
+      result: { orderId: 'detail', at: '2026-01-01T00:00:00.000Z' },
+    });
     expect(child.body.steps[0].durationMs).toBeGreaterThanOrEqual(0);
-    expect(child.body.pendingSignals).toEqual([{ name: 'approval', awaited: true, jsonSchema: expect.objectContaining({ type: 'object', required: ['approved', 'by'] }) }]);
-    expect(child.body.messages).toEqual([expect.objectContaining({ channel: 'events', key: 'e1', seq: 1, payload: { kind: 'created' }, ackedAt: null })]);
+    expect(child.body.pendingSignals).toEqual([
+      { name: 'approval', awaited: true, jsonSchema: expect.objectContaining({ type: 'object', required: ['approved', 'by'] }) },
+    ]);
+    expect(child.body.messages).toEqual([
+      expect.objectContaining({ channel: 'events', key: 'e1', seq: 1, payload: { kind: 'created' }, ackedAt: null }),
+    ]);
     expect(child.body.parent).toEqual({ runId: parent.runId, workflow: 'parent-of-review', status: 'waiting' });
     expect(child.body.history.map((h: any) => h.event)).toEqual(expect.arrayContaining(['started', 'parked', 'message-sent']));
     const parentView = await call(t, 'GET', `/runs/${encodeURIComponent(parent.runId)}`, auth);
@@ -115,7 +135,7 @@ describe('dashboard REST API', () => {
     expect(started).toEqual([{ actor: 'token' }]);
   });
 
-  it('delivers a signal: 201 accepted, 200 redelivery, 400 with the schema\'s messages, 409 when closed; the actor is recorded', async () => {
+  it("delivers a signal: 201 accepted, 200 redelivery, 400 with the schema's messages, 409 when closed; the actor is recorded", async () => {
     const run = await t.client.start(ReviewThenClose, null);
     await waiting(run.runId);
     const invalid = await call(t, 'POST', `/runs/${run.runId}/signals/approval`, mutation, { payload: { approved: 'yes' } });
@@ -130,13 +150,17 @@ describe('dashboard REST API', () => {
 
     const accepted = await call(t, 'POST', `/runs/${run.runId}/signals/approval`, mutation, { payload: { approved: true, by: 'ops' } });
     expect([accepted.status, accepted.body.accepted]).toEqual([201, true]);
-    const redelivered = await call(t, 'POST', `/runs/${run.runId}/signals/approval`, mutation, { payload: { approved: false, by: 'late' } });
+    const redelivered = await call(t, 'POST', `/runs/${run.runId}/signals/approval`, mutation, {
+      payload: { approved: false, by: 'late' },
+    });
     expect([redelivered.status, redelivered.body.accepted]).toEqual([200, false]);
     await t.signals.signal(run.runId, 'close', null);
     await run.result({ timeout: '5s' });
     const closed = await call(t, 'POST', `/runs/${run.runId}/signals/approval`, mutation, { payload: { approved: true, by: 'x' } });
     expect([closed.status, closed.body.code]).toEqual([409, 'RUN_CLOSED']);
-    expect(await db.query(`SELECT source FROM durable.signals WHERE run_id = $1 AND name = 'approval'`, [run.runId])).toEqual([{ source: 'token' }]);
+    expect(await db.query(`SELECT source FROM durable.signals WHERE run_id = $1 AND name = 'approval'`, [run.runId])).toEqual([
+      { source: 'token' },
+    ]);
     const unknownRun = await call(t, 'POST', '/runs/nope/signals/approval', mutation, { payload: 1 });
     expect(unknownRun.status).toBe(404);
   });
@@ -168,19 +192,25 @@ describe('dashboard REST API', () => {
     const review = await t.client.start(Review, { orderId: 'cancel' });
     const cancelled = await call(t, 'POST', `/runs/${review.runId}/cancel`, mutation, { reason: 'duplicate order' });
     expect([cancelled.status, cancelled.body.status]).toEqual([200, 'cancelled']);
-    const history = await db.query(`SELECT event, actor, detail FROM durable.history WHERE run_id = $1 AND event = 'cancelled'`, [review.runId]);
+    const history = await db.query(`SELECT event, actor, detail FROM durable.history WHERE run_id = $1 AND event = 'cancelled'`, [
+      review.runId,
+    ]);
     expect(history).toEqual([{ event: 'cancelled', actor: 'token', detail: { reason: 'duplicate order' } }]);
     for (const action of ['resume', 'cancel', 'retry']) expect((await call(t, 'POST', `/runs/nope/${action}`, mutation)).status).toBe(404);
   });
 
-  it('bulk actions report each run\'s outcome: accepted, duplicate, refused with its reason', async () => {
+  it("bulk actions report each run's outcome: accepted, duplicate, refused with its reason", async () => {
     const a = await t.client.start(Review, { orderId: 'bulk-a' });
     const b = await t.client.start(Review, { orderId: 'bulk-b' });
     await Promise.all([waiting(a.runId), waiting(b.runId)]);
     await t.signals.signal(b.runId, Approval, { approved: false, by: 'earlier' });
     await b.result({ timeout: '5s' });
     const c = await t.client.start(NapLong, null);
-    const signal = await call(t, 'POST', '/bulk/signal', mutation, { runIds: [a.runId, b.runId, c.runId, 'missing'], name: 'approval', payload: { approved: true, by: 'bulk' } });
+    const signal = await call(t, 'POST', '/bulk/signal', mutation, {
+      runIds: [a.runId, b.runId, c.runId, 'missing'],
+      name: 'approval',
+      payload: { approved: true, by: 'bulk' },
+    });
     expect(signal.status).toBe(200);
     expect(signal.body.results).toEqual([
       { runId: a.runId, outcome: 'accepted' },
@@ -191,7 +221,11 @@ describe('dashboard REST API', () => {
     const a2 = await t.client.start(Review, { orderId: 'bulk-a2' });
     await waiting(a2.runId);
     await t.signals.signal(a2.runId, Approval, { approved: true, by: 'first' });
-    const duplicate = await call(t, 'POST', '/bulk/signal', mutation, { runIds: [a2.runId], name: 'approval', payload: { approved: true, by: 'again' } });
+    const duplicate = await call(t, 'POST', '/bulk/signal', mutation, {
+      runIds: [a2.runId],
+      name: 'approval',
+      payload: { approved: true, by: 'again' },
+    });
     expect(['duplicate', 'refused']).toContain(duplicate.body.results[0].outcome);
 
     await waiting(c.runId);
@@ -199,7 +233,9 @@ describe('dashboard REST API', () => {
     expect(resume.body.results).toContainEqual({ runId: c.runId, outcome: 'accepted' });
     await t.client.handle(c.runId).result({ timeout: '5s' });
     const cancel = await call(t, 'POST', '/bulk/cancel', mutation, { runIds: [c.runId], reason: 'bulk' });
-    expect(cancel.body).toEqual({ results: [{ runId: c.runId, outcome: 'refused', code: 'INVALID_TRANSITION', message: expect.any(String) }] }); // the resume let it finish
+    expect(cancel.body).toEqual({
+      results: [{ runId: c.runId, outcome: 'refused', code: 'INVALID_TRANSITION', message: expect.any(String) }],
+    }); // the resume let it finish
     for (const body of [{}, { runIds: [], name: 'x', payload: 1 }, { runIds: ['a'], filter: {} }, { filter: { nope: 1 } }]) {
       expect((await call(t, 'POST', '/bulk/resume', mutation, body)).status).toBe(400);
     }
@@ -218,7 +254,9 @@ describe('dashboard REST API', () => {
   });
 
   it('stats count by status and wait kind, and show the oldest waiting run, overdue wakes and live instances', async () => {
-    await db.query(`INSERT INTO durable.runs (id, workflow, status, input, wake_at) VALUES ('overdue-1', 'unknown-here', 'pending', 'null', now() - interval '1 hour')`);
+    await db.query(
+      `INSERT INTO durable.runs (id, workflow, status, input, wake_at) VALUES ('overdue-1', 'unknown-here', 'pending', 'null', now() - interval '1 hour')`,
+    );
     // The last sweep travels with the instance heartbeat (every leaseMs / 3).
     const { status, body } = await eventually(async () => {
       const response = await call(t, 'GET', '/stats', auth);
@@ -236,9 +274,18 @@ describe('dashboard REST API', () => {
 
   it('bodies over 1 MiB answer 413 (whatever the app parser allows); 200 kB is accepted; malformed JSON is a 400', async () => {
     const run = await t.client.start(Review, { orderId: 'big' });
-    const big = await call(t, 'POST', `/runs/${run.runId}/channels/events`, mutation, JSON.stringify({ key: 'big', payload: { kind: 'x'.repeat(1_100_000) } }));
+    const big = await call(
+      t,
+      'POST',
+      `/runs/${run.runId}/channels/events`,
+      mutation,
+      JSON.stringify({ key: 'big', payload: { kind: 'x'.repeat(1_100_000) } }),
+    );
     expect([big.status, big.body.code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
-    const medium = await call(t, 'POST', `/runs/${run.runId}/channels/events`, mutation, { key: 'medium', payload: { kind: 'x'.repeat(200_000) } });
+    const medium = await call(t, 'POST', `/runs/${run.runId}/channels/events`, mutation, {
+      key: 'medium',
+      payload: { kind: 'x'.repeat(200_000) },
+    });
     expect(medium.status).toBe(201);
     const malformed = await call(t, 'POST', `/runs/${run.runId}/channels/events`, mutation, '{"key": "m", "payload": ');
     expect([malformed.status, malformed.body.code]).toEqual([400, 'INVALID_JSON']);
@@ -253,19 +300,34 @@ describe('dashboard auth modes', () => {
 
   it('refuses to boot without an auth option, saying how to choose', () => {
     expect(() => DurableModule.forRoot({ connection: 'postgres://x', dashboard: {} as never })).toThrow(/auth: \{ guard: YourAuthGuard \}/);
-    expect(() => DurableModule.forRoot({ connection: 'postgres://x', dashboard: { auth: { token: 'short' } } })).toThrow(/at least 16 characters/);
-    expect(() => DurableModule.forRoot({ connection: 'postgres://x', dashboard: { auth: { token: TOKEN, insecureNoAuth: true } as never } })).toThrow(/exactly one mode/);
+    expect(() => DurableModule.forRoot({ connection: 'postgres://x', dashboard: { auth: { token: 'short' } } })).toThrow(
+      /at least 16 characters/,
+    );
+    expect(() =>
+      DurableModule.forRoot({ connection: 'postgres://x', dashboard: { auth: { token: TOKEN, insecureNoAuth: true } as never } }),
+    ).toThrow(/exactly one mode/);
   });
 
-  it('guard mode: the application\'s guard decides, and its user is the actor in the history', async () => {
-    const t = await startApp({ schema, providers: operatorWorkflows, listen: true, options: { dashboard: { auth: { guard: AppLoginGuard } } } });
+  it("guard mode: the application's guard decides, and its user is the actor in the history", async () => {
+    const t = await startApp({
+      schema,
+      providers: operatorWorkflows,
+      listen: true,
+      options: { dashboard: { auth: { guard: AppLoginGuard } } },
+    });
     try {
       expect((await call(t, 'GET', '/runs')).status).toBe(401);
       expect((await call(t, 'GET', '/runs', { 'x-user': 'dana' })).status).toBe(200);
       const session = await call(t, 'GET', '/session', { 'x-user': 'dana' });
       expect(session.body).toEqual({ auth: 'guard', readOnly: false, authenticated: true, actor: 'dana' });
       expect((await call(t, 'GET', '/session')).body).toMatchObject({ auth: 'guard', authenticated: false });
-      const started = await call(t, 'POST', '/runs', { 'x-user': 'dana', 'x-durable-request': '1', 'content-type': 'application/json' }, { workflow: 'nap-long', input: null });
+      const started = await call(
+        t,
+        'POST',
+        '/runs',
+        { 'x-user': 'dana', 'x-durable-request': '1', 'content-type': 'application/json' },
+        { workflow: 'nap-long', input: null },
+      );
       expect(started.status).toBe(201);
       const [row] = await db.query(`SELECT actor FROM durable.history WHERE run_id = $1 AND event = 'started'`, [started.body.runId]);
       expect(row.actor).toBe('dana');
@@ -275,13 +337,23 @@ describe('dashboard auth modes', () => {
   });
 
   it('readOnly: reads work, every mutation answers 403 and writes nothing', async () => {
-    const t = await startApp({ schema, providers: operatorWorkflows, listen: true, options: { dashboard: { auth: { token: TOKEN }, readOnly: true } } });
+    const t = await startApp({
+      schema,
+      providers: operatorWorkflows,
+      listen: true,
+      options: { dashboard: { auth: { token: TOKEN }, readOnly: true } },
+    });
     try {
       const run = await t.client.start(Review, { orderId: 'ro' });
       await eventually(async () => (await t.client.getRun(run.runId)).status === 'waiting', 'the run to park');
       const before = await db.count('history');
       expect((await call(t, 'GET', `/runs/${run.runId}`, auth)).status).toBe(200);
-      for (const [path, body] of [['/runs', { workflow: 'review', input: {} }], [`/runs/${run.runId}/signals/approval`, { payload: { approved: true, by: 'x' } }], [`/runs/${run.runId}/cancel`, {}], ['/bulk/cancel', { runIds: [run.runId] }]] as const) {
+      for (const [path, body] of [
+        ['/runs', { workflow: 'review', input: {} }],
+        [`/runs/${run.runId}/signals/approval`, { payload: { approved: true, by: 'x' } }],
+        [`/runs/${run.runId}/cancel`, {}],
+        ['/bulk/cancel', { runIds: [run.runId] }],
+      ] as const) {
         const refused = await call(t, 'POST', path, mutation, body);
         expect([path, refused.status, refused.body.code]).toEqual([path, 403, 'READ_ONLY']);
       }
@@ -292,7 +364,7 @@ describe('dashboard auth modes', () => {
     }
   });
 
-  it('under an application\'s global prefix, the API keeps its own 1 MiB body limit', async () => {
+  it("under an application's global prefix, the API keeps its own 1 MiB body limit", async () => {
     const { Test } = await import('@nestjs/testing');
     const moduleRef = await Test.createTestingModule({
       imports: [DurableModule.forRoot({ connection: process.env.DATABASE_URL!, schema, dashboard: { auth: { token: TOKEN } } })],
@@ -304,7 +376,11 @@ describe('dashboard auth modes', () => {
     try {
       const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
       const post = (size: number) =>
-        fetch(`${url}/v1/durable/api/runs`, { method: 'POST', headers: mutation, body: JSON.stringify({ workflow: 'nap-long', input: 'x'.repeat(size) }) });
+        fetch(`${url}/v1/durable/api/runs`, {
+          method: 'POST',
+          headers: mutation,
+          body: JSON.stringify({ workflow: 'nap-long', input: 'x'.repeat(size) }),
+        });
       expect((await post(200_000)).status).toBe(201); // over the app parser's default 100 kB
       expect((await post(1_100_000)).status).toBe(413);
       // Unknown paths, wrong methods, bad encoding and undeclared parameters answer in the API's shape there too.
@@ -316,7 +392,12 @@ describe('dashboard auth modes', () => {
       ];
       for (const [method, path, status, code] of refusals) {
         const response = await fetch(`${url}${path}`, { method, headers: mutation });
-        expect([method, path, response.status, await response.json()]).toEqual([method, path, status, expect.objectContaining({ code, message: expect.any(String) })]);
+        expect([method, path, response.status, await response.json()]).toEqual([
+          method,
+          path,
+          status,
+          expect.objectContaining({ code, message: expect.any(String) }),
+        ]);
       }
     } finally {
       await app.close();
@@ -326,7 +407,15 @@ describe('dashboard auth modes', () => {
   it('forRootAsync places the dashboard where its factory says', async () => {
     const { Test } = await import('@nestjs/testing');
     const moduleRef = await Test.createTestingModule({
-      imports: [DurableModule.forRootAsync({ useFactory: async () => ({ connection: process.env.DATABASE_URL!, schema, dashboard: { path: '/ops/flows', auth: { token: TOKEN } } }) })],
+      imports: [
+        DurableModule.forRootAsync({
+          useFactory: async () => ({
+            connection: process.env.DATABASE_URL!,
+            schema,
+            dashboard: { path: '/ops/flows', auth: { token: TOKEN } },
+          }),
+        }),
+      ],
     }).compile();
     const app = moduleRef.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');

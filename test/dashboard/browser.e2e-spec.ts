@@ -18,7 +18,8 @@ describe('dashboard in a real browser', () => {
   let page: Page;
   const pageErrors: string[] = [];
 
-  const waiting = (runId: string) => eventually(async () => (await t.client.getRun(runId).catch(() => undefined))?.status === 'waiting', `${runId} to wait`);
+  const waiting = (runId: string) =>
+    eventually(async () => (await t.client.getRun(runId).catch(() => undefined))?.status === 'waiting', `${runId} to wait`);
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
 
   beforeAll(async () => {
@@ -77,7 +78,7 @@ describe('dashboard in a real browser', () => {
     await shot('run-detail');
   });
 
-  it('shows the server\'s validation error inline when only the server can tell', async () => {
+  it("shows the server's validation error inline when only the server can tell", async () => {
     const run = await t.client.start(RefundReview, null);
     await waiting(run.runId);
     await page.goto(`${t.url}/durable/#/runs/${encodeURIComponent(run.runId)}`);
@@ -96,7 +97,9 @@ describe('dashboard in a real browser', () => {
     await page.getByTestId('confirm').click();
     await page.getByTestId('bulk-results').waitFor();
     for (const run of runs) {
-      await expect(page.locator(`[data-testid=bulk-result][data-run-id="${run.runId}"]`).getAttribute('data-outcome')).resolves.toBe('accepted');
+      await expect(page.locator(`[data-testid=bulk-result][data-run-id="${run.runId}"]`).getAttribute('data-outcome')).resolves.toBe(
+        'accepted',
+      );
       await expect(run.result({ timeout: '10s' })).resolves.toBe('rested');
     }
   });

@@ -17,7 +17,7 @@ class ContextProbe implements DurableWorkflow<null, string> {
   }
 }
 
-describe('a run executes in the worker\'s own async context, never in the one of the request that triggered it', () => {
+describe("a run executes in the worker's own async context, never in the one of the request that triggered it", () => {
   const schema = uniqueSchema();
   const db = new Db(schema);
   let t: DurableTestApp;
@@ -33,13 +33,13 @@ describe('a run executes in the worker\'s own async context, never in the one of
 
   const parked = (runId: string) => eventually(async () => (await t.client.getRun(runId)).status === 'waiting', 'the run to park');
 
-  it('a run started (and executed at once) inside a request does not see that request\'s store', async () => {
+  it("a run started (and executed at once) inside a request does not see that request's store", async () => {
     const run = await request.run('tenant-a', () => t.client.start(ContextProbe, null));
     await parked(run.runId);
     expect(seen.get(run.runId)).toEqual([undefined]);
   });
 
-  it('a run claimed by a signal delivered inside a request does not see that request\'s store', async () => {
+  it("a run claimed by a signal delivered inside a request does not see that request's store", async () => {
     const run = await t.client.start(ContextProbe, null);
     await parked(run.runId);
     const delivery = await request.run('tenant-b', () => t.signals.signal(run.runId, 'go#1', 'now'));
@@ -48,7 +48,7 @@ describe('a run executes in the worker\'s own async context, never in the one of
     expect(seen.get(run.runId)).toEqual([undefined, undefined]);
   });
 
-  it('a claim pass nudged inside a request does not run its executions in that request\'s context', async () => {
+  it("a claim pass nudged inside a request does not run its executions in that request's context", async () => {
     const run = await t.client.start(ContextProbe, null);
     await parked(run.runId);
     // Due now, without a NOTIFY: only the nudge below claims it.

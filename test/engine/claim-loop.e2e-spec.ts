@@ -19,7 +19,7 @@ describe('the claim loop', () => {
     await db.dropSchema();
   });
 
-  it('a nudge arriving at any microtask after a pass\'s last claim, the gap before the pass is cleared included, gets a pass of its own', async () => {
+  it("a nudge arriving at any microtask after a pass's last claim, the gap before the pass is cleared included, gets a pass of its own", async () => {
     const worker = t.get(DurableWorker);
     const runs = t.get(RunRepository);
     const claim = runs.claim.bind(runs);

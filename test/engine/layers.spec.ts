@@ -46,7 +46,10 @@ function imports(): Array<[string, string, string]> {
     const text = readFileSync(file, 'utf8');
     for (const match of text.matchAll(/(?:from\s+|import\s*\(\s*|require\(\s*|^import\s+)['"](\.[^'"]*)['"]/gm)) {
       const target = resolve(dirname(file), match[1]);
-      const [from, to] = [unitOf(file), unitOf(target.endsWith('.ts') ? target : statSafe(target) ? join(target, 'index.ts') : `${target}.ts`)];
+      const [from, to] = [
+        unitOf(file),
+        unitOf(target.endsWith('.ts') ? target : statSafe(target) ? join(target, 'index.ts') : `${target}.ts`),
+      ];
       if (from !== to) edges.push([from, to, `${relative(src, file)} imports ${match[1]}`]);
     }
   }
@@ -71,7 +74,9 @@ describe('the layers of libs/durable/src', () => {
 
   it('no import goes up a layer or sideways into another folder of the same layer', () => {
     // The files at the top (the module and the public surface) are one layer and may import each other.
-    const wrong = edges.filter(([from, to]) => rank.get(to)! > rank.get(from)! || (rank.get(to) === rank.get(from) && LAYERS[rank.get(from)!].length === 1));
+    const wrong = edges.filter(
+      ([from, to]) => rank.get(to)! > rank.get(from)! || (rank.get(to) === rank.get(from) && LAYERS[rank.get(from)!].length === 1),
+    );
     expect(wrong.map(([, , where]) => where)).toEqual([]);
   });
 
@@ -88,7 +93,8 @@ describe('the layers of libs/durable/src', () => {
   it('the dashboard UI imports from the library only the registry of wait kinds, which imports nothing but types', () => {
     const ui = resolve(__dirname, '../../apps/dashboard/src');
     const reached = new Set<string>();
-    const walk = (dir: string): string[] => readdirSync(dir).flatMap((name) => (statSync(join(dir, name)).isDirectory() ? walk(join(dir, name)) : [join(dir, name)]));
+    const walk = (dir: string): string[] =>
+      readdirSync(dir).flatMap((name) => (statSync(join(dir, name)).isDirectory() ? walk(join(dir, name)) : [join(dir, name)]));
     for (const file of walk(ui).filter((f) => /\.tsx?$/.test(f))) {
       for (const match of readFileSync(file, 'utf8').matchAll(/from\s+['"](\.[^'"]*)['"]/g)) {
         const target = resolve(dirname(file), match[1]);

@@ -29,9 +29,10 @@ describe('lease renewal', () => {
   };
   /** The expiry of the lease the run was started with (token 1), undefined once another claim took it. */
   const leaseExpiry = async (runId: string) =>
-    (await db.query(`SELECT wake_at FROM durable.runs WHERE id = $1 AND lease_token = 1`, [runId]))[0]?.wake_at.getTime() as number | undefined;
+    (await db.query(`SELECT wake_at FROM durable.runs WHERE id = $1 AND lease_token = 1`, [runId]))[0]?.wake_at.getTime() as
+      number | undefined;
 
-  it('an application transaction holding one run\'s row does not hold up the renewal of other leases, nor costs that run its lease', async () => {
+  it("an application transaction holding one run's row does not hold up the renewal of other leases, nor costs that run its lease", async () => {
     t = await startApp({ schema, providers: [Held], options: { leaseMs: 3_000, inlineWaitMs: 300 } });
     const worker = t.get(DurableWorker);
     const free = await executing();
@@ -71,7 +72,9 @@ describe('lease renewal', () => {
     await executing();
     await eventually(async () => (await db.count('instances', 'id = $1', [worker.id])) === 1, 'the first heartbeat');
     await db.query(`CREATE TABLE durable.beats (at timestamptz DEFAULT clock_timestamp())`);
-    await db.query(`CREATE FUNCTION durable.count_beat() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO ${`"${schema}"`}.beats DEFAULT VALUES; RETURN NEW; END $$`);
+    await db.query(
+      `CREATE FUNCTION durable.count_beat() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO ${`"${schema}"`}.beats DEFAULT VALUES; RETURN NEW; END $$`,
+    );
     await db.query(`CREATE TRIGGER beat AFTER UPDATE ON durable.instances FOR EACH ROW EXECUTE FUNCTION durable.count_beat()`);
     // Another session holds this instance's heartbeat row: the renewal in flight waits there.
     const blocker = new Client(databaseUrl());
@@ -79,7 +82,15 @@ describe('lease renewal', () => {
     await blocker.query('BEGIN');
     await blocker.query(`SELECT 1 FROM "${schema}".instances WHERE id = $1 FOR UPDATE`, [worker.id]);
     const first = worker.renew();
-    await eventually(async () => (await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%heartbeat_at%' AND datname = current_database()`)).length > 0, 'the renewal to wait');
+    await eventually(
+      async () =>
+        (
+          await db.query(
+            `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%heartbeat_at%' AND datname = current_database()`,
+          )
+        ).length > 0,
+      'the renewal to wait',
+    );
     const second = worker.renew();
     await blocker.query('ROLLBACK');
     await blocker.end();

@@ -43,10 +43,14 @@ class SelfFeeding implements DurableWorkflow<number, number> {
   ) {}
 
   async run(total: number, ctx: WorkflowContext) {
-    const last = await ctx.consume(Ticks, async (message) => {
-      this.probe.observe(message.payload);
-      if (message.payload < total) await this.signals.send(ctx.runId, Ticks, `t${message.payload + 1}`, message.payload + 1);
-    }, { until: (message) => message.payload === total });
+    const last = await ctx.consume(
+      Ticks,
+      async (message) => {
+        this.probe.observe(message.payload);
+        if (message.payload < total) await this.signals.send(ctx.runId, Ticks, `t${message.payload + 1}`, message.payload + 1);
+      },
+      { until: (message) => message.payload === total },
+    );
     return last.payload;
   }
 }

@@ -1,7 +1,16 @@
 import { Injectable, Scope } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
-import { DurableModule, DurableModuleOptions, DurableWorkflow, durableEntities, InvalidArgumentError, runDurableMigrations, Step, Workflow } from 'nestjs-durable';
+import {
+  DurableModule,
+  DurableModuleOptions,
+  DurableWorkflow,
+  durableEntities,
+  InvalidArgumentError,
+  runDurableMigrations,
+  Step,
+  Workflow,
+} from 'nestjs-durable';
 import { DURABLE_OPTIONS } from 'nestjs-durable/durable.constants';
 import type { ResolvedDurableOptions } from 'nestjs-durable/durable-options';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
@@ -61,15 +70,30 @@ describe('migrations and boot', () => {
     const apps = await Promise.all(Array.from({ length: 5 }, () => startApp({ schema })));
     await Promise.all(apps.map((a) => a.close()));
     const db = new Db(schema);
-    expect(await db.query(`SELECT name FROM durable.migrations ORDER BY id`)).toEqual([{ name: 'InitialSchema1732900000000' }, { name: 'Operations1732900000001' }, { name: 'Stats1732900000002' }, { name: 'WaitKinds1732900000003' }]);
+    expect(await db.query(`SELECT name FROM durable.migrations ORDER BY id`)).toEqual([
+      { name: 'InitialSchema1732900000000' },
+      { name: 'Operations1732900000001' },
+      { name: 'Stats1732900000002' },
+      { name: 'WaitKinds1732900000003' },
+    ]);
     await db.dropSchema();
   });
 
   it('the entities describe exactly the schema the migrations build', async () => {
     const schema = fresh();
-    expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual(['InitialSchema1732900000000', 'Operations1732900000001', 'Stats1732900000002', 'WaitKinds1732900000003']);
+    expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([
+      'InitialSchema1732900000000',
+      'Operations1732900000001',
+      'Stats1732900000002',
+      'WaitKinds1732900000003',
+    ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
-    const dataSource = await new DataSource({ type: 'postgres', url: databaseUrl(), schema, entities: durableEntities(schema) }).initialize();
+    const dataSource = await new DataSource({
+      type: 'postgres',
+      url: databaseUrl(),
+      schema,
+      entities: durableEntities(schema),
+    }).initialize();
     try {
       const pending = await dataSource.driver.createSchemaBuilder().log();
       expect(pending.upQueries.map((q) => q.query)).toEqual([]);
@@ -85,13 +109,15 @@ describe('migrations and boot', () => {
     await app.close();
   });
 
-  it('the module\'s own connections carry its statement and idle-in-transaction timeouts and never JIT-compile', async () => {
+  it("the module's own connections carry its statement and idle-in-transaction timeouts and never JIT-compile", async () => {
     const schema = fresh();
     const app = await startApp({ schema, options: { statementTimeoutMs: 12_000, idleInTransactionTimeoutMs: 34_000 } });
     try {
-      const [settings] = await app.get(DurableDatabase).query(
-        `SELECT current_setting('statement_timeout') AS statement, current_setting('idle_in_transaction_session_timeout') AS idle, current_setting('jit') AS jit`,
-      );
+      const [settings] = await app
+        .get(DurableDatabase)
+        .query(
+          `SELECT current_setting('statement_timeout') AS statement, current_setting('idle_in_transaction_session_timeout') AS idle, current_setting('jit') AS jit`,
+        );
       expect(settings).toEqual({ statement: '12s', idle: '34s', jit: 'off' });
     } finally {
       await app.close();
@@ -100,7 +126,9 @@ describe('migrations and boot', () => {
 
   it('invalid options fail at forRoot with a message that says how to fix them', () => {
     expect(() => DurableModule.forRoot({ connection: databaseUrl(), schema: 'Robert"); DROP' })).toThrow(InvalidArgumentError);
-    expect(() => DurableModule.forRoot({ connection: databaseUrl(), worker: { concurrency: 0 } })).toThrow(/worker.concurrency must be a whole number from 1/);
+    expect(() => DurableModule.forRoot({ connection: databaseUrl(), worker: { concurrency: 0 } })).toThrow(
+      /worker.concurrency must be a whole number from 1/,
+    );
     expect(() => DurableModule.forRoot({ connection: databaseUrl(), leaseMs: 10 })).toThrow(/leaseMs/);
     expect(() => DurableModule.forRoot({} as never)).toThrow(/needs `connection`/);
     expect(() => DurableModule.forRoot({ connection: databaseUrl(), sweeper: { intervalMs: -1 } })).toThrow(/sweeper.intervalMs/);
@@ -108,12 +136,22 @@ describe('migrations and boot', () => {
 
   it('a default follows the options it depends on: leaseMs alone boots, and only a value the user set is refused', () => {
     const resolved = (options: Partial<DurableModuleOptions>) =>
-      (DurableModule.forRoot({ connection: databaseUrl(), ...options }).providers as Array<{ provide: unknown; useValue?: ResolvedDurableOptions }>).find((p) => p.provide === DURABLE_OPTIONS)!.useValue!;
+      (
+        DurableModule.forRoot({ connection: databaseUrl(), ...options }).providers as Array<{
+          provide: unknown;
+          useValue?: ResolvedDurableOptions;
+        }>
+      ).find((p) => p.provide === DURABLE_OPTIONS)!.useValue!;
     expect(resolved({ leaseMs: 2_000 }).inlineWaitMs).toBe(1_000);
     expect(resolved({ leaseMs: 1_001 }).inlineWaitMs).toBe(500);
     expect(resolved({}).inlineWaitMs).toBe(2_000);
-    expect(resolved({ leaseMs: 2_000, sweeper: {}, retention: { completed: '1d' } })).toMatchObject({ sweeper: { intervalMs: 1_000 }, retention: { intervalMs: 60_000 } });
-    expect(() => DurableModule.forRoot({ connection: databaseUrl(), leaseMs: 2_000, inlineWaitMs: 1_500 })).toThrow(/inlineWaitMs must be a whole number from 0 to 1000 \(half of leaseMs/);
+    expect(resolved({ leaseMs: 2_000, sweeper: {}, retention: { completed: '1d' } })).toMatchObject({
+      sweeper: { intervalMs: 1_000 },
+      retention: { intervalMs: 60_000 },
+    });
+    expect(() => DurableModule.forRoot({ connection: databaseUrl(), leaseMs: 2_000, inlineWaitMs: 1_500 })).toThrow(
+      /inlineWaitMs must be a whole number from 0 to 1000 \(half of leaseMs/,
+    );
   });
 
   it('forRootAsync resolves options from a factory, and checks them the same way', async () => {
@@ -121,20 +159,33 @@ describe('migrations and boot', () => {
     const good = await Test.createTestingModule({
       imports: [DurableModule.forRootAsync({ useFactory: async () => ({ connection: databaseUrl(), schema }) })],
     }).compile();
-    await good.createNestApplication({ logger: false }).init().then((app) => app.close());
+    await good
+      .createNestApplication({ logger: false })
+      .init()
+      .then((app) => app.close());
     await expect(
-      Test.createTestingModule({ imports: [DurableModule.forRootAsync({ useFactory: () => ({ connection: databaseUrl(), inlineWaitMs: -5 }) })] }).compile(),
+      Test.createTestingModule({
+        imports: [DurableModule.forRootAsync({ useFactory: () => ({ connection: databaseUrl(), inlineWaitMs: -5 }) })],
+      }).compile(),
     ).rejects.toThrow(/inlineWaitMs/);
   });
 
   it('a @Step on a request- or transient-scoped provider fails the boot, saying why and what to do, as a non-singleton @Workflow does', async () => {
     const scoped = /is request- or transient-scoped: .* must be a singleton provider/;
-    await expect(startApp({ schema: fresh(), providers: [PerRequestMailer] })).rejects.toThrow(new RegExp(`@Step method send of PerRequestMailer ${scoped.source}`));
-    await expect(startApp({ schema: fresh(), providers: [TransientMailer] })).rejects.toThrow(new RegExp(`@Step method send of TransientMailer ${scoped.source}`));
-    await expect(startApp({ schema: fresh(), providers: [PerRequestWorkflow] })).rejects.toThrow(new RegExp(`Workflow PerRequestWorkflow ${scoped.source}`));
+    await expect(startApp({ schema: fresh(), providers: [PerRequestMailer] })).rejects.toThrow(
+      new RegExp(`@Step method send of PerRequestMailer ${scoped.source}`),
+    );
+    await expect(startApp({ schema: fresh(), providers: [TransientMailer] })).rejects.toThrow(
+      new RegExp(`@Step method send of TransientMailer ${scoped.source}`),
+    );
+    await expect(startApp({ schema: fresh(), providers: [PerRequestWorkflow] })).rejects.toThrow(
+      new RegExp(`Workflow PerRequestWorkflow ${scoped.source}`),
+    );
   });
 
   it('two workflows with one name fail the boot, naming both classes', async () => {
-    await expect(startApp({ schema: fresh(), providers: [First, Second] })).rejects.toThrow(/Two workflows are named "same-name": First and Second/);
+    await expect(startApp({ schema: fresh(), providers: [First, Second] })).rejects.toThrow(
+      /Two workflows are named "same-name": First and Second/,
+    );
   });
 });

@@ -1,7 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import {
-  CancelledError, DurableWorkflow, InvalidArgumentError, InvalidPayloadError, InvalidTransitionError, NonRetryableError, RunConflictError,
-  RunFailedError, RunNotFoundError, Workflow, WorkflowContext, WorkflowNotFoundError,
+  CancelledError,
+  DurableWorkflow,
+  InvalidArgumentError,
+  InvalidPayloadError,
+  InvalidTransitionError,
+  NonRetryableError,
+  RunConflictError,
+  RunFailedError,
+  RunNotFoundError,
+  Workflow,
+  WorkflowContext,
+  WorkflowNotFoundError,
 } from 'nestjs-durable';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
@@ -189,6 +199,6 @@ describe('runs: starting, reading, listing, cancelling and retrying', () => {
   it('listRuns refuses a bad filter with a clear error', async () => {
     await expect(t.client.listRuns({ status: 'sleeping' as never })).rejects.toThrow(InvalidArgumentError);
     await expect(t.client.listRuns({ limit: 0 })).rejects.toThrow(InvalidArgumentError);
-    await expect(t.client.listRuns({ cursor: "1; DROP TABLE runs" })).rejects.toThrow(InvalidArgumentError);
+    await expect(t.client.listRuns({ cursor: '1; DROP TABLE runs' })).rejects.toThrow(InvalidArgumentError);
   });
 });

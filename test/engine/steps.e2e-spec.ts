@@ -1,6 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
-import { DurableWorkflow, NonRetryableError, RunFailedError, Step, StepResultMismatchError, Workflow, WorkflowContext } from 'nestjs-durable';
+import {
+  DurableWorkflow,
+  NonRetryableError,
+  RunFailedError,
+  Step,
+  StepResultMismatchError,
+  Workflow,
+  WorkflowContext,
+} from 'nestjs-durable';
 import { Db, DurableTestApp, startApp, uniqueSchema } from '../setup/durable-app';
 
 /** Counts side effects by name, so a test can see what ran and how often. */
@@ -42,7 +50,10 @@ const fast = { maxAttempts: 3, initialDelay: '10ms' as const };
 
 @Workflow('memoize', { retry: fast })
 class Memoize implements DurableWorkflow<{ failFirst: boolean }, unknown> {
-  constructor(private readonly payments: Payments, private readonly effects: Effects) {}
+  constructor(
+    private readonly payments: Payments,
+    private readonly effects: Effects,
+  ) {}
   async run(input: { failFirst: boolean }, ctx: WorkflowContext) {
     const receipt = await this.payments.charge(42);
     const inline = await ctx.step('inline', () => {
@@ -104,11 +115,15 @@ class RetryableStep implements DurableWorkflow<null, string> {
 class StepRetry implements DurableWorkflow<null, number> {
   constructor(private readonly effects: Effects) {}
   async run(_: null, ctx: WorkflowContext) {
-    return ctx.step('in-process', () => {
-      const n = this.effects.hit('in-process');
-      if (n < 3) throw new Error(`try ${n}`);
-      return n;
-    }, { retry: { maxAttempts: 3, initialDelay: '5ms' } });
+    return ctx.step(
+      'in-process',
+      () => {
+        const n = this.effects.hit('in-process');
+        if (n < 3) throw new Error(`try ${n}`);
+        return n;
+      },
+      { retry: { maxAttempts: 3, initialDelay: '5ms' } },
+    );
   }
 }
 
@@ -139,7 +154,10 @@ describe('steps: memoization by checkpoint key', () => {
   let effects: Effects;
 
   beforeAll(async () => {
-    t = await startApp({ schema, providers: [Effects, Payments, Memoize, Keys, Permanent, RetryableStep, StepRetry, Unserializable, SchemaCheck] });
+    t = await startApp({
+      schema,
+      providers: [Effects, Payments, Memoize, Keys, Permanent, RetryableStep, StepRetry, Unserializable, SchemaCheck],
+    });
     effects = t.get(Effects);
   });
   afterAll(async () => {
@@ -217,7 +235,10 @@ describe('steps: memoization by checkpoint key', () => {
     const handle = await t.client.start(SchemaCheck, null);
     expect(await handle.result()).toEqual({ total: 10 });
     // the shape stored by an older deploy, read by code that declares a schema for it:
-    await db.query(`UPDATE durable.steps SET result = $2 WHERE run_id = $1 AND key = 'shape'`, [handle.runId, JSON.stringify({ total: 'ten' })]);
+    await db.query(`UPDATE durable.steps SET result = $2 WHERE run_id = $1 AND key = 'shape'`, [
+      handle.runId,
+      JSON.stringify({ total: 'ten' }),
+    ]);
     await db.query(`UPDATE durable.runs SET status = 'failed' WHERE id = $1`, [handle.runId]);
     await t.client.retry(handle.runId);
     await expect(t.client.handle(handle.runId).result()).rejects.toThrow(RunFailedError);

@@ -43,8 +43,11 @@ describe('the registry of wait kinds', () => {
 
   it('the database refuses a run parked on a kind the registry does not know', async () => {
     await db.query(`INSERT INTO durable.runs (id, workflow, status) VALUES ('unknown-kind', 'w', 'pending')`);
-    await expect(db.query(`UPDATE durable.runs SET status = 'waiting', wait_kind = 'nap' WHERE id = 'unknown-kind'`)).rejects.toThrow(/runs_wait_kind_check/);
-    for (const kind of WAIT_KIND_NAMES) await db.query(`UPDATE durable.runs SET status = 'waiting', wait_kind = $1 WHERE id = 'unknown-kind'`, [kind]);
+    await expect(db.query(`UPDATE durable.runs SET status = 'waiting', wait_kind = 'nap' WHERE id = 'unknown-kind'`)).rejects.toThrow(
+      /runs_wait_kind_check/,
+    );
+    for (const kind of WAIT_KIND_NAMES)
+      await db.query(`UPDATE durable.runs SET status = 'waiting', wait_kind = $1 WHERE id = 'unknown-kind'`, [kind]);
   });
 
   it('the REST filter waitingFor accepts every registered kind and refuses any other with 400', async () => {

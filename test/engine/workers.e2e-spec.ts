@@ -84,13 +84,15 @@ describe('workers: claims, leases, fencing and shutdown', () => {
       expect(observed.maxActive.get(h.runId)).toBe(1);
       expect(observed.executedBy.get(h.runId)).toHaveLength(1);
     }
-    const claims = await db.query(`SELECT run_id, count(*)::int AS n FROM durable.history WHERE event = 'claimed' GROUP BY run_id HAVING count(*) > 1`);
+    const claims = await db.query(
+      `SELECT run_id, count(*)::int AS n FROM durable.history WHERE event = 'claimed' GROUP BY run_id HAVING count(*) > 1`,
+    );
     expect(claims).toEqual([]);
     void a;
     void b;
   });
 
-  it('a run whose lease lapsed is taken over, and the old worker\'s late checkpoint and end are refused by the fencing token', async () => {
+  it("a run whose lease lapsed is taken over, and the old worker's late checkpoint and end are refused by the fencing token", async () => {
     // A has no sweeper, so only B can take the lapsed run (else A may reclaim its own, which is also correct).
     const a = await boot('A', { leaseMs: 60_000, sweeper: false });
     const handle = await a.client.start(Gated, null);
@@ -103,7 +105,9 @@ describe('workers: claims, leases, fencing and shutdown', () => {
     await delay(200);
     const [step] = await db.query(`SELECT result FROM durable.steps WHERE run_id = $1 AND key = 'side-effect'`, [handle.runId]);
     expect(JSON.parse(step.result)).toBe('B');
-    const events = (await db.query(`SELECT event, actor FROM durable.history WHERE run_id = $1 ORDER BY id`, [handle.runId])).map((r) => r.event);
+    const events = (await db.query(`SELECT event, actor FROM durable.history WHERE run_id = $1 ORDER BY id`, [handle.runId])).map(
+      (r) => r.event,
+    );
     expect(events).toEqual(['started', 'lease-taken-over', 'completed']);
     expect((await a.client.getRun(handle.runId)).output).toBe('B');
     expect(observed.executedBy.get(handle.runId)).toEqual(['A', 'B']);

@@ -75,7 +75,10 @@ describe('the example app, started the way npm start does', () => {
   afterAll(async () => {
     if (app) await killGroup(app);
     // PostgreSQL outlives the killed group: stop it with the same helper npm start uses (ESM, so in a child).
-    execFileSync(process.execPath, ['-e', `import(${JSON.stringify(join(ROOT, 'test/setup/embedded-postgres.mjs'))}).then((m) => m.stopOrphan(${JSON.stringify(dataDir)}))`]);
+    execFileSync(process.execPath, [
+      '-e',
+      `import(${JSON.stringify(join(ROOT, 'test/setup/embedded-postgres.mjs'))}).then((m) => m.stopOrphan(${JSON.stringify(dataDir)}))`,
+    ]);
     rmSync(parent, { recursive: true, force: true });
   });
 
@@ -95,10 +98,15 @@ describe('the example app, started the way npm start does', () => {
     const { orderId, runId } = placed.body;
 
     await eventually(async () => (await order(orderId)).run.waiting?.name === 'manager-approval', 'the order to wait for approval', 20_000);
-    const approval = await json('POST', `/durable/api/runs/${runId}/signals/manager-approval`, { payload: { approved: true, approver: 'maria' } }, {
-      authorization: `Bearer ${TOKEN}`,
-      'x-durable-request': '1',
-    });
+    const approval = await json(
+      'POST',
+      `/durable/api/runs/${runId}/signals/manager-approval`,
+      { payload: { approved: true, approver: 'maria' } },
+      {
+        authorization: `Bearer ${TOKEN}`,
+        'x-durable-request': '1',
+      },
+    );
     expect(approval.status).toBe(201);
 
     await eventually(async () => (await order(orderId)).run.waiting?.kind === 'channel', 'the order to wait for carrier events', 20_000);
@@ -112,7 +120,10 @@ describe('the example app, started the way npm start does', () => {
     app = await startExample(dataDir, port);
     (app as ChildProcess & { port?: number }).port = port;
 
-    for (const [eventId, event] of [['evt-2', 'in-transit'], ['evt-3', 'delivered']]) {
+    for (const [eventId, event] of [
+      ['evt-2', 'in-transit'],
+      ['evt-3', 'delivered'],
+    ]) {
       const delivery = { orderId, eventId, event, at: new Date().toISOString() };
       expect((await json('POST', '/webhooks/carrier', delivery)).body.accepted).toBe(true);
       expect((await json('POST', '/webhooks/carrier', delivery)).body.accepted).toBe(false);
@@ -120,10 +131,14 @@ describe('the example app, started the way npm start does', () => {
     const feedback = await json('POST', '/webhooks/feedback', { orderId, rating: 5 });
     expect(feedback.body).toEqual({ accepted: true });
 
-    const done = await eventually(async () => {
-      const current = await order(orderId);
-      return current.run.status === 'completed' && current;
-    }, 'the order to close', 30_000);
+    const done = await eventually(
+      async () => {
+        const current = await order(orderId);
+        return current.run.status === 'completed' && current;
+      },
+      'the order to close',
+      30_000,
+    );
     expect(done.run.output).toMatchObject({ orderId, outcome: 'closed', rating: 5 });
     expect(done.order.status).toBe('closed');
     expect(done.order.tracking.map((t: { event: string }) => t.event)).toEqual(['picked-up', 'in-transit', 'delivered']);

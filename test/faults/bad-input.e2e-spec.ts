@@ -1,6 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import {
-  DurableWorkflow, InvalidArgumentError, InvalidPayloadError, RunNotFoundError, UnknownSignalError, Workflow, WorkflowContext, WorkflowNotFoundError,
+  DurableWorkflow,
+  InvalidArgumentError,
+  InvalidPayloadError,
+  RunNotFoundError,
+  UnknownSignalError,
+  Workflow,
+  WorkflowContext,
+  WorkflowNotFoundError,
 } from 'nestjs-durable';
 import { operatorWorkflows, Review } from '../fixtures/operator.workflows';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
@@ -60,7 +67,12 @@ describe('bad input: a named error or a 4xx, never a 500 or a hang, and nothing 
   let t: DurableTestApp;
 
   beforeAll(async () => {
-    t = await startApp({ schema, providers: [Counter, EchoAny, WaitsForAnything, NulFailure, LongChildParent, ...operatorWorkflows], listen: true, options: { dashboard: { auth: { token: TOKEN } } } });
+    t = await startApp({
+      schema,
+      providers: [Counter, EchoAny, WaitsForAnything, NulFailure, LongChildParent, ...operatorWorkflows],
+      listen: true,
+      options: { dashboard: { auth: { token: TOKEN } } },
+    });
   });
   afterAll(async () => {
     await t.close();
@@ -68,7 +80,9 @@ describe('bad input: a named error or a 4xx, never a 500 or a hang, and nothing 
   });
 
   const written = async () => {
-    const [row] = await db.query(`SELECT (SELECT count(*) FROM durable.runs)::int + (SELECT count(*) FROM durable.signals)::int + (SELECT count(*) FROM durable.messages)::int + (SELECT count(*) FROM durable.history)::int AS n`);
+    const [row] = await db.query(
+      `SELECT (SELECT count(*) FROM durable.runs)::int + (SELECT count(*) FROM durable.signals)::int + (SELECT count(*) FROM durable.messages)::int + (SELECT count(*) FROM durable.history)::int AS n`,
+    );
     return row.n as number;
   };
 
@@ -82,7 +96,19 @@ describe('bad input: a named error or a 4xx, never a 500 or a hang, and nothing 
       ['a 10 MB input', () => t.client.start(EchoAny, TEN_MB), InvalidPayloadError],
       ['an input nested 10,000 deep', () => t.client.start(EchoAny, deep(10_000)), InvalidPayloadError],
       ['a function in the input', () => t.client.start(EchoAny, { f: () => 1 }), InvalidPayloadError],
-      ['a cycle in the input', () => t.client.start(EchoAny, (() => { const a: Record<string, unknown> = {}; a.self = a; return a; })()), InvalidPayloadError],
+      [
+        'a cycle in the input',
+        () =>
+          t.client.start(
+            EchoAny,
+            (() => {
+              const a: Record<string, unknown> = {};
+              a.self = a;
+              return a;
+            })(),
+          ),
+        InvalidPayloadError,
+      ],
       ['a workflow name of 10,000 characters', () => t.client.start(LONG, null), WorkflowNotFoundError],
       ['a runId of 10,000 characters', () => t.client.start(EchoAny, null, { runId: LONG }), InvalidArgumentError],
       ['a runId that is a number', () => t.client.start(EchoAny, null, { runId: 42 as never }), InvalidArgumentError],
@@ -102,12 +128,19 @@ describe('bad input: a named error or a 4xx, never a 500 or a hang, and nothing 
       ['a cancel of an id with a NUL character', () => t.client.cancel('a\u0000b'), RunNotFoundError],
       ['a signal name with a NUL character', () => t.signals.signal(open.runId, 'do\u0000ne', 1), InvalidArgumentError],
       ['a message key with a lone surrogate', () => t.signals.send(open.runId, 'c', 'k\udc00', 1), InvalidArgumentError],
-      ['a filter with a status that does not exist', () => t.client.listRuns({ status: "waiting' OR 1=1 --" as never }), InvalidArgumentError],
+      [
+        'a filter with a status that does not exist',
+        () => t.client.listRuns({ status: "waiting' OR 1=1 --" as never }),
+        InvalidArgumentError,
+      ],
       ['a filter with a NUL character in the workflow', () => t.client.listRuns({ workflow: 'a\u0000b' }), InvalidArgumentError],
       ['a cursor past the range of a bigint', () => t.client.listRuns({ cursor: '9999999999999999999' }), InvalidArgumentError],
     ];
     for (const [what, call, type] of refusals) {
-      const error = await call().then(() => undefined, (e) => e);
+      const error = await call().then(
+        () => undefined,
+        (e) => e,
+      );
       expect([what, error?.constructor?.name]).toEqual([what, type.name]);
     }
     expect(await written()).toBe(before);
@@ -132,7 +165,11 @@ describe('bad input: a named error or a 4xx, never a 500 or a hang, and nothing 
   });
 
   it('payloads Postgres jsonb would refuse, through the REST API, round-trip intact', async () => {
-    const response = await fetch(`${t.url}/durable/api/runs`, { method: 'POST', headers: HEADERS, body: JSON.stringify({ workflow: 'echo-any', input: { text: 'nul\u0000 and \ud800' } }) });
+    const response = await fetch(`${t.url}/durable/api/runs`, {
+      method: 'POST',
+      headers: HEADERS,
+      body: JSON.stringify({ workflow: 'echo-any', input: { text: 'nul\u0000 and \ud800' } }),
+    });
     expect(response.status).toBe(201);
     const { runId } = (await response.json()) as { runId: string };
     expect(await t.client.handle(runId).result({ timeout: '5s' })).toEqual({ text: 'nul\u0000 and \ud800' });
@@ -217,14 +254,24 @@ describe('bad input: a named error or a 4xx, never a 500 or a hang, and nothing 
       const json = (await response.json().catch(() => ({}))) as { code?: string; message?: string };
       answers.push([method, path, response.status, json.code, json.message]);
     }
-    expect(answers).toEqual(cases.map(([method, path, , status, code, words]) => [method, path, status, code, words ? expect.stringContaining(words) : expect.any(String)]));
+    expect(answers).toEqual(
+      cases.map(([method, path, , status, code, words]) => [
+        method,
+        path,
+        status,
+        code,
+        words ? expect.stringContaining(words) : expect.any(String),
+      ]),
+    );
     const both = await fetch(`${t.url}/durable/api/runs?status=waiting&status=failed`, { headers: HEADERS });
     expect(both.status).toBe(200);
     expect(await written()).toBe(before);
   });
 
   it('a run whose workflow was removed from the code blocks no other run; it stays for an instance that knows it', async () => {
-    await db.query(`INSERT INTO durable.runs (id, workflow, status, input, wake_at) VALUES ('orphan', 'removed-workflow', 'pending', 'null', now() - interval '1 minute')`);
+    await db.query(
+      `INSERT INTO durable.runs (id, workflow, status, input, wake_at) VALUES ('orphan', 'removed-workflow', 'pending', 'null', now() - interval '1 minute')`,
+    );
     const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => t.client.start(EchoAny, i)));
     expect(await Promise.all(runs.map((r) => r.result({ timeout: '10s' })))).toEqual(Array.from({ length: 20 }, (_, i) => i));
     const [orphan] = await db.query(`SELECT status FROM durable.runs WHERE id = 'orphan'`);

@@ -39,7 +39,13 @@ class GatedEnd implements DurableWorkflow<'park' | 'finish', string> {
  * Holds a lock from another session until released (a run's row by default, or what `lock` takes);
  * finds the library session waiting on it.
  */
-async function lockRun(schema: string, db: Db, runId: string, waiting: string, lock = `SELECT 1 FROM "${schema}".runs WHERE id = $1 FOR UPDATE`) {
+async function lockRun(
+  schema: string,
+  db: Db,
+  runId: string,
+  waiting: string,
+  lock = `SELECT 1 FROM "${schema}".runs WHERE id = $1 FOR UPDATE`,
+) {
   const blocker = new Client(databaseUrl());
   await blocker.connect();
   await blocker.query('BEGIN');
@@ -47,7 +53,10 @@ async function lockRun(schema: string, db: Db, runId: string, waiting: string, l
   return {
     waiter: () =>
       eventually(async () => {
-        const rows = await db.query(`SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1 AND pid <> pg_backend_pid() AND datname = current_database()`, [waiting]);
+        const rows = await db.query(
+          `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1 AND pid <> pg_backend_pid() AND datname = current_database()`,
+          [waiting],
+        );
         return rows.length > 0 && (rows[0].pid as number);
       }, 'a library session to wait for the run row'),
     release: async () => {
@@ -104,7 +113,13 @@ describe('a session cut in the middle of a delivery or a checkpoint', () => {
   it('a start whose session is cut is inserted again on another connection: one run, created and executed once', async () => {
     const runId = `cut-start-${Date.now()}`;
     // Another session inserts the same id and keeps its transaction open: the start waits on it, and is cut there.
-    const lock = await lockRun(schema, db, runId, '%ON CONFLICT (id) DO NOTHING%', `INSERT INTO "${schema}".runs (id, workflow, status) VALUES ($1, 'gated-end', 'pending')`);
+    const lock = await lockRun(
+      schema,
+      db,
+      runId,
+      '%ON CONFLICT (id) DO NOTHING%',
+      `INSERT INTO "${schema}".runs (id, workflow, status) VALUES ($1, 'gated-end', 'pending')`,
+    );
     const starting = t.client.start(GatedEnd, 'finish', { runId });
     await cutWhileLocked(lock);
     const run = await starting;
@@ -129,9 +144,11 @@ describe('a session cut in the middle of a delivery or a checkpoint', () => {
     expect(await db.count('history', `run_id = $1 AND event IN ('parked', 'completed')`, [run.runId])).toBe(1);
   };
 
-  it('a park whose session is cut still lands, by the same execution and without a takeover', () => endCutAndLanded('park', '%wait = $3::jsonb%', 'waiting'));
+  it('a park whose session is cut still lands, by the same execution and without a takeover', () =>
+    endCutAndLanded('park', '%wait = $3::jsonb%', 'waiting'));
 
-  it('a finish whose session is cut still lands, by the same execution and without a takeover', () => endCutAndLanded('finish', '%output = $4%', 'completed'));
+  it('a finish whose session is cut still lands, by the same execution and without a takeover', () =>
+    endCutAndLanded('finish', '%output = $4%', 'completed'));
 
   it('a checkpoint write whose session is cut is written again on another connection: the step does not run twice', async () => {
     const run = await t.client.start(GatedEffect, null);

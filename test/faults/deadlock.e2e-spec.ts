@@ -50,6 +50,9 @@ describe('deadlocks', () => {
     await Promise.all([side(a, 1, 2), side(b, 2, 1)]);
 
     expect(tries).toBe(3); // the victim tried twice
-    expect(await db.query(`SELECT id, n FROM ${schema}.rows ORDER BY id`)).toEqual([{ id: 1, n: 2 }, { id: 2, n: 2 }]);
+    expect(await db.query(`SELECT id, n FROM ${schema}.rows ORDER BY id`)).toEqual([
+      { id: 1, n: 2 },
+      { id: 2, n: 2 },
+    ]);
   });
 });

@@ -45,7 +45,16 @@ class Guarded implements DurableWorkflow<null, string> {
   }
 }
 
-const ILLEGAL_AFTER_END = new Set(['claimed', 'lease-taken-over', 'parked', 'completed', 'failed', 'retry-scheduled', 'resumed', 'retried']);
+const ILLEGAL_AFTER_END = new Set([
+  'claimed',
+  'lease-taken-over',
+  'parked',
+  'completed',
+  'failed',
+  'retry-scheduled',
+  'resumed',
+  'retried',
+]);
 
 describe('operator races: cancel, resume and retry against completions and timer wakes', () => {
   const schema = uniqueSchema();
@@ -53,7 +62,11 @@ describe('operator races: cancel, resume and retry against completions and timer
   let t: DurableTestApp;
 
   beforeAll(async () => {
-    t = await startApp({ schema, providers: [Trace, ShortNap, Guarded], options: { inlineWaitMs: 0, sweeper: { intervalMs: 50 }, worker: { concurrency: 20 } } });
+    t = await startApp({
+      schema,
+      providers: [Trace, ShortNap, Guarded],
+      options: { inlineWaitMs: 0, sweeper: { intervalMs: 50 }, worker: { concurrency: 20 } },
+    });
   });
   afterAll(async () => {
     await t.close();
@@ -72,7 +85,12 @@ describe('operator races: cancel, resume and retry against completions and timer
       ].sort(() => random() - 0.5);
       const delays = actions.map(() => Math.floor(random() * 80));
       const outcomes = await Promise.all(
-        actions.map((action, k) => new Promise((r) => setTimeout(r, delays[k])).then(action).then(() => 'ok', (e: Error) => e.constructor.name)),
+        actions.map((action, k) =>
+          new Promise((r) => setTimeout(r, delays[k])).then(action).then(
+            () => 'ok',
+            (e: Error) => e.constructor.name,
+          ),
+        ),
       );
       return { runId: run.runId, outcomes };
     });
@@ -81,7 +99,11 @@ describe('operator races: cancel, resume and retry against completions and timer
       for (const outcome of outcomes) expect(['ok', InvalidTransitionError.name]).toContain(outcome);
     }
     // Everything settles: each run ends completed or cancelled, never failed, never back from a cancel.
-    await eventually(async () => (await db.count('runs', `workflow = 'short-nap' AND status NOT IN ('completed', 'cancelled')`)) === 0, 'every run to end', 20_000);
+    await eventually(
+      async () => (await db.count('runs', `workflow = 'short-nap' AND status NOT IN ('completed', 'cancelled')`)) === 0,
+      'every run to end',
+      20_000,
+    );
     await new Promise((r) => setTimeout(r, 300)); // time for any late write to show itself
     const histories = await db.query<{ run_id: string; events: string[] }>(
       `SELECT run_id, array_agg(event ORDER BY id) AS events FROM durable.history WHERE run_id = ANY($1) GROUP BY run_id`,

@@ -23,7 +23,12 @@ describe('SIGTERM with runs in flight', () => {
   });
 
   it('short runs finish within the grace period, long ones are released at once; none waits out its 60 s lease', async () => {
-    const worker = spawnTs('test/fixtures/worker.process.ts', { DATABASE_URL: databaseUrl(), SCHEMA: schema, LEASE_MS: '60000', SHUTDOWN_GRACE_MS: '1500' });
+    const worker = spawnTs('test/fixtures/worker.process.ts', {
+      DATABASE_URL: databaseUrl(),
+      SCHEMA: schema,
+      LEASE_MS: '60000',
+      SHUTDOWN_GRACE_MS: '1500',
+    });
     await ready(worker);
     const short = await Promise.all(Array.from({ length: 3 }, () => client.client.start(SlowStep, { ms: 300 })));
     const long = await Promise.all(Array.from({ length: 2 }, () => client.client.start(SlowStep, { ms: 20_000 })));

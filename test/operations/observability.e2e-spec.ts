@@ -71,7 +71,7 @@ describe('observability: spans, metrics and health', () => {
   const spans = (name: string) => exporter.getFinishedSpans().filter((s) => s.name === name);
   const attribute = (span: ReadableSpan, key: string) => span.attributes[key];
 
-  it('the run\'s executions, steps, waits and signal deliveries are spans in the trace of the request that started it', async () => {
+  it("the run's executions, steps, waits and signal deliveries are spans in the trace of the request that started it", async () => {
     const tracer = trace.getTracer('test');
     const { runId, traceId } = await tracer.startActiveSpan('POST /orders', async (request) => {
       const handle = await t.client.start(Observed, {});
@@ -86,7 +86,7 @@ describe('observability: spans, metrics and health', () => {
     const executions = await eventually(async () => {
       const found = spans('durable.execution observed').filter((s) => attribute(s, 'durable.run_id') === runId);
       return found.length === 2 && found;
-    }, 'both executions\' spans to end');
+    }, "both executions' spans to end");
     expect(executions.map((s) => attribute(s, 'durable.outcome'))).toEqual(['park', 'completed']);
     for (const execution of executions) expect(execution.spanContext().traceId).toBe(traceId); // joined across the park
     const steps = exporter.getFinishedSpans().filter((s) => s.name.startsWith('durable.step') && attribute(s, 'durable.run_id') === runId);
@@ -99,7 +99,7 @@ describe('observability: spans, metrics and health', () => {
     expect(attribute(delivery, 'durable.accepted')).toBe(true);
   });
 
-  it('a run claimed by a signal delivered inside a request span joins its own stored trace, or none: never the delivering request\'s', async () => {
+  it("a run claimed by a signal delivered inside a request span joins its own stored trace, or none: never the delivering request's", async () => {
     const tracer = trace.getTracer('test');
     const traced = await tracer.startActiveSpan('POST /orders', async (request) => {
       const handle = await t.client.start(Observed, {});
@@ -107,7 +107,8 @@ describe('observability: spans, metrics and health', () => {
       return { runId: handle.runId, traceId: request.spanContext().traceId };
     });
     const untraced = (await t.client.start(Observed, {})).runId; // started outside any span: no stored trace
-    for (const runId of [traced.runId, untraced]) await eventually(async () => (await t.client.getRun(runId)).status === 'waiting', 'the run to park');
+    for (const runId of [traced.runId, untraced])
+      await eventually(async () => (await t.client.getRun(runId)).status === 'waiting', 'the run to park');
 
     for (const runId of [traced.runId, untraced]) {
       const requestTrace = await tracer.startActiveSpan('POST /signals', async (request) => {
@@ -119,7 +120,7 @@ describe('observability: spans, metrics and health', () => {
       const [, second] = await eventually(async () => {
         const found = spans('durable.execution observed').filter((s) => attribute(s, 'durable.run_id') === runId);
         return found.length === 2 && found;
-      }, 'both executions\' spans to end');
+      }, "both executions' spans to end");
       expect(second.spanContext().traceId).not.toBe(requestTrace);
       if (runId === traced.runId) expect(second.spanContext().traceId).toBe(traced.traceId);
       else expect(second.parentSpanContext).toBeUndefined();
@@ -157,19 +158,32 @@ describe('observability: spans, metrics and health', () => {
     for (let i = 1; i <= items.length; i++) await t.signals.send(handle.runId, 'events', `m${i}`, i);
     expect(await handle.result({ timeout: '10s' })).toBe(items.length);
     const { values } = await registry.getSingleMetric('durable_step_duration_seconds')!.get();
-    const series = (values as Array<{ value: number; labels: Record<string, unknown>; metricName?: string }>).filter((v) => v.metricName === 'durable_step_duration_seconds_count' && v.labels.workflow === 'metered');
-    expect(series.map((v) => [v.labels.step, v.value]).sort()).toEqual([['charge', 4], ['consume:events', 4], ['item', 4]]);
+    const series = (values as Array<{ value: number; labels: Record<string, unknown>; metricName?: string }>).filter(
+      (v) => v.metricName === 'durable_step_duration_seconds_count' && v.labels.workflow === 'metered',
+    );
+    expect(series.map((v) => [v.labels.step, v.value]).sort()).toEqual([
+      ['charge', 4],
+      ['consume:events', 4],
+      ['item', 4],
+    ]);
   });
 
   it('health is up; killing the LISTEN connection takes it down until the listener reconnects', async () => {
     const health = t.get(DurableHealth);
-    const indicator = await Test.createTestingModule({ imports: [TerminusModule], providers: [DurableHealthIndicator, { provide: DurableHealth, useValue: health }] })
+    const indicator = await Test.createTestingModule({
+      imports: [TerminusModule],
+      providers: [DurableHealthIndicator, { provide: DurableHealth, useValue: health }],
+    })
       .compile()
       .then((m) => m.get(DurableHealthIndicator));
     await eventually(async () => (await health.check()).healthy, 'the sweeper to tick');
-    expect(await indicator.isHealthy()).toMatchObject({ durable: { status: 'up', database: { up: true }, migrations: { up: true, pending: [] }, listener: { up: true } } });
+    expect(await indicator.isHealthy()).toMatchObject({
+      durable: { status: 'up', database: { up: true }, migrations: { up: true, pending: [] }, listener: { up: true } },
+    });
 
-    await db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'nestjs-durable:listen' AND datname = current_database()`);
+    await db.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'nestjs-durable:listen' AND datname = current_database()`,
+    );
     await eventually(async () => (await indicator.isHealthy()).durable.status === 'down', 'health to go down');
     expect((await health.check()).listener).toEqual({ up: false });
     await eventually(async () => (await indicator.isHealthy()).durable.status === 'up', 'health to come back', 15_000);

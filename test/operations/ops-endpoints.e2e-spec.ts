@@ -3,7 +3,7 @@ import { INestApplication } from '@nestjs/common';
 import { databaseUrl, Db, eventually, uniqueSchema } from '../setup/durable-app';
 import { opsModule } from './ops-endpoints';
 
-describe('the operations guide\'s example: /metrics and /health on the app', () => {
+describe("the operations guide's example: /metrics and /health on the app", () => {
   const schema = uniqueSchema();
   const db = new Db(schema);
   let app: INestApplication;

@@ -34,7 +34,10 @@ describe('retention: old finished runs go, with their journal; nothing else is t
   const options = { retention: { completed: '7d', failed: '30d', batchSize: 7, intervalMs: 3_600_000 } } as const;
 
   beforeAll(async () => {
-    [a, b] = [await startApp({ schema, providers: [KeptBusy, RetentionParent, RetentionChild], options }), await startApp({ schema, providers: [KeptBusy, RetentionParent, RetentionChild], options })];
+    [a, b] = [
+      await startApp({ schema, providers: [KeptBusy, RetentionParent, RetentionChild], options }),
+      await startApp({ schema, providers: [KeptBusy, RetentionParent, RetentionChild], options }),
+    ];
   });
   afterAll(async () => {
     await Promise.all([a.close(), b.close()]);
@@ -54,7 +57,7 @@ describe('retention: old finished runs go, with their journal; nothing else is t
     await db.query(`INSERT INTO durable.history (run_id, event, actor) VALUES ($1, 'started', 'seed')`, [id]);
   };
 
-  it('deletes exactly the runs past their kind\'s age, in batches, once across two instances cleaning at the same time', async () => {
+  it("deletes exactly the runs past their kind's age, in batches, once across two instances cleaning at the same time", async () => {
     const doomed: string[] = [];
     const kept: string[] = [];
     for (let i = 0; i < 20; i++) {
@@ -90,10 +93,12 @@ describe('retention: old finished runs go, with their journal; nothing else is t
     for (const run of live) expect(await run.result({ timeout: '5s' })).toBe('ok');
   });
 
-  it('never deletes a run whose parent is unfinished (or failed, so retryable): the parent reads its child\'s result later', async () => {
+  it("never deletes a run whose parent is unfinished (or failed, so retryable): the parent reads its child's result later", async () => {
     const parent = await a.client.start(RetentionParent, null);
     const childId = `${parent.runId}/child`;
-    const statuses = async () => (await db.query(`SELECT string_agg(status, ',' ORDER BY id) AS s FROM durable.runs WHERE id IN ($1, $2)`, [parent.runId, childId]))[0].s;
+    const statuses = async () =>
+      (await db.query(`SELECT string_agg(status, ',' ORDER BY id) AS s FROM durable.runs WHERE id IN ($1, $2)`, [parent.runId, childId]))[0]
+        .s;
     await eventually(async () => (await statuses()) === 'waiting,completed', 'the child to end and the parent to wait');
     await db.query(`UPDATE durable.runs SET finished_at = now() - interval '8 days' WHERE id = $1`, [childId]);
     // A failed parent may be retried and read its children again: its children stay too.
@@ -101,12 +106,16 @@ describe('retention: old finished runs go, with their journal; nothing else is t
     await seed('failed-parent/child', 'completed', 8);
     await seed('completed-parent', 'completed', 1);
     await seed('completed-parent/child', 'completed', 8);
-    await db.query(`UPDATE durable.runs SET parent_id = split_part(id, '/', 1), parent_step = 'child' WHERE id IN ('failed-parent/child', 'completed-parent/child')`);
+    await db.query(
+      `UPDATE durable.runs SET parent_id = split_part(id, '/', 1), parent_step = 'child' WHERE id IN ('failed-parent/child', 'completed-parent/child')`,
+    );
 
     await a.get(RetentionService).cleanup();
-    expect((await db.query(`SELECT id FROM durable.runs WHERE id = ANY($1)`, [[childId, 'failed-parent/child', 'completed-parent/child']])).map((r) => r.id).sort()).toEqual(
-      [childId, 'failed-parent/child'].sort(),
-    );
+    expect(
+      (await db.query(`SELECT id FROM durable.runs WHERE id = ANY($1)`, [[childId, 'failed-parent/child', 'completed-parent/child']]))
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual([childId, 'failed-parent/child'].sort());
     await a.signals.signal(parent.runId, 'read', null);
     expect(await parent.result({ timeout: '5s' })).toBe('child-output');
   });

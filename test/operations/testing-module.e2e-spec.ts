@@ -18,7 +18,11 @@ const Paid = defineSignal<{ amount: number }>('paid');
 class Dunning implements DurableWorkflow<null, string> {
   constructor(private readonly reminders: Reminders) {}
   async run(_: null, ctx: WorkflowContext) {
-    for (const [day, wait] of [['day-1', '1d'], ['day-3', '2d'], ['day-7', '4d']] as const) {
+    for (const [day, wait] of [
+      ['day-1', '1d'],
+      ['day-3', '2d'],
+      ['day-7', '4d'],
+    ] as const) {
       await ctx.sleep(`until-${day}`, wait);
       await this.reminders.remind(day);
     }

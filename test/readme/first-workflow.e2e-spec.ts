@@ -16,7 +16,7 @@ function firstWorkflowSnippet(): string {
   return match[1];
 }
 
-describe('the README\'s first workflow', () => {
+describe("the README's first workflow", () => {
   const schema = 'durable'; // the snippet uses the default schema; this file is the only one that does
   const db = new Db(schema);
   afterAll(() => db.dropSchema());
@@ -29,7 +29,11 @@ describe('the README\'s first workflow', () => {
     const file = join(dir, 'first-workflow.ts');
     writeFileSync(file, snippet);
     // Type-checked with the workspace's compiler options, as a user's project would compile it.
-    const config = ts.getParsedCommandLineOfConfigFile(join(ROOT, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined })!;
+    const config = ts.getParsedCommandLineOfConfigFile(
+      join(ROOT, 'tsconfig.json'),
+      {},
+      { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+    )!;
     const program = ts.createProgram([file], { ...config.options, noEmit: true });
     const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
     expect(diagnostics).toEqual([]);

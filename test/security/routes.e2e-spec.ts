@@ -36,26 +36,45 @@ describe('security: every dashboard route, generated from the router', () => {
 
   /** A concrete URL for a route: parameters filled with runs that exist. */
   const url = (base: string, route: Route, runId = open) =>
-    base + route.path.replace(':id', encodeURIComponent(runId)).replace(':name', 'approval').replace(':channel', 'events').replace('*file', 'index.html').replace('{*path}', 'no-such-route');
+    base +
+    route.path
+      .replace(':id', encodeURIComponent(runId))
+      .replace(':name', 'approval')
+      .replace(':channel', 'events')
+      .replace('*file', 'index.html')
+      .replace('{*path}', 'no-such-route');
   /** The method to call a route with: DELETE, which no route serves, for the fallback. */
   const method = (route: Route) => (route.method === 'ANY' ? 'DELETE' : route.method);
   const body = (route: Route) =>
-    route.path.endsWith('/signals/:name') ? { payload: { approved: true, by: 'sec' } }
-    : route.path.endsWith('/channels/:channel') ? { key: `k-${Math.random()}`, payload: { kind: 'x' } }
-    : route.path === '/durable/api/runs' ? { workflow: 'nap-long', input: null }
-    : route.path === '/durable/api/bulk/signal' ? { runIds: [open], name: 'approval', payload: { approved: true, by: 'sec' } }
-    : route.path.startsWith('/durable/api/bulk/') ? { runIds: [open] }
-    : {};
+    route.path.endsWith('/signals/:name')
+      ? { payload: { approved: true, by: 'sec' } }
+      : route.path.endsWith('/channels/:channel')
+        ? { key: `k-${Math.random()}`, payload: { kind: 'x' } }
+        : route.path === '/durable/api/runs'
+          ? { workflow: 'nap-long', input: null }
+          : route.path === '/durable/api/bulk/signal'
+            ? { runIds: [open], name: 'approval', payload: { approved: true, by: 'sec' } }
+            : route.path.startsWith('/durable/api/bulk/')
+              ? { runIds: [open] }
+              : {};
   const isApi = (route: Route) => route.path.startsWith('/durable/api');
   const mutations = () => routes.filter((r) => r.method === 'POST');
 
   beforeAll(async () => {
     t = await startApp({ schema, providers: operatorWorkflows, listen: true, options: { dashboard: { auth: { token: TOKEN } } } });
-    readOnly = await startApp({ schema, providers: operatorWorkflows, listen: true, options: { dashboard: { auth: { token: TOKEN }, readOnly: true }, worker: { enabled: false } } });
+    readOnly = await startApp({
+      schema,
+      providers: operatorWorkflows,
+      listen: true,
+      options: { dashboard: { auth: { token: TOKEN }, readOnly: true }, worker: { enabled: false } },
+    });
     routes = dashboardRoutes(t);
     open = (await t.client.start(ReviewThenClose, null)).runId;
     failed = (await t.client.start(Breaks, null)).runId;
-    await eventually(async () => (await t.client.getRun(open)).status === 'waiting' && (await t.client.getRun(failed)).status === 'failed', 'the fixtures');
+    await eventually(
+      async () => (await t.client.getRun(open)).status === 'waiting' && (await t.client.getRun(failed)).status === 'failed',
+      'the fixtures',
+    );
   });
   afterAll(async () => {
     await Promise.all([t.close(), readOnly.close()]);
@@ -67,12 +86,20 @@ describe('security: every dashboard route, generated from the router', () => {
     expect(mutations().length).toBeGreaterThanOrEqual(9);
   });
 
-  it('without credentials, every API route answers 401 (the session says how to sign in; the UI\'s files are public)', async () => {
+  it("without credentials, every API route answers 401 (the session says how to sign in; the UI's files are public)", async () => {
     for (const route of routes) {
-      const response = await fetch(url(t.url, route), { method: method(route), headers: { 'x-durable-request': '1', 'content-type': 'application/json' }, body: route.method === 'POST' ? JSON.stringify(body(route)) : undefined });
+      const response = await fetch(url(t.url, route), {
+        method: method(route),
+        headers: { 'x-durable-request': '1', 'content-type': 'application/json' },
+        body: route.method === 'POST' ? JSON.stringify(body(route)) : undefined,
+      });
       const expected = !isApi(route) ? 200 : route.path.endsWith('/session') ? 200 : 401;
       expect([route.method, route.path, response.status]).toEqual([route.method, route.path, expected]);
-      const wrong = await fetch(url(t.url, route), { method: method(route), headers: { authorization: 'Bearer wrong-token-of-some-length', 'x-durable-request': '1', 'content-type': 'application/json' }, body: route.method === 'POST' ? JSON.stringify(body(route)) : undefined });
+      const wrong = await fetch(url(t.url, route), {
+        method: method(route),
+        headers: { authorization: 'Bearer wrong-token-of-some-length', 'x-durable-request': '1', 'content-type': 'application/json' },
+        body: route.method === 'POST' ? JSON.stringify(body(route)) : undefined,
+      });
       expect([route.path, wrong.status]).toEqual([route.path, expected]);
     }
   });
@@ -80,7 +107,11 @@ describe('security: every dashboard route, generated from the router', () => {
   it('in read-only mode every mutation answers 403 and writes nothing', async () => {
     const before = await db.count('history');
     for (const route of mutations()) {
-      const response = await fetch(url(readOnly.url, route), { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'x-durable-request': '1', 'content-type': 'application/json' }, body: JSON.stringify(body(route)) });
+      const response = await fetch(url(readOnly.url, route), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'x-durable-request': '1', 'content-type': 'application/json' },
+        body: JSON.stringify(body(route)),
+      });
       expect([route.path, response.status, ((await response.json()) as { code: string }).code]).toEqual([route.path, 403, 'READ_ONLY']);
     }
     expect(await db.count('history')).toBe(before);
@@ -89,8 +120,16 @@ describe('security: every dashboard route, generated from the router', () => {
   it('a mutation without the x-durable-request header is refused with 403 and writes nothing', async () => {
     const before = await db.count('history');
     for (const route of mutations()) {
-      const response = await fetch(url(t.url, route), { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body(route)) });
-      expect([route.path, response.status, ((await response.json()) as { code: string }).code]).toEqual([route.path, 403, 'MISSING_HEADER']);
+      const response = await fetch(url(t.url, route), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body(route)),
+      });
+      expect([route.path, response.status, ((await response.json()) as { code: string }).code]).toEqual([
+        route.path,
+        403,
+        'MISSING_HEADER',
+      ]);
     }
     expect(await db.count('history')).toBe(before);
   });
@@ -98,7 +137,9 @@ describe('security: every dashboard route, generated from the router', () => {
   it('each mutation writes an audit row with its actor', async () => {
     for (const route of mutations()) {
       // Each mutation gets a run in the state it acts on.
-      const target = route.path.endsWith('/retry') ? (await t.client.start(Breaks, null)).runId : (await t.client.start(ReviewThenClose, null)).runId;
+      const target = route.path.endsWith('/retry')
+        ? (await t.client.start(Breaks, null)).runId
+        : (await t.client.start(ReviewThenClose, null)).runId;
       await eventually(async () => ['waiting', 'failed'].includes((await t.client.getRun(target)).status), 'the target to settle');
       const since = (await db.query(`SELECT COALESCE(max(id), 0) AS id FROM durable.history`))[0].id;
       const response = await fetch(url(t.url, route, target), {
@@ -121,17 +162,24 @@ describe('security: every dashboard route, generated from the router', () => {
         body: route.method === 'POST' ? JSON.stringify(body(route)) : undefined,
       });
       const json = (await response.json()) as { code: string; message: string };
-      expect([route.method, route.path, response.status, json.code, json.message]).toEqual([route.method, route.path, 400, 'INVALID_ARGUMENT', expect.stringContaining('"undeclared"')]);
+      expect([route.method, route.path, response.status, json.code, json.message]).toEqual([
+        route.method,
+        route.path,
+        400,
+        'INVALID_ARGUMENT',
+        expect.stringContaining('"undeclared"'),
+      ]);
     }
     expect(await db.count('history')).toBe(before);
   });
 
-  it('a method a path does not serve answers 405 with Allow, a path no route serves 404, both in the API\'s error shape', async () => {
+  it("a method a path does not serve answers 405 with Allow, a path no route serves 404, both in the API's error shape", async () => {
     const headers = { authorization: `Bearer ${TOKEN}`, 'x-durable-request': '1' };
     for (const route of routes.filter(isApi)) {
       const response = await fetch(url(t.url, route), { method: 'DELETE', headers });
       const json = (await response.json()) as { code: string; message: string };
-      const expected = route.method === 'ANY' ? [404, 'NOT_FOUND', null] : [405, 'METHOD_NOT_ALLOWED', expect.stringContaining(route.method)];
+      const expected =
+        route.method === 'ANY' ? [404, 'NOT_FOUND', null] : [405, 'METHOD_NOT_ALLOWED', expect.stringContaining(route.method)];
       expect([route.path, response.status, json.code, response.headers.get('allow')]).toEqual([route.path, ...expected]);
       expect(json.message).toEqual(expect.any(String));
     }
@@ -140,7 +188,9 @@ describe('security: every dashboard route, generated from the router', () => {
   it('a server fault answers 500 with a generic message: no stack trace, no SQL, in the body', async () => {
     await db.query(`ALTER TABLE durable.history RENAME TO history_gone`);
     try {
-      const response = await fetch(`${t.url}/durable/api/runs/${encodeURIComponent(open)}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const response = await fetch(`${t.url}/durable/api/runs/${encodeURIComponent(open)}`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
       const text = await response.text();
       expect(response.status).toBe(500);
       expect(JSON.parse(text)).toEqual({ code: 'INTERNAL', message: expect.any(String) });

@@ -49,7 +49,9 @@ export async function startEmbeddedPostgres({ dir, port, persistent = false, pos
   await stopOrphan(dir);
   // The package rejects with nothing when the server exits early; say why, from its own log.
   await pg.start().catch((error) => {
-    throw new Error(`PostgreSQL did not start in ${dir} on port ${port}: ${error?.message ?? log.join('').trim().split('\n').slice(-5).join(' | ')}`);
+    throw new Error(
+      `PostgreSQL did not start in ${dir} on port ${port}: ${error?.message ?? log.join('').trim().split('\n').slice(-5).join(' | ')}`,
+    );
   });
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,

@@ -9,7 +9,11 @@ import { startEmbeddedPostgres } from './embedded-postgres.mjs';
 export default async function globalSetup() {
   // The browser suite needs the built dashboard UI; build it once when it is missing.
   if (!existsSync('dist/dashboard-ui/index.html')) {
-    execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'apps/dashboard/vite.config.ts', '--logLevel', 'warn'], { stdio: 'inherit' });
+    execFileSync(
+      process.execPath,
+      ['node_modules/vite/bin/vite.js', 'build', '--config', 'apps/dashboard/vite.config.ts', '--logLevel', 'warn'],
+      { stdio: 'inherit' },
+    );
   }
   if (process.env.DATABASE_URL) return;
   const dir = mkdtempSync(join(tmpdir(), 'durable-test-pg-'));

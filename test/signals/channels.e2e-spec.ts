@@ -45,9 +45,13 @@ class Consumer implements DurableWorkflow<null, number> {
 class ConsumeThenNap implements DurableWorkflow<null, unknown> {
   constructor(private readonly ledger: Ledger) {}
   async run(_: null, ctx: WorkflowContext) {
-    const closing = await ctx.consume(Events, (message) => {
-      this.ledger.handled.push(`${ctx.runId}:${message.key}:${message.seq}`);
-    }, { until: (message) => message.payload.type === 'done' });
+    const closing = await ctx.consume(
+      Events,
+      (message) => {
+        this.ledger.handled.push(`${ctx.runId}:${message.key}:${message.seq}`);
+      },
+      { until: (message) => message.payload.type === 'done' },
+    );
     await ctx.sleep('after', 600);
     return closing.key;
   }
@@ -58,9 +62,13 @@ class ConsumeThenNap implements DurableWorkflow<null, unknown> {
 class ConsumeThenReceive implements DurableWorkflow<null, unknown> {
   constructor(private readonly ledger: Ledger) {}
   async run(_: null, ctx: WorkflowContext) {
-    const closing = await ctx.consume(Events, (message) => {
-      this.ledger.handled.push(`${ctx.runId}:${message.key}`);
-    }, { until: (message) => message.payload.type === 'done' });
+    const closing = await ctx.consume(
+      Events,
+      (message) => {
+        this.ledger.handled.push(`${ctx.runId}:${message.key}`);
+      },
+      { until: (message) => message.payload.type === 'done' },
+    );
     const next = await ctx.receive(Events);
     await ctx.ack(Events, next.key);
     return [closing.key, next.key];
@@ -126,7 +134,9 @@ describe('channels: ordered, deduplicated, consumed exactly once', () => {
 
   it('concurrent sends get gap-free sequence numbers in commit order', async () => {
     const handle = await t.client.start(Consumer, null);
-    const sent = await Promise.all(Array.from({ length: 30 }, (_, i) => t.signals.send(handle.runId, Events, `c${i}`, { type: 'item', value: 1 })));
+    const sent = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => t.signals.send(handle.runId, Events, `c${i}`, { type: 'item', value: 1 })),
+    );
     expect(sent.map((s) => s.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
     await t.signals.send(handle.runId, Events, 'end', { type: 'done' });
     expect(await handle.result({ timeout: '10s' })).toBe(30);
@@ -137,17 +147,28 @@ describe('channels: ordered, deduplicated, consumed exactly once', () => {
     for (const key of ['c1', 'c2']) await t.signals.send(handle.runId, Events, key, { type: 'item', value: 1 });
     await t.signals.send(handle.runId, Events, 'fin', { type: 'done' });
     expect(await handle.result({ timeout: '10s' })).toBe('fin');
-    expect(ledger.handled.filter((h) => h.startsWith(handle.runId))).toEqual([`${handle.runId}:c1:1`, `${handle.runId}:c2:2`, `${handle.runId}:fin:3`]);
+    expect(ledger.handled.filter((h) => h.startsWith(handle.runId))).toEqual([
+      `${handle.runId}:c1:1`,
+      `${handle.runId}:c2:2`,
+      `${handle.runId}:fin:3`,
+    ]);
     expect(await db.count('messages', 'run_id = $1 AND acked_at IS NULL', [handle.runId])).toBe(0);
-    const parks = await db.query(`SELECT detail->>'kind' AS kind FROM durable.history WHERE run_id = $1 AND event = 'parked' ORDER BY id`, [handle.runId]);
+    const parks = await db.query(`SELECT detail->>'kind' AS kind FROM durable.history WHERE run_id = $1 AND event = 'parked' ORDER BY id`, [
+      handle.runId,
+    ]);
     expect(parks.map((p) => p.kind).pop()).toBe('sleep'); // after the sleep it completed without parking on the channel
   });
 
-  it('a crash between consume()\'s closing checkpoint and its ack: the re-execution acks the closing message, and a later receive never gets it again', async () => {
+  it("a crash between consume()'s closing checkpoint and its ack: the re-execution acks the closing message, and a later receive never gets it again", async () => {
     const handle = await t.client.start(ConsumeThenReceive, null);
     await t.signals.send(handle.runId, Events, 'c1', { type: 'item', value: 1 });
     await t.signals.send(handle.runId, Events, 'fin', { type: 'done' });
-    await eventually(async () => (await t.client.getRun(handle.runId)).waiting?.kind === 'channel' && (await db.count('messages', `run_id = $1 AND acked_at IS NULL`, [handle.runId])) === 0, 'consume to close and the run to wait on receive');
+    await eventually(
+      async () =>
+        (await t.client.getRun(handle.runId)).waiting?.kind === 'channel' &&
+        (await db.count('messages', `run_id = $1 AND acked_at IS NULL`, [handle.runId])) === 0,
+      'consume to close and the run to wait on receive',
+    );
     // What the crash leaves: the closing checkpoint is written, the closing message is not acked.
     await db.query(`UPDATE durable.messages SET acked_at = NULL WHERE run_id = $1 AND key = 'fin'`, [handle.runId]);
     await t.signals.send(handle.runId, Events, 'after', { type: 'item', value: 2 });

@@ -2,7 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { IsInt, IsString, Min } from 'class-validator';
 import { z } from 'zod';
 import {
-  defineSignal, DurableWorkflow, InvalidPayloadError, RunClosedError, RunNotFoundError, SignalOutcome, UnknownSignalError, Workflow,
+  defineSignal,
+  DurableWorkflow,
+  InvalidPayloadError,
+  RunClosedError,
+  RunNotFoundError,
+  SignalOutcome,
+  UnknownSignalError,
+  Workflow,
   WorkflowContext,
 } from 'nestjs-durable';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
@@ -87,8 +94,7 @@ describe('signals: at-least-once in, exactly-once applied', () => {
     await db.dropSchema();
   });
 
-  const parked = (runId: string) =>
-    eventually(async () => (await t.client.getRun(runId)).status === 'waiting', `run ${runId} to park`);
+  const parked = (runId: string) => eventually(async () => (await t.client.getRun(runId)).status === 'waiting', `run ${runId} to park`);
 
   it('a run waiting for a signal parks with the reason; the signal resumes it with its payload', async () => {
     const handle = await t.client.start(Approve, null);
@@ -132,7 +138,9 @@ describe('signals: at-least-once in, exactly-once applied', () => {
     await parked(handle.runId);
     await t.signals.signal(handle.runId, 'go', 'early');
     expect(await handle.result({ timeout: '5s' })).toBe('early');
-    const parks = await db.query(`SELECT detail->>'kind' AS kind FROM durable.history WHERE run_id = $1 AND event = 'parked'`, [handle.runId]);
+    const parks = await db.query(`SELECT detail->>'kind' AS kind FROM durable.history WHERE run_id = $1 AND event = 'parked'`, [
+      handle.runId,
+    ]);
     expect(parks).toEqual([{ kind: 'sleep' }]);
   });
 
@@ -164,7 +172,9 @@ describe('signals: at-least-once in, exactly-once applied', () => {
     expect((await t.signals.signal(handle.runId, 'answer', 'too late')).accepted).toBe(true);
     const result = (await handle.result({ timeout: '5s' })) as any;
     expect(result.outcome).toEqual({ received: false });
-    const [deadline] = await db.query(`SELECT result FROM durable.steps WHERE run_id = $1 AND key = 'signal-deadline:answer'`, [handle.runId]);
+    const [deadline] = await db.query(`SELECT result FROM durable.steps WHERE run_id = $1 AND key = 'signal-deadline:answer'`, [
+      handle.runId,
+    ]);
     const deadlineAt = new Date(JSON.parse(deadline.result).v).getTime();
     expect(result.after.getTime()).toBeGreaterThanOrEqual(deadlineAt);
     expect(result.after.getTime() - deadlineAt).toBeLessThan(1_000);
@@ -208,7 +218,7 @@ describe('signals: at-least-once in, exactly-once applied', () => {
     expect((await t.signals.signal(open.runId, Shipped, { carrier: 'ups', parcels: 2 })).accepted).toBe(true);
   });
 
-  it('a signal name that workflows validate differently is checked against the schema of the run\'s own workflow', async () => {
+  it("a signal name that workflows validate differently is checked against the schema of the run's own workflow", async () => {
     const strict = await t.client.start(StrictAwait, null);
     const loose = await t.client.start(LateAwait, { sleep: 0 });
     await Promise.all([parked(strict.runId), parked(loose.runId)]);
@@ -236,7 +246,9 @@ describe('signals: at-least-once in, exactly-once applied', () => {
     try {
       const result = (await second.client.handle(handle.runId).result({ timeout: '10s' })) as any;
       expect(result.outcome).toEqual({ received: false });
-      const [deadline] = await db.query(`SELECT result FROM durable.steps WHERE run_id = $1 AND key = 'signal-deadline:answer'`, [handle.runId]);
+      const [deadline] = await db.query(`SELECT result FROM durable.steps WHERE run_id = $1 AND key = 'signal-deadline:answer'`, [
+        handle.runId,
+      ]);
       const deadlineAt = new Date(JSON.parse(deadline.result).v).getTime();
       const [started] = await db.query(`SELECT created_at FROM durable.runs WHERE id = $1`, [handle.runId]);
       expect(deadlineAt - started.created_at.getTime()).toBeGreaterThanOrEqual(1_490);

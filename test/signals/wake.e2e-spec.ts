@@ -75,9 +75,16 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
     await a.signals.signal(handle.runId, 'go', 'claimed by A');
     expect(a.get(DurableWorker).isExecuting(handle.runId)).toBe(true); // no NOTIFY or claim pass between
     expect(await a.client.handle(handle.runId).result({ timeout: '5s' })).toBe('claimed by A');
-    const history = await db.query(`SELECT event, actor FROM durable.history WHERE run_id = $1 AND id > (SELECT max(id) FROM durable.history WHERE run_id = $1 AND event = 'parked') ORDER BY id`, [handle.runId]);
+    const history = await db.query(
+      `SELECT event, actor FROM durable.history WHERE run_id = $1 AND id > (SELECT max(id) FROM durable.history WHERE run_id = $1 AND event = 'parked') ORDER BY id`,
+      [handle.runId],
+    );
     const byA = a.get(DurableWorker).id;
-    expect(history).toEqual([{ event: 'signal-delivered', actor: 'api' }, { event: 'claimed', actor: byA }, { event: 'completed', actor: byA }]);
+    expect(history).toEqual([
+      { event: 'signal-delivered', actor: 'api' },
+      { event: 'claimed', actor: byA },
+      { event: 'completed', actor: byA },
+    ]);
   });
 
   it('a claiming delivery that waited for the run row while the run was checkpointed and parked reads the journal afresh', async () => {
@@ -88,13 +95,21 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
     const worker = new Client({ connectionString: databaseUrl() });
     await worker.connect();
     try {
-      await worker.query(`UPDATE ${t}.runs SET status = 'running', lease_owner = 'w1', lease_token = lease_token + 1, wake_at = now() + interval '1 minute' WHERE id = $1`, [runId]);
+      await worker.query(
+        `UPDATE ${t}.runs SET status = 'running', lease_owner = 'w1', lease_token = lease_token + 1, wake_at = now() + interval '1 minute' WHERE id = $1`,
+        [runId],
+      );
       const a = await boot({ sweeper: false });
       await worker.query('BEGIN');
       await worker.query(`SELECT 1 FROM ${t}.runs WHERE id = $1 FOR UPDATE`, [runId]);
       const delivered = a.signals.signal(runId, 'go', 'late');
       await eventually(
-        async () => (await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [`%FROM ${t}."runs"%workflow = ANY%`])).length > 0,
+        async () =>
+          (
+            await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [
+              `%FROM ${t}."runs"%workflow = ANY%`,
+            ])
+          ).length > 0,
         'the delivery to wait for the run row',
       );
       await worker.query(`INSERT INTO ${t}.steps (run_id, key, kind, outcome, result) VALUES ($1, 'effect', 'step', 'ok', '41')`, [runId]);
@@ -127,7 +142,12 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
       // The delivery holds A's only slot while it waits for the row; it will claim nothing (the run waits for 'go').
       const delivered = a.signals.signal(parked.runId, 'other', 1);
       await eventually(
-        async () => (await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [`%FROM ${t}."runs"%workflow = ANY%`])).length > 0,
+        async () =>
+          (
+            await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [
+              `%FROM ${t}."runs"%workflow = ANY%`,
+            ])
+          ).length > 0,
         'the delivery to wait for the run row',
       );
       const due = await starter.client.start(AwaitGo, null); // its NOTIFY finds A without a free slot
@@ -135,7 +155,11 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
       expect((await a.client.getRun(due.runId)).status).toBe('pending');
       await locker.query('COMMIT');
       expect((await delivered).accepted).toBe(true);
-      await eventually(async () => (await a.client.getRun(due.runId)).status === 'waiting', 'A to take the due run once the slot is free', 3_000);
+      await eventually(
+        async () => (await a.client.getRun(due.runId)).status === 'waiting',
+        'A to take the due run once the slot is free',
+        3_000,
+      );
     } finally {
       await locker.end();
     }
@@ -150,7 +174,8 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
         const [x, y] = i % 2 ? [a, b] : [b, a];
         await new Promise((r) => setTimeout(r, (i * 7) % 30));
         // 'a' goes out twice: the copy that comes second may find the run already completed, refused as closed.
-        const deliverA = (from: DurableTestApp) => from.signals.signal(h.runId, 'a', 'A').catch((error) => expect(error).toBeInstanceOf(RunClosedError));
+        const deliverA = (from: DurableTestApp) =>
+          from.signals.signal(h.runId, 'a', 'A').catch((error) => expect(error).toBeInstanceOf(RunClosedError));
         await Promise.all([y.signals.signal(h.runId, 'b', 'B'), x.signals.send(h.runId, 'm', 'k', 'M'), deliverA(x), deliverA(y)]);
       }),
     );
@@ -178,14 +203,18 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
     void worker;
   };
 
-  it('the lost-wakeup race: 200 signals racing their runs to the park leave no run waiting on a delivered signal', () => lostWakeupRace({ enabled: false }));
+  it('the lost-wakeup race: 200 signals racing their runs to the park leave no run waiting on a delivered signal', () =>
+    lostWakeupRace({ enabled: false }));
 
-  it('the same race with deliveries that claim the runs they wake: none is left waiting on a delivered signal', () => lostWakeupRace({ concurrency: 20 }));
+  it('the same race with deliveries that claim the runs they wake: none is left waiting on a delivered signal', () =>
+    lostWakeupRace({ concurrency: 20 }));
 
   it('after the LISTEN connection is killed it reconnects, and cross-instance wakes work again without the sweeper', async () => {
     const b = await boot({ sweeper: false });
     const a = await boot({ sweeper: false, worker: { enabled: false } });
-    const killed = await db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'nestjs-durable:listen' AND datname = current_database()`);
+    const killed = await db.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'nestjs-durable:listen' AND datname = current_database()`,
+    );
     expect(killed.length).toBeGreaterThanOrEqual(1);
     const listener = b.get(WakeListener);
     await eventually(async () => listener.reconnects >= 1 && listener.listening, 'the listener to reconnect');
@@ -195,7 +224,7 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
     expect(await a.client.handle(handle.runId).result({ timeout: '3s' })).toBe('after reconnect');
   });
 
-  it('signal and start join the caller\'s transaction: a rollback leaves no trace and wakes nothing; a commit wakes the run', async () => {
+  it("signal and start join the caller's transaction: a rollback leaves no trace and wakes nothing; a commit wakes the run", async () => {
     const dataSource = await new DataSource({ type: 'postgres', url: databaseUrl() }).initialize();
     const app = await boot({ connection: dataSource });
     try {

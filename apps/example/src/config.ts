@@ -17,6 +17,7 @@ export const config = {
 
 function required(name: string): string {
   const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set. Start the example with \`npm start\` (it provides an embedded PostgreSQL), or set ${name}.`);
+  if (!value)
+    throw new Error(`${name} is not set. Start the example with \`npm start\` (it provides an embedded PostgreSQL), or set ${name}.`);
   return value;
 }

@@ -13,9 +13,7 @@ async function bootstrap(): Promise<void> {
 
   const base = `http://localhost:${config.port}`;
   const login =
-    config.dashboardAuth === 'guard'
-      ? `sign in at ${base}/admin/login?key=${config.adminKey}`
-      : `paste the token ${config.dashboardToken}`;
+    config.dashboardAuth === 'guard' ? `sign in at ${base}/admin/login?key=${config.adminKey}` : `paste the token ${config.dashboardToken}`;
   new Logger('Example').log(
     [
       '',

@@ -28,13 +28,15 @@ export interface ResolvedRetention extends RetentionAges {
 
 /** Fills defaults and fails the boot, with the fix, on any option that cannot work. */
 export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDurableOptions {
-  if (!options || typeof options !== 'object') throw new InvalidArgumentError('DurableModule.forRoot needs an options object with at least `connection`.');
+  if (!options || typeof options !== 'object')
+    throw new InvalidArgumentError('DurableModule.forRoot needs an options object with at least `connection`.');
   if (!options.connection) {
     throw new InvalidArgumentError('DurableModule needs `connection`: a postgres URL, TypeORM Postgres options, or your DataSource.');
   }
   const schema = options.schema ?? 'durable';
   tablesFor(schema);
-  const sweeper = options.sweeper === false ? false : { intervalMs: options.sweeper?.intervalMs ?? 1_000, batchSize: options.sweeper?.batchSize ?? 100 };
+  const sweeper =
+    options.sweeper === false ? false : { intervalMs: options.sweeper?.intervalMs ?? 1_000, batchSize: options.sweeper?.batchSize ?? 100 };
   const leaseMs = options.leaseMs ?? 30_000;
   const resolved: ResolvedDurableOptions = {
     connection: options.connection,
@@ -57,7 +59,13 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
   positiveInteger('idleInTransactionTimeoutMs', resolved.idleInTransactionTimeoutMs, 0, 86_400_000);
   positiveInteger('worker.concurrency', resolved.worker.concurrency, 1, 10_000);
   positiveInteger('leaseMs', resolved.leaseMs, 1_000, 86_400_000);
-  positiveInteger('inlineWaitMs', resolved.inlineWaitMs, 0, Math.floor(resolved.leaseMs / 2), 'half of leaseMs: a wait in-process holds its lease');
+  positiveInteger(
+    'inlineWaitMs',
+    resolved.inlineWaitMs,
+    0,
+    Math.floor(resolved.leaseMs / 2),
+    'half of leaseMs: a wait in-process holds its lease',
+  );
   positiveInteger('shutdownGraceMs', resolved.shutdownGraceMs, 0, 3_600_000);
   if (sweeper) {
     positiveInteger('sweeper.intervalMs', sweeper.intervalMs, 10, 86_400_000);
@@ -69,7 +77,9 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
 /** `bound` says where a maximum that follows another option comes from. */
 function positiveInteger(name: string, value: unknown, min: number, max: number, bound?: string): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidArgumentError(`DurableModule option ${name} must be a whole number from ${min} to ${max}${bound ? ` (${bound})` : ''}; got ${String(value)}.`);
+    throw new InvalidArgumentError(
+      `DurableModule option ${name} must be a whole number from ${min} to ${max}${bound ? ` (${bound})` : ''}; got ${String(value)}.`,
+    );
   }
 }
 
@@ -77,24 +87,34 @@ const PATH = /^(\/[A-Za-z0-9._~-]+)+$/;
 
 function resolveDashboard(dashboard: DashboardOptions | false | undefined): (DashboardOptions & { path: string }) | false {
   if (!dashboard) return false;
-  const how = 'Choose one: auth: { guard: YourAuthGuard } (behind your app\'s login), { token: process.env.DASHBOARD_TOKEN } (a bearer token), or { insecureNoAuth: true } (local development only).';
+  const how =
+    "Choose one: auth: { guard: YourAuthGuard } (behind your app's login), { token: process.env.DASHBOARD_TOKEN } (a bearer token), or { insecureNoAuth: true } (local development only).";
   const auth = dashboard.auth as Record<string, unknown> | undefined;
   if (!auth || typeof auth !== 'object') throw new InvalidArgumentError(`The dashboard needs an auth option; it is never implicit. ${how}`);
   const modes = ['guard', 'token', 'insecureNoAuth'].filter((key) => auth[key] !== undefined);
-  if (modes.length !== 1) throw new InvalidArgumentError(`The dashboard auth option must name exactly one mode; got ${modes.join(' and ') || 'none'}. ${how}`);
-  if ('guard' in auth && typeof auth.guard !== 'function') throw new InvalidArgumentError(`dashboard.auth.guard must be a guard class (implements CanActivate). ${how}`);
+  if (modes.length !== 1)
+    throw new InvalidArgumentError(`The dashboard auth option must name exactly one mode; got ${modes.join(' and ') || 'none'}. ${how}`);
+  if ('guard' in auth && typeof auth.guard !== 'function')
+    throw new InvalidArgumentError(`dashboard.auth.guard must be a guard class (implements CanActivate). ${how}`);
   if ('token' in auth && (typeof auth.token !== 'string' || auth.token.length < 16)) {
-    throw new InvalidArgumentError('dashboard.auth.token must be a string of at least 16 characters (a random secret, e.g. from `openssl rand -hex 24`).');
+    throw new InvalidArgumentError(
+      'dashboard.auth.token must be a string of at least 16 characters (a random secret, e.g. from `openssl rand -hex 24`).',
+    );
   }
-  if ('insecureNoAuth' in auth && auth.insecureNoAuth !== true) throw new InvalidArgumentError(`dashboard.auth.insecureNoAuth must be exactly true. ${how}`);
+  if ('insecureNoAuth' in auth && auth.insecureNoAuth !== true)
+    throw new InvalidArgumentError(`dashboard.auth.insecureNoAuth must be exactly true. ${how}`);
   const path = (dashboard.path ?? '/durable').replace(/\/+$/, '');
-  if (!PATH.test(path)) throw new InvalidArgumentError(`dashboard.path "${dashboard.path}" must look like "/durable" or "/ops/durable" (letters, digits, . _ ~ -).`);
+  if (!PATH.test(path))
+    throw new InvalidArgumentError(
+      `dashboard.path "${dashboard.path}" must look like "/durable" or "/ops/durable" (letters, digits, . _ ~ -).`,
+    );
   return { ...dashboard, path };
 }
 
 function resolveRetention(retention: RetentionOptions | false | undefined): ResolvedRetention | false {
   if (!retention) return false;
-  const age = (kind: 'completed' | 'failed' | 'cancelled') => (retention[kind] === undefined ? undefined : toMs(retention[kind]!, `retention.${kind}`));
+  const age = (kind: 'completed' | 'failed' | 'cancelled') =>
+    retention[kind] === undefined ? undefined : toMs(retention[kind]!, `retention.${kind}`);
   const resolved: ResolvedRetention = {
     completed: age('completed'),
     failed: age('failed'),
@@ -103,7 +123,9 @@ function resolveRetention(retention: RetentionOptions | false | undefined): Reso
     batchSize: retention.batchSize ?? 500,
   };
   if (resolved.completed === undefined && resolved.failed === undefined && resolved.cancelled === undefined) {
-    throw new InvalidArgumentError('retention needs at least one age: { completed: \'30d\', failed: \'90d\', cancelled: \'30d\' } (a kind left out is kept forever).');
+    throw new InvalidArgumentError(
+      "retention needs at least one age: { completed: '30d', failed: '90d', cancelled: '30d' } (a kind left out is kept forever).",
+    );
   }
   positiveInteger('retention.intervalMs', resolved.intervalMs, 100, 86_400_000);
   positiveInteger('retention.batchSize', resolved.batchSize, 1, 100_000);

@@ -44,7 +44,11 @@ const databaseProvider: Provider = {
   },
 };
 
-const repository = <T>(type: new (db: DurableDatabase) => T): Provider => ({ provide: type, inject: [DurableDatabase], useFactory: (db: DurableDatabase) => new type(db) });
+const repository = <T>(type: new (db: DurableDatabase) => T): Provider => ({
+  provide: type,
+  inject: [DurableDatabase],
+  useFactory: (db: DurableDatabase) => new type(db),
+});
 
 const providers: Provider[] = [
   databaseProvider,

@@ -38,7 +38,12 @@ export const checkChannels: Check = (e) => {
       if (close && m.seq > close.seq) continue; // came after the close: never meant to be handled
       const step = e.steps.get(runId)?.get(`handle:${m.key}`);
       const effect = storedEffect(step);
-      const row = effect && e.ledger.get(runId)?.get(`handle:${m.key}`)?.find((l) => l.id === effect.ledgerId);
+      const row =
+        effect &&
+        e.ledger
+          .get(runId)
+          ?.get(`handle:${m.key}`)
+          ?.find((l) => l.id === effect.ledgerId);
       if (!step || !row) {
         fail(runId, `message ${m.key} (seq ${m.seq}) was never handled`, true);
         continue;

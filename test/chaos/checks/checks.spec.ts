@@ -13,26 +13,77 @@ const T = 1_000_000;
 
 function evidence(parts: Partial<Evidence>): Evidence {
   return {
-    profile, runs: new Map(), steps: new Map(), signals: new Map(), messages: new Map(), history: new Map(), ledger: new Map(), business: new Set(),
-    starts: [], deliveries: [], rollbacks: [], operations: [], faults: [], samples: [], stuck: [], quietChecks: 0, ...parts,
+    profile,
+    runs: new Map(),
+    steps: new Map(),
+    signals: new Map(),
+    messages: new Map(),
+    history: new Map(),
+    ledger: new Map(),
+    business: new Set(),
+    starts: [],
+    deliveries: [],
+    rollbacks: [],
+    operations: [],
+    faults: [],
+    samples: [],
+    stuck: [],
+    quietChecks: 0,
+    ...parts,
   };
 }
 
 function run(id: string, status: string, extra: Partial<RunRow> = {}): [string, RunRow] {
   const finished = ['completed', 'failed', 'cancelled'].includes(status);
-  return [id, { id, status, parent_id: null, wait: null, wake_at: null, attempt: 1, output: null, created_at: new Date(T), finished_at: finished ? new Date(T + 5_000) : null, deleted_at: null, parent_status: null, ...extra }];
+  return [
+    id,
+    {
+      id,
+      status,
+      parent_id: null,
+      wait: null,
+      wake_at: null,
+      attempt: 1,
+      output: null,
+      created_at: new Date(T),
+      finished_at: finished ? new Date(T + 5_000) : null,
+      deleted_at: null,
+      parent_status: null,
+      ...extra,
+    },
+  ];
 }
 
 let nextId = 1;
 function history(runId: string, ...events: Array<[string, number, Record<string, unknown>?]>): [string, HistoryRow[]] {
-  return [runId, events.map(([event, at, detail]) => ({ id: nextId++, run_id: runId, at: new Date(at), event, actor: 'test', detail: detail ?? null, committedAt: at }))];
+  return [
+    runId,
+    events.map(([event, at, detail]) => ({
+      id: nextId++,
+      run_id: runId,
+      at: new Date(at),
+      event,
+      actor: 'test',
+      detail: detail ?? null,
+      committedAt: at,
+    })),
+  ];
 }
 
 function step(key: string, committedAt: number): [string, StepRow] {
   return [key, { key, kind: 'step', outcome: 'ok', result: serialize({ pid: 1, ledgerId: 1 }, key), committedAt }];
 }
 
-const start = (runId: string, extra: Partial<Evidence['starts'][number]> = {}): Evidence['starts'][number] => ({ runId, signalMode: 'none', messages: [], startVia: 'client', role: 'plain', ok: true, attempts: 1, ...extra });
+const start = (runId: string, extra: Partial<Evidence['starts'][number]> = {}): Evidence['starts'][number] => ({
+  runId,
+  signalMode: 'none',
+  messages: [],
+  startVia: 'client',
+  role: 'plain',
+  ok: true,
+  attempts: 1,
+  ...extra,
+});
 
 const messages = (result: { violations: Array<{ message: string }> }) => result.violations.map((v) => v.message);
 
@@ -51,7 +102,7 @@ describe('chaos checks: retention', () => {
     });
     const found = messages(checkRetention(e));
     expect(found).toEqual([
-      'deleted while its parent a was waiting (the parent\'s result() then finds no child)',
+      "deleted while its parent a was waiting (the parent's result() then finds no child)",
       'deleted while waiting (not finished)',
       `deleted 100 ms after it completed, before its age of ${profile.engine.retention.completedMs} ms`,
     ]);
@@ -63,7 +114,10 @@ describe('chaos checks: operator actions', () => {
   it('a cancelled run that completes later, commits a checkpoint after the cancel, or leaves a child unfinished is caught', () => {
     const e = evidence({
       runs: new Map([run('a', 'completed'), run('a/child', 'running', { parent_id: 'a' })]),
-      history: new Map([history('a', ['started', T], ['cancelled', T + 100], ['completed', T + 200]), history('a/child', ['started', T + 50])]),
+      history: new Map([
+        history('a', ['started', T], ['cancelled', T + 100], ['completed', T + 200]),
+        history('a/child', ['started', T + 50]),
+      ]),
       steps: new Map([['a', new Map([step('reserve', T + 10), step('charge', T + 150)])]]),
     });
     expect(messages(checkOperator(e))).toEqual([
@@ -78,12 +132,19 @@ describe('chaos checks: operator actions', () => {
     const cancelled = (id: string, childEnd: string, childAt: number, spawnAt = T + 10) =>
       evidence({
         runs: new Map([run(id, 'cancelled'), run(`${id}/child`, childEnd, { parent_id: id })]),
-        history: new Map([history(id, ['cancelled', T + 100]), history(`${id}/child`, ['started', spawnAt], [childEnd, childAt, childEnd === 'cancelled' ? { cascadedFrom: id } : undefined])]),
+        history: new Map([
+          history(id, ['cancelled', T + 100]),
+          history(`${id}/child`, ['started', spawnAt], [childEnd, childAt, childEnd === 'cancelled' ? { cascadedFrom: id } : undefined]),
+        ]),
       });
     expect(messages(checkOperator(cancelled('a', 'completed', T + 50)))).toEqual([]);
     expect(checkOperator(cancelled('b', 'cancelled', T + 100)).metrics.cascaded).toBe(1);
-    expect(messages(checkOperator(cancelled('c', 'completed', T + 300)))).toEqual(['child c/child completed 200.0 ms after its parent was cancelled']);
-    expect(messages(checkOperator(cancelled('d', 'cancelled', T + 400, T + 300)))).toEqual(['child d/child was spawned 200.0 ms after its parent was cancelled']);
+    expect(messages(checkOperator(cancelled('c', 'completed', T + 300)))).toEqual([
+      'child c/child completed 200.0 ms after its parent was cancelled',
+    ]);
+    expect(messages(checkOperator(cancelled('d', 'cancelled', T + 400, T + 300)))).toEqual([
+      'child d/child was spawned 200.0 ms after its parent was cancelled',
+    ]);
   });
 
   it('a retried run must have failed first and must end; a resume needs an operator', () => {
@@ -95,17 +156,37 @@ describe('chaos checks: operator actions', () => {
         history('c', ['retried', T + 10], ['resumed', T + 20], ['completed', T + 30]),
       ]),
     });
-    expect(messages(checkOperator(e))).toEqual(['retried, then left failed', 'retried without having failed first', 'resumed 1 time(s), but no operator resumed it']);
+    expect(messages(checkOperator(e))).toEqual([
+      'retried, then left failed',
+      'retried without having failed first',
+      'resumed 1 time(s), but no operator resumed it',
+    ]);
   });
 
   it('a run whose cancel was answered must end cancelled; one whose cancel got no clear answer may have ended either way', () => {
-    const cancel = (runId: string, outcome: 'accepted' | 'refused') => ({ runId, op: 'cancel' as const, via: 'rest' as const, sentAt: T, doneAt: T, outcome, attempts: 1 });
+    const cancel = (runId: string, outcome: 'accepted' | 'refused') => ({
+      runId,
+      op: 'cancel' as const,
+      via: 'rest' as const,
+      sentAt: T,
+      doneAt: T,
+      outcome,
+      attempts: 1,
+    });
     const e = evidence({
       starts: [start('a'), start('b'), start('c')],
-      runs: new Map([run('a', 'completed'), run('a/child', 'completed'), run('b', 'cancelled'), run('c', 'completed'), run('c/child', 'completed')]),
+      runs: new Map([
+        run('a', 'completed'),
+        run('a/child', 'completed'),
+        run('b', 'cancelled'),
+        run('c', 'completed'),
+        run('c/child', 'completed'),
+      ]),
       operations: [cancel('a', 'accepted'), cancel('b', 'refused'), cancel('c', 'refused')],
     });
-    expect(checkTerminal(e).violations.map((v) => `${v.runId}: ${v.message}`)).toEqual(['a: not cancelled: completed, waiting null, wake_at none, attempt 1']);
+    expect(checkTerminal(e).violations.map((v) => `${v.runId}: ${v.message}`)).toEqual([
+      'a: not cancelled: completed, waiting null, wake_at none, attempt 1',
+    ]);
   });
 });
 
@@ -115,7 +196,10 @@ describe('chaos checks: application transactions', () => {
   it('a committed business row has its run and its signal, a run started in a transaction has its business row, a rollback leaves nothing', () => {
     const e = evidence({
       starts: [start('a', { startVia: 'tx' }), start('b', { startVia: 'tx' }), start('c', { startVia: 'tx', ok: false })],
-      rollbacks: [{ runId: 'x', rolledBack: true, attempts: 1 }, { runId: 'y', rolledBack: true, attempts: 1 }],
+      rollbacks: [
+        { runId: 'x', rolledBack: true, attempts: 1 },
+        { runId: 'y', rolledBack: true, attempts: 1 },
+      ],
       runs: new Map([run('a', 'completed'), run('b', 'completed'), run('y', 'pending')]),
       business: new Set(['start:a', 'start:c', 'start:x', 'signal:a:0:1', 'signal:b:1:2']),
       signals: new Map([['a', { run_id: 'a', name: 'approval', payload: payload('sender-0', 1), delivered_at: new Date(T) }]]),
@@ -132,7 +216,20 @@ describe('chaos checks: application transactions', () => {
 
   it('a rolled-back signal is never stored nor used, and leaves no business row', () => {
     const e = evidence({
-      deliveries: [{ runId: 'a', kind: 'signal', key: 'approval', payload: { by: 'rollback-sender-1', copy: 0 }, sender: 1, sentAt: T, doneAt: T, outcome: 'rolledBack', attempts: 1, tx: 'rollback' }],
+      deliveries: [
+        {
+          runId: 'a',
+          kind: 'signal',
+          key: 'approval',
+          payload: { by: 'rollback-sender-1', copy: 0 },
+          sender: 1,
+          sentAt: T,
+          doneAt: T,
+          outcome: 'rolledBack',
+          attempts: 1,
+          tx: 'rollback',
+        },
+      ],
       business: new Set(['signal:a:1:0']),
       signals: new Map([['a', { run_id: 'a', name: 'approval', payload: payload('rollback-sender-1', 0), delivered_at: new Date(T) }]]),
     });
@@ -144,7 +241,15 @@ describe('chaos checks: application transactions', () => {
 });
 
 describe('chaos checks: recovery', () => {
-  const pause = { kind: 'pause', phase: 1, at: T, endAt: T + 5_000, worker: 1, pid: 42, held: ['a'] } as unknown as Evidence['faults'][number];
+  const pause = {
+    kind: 'pause',
+    phase: 1,
+    at: T,
+    endAt: T + 5_000,
+    worker: 1,
+    pid: 42,
+    held: ['a'],
+  } as unknown as Evidence['faults'][number];
 
   it('a run a stopped worker held must be taken over during the stop, unless an operator cancelled it meanwhile', () => {
     const untouched = evidence({ faults: [pause], history: new Map([history('a', ['started', T - 100])]) });

@@ -21,7 +21,11 @@ export const checkChildren: Check = (e) => {
     const stored = e.steps.get(runId)?.get('child-result:child');
     const child = e.runs.get(childId)!;
     if (!stored || !sameJson(deserialize(stored.result), deserialize(child.output))) {
-      violations.push({ check: 'children', runId, message: `the parent stored ${stored?.result ?? 'nothing'} as the child's result; the child returned ${child.output}` });
+      violations.push({
+        check: 'children',
+        runId,
+        message: `the parent stored ${stored?.result ?? 'nothing'} as the child's result; the child returned ${child.output}`,
+      });
     }
   }
   return { violations, metrics: { spawned } };

@@ -48,11 +48,43 @@ export interface RunRow {
   deleted_at: Date | null;
   parent_status: string | null;
 }
-export interface StepRow { key: string; kind: string; outcome: string; result: string | null; committedAt: number }
-export interface SignalRow { run_id: string; name: string; payload: string | null; delivered_at: Date }
-export interface MessageRow { run_id: string; key: string; seq: number; payload: string | null; acked_at: Date | null }
-export interface HistoryRow { id: number; run_id: string; at: Date; event: string; actor: string; detail: Record<string, any> | null; committedAt: number }
-export interface LedgerRow { id: number; run_id: string; step_key: string; pid: number; at: Date; detail: Record<string, any> }
+export interface StepRow {
+  key: string;
+  kind: string;
+  outcome: string;
+  result: string | null;
+  committedAt: number;
+}
+export interface SignalRow {
+  run_id: string;
+  name: string;
+  payload: string | null;
+  delivered_at: Date;
+}
+export interface MessageRow {
+  run_id: string;
+  key: string;
+  seq: number;
+  payload: string | null;
+  acked_at: Date | null;
+}
+export interface HistoryRow {
+  id: number;
+  run_id: string;
+  at: Date;
+  event: string;
+  actor: string;
+  detail: Record<string, any> | null;
+  committedAt: number;
+}
+export interface LedgerRow {
+  id: number;
+  run_id: string;
+  step_key: string;
+  pid: number;
+  at: Date;
+  detail: Record<string, any>;
+}
 
 /** A violation of a promise: which check, which run, what was seen. */
 export interface Violation {
@@ -63,7 +95,10 @@ export interface Violation {
 
 export async function loadEvidence(
   db: HarnessDb,
-  harness: Pick<Evidence, 'profile' | 'starts' | 'deliveries' | 'rollbacks' | 'operations' | 'faults' | 'samples' | 'stuck' | 'quietChecks'>,
+  harness: Pick<
+    Evidence,
+    'profile' | 'starts' | 'deliveries' | 'rollbacks' | 'operations' | 'faults' | 'samples' | 'stuck' | 'quietChecks'
+  >,
 ): Promise<Evidence> {
   const [runs, steps, signals, messages, history, ledger, business] = await Promise.all([
     db.query<RunRow>(
@@ -71,12 +106,16 @@ export async function loadEvidence(
        UNION ALL SELECT id, status, parent_id, wait, wake_at, attempt, output, created_at, finished_at, deleted_at, parent_status FROM durable.archived_runs`,
     ),
     db.query<StepRow & { run_id: string; committed_us: string }>(withArchive('steps', 'run_id, key, kind, outcome, result')),
-    db.query<SignalRow>(`SELECT run_id, name, payload, delivered_at FROM durable.signals UNION ALL SELECT run_id, name, payload, delivered_at FROM durable.archived_signals`),
+    db.query<SignalRow>(
+      `SELECT run_id, name, payload, delivered_at FROM durable.signals UNION ALL SELECT run_id, name, payload, delivered_at FROM durable.archived_signals`,
+    ),
     db.query<MessageRow>(
       `SELECT * FROM (SELECT run_id, key, seq::int AS seq, payload, acked_at FROM durable.messages WHERE channel = 'events'
        UNION ALL SELECT run_id, key, seq::int AS seq, payload, acked_at FROM durable.archived_messages WHERE channel = 'events') m ORDER BY run_id, seq`,
     ),
-    db.query<HistoryRow & { committed_us: string }>(`SELECT * FROM (${withArchive('history', 'id::int AS id, run_id, at, event, actor, detail')}) h ORDER BY id`),
+    db.query<HistoryRow & { committed_us: string }>(
+      `SELECT * FROM (${withArchive('history', 'id::int AS id, run_id, at, event, actor, detail')}) h ORDER BY id`,
+    ),
     db.query<LedgerRow>(`SELECT id::int AS id, run_id, step_key, pid, at, detail FROM ${ledgerTable(db.schema)} ORDER BY id`),
     db.query<{ key: string }>(`SELECT key FROM ${businessTable(db.schema)}`),
   ]);

@@ -20,13 +20,22 @@ export const checkEffects: Check = (e) => {
     for (const [key, rows] of byKey) {
       const effect = storedEffect(e.steps.get(runId)?.get(key));
       if (!effect) {
-        if (completed) violations.push({ check: 'effects', runId, message: `step ${key} has ${rows.length} effect(s) and no checkpoint in a completed run` });
+        if (completed)
+          violations.push({
+            check: 'effects',
+            runId,
+            message: `step ${key} has ${rows.length} effect(s) and no checkpoint in a completed run`,
+          });
         continue;
       }
       steps++;
       const winner = rows.find((r) => r.id === effect.ledgerId);
       if (!winner || winner.pid !== effect.pid) {
-        violations.push({ check: 'effects', runId, message: `step ${key}: the checkpoint names ledger row ${effect.ledgerId} (pid ${effect.pid}), which is not one of its effects` });
+        violations.push({
+          check: 'effects',
+          runId,
+          message: `step ${key}: the checkpoint names ledger row ${effect.ledgerId} (pid ${effect.pid}), which is not one of its effects`,
+        });
         continue;
       }
       for (const row of rows) {

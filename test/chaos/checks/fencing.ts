@@ -24,17 +24,24 @@ export const checkFencing: Check = (e) => {
       const firstReclaim = events.find((h) => CLAIMS.has(h.event) && h.actor === owner && h.id >= takeover.id);
       for (const late of events.filter((h) => WORKER_WRITES.has(h.event) && h.actor === owner && h.id > takeover.id)) {
         if (!firstReclaim || late.id < firstReclaim.id) {
-          violations.push({ check: 'fencing', runId, message: `${late.event} written by ${owner} after its lease was taken over (history ${takeover.id} → ${late.id})` });
+          violations.push({
+            check: 'fencing',
+            runId,
+            message: `${late.event} written by ${owner} after its lease was taken over (history ${takeover.id} → ${late.id})`,
+          });
         }
       }
       const pid = pidOf(owner);
       for (const [key, step] of e.steps.get(runId) ?? []) {
         if (storedEffect(step)?.pid !== pid || step.committedAt <= takeover.committedAt) continue;
         if (firstReclaim && firstReclaim.committedAt <= step.committedAt) continue;
-        violations.push({ check: 'fencing', runId, message: `checkpoint ${key} by pid ${pid} committed ${(step.committedAt - takeover.committedAt).toFixed(1)} ms after its lease was taken over` });
+        violations.push({
+          check: 'fencing',
+          runId,
+          message: `checkpoint ${key} by pid ${pid} committed ${(step.committedAt - takeover.committedAt).toFixed(1)} ms after its lease was taken over`,
+        });
       }
     }
   }
   return { violations, metrics: { takeovers, ownTakeovers } };
 };
-

@@ -35,19 +35,31 @@ export const checkOperator: Check = (e) => {
   return { violations, metrics };
 };
 
-function checkCancelled(e: Evidence, runId: string, cancel: HistoryRow, children: string[], fail: (runId: string, message: string) => void, cascaded: () => void): void {
+function checkCancelled(
+  e: Evidence,
+  runId: string,
+  cancel: HistoryRow,
+  children: string[],
+  fail: (runId: string, message: string) => void,
+  cascaded: () => void,
+): void {
   const run = e.runs.get(runId);
   if (run?.status !== 'cancelled') fail(runId, `cancelled (history ${cancel.id}), then ${run?.status ?? 'missing'} at the end`);
   const completed = (e.history.get(runId) ?? []).find((h) => h.event === 'completed' && h.committedAt > cancel.committedAt);
   if (completed) fail(runId, `completed ${(completed.committedAt - cancel.committedAt).toFixed(1)} ms after it was cancelled`);
   for (const [key, step] of e.steps.get(runId) ?? []) {
-    if (step.committedAt > cancel.committedAt) fail(runId, `checkpoint ${key} committed ${(step.committedAt - cancel.committedAt).toFixed(1)} ms after the run was cancelled`);
+    if (step.committedAt > cancel.committedAt)
+      fail(runId, `checkpoint ${key} committed ${(step.committedAt - cancel.committedAt).toFixed(1)} ms after the run was cancelled`);
   }
   for (const childId of children) {
     const child = e.runs.get(childId)!;
     const history = e.history.get(childId) ?? [];
     const started = history.find((h) => h.event === 'started');
-    if (started && started.committedAt > cancel.committedAt) fail(runId, `child ${childId} was spawned ${(started.committedAt - cancel.committedAt).toFixed(1)} ms after its parent was cancelled`);
+    if (started && started.committedAt > cancel.committedAt)
+      fail(
+        runId,
+        `child ${childId} was spawned ${(started.committedAt - cancel.committedAt).toFixed(1)} ms after its parent was cancelled`,
+      );
     if (child.status === 'cancelled') {
       cascaded();
       continue;
@@ -57,6 +69,10 @@ function checkCancelled(e: Evidence, runId: string, cancel: HistoryRow, children
       continue;
     }
     const end = history.find((h) => h.event === child.status);
-    if (end && end.committedAt > cancel.committedAt) fail(runId, `child ${childId} ${child.status} ${(end.committedAt - cancel.committedAt).toFixed(1)} ms after its parent was cancelled`);
+    if (end && end.committedAt > cancel.committedAt)
+      fail(
+        runId,
+        `child ${childId} ${child.status} ${(end.committedAt - cancel.committedAt).toFixed(1)} ms after its parent was cancelled`,
+      );
   }
 }

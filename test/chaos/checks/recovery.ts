@@ -26,16 +26,30 @@ export const checkRecovery: Check = (e) => {
         );
         const ms = takeover && takeover.at.getTime() - f.at;
         // An operator's cancel during the fault closes the run: there is nothing left to take over.
-        const cancelled = (e.history.get(runId) ?? []).some((h) => h.event === 'cancelled' && h.at.getTime() >= f.at - 50 && h.at.getTime() <= f.endAt);
+        const cancelled = (e.history.get(runId) ?? []).some(
+          (h) => h.event === 'cancelled' && h.at.getTime() >= f.at - 50 && h.at.getTime() <= f.endAt,
+        );
         if (ms === undefined && cancelled) continue;
-        if (ms === undefined) violations.push({ check: 'recovery', runId, message: `held by the ${f.kind === 'kill' ? 'killed' : 'stopped'} pid ${f.pid}, never taken over` });
+        if (ms === undefined)
+          violations.push({
+            check: 'recovery',
+            runId,
+            message: `held by the ${f.kind === 'kill' ? 'killed' : 'stopped'} pid ${f.pid}, never taken over`,
+          });
         else if (f.kind === 'pause' && !serverDown && takeover!.at.getTime() > f.endAt) {
-          violations.push({ check: 'recovery', runId, message: `held by pid ${f.pid}, stopped for ${f.endAt - f.at} ms, taken over only ${ms} ms after the stop` });
+          violations.push({
+            check: 'recovery',
+            runId,
+            message: `held by pid ${f.pid}, stopped for ${f.endAt - f.at} ms, taken over only ${ms} ms after the stop`,
+          });
         } else recovered(f, ms);
       }
     } else {
       if (f.listenBackAt === undefined || f.listenBackAt - f.endAt > LISTEN_BACK_MS) {
-        violations.push({ check: 'recovery', message: `after the ${f.kind} of phase ${f.phase} at ${new Date(f.endAt).toISOString()}, LISTEN was not back within ${LISTEN_BACK_MS} ms` });
+        violations.push({
+          check: 'recovery',
+          message: `after the ${f.kind} of phase ${f.phase} at ${new Date(f.endAt).toISOString()}, LISTEN was not back within ${LISTEN_BACK_MS} ms`,
+        });
       } else recovered(f, f.listenBackAt - f.endAt);
     }
   }

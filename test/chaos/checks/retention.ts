@@ -11,7 +11,10 @@ const UNFINISHED = new Set(['pending', 'running', 'waiting']);
 export const checkRetention: Check = (e) => {
   const violations: Violation[] = [];
   const fail = (runId: string, message: string) => violations.push({ check: 'retention', runId, message });
-  const ages: Record<string, number | undefined> = { completed: e.profile.engine.retention.completedMs, cancelled: e.profile.engine.retention.cancelledMs };
+  const ages: Record<string, number | undefined> = {
+    completed: e.profile.engine.retention.completedMs,
+    cancelled: e.profile.engine.retention.cancelledMs,
+  };
   const metrics = { deleted: 0, completed: 0, cancelled: 0, children: 0 };
   for (const run of e.runs.values()) {
     if (!run.deleted_at) continue;

@@ -23,14 +23,20 @@ export const checkSignals: Check = (e) => {
     const accepted = sent.filter((d) => d.outcome === 'accepted');
     const stored = e.signals.get(runId);
     const storedPayload = stored && deserialize<Record<string, unknown>>(stored.payload);
-    if (accepted.length > 1) fail(runId, `the signal was accepted ${accepted.length} times (copies ${accepted.map((d) => d.payload.copy).join(', ')})`);
-    if (accepted.length && !stored) fail(runId, `a delivery was accepted at ${new Date(accepted[0].doneAt).toISOString()} but no signal is stored`, true);
-    if (accepted.length && stored && !sameJson(storedPayload, accepted[0].payload)) fail(runId, `stored payload ${JSON.stringify(storedPayload)} is not the accepted one ${JSON.stringify(accepted[0].payload)}`);
+    if (accepted.length > 1)
+      fail(runId, `the signal was accepted ${accepted.length} times (copies ${accepted.map((d) => d.payload.copy).join(', ')})`);
+    if (accepted.length && !stored)
+      fail(runId, `a delivery was accepted at ${new Date(accepted[0].doneAt).toISOString()} but no signal is stored`, true);
+    if (accepted.length && stored && !sameJson(storedPayload, accepted[0].payload))
+      fail(runId, `stored payload ${JSON.stringify(storedPayload)} is not the accepted one ${JSON.stringify(accepted[0].payload)}`);
     const journaled = (e.history.get(runId) ?? []).filter((h) => h.event === 'signal-delivered' && h.detail?.name === 'approval').length;
     if (journaled > 1) fail(runId, `signal-delivered is in the history ${journaled} times`);
 
     const steps = e.steps.get(runId);
-    const applied = e.ledger.get(runId)?.get('apply-approval')?.find((l) => l.id === effectId(steps?.get('apply-approval')?.result));
+    const applied = e.ledger
+      .get(runId)
+      ?.get('apply-approval')
+      ?.find((l) => l.id === effectId(steps?.get('apply-approval')?.result));
     if (!applied) {
       fail(runId, 'apply-approval has no effect that its checkpoint names');
       continue;
@@ -38,14 +44,20 @@ export const checkSignals: Check = (e) => {
     if (applied.detail.received) {
       received++;
       if (!stored) fail(runId, 'the run used a signal that is not stored');
-      else if (!sameJson(applied.detail.payload, storedPayload)) fail(runId, `the run used payload ${JSON.stringify(applied.detail.payload)}, not the first one ${JSON.stringify(storedPayload)}`);
+      else if (!sameJson(applied.detail.payload, storedPayload))
+        fail(runId, `the run used payload ${JSON.stringify(applied.detail.payload)}, not the first one ${JSON.stringify(storedPayload)}`);
       continue;
     }
     timedOut++;
-    if (!steps?.has('signal-deadline:approval:timed-out')) fail(runId, 'the run went on without the signal and without a timeout checkpoint');
+    if (!steps?.has('signal-deadline:approval:timed-out'))
+      fail(runId, 'the run went on without the signal and without a timeout checkpoint');
     const deadline = deserialize<Date>(steps?.get('signal-deadline:approval')?.result ?? null);
     if (stored && deadline && stored.delivered_at.getTime() < deadline.getTime() - SLACK_MS) {
-      fail(runId, `lost: delivered at ${stored.delivered_at.toISOString()}, before the deadline ${deadline.toISOString()}, yet the run timed out`, true);
+      fail(
+        runId,
+        `lost: delivered at ${stored.delivered_at.toISOString()}, before the deadline ${deadline.toISOString()}, yet the run timed out`,
+        true,
+      );
     }
   }
   return { violations, metrics: { lost, received, timedOut, deliveries } };

@@ -23,7 +23,11 @@ export const checkStuck: Check = (e) => {
       (wait.kind === 'channel' && (e.messages.get(id) ?? []).some((m) => !m.acked_at)) ||
       (wait.kind === 'child' && ['completed', 'failed', 'cancelled'].includes(e.runs.get(`${id}/child`)?.status ?? ''));
     if ((run.wake_at && run.wake_at.getTime() < end - twoSweeps) || arrived) {
-      violations.push({ check: 'stuck', runId: id, message: `left ${run.status} at the end: wake_at ${run.wake_at?.toISOString() ?? 'none'}, waiting ${JSON.stringify(run.wait)}${arrived ? ', which already arrived' : ''}` });
+      violations.push({
+        check: 'stuck',
+        runId: id,
+        message: `left ${run.status} at the end: wake_at ${run.wake_at?.toISOString() ?? 'none'}, waiting ${JSON.stringify(run.wait)}${arrived ? ', which already arrived' : ''}`,
+      });
     }
   }
   return { violations, metrics: { stuck: violations.length, quietChecks: e.quietChecks } };

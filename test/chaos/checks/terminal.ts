@@ -8,7 +8,8 @@ import type { Violation } from './data';
  */
 export const checkTerminal: Check = (e) => {
   const violations: Violation[] = [];
-  for (const s of e.starts.filter((s) => !s.ok)) violations.push({ check: 'terminal', runId: s.runId, message: `the driver could not start it: ${s.error}` });
+  for (const s of e.starts.filter((s) => !s.ok))
+    violations.push({ check: 'terminal', runId: s.runId, message: `the driver could not start it: ${s.error}` });
   const cancels = cancelsOf(e);
   const ended = { completed: 0, cancelled: 0, children: 0 };
   const expect = (id: string, allowed: string[], optional = false) => {
@@ -16,7 +17,9 @@ export const checkTerminal: Check = (e) => {
     if (!run && optional) return;
     if (run?.status === 'completed' || run?.status === 'cancelled') ended[run.status]++;
     if (run && allowed.includes(run.status)) return;
-    const where = run ? `${run.status}, waiting ${JSON.stringify(run.wait)}, wake_at ${run.wake_at?.toISOString() ?? 'none'}, attempt ${run.attempt}` : 'no such run';
+    const where = run
+      ? `${run.status}, waiting ${JSON.stringify(run.wait)}, wake_at ${run.wake_at?.toISOString() ?? 'none'}, attempt ${run.attempt}`
+      : 'no such run';
     violations.push({ check: 'terminal', runId: id, message: `not ${allowed.join(' or ')}: ${where}` });
   };
   for (const id of startedRuns(e)) {
@@ -27,6 +30,11 @@ export const checkTerminal: Check = (e) => {
     expect(`${id}/child`, parentCancelled ? ['completed', 'cancelled'] : ['completed'], parentCancelled);
   }
   // Transient database errors fail an attempt (the chaos workflows allow many): how many were spent (an operator retry counts one more).
-  const attempts = [...e.runs.values()].filter((r) => !(e.history.get(r.id) ?? []).some((h) => h.event === 'retried')).map((r) => r.attempt);
-  return { violations, metrics: { ...ended, retried: attempts.filter((a) => a > 1).length, maxAttempt: attempts.reduce((max, a) => Math.max(max, a), 0) } };
+  const attempts = [...e.runs.values()]
+    .filter((r) => !(e.history.get(r.id) ?? []).some((h) => h.event === 'retried'))
+    .map((r) => r.attempt);
+  return {
+    violations,
+    metrics: { ...ended, retried: attempts.filter((a) => a > 1).length, maxAttempt: attempts.reduce((max, a) => Math.max(max, a), 0) },
+  };
 };

@@ -16,7 +16,8 @@ export const checkTransactions: Check = (e) => {
     const row = e.business.has(`start:${start.runId}`);
     const run = e.runs.has(start.runId);
     if (start.ok && !row) fail(start.runId, 'the start in a transaction was answered, but its business row is not there');
-    if (row !== run) fail(start.runId, row ? 'the business row committed without its run' : 'the run exists without the business row of its transaction');
+    if (row !== run)
+      fail(start.runId, row ? 'the business row committed without its run' : 'the run exists without the business row of its transaction');
   }
   for (const r of e.rollbacks) {
     metrics.rolledBackStarts++;
@@ -33,12 +34,18 @@ export const checkTransactions: Check = (e) => {
   }
   for (const d of e.deliveries.filter((d) => d.tx === 'rollback')) {
     metrics.rolledBackSignals++;
-    if (e.business.has(`signal:${d.runId}:${d.sender}:${d.payload.copy}`)) fail(d.runId, `the business row of a rolled-back signal (sender ${d.sender}) is there`);
+    if (e.business.has(`signal:${d.runId}:${d.sender}:${d.payload.copy}`))
+      fail(d.runId, `the business row of a rolled-back signal (sender ${d.sender}) is there`);
   }
   for (const [runId, signal] of e.signals) {
     if (isRolledBack(deserialize(signal.payload))) fail(runId, `the stored signal is a rolled-back one: ${signal.payload}`);
     const applied = storedEffect(e.steps.get(runId)?.get('apply-approval'));
-    const row = applied && e.ledger.get(runId)?.get('apply-approval')?.find((l) => l.id === applied.ledgerId);
+    const row =
+      applied &&
+      e.ledger
+        .get(runId)
+        ?.get('apply-approval')
+        ?.find((l) => l.id === applied.ledgerId);
     if (isRolledBack(row?.detail.payload)) fail(runId, `the run used a rolled-back signal: ${JSON.stringify(row!.detail.payload)}`);
   }
   return { violations, metrics };

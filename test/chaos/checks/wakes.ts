@@ -17,7 +17,10 @@ export const checkWakes: Check = (e) => {
   for (const [runId, events] of e.history) {
     events.forEach((delivery, i) => {
       if (delivery.event !== 'signal-delivered' && delivery.event !== 'message-sent') return;
-      const before = events.slice(0, i).reverse().find((h) => h.event !== 'signal-delivered' && h.event !== 'message-sent');
+      const before = events
+        .slice(0, i)
+        .reverse()
+        .find((h) => h.event !== 'signal-delivered' && h.event !== 'message-sent');
       if (before?.event !== 'parked' || !waitsFor(before, delivery)) return;
       const claim = events.slice(i + 1).find((h) => h.event === 'claimed' || h.event === 'lease-taken-over');
       if (!claim) return;
@@ -30,7 +33,12 @@ export const checkWakes: Check = (e) => {
       if (!state || disturbed(e, at)) return; // a fault on a worker or the server at that moment: not a measure of waking
       const ms = claim.at.getTime() - at;
       buckets[state].push(ms);
-      if (ms > bound) violations.push({ check: 'wakes', runId, message: `woken ${ms} ms after its ${delivery.event} (LISTEN ${state}), over ${bound} ms` });
+      if (ms > bound)
+        violations.push({
+          check: 'wakes',
+          runId,
+          message: `woken ${ms} ms after its ${delivery.event} (LISTEN ${state}), over ${bound} ms`,
+        });
     });
   }
   return { violations, metrics: { ...summary('up', buckets.up), ...summary('down', buckets.down), claimedByDelivery } };
@@ -58,11 +66,21 @@ function listenAt(e: Evidence, at: number): 'up' | 'down' | undefined {
 
 /** A worker killed, stopped or booting, or the server restarting, around `at`: claims may wait on those, not on waking. */
 function disturbed(e: Evidence, at: number): boolean {
-  return e.faults.some((f) => (f.kind === 'kill' || f.kind === 'pause' || f.kind === 'restart') && at >= f.at - 1_000 && at <= f.endAt + e.profile.engine.leaseMs + 1_000);
+  return e.faults.some(
+    (f) =>
+      (f.kind === 'kill' || f.kind === 'pause' || f.kind === 'restart') &&
+      at >= f.at - 1_000 &&
+      at <= f.endAt + e.profile.engine.leaseMs + 1_000,
+  );
 }
 
 function summary(name: string, values: number[]): Record<string, number> {
   const sorted = [...values].sort((a, b) => a - b);
   const q = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] : 0);
-  return { [`${name}.n`]: sorted.length, [`${name}.p50`]: q(0.5), [`${name}.p95`]: q(0.95), [`${name}.max`]: sorted.length ? sorted[sorted.length - 1] : 0 };
+  return {
+    [`${name}.n`]: sorted.length,
+    [`${name}.p50`]: q(0.5),
+    [`${name}.p95`]: q(0.95),
+    [`${name}.max`]: sorted.length ? sorted[sorted.length - 1] : 0,
+  };
 }

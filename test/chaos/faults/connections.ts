@@ -19,7 +19,14 @@ const SESSIONS: Record<ConnectionTargets, string> = {
  * as it is back. Wakes must fall back to the sweeper while LISTEN is down, and LISTEN must come back after.
  */
 export async function cutConnections(ctx: FaultContext, fault: Extract<PlannedFault, { kind: 'connections' }>): Promise<FaultRecord> {
-  const record: FaultRecord = { kind: 'connections', phase: ctx.phase, at: Date.now(), endAt: Date.now(), terminated: 0, targets: fault.targets };
+  const record: FaultRecord = {
+    kind: 'connections',
+    phase: ctx.phase,
+    at: Date.now(),
+    endAt: Date.now(),
+    terminated: 0,
+    targets: fault.targets,
+  };
   const all = async () => {
     for (let i = 0; i < fault.times; i++) {
       if (i > 0) await pause(fault.spacingMs);

@@ -47,7 +47,9 @@ export async function cue(ctx: FaultContext, worker: number): Promise<FaultRecor
 
 /** Runs the worker with this pid holds right now (the lease owner id is `host:pid:random`). */
 export async function heldBy(db: HarnessDb, pid: number): Promise<string[]> {
-  const rows = await db.query<{ id: string }>(`SELECT id FROM durable.runs WHERE status = 'running' AND lease_owner LIKE $1`, [`%:${pid}:%`]);
+  const rows = await db.query<{ id: string }>(`SELECT id FROM durable.runs WHERE status = 'running' AND lease_owner LIKE $1`, [
+    `%:${pid}:%`,
+  ]);
   return rows.map((r) => r.id);
 }
 

@@ -14,7 +14,11 @@ export interface ErrorInfo {
 type OnTheWire<V> = V extends Date ? string : V;
 
 /** Why a run waits, from the library's registry of wait kinds (its times as ISO strings). */
-export type WaitReason = StoredWaitReason extends infer W ? (W extends StoredWaitReason ? { [F in keyof W]: OnTheWire<W[F]> } : never) : never;
+export type WaitReason = StoredWaitReason extends infer W
+  ? W extends StoredWaitReason
+    ? { [F in keyof W]: OnTheWire<W[F]> }
+    : never
+  : never;
 export type { WaitKind };
 /** The wait kinds, in the registry's order, and their declarations (label, subject, instants). */
 export { WAIT_KIND_NAMES as WAIT_KINDS, WAIT_KINDS as WAIT_KIND_DECLARATIONS };

@@ -54,11 +54,7 @@ export function navigate(href: string, { replace = false } = {}): void {
 }
 
 export type Route =
-  | { page: 'overview' }
-  | { page: 'runs' }
-  | { page: 'run'; runId: string }
-  | { page: 'workflows' }
-  | { page: 'not-found' };
+  { page: 'overview' } | { page: 'runs' } | { page: 'run'; runId: string } | { page: 'workflows' } | { page: 'not-found' };
 
 export function matchRoute(path: string): Route {
   if (path === '/' || path === '') return { page: 'overview' };

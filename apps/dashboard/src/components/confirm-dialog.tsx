@@ -17,7 +17,17 @@ interface ConfirmDialogProps {
 }
 
 /** The gate in front of dangerous actions (cancel, anything in bulk). Its button is `confirm`. */
-export function ConfirmDialog({ title, children, confirmLabel, danger = false, canConfirm = true, busy = false, error, onConfirm, onClose }: ConfirmDialogProps) {
+export function ConfirmDialog({
+  title,
+  children,
+  confirmLabel,
+  danger = false,
+  canConfirm = true,
+  busy = false,
+  error,
+  onConfirm,
+  onClose,
+}: ConfirmDialogProps) {
   const enabled = canConfirm && !busy;
   return (
     <Modal

@@ -38,8 +38,17 @@ export function WaitReasonText({ waiting }: { waiting: WaitReason | undefined })
 /** ", deadline in 21 h", or red once passed. */
 function Due({ iso, now, label }: { iso: string; now: number; label: string }) {
   const ms = elapsed(iso, now);
-  if (ms < 0) return <>, {label} in {formatSpan(ms)}</>;
-  return <span className={styles.late}>, {label} passed {formatSpan(ms)} ago</span>;
+  if (ms < 0)
+    return (
+      <>
+        , {label} in {formatSpan(ms)}
+      </>
+    );
+  return (
+    <span className={styles.late}>
+      , {label} passed {formatSpan(ms)} ago
+    </span>
+  );
 }
 
 /** " until 14:05", with " (due 3 min ago)" when it has passed by more than a few seconds. */
@@ -47,7 +56,8 @@ function Until({ iso, now }: { iso: string; now: number }) {
   const ms = elapsed(iso, now);
   return (
     <>
-      {' '}until {formatClock(iso)}
+      {' '}
+      until {formatClock(iso)}
       {ms >= 5_000 && <span className={styles.late}> (due {formatSpan(ms)} ago)</span>}
     </>
   );

@@ -19,7 +19,10 @@ export class AdminGuard implements CanActivate {
 }
 
 function cookie(header: string | undefined, name: string): string | undefined {
-  const match = header?.split(';').map((part) => part.trim().split('=')).find(([key]) => key === name);
+  const match = header
+    ?.split(';')
+    .map((part) => part.trim().split('='))
+    .find(([key]) => key === name);
   return match ? decodeURIComponent(match.slice(1).join('=')) : undefined;
 }
 

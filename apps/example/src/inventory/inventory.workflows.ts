@@ -3,7 +3,10 @@ import { defineSignal, DurableWorkflow, NonRetryableError, Step, Workflow, Workf
 import { z } from 'zod';
 
 /** A supplier's quote arrives from outside, some time later. */
-export const SupplierQuote = defineSignal('supplier-quote', z.object({ unitPriceCents: z.number().int().positive(), leadDays: z.number().int().min(0) }));
+export const SupplierQuote = defineSignal(
+  'supplier-quote',
+  z.object({ unitPriceCents: z.number().int().positive(), leadDays: z.number().int().min(0) }),
+);
 
 /** The inventory system (a stand-in) that is sometimes down. */
 @Injectable()
@@ -38,7 +41,8 @@ export class RequestQuote implements DurableWorkflow<{ sku: string; supplier: st
 export class Restock implements DurableWorkflow<{ sku: string; suppliers: string[] }, unknown> {
   async run(input: { sku: string; suppliers: string[] }, ctx: WorkflowContext) {
     const quotes = [];
-    for (const supplier of input.suppliers) quotes.push(await ctx.startChild(RequestQuote, { sku: input.sku, supplier }, { step: `quote-${supplier}` }));
+    for (const supplier of input.suppliers)
+      quotes.push(await ctx.startChild(RequestQuote, { sku: input.sku, supplier }, { step: `quote-${supplier}` }));
     const answers = await ctx.all(quotes);
     return { sku: input.sku, answers };
   }

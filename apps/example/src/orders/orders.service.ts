@@ -24,7 +24,11 @@ export class OrdersService {
     const orderId = randomUUID().slice(0, 8);
     return this.db.transaction(async (manager) => {
       await manager.insert(Order, { id: orderId, customer: order.customer, amountCents: order.amountCents, status: 'placed' });
-      const run = await this.workflows.start(FulfillOrder, { orderId, amountCents: order.amountCents }, { runId: orderRunId(orderId), manager });
+      const run = await this.workflows.start(
+        FulfillOrder,
+        { orderId, amountCents: order.amountCents },
+        { runId: orderRunId(orderId), manager },
+      );
       return { orderId, runId: run.runId };
     });
   }
@@ -51,11 +55,13 @@ export class OrdersService {
   @Step('record-tracking', { key: (_orderId: string, eventId: string) => eventId })
   async recordTracking(orderId: string, eventId: string, event: { event: string; at: string }): Promise<void> {
     await this.db.query(
-      `UPDATE orders SET tracking = CASE WHEN tracking @> $4::jsonb THEN tracking ELSE tracking || $2::jsonb END, status = $3 WHERE id = $1`, [
-      orderId,
-      JSON.stringify([{ id: eventId, ...event }]),
-      event.event === 'delivered' ? 'delivered' : 'in-transit',
-      JSON.stringify([{ id: eventId }]),
-    ]);
+      `UPDATE orders SET tracking = CASE WHEN tracking @> $4::jsonb THEN tracking ELSE tracking || $2::jsonb END, status = $3 WHERE id = $1`,
+      [
+        orderId,
+        JSON.stringify([{ id: eventId, ...event }]),
+        event.event === 'delivered' ? 'delivered' : 'in-transit',
+        JSON.stringify([{ id: eventId }]),
+      ],
+    );
   }
 }

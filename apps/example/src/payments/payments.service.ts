@@ -17,7 +17,13 @@ export class PaymentsService {
   @Step('charge')
   async charge(orderId: string, amountCents: number): Promise<{ paymentId: string; chargedAt: Date }> {
     const paymentId = `charge:${orderId}`;
-    await this.db.createQueryBuilder().insert().into(Payment).values({ idempotencyKey: paymentId, orderId, kind: 'charge', amountCents }).orIgnore().execute();
+    await this.db
+      .createQueryBuilder()
+      .insert()
+      .into(Payment)
+      .values({ idempotencyKey: paymentId, orderId, kind: 'charge', amountCents })
+      .orIgnore()
+      .execute();
     this.logger.log(`Charged ${(amountCents / 100).toFixed(2)} for order ${orderId}`);
     return { paymentId, chargedAt: new Date() };
   }
@@ -25,7 +31,13 @@ export class PaymentsService {
   @Step('refund')
   async refund(orderId: string, amountCents: number): Promise<{ refundId: string }> {
     const refundId = `refund:${orderId}`;
-    await this.db.createQueryBuilder().insert().into(Payment).values({ idempotencyKey: refundId, orderId, kind: 'refund', amountCents }).orIgnore().execute();
+    await this.db
+      .createQueryBuilder()
+      .insert()
+      .into(Payment)
+      .values({ idempotencyKey: refundId, orderId, kind: 'refund', amountCents })
+      .orIgnore()
+      .execute();
     this.logger.log(`Refunded order ${orderId}`);
     return { refundId };
   }

@@ -20,7 +20,11 @@ export class SeedService {
     await this.orders.place({ customer: 'Ada (needs approval)', amountCents: 125_000 });
     // Sleeping: delivered, in its delivery window before asking for feedback.
     const delivered = await this.orders.place({ customer: 'Grace (delivered)', amountCents: 4_900 });
-    for (const [id, event] of [['e1', 'picked-up'], ['e2', 'in-transit'], ['e3', 'delivered']] as const) {
+    for (const [id, event] of [
+      ['e1', 'picked-up'],
+      ['e2', 'in-transit'],
+      ['e3', 'delivered'],
+    ] as const) {
       await this.signals.send(orderRunId(delivered.orderId), CarrierEvents, id, { event, at: new Date().toISOString() });
     }
     // Waiting on a channel: shipped, waiting for the carrier's events.

@@ -16,7 +16,10 @@ export class WebhooksController {
   async carrier(@Body() body: { orderId?: string; eventId?: string; event?: string; at?: string }) {
     if (!body?.orderId || !body.eventId) throw new BadRequestException('Send { orderId, eventId, event, at }.');
     return this.deliver(() =>
-      this.signals.send(orderRunId(body.orderId!), CarrierEvents, body.eventId!, { event: body.event as never, at: body.at ?? new Date().toISOString() }),
+      this.signals.send(orderRunId(body.orderId!), CarrierEvents, body.eventId!, {
+        event: body.event as never,
+        at: body.at ?? new Date().toISOString(),
+      }),
     );
   }
 
@@ -25,7 +28,9 @@ export class WebhooksController {
   @HttpCode(200)
   async feedback(@Body() body: { orderId?: string; rating?: number; comment?: string }) {
     if (!body?.orderId) throw new BadRequestException('Send { orderId, rating, comment? }.');
-    return this.deliver(() => this.signals.signal(orderRunId(body.orderId!), DeliveryFeedback, { rating: body.rating as number, comment: body.comment }));
+    return this.deliver(() =>
+      this.signals.signal(orderRunId(body.orderId!), DeliveryFeedback, { rating: body.rating as number, comment: body.comment }),
+    );
   }
 
   private async deliver(send: () => Promise<{ accepted: boolean }>) {

@@ -16,7 +16,12 @@ export function deliverySchema(workflow: RegisteredWorkflow, kind: Kind, name: s
  * the payload can then be checked before the run is read, and the delivering statement itself checks
  * that the run is of one of them. Undefined when none takes it or their schemas differ.
  */
-export function sharedDeliverySchema(workflows: RegisteredWorkflow[], kind: Kind, name: string, ref: Ref): { workflows: string[]; schema: PayloadSchema | undefined } | undefined {
+export function sharedDeliverySchema(
+  workflows: RegisteredWorkflow[],
+  kind: Kind,
+  name: string,
+  ref: Ref,
+): { workflows: string[]; schema: PayloadSchema | undefined } | undefined {
   const takers = workflows.filter((w) => declaredBy(w, kind)?.has(name) ?? true);
   if (!takers.length) return undefined;
   const schema = deliverySchema(takers[0], kind, name, ref);

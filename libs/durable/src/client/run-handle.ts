@@ -38,7 +38,8 @@ export class DurableRunHandle<O> implements RunHandle<O> {
         const run = await this.runs.get(knownRunId(this.runId));
         if (!run) throw new RunNotFoundError(this.runId);
         if (run.status === 'cancelled') throw new CancelledError(this.runId, run.error?.message);
-        if (run.status === 'completed' || run.status === 'failed') return this.settle({ status: run.status, output: run.output, error: run.error });
+        if (run.status === 'completed' || run.status === 'failed')
+          return this.settle({ status: run.status, output: run.output, error: run.error });
         status = run.status;
       }
       const left = deadline - Date.now();

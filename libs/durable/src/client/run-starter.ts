@@ -45,10 +45,23 @@ export class RunStarter implements ChildStarter {
     return { runId, created };
   }
 
-  async startChild(args: { parentId: string; parentToken: string; step: string; childId: string; workflow: RegisteredWorkflow; input: unknown }): Promise<boolean> {
+  async startChild(args: {
+    parentId: string;
+    parentToken: string;
+    step: string;
+    childId: string;
+    workflow: RegisteredWorkflow;
+    input: unknown;
+  }): Promise<boolean> {
     const { parentLost } = await this.insert({
-      workflow: args.workflow, input: args.input, runId: args.childId, derivedId: true, parentId: args.parentId, parentStep: args.step,
-      parentToken: args.parentToken, actor: `run:${args.parentId}`,
+      workflow: args.workflow,
+      input: args.input,
+      runId: args.childId,
+      derivedId: true,
+      parentId: args.parentId,
+      parentStep: args.step,
+      parentToken: args.parentToken,
+      actor: `run:${args.parentId}`,
     });
     return !parentLost;
   }
@@ -67,8 +80,16 @@ export class RunStarter implements ChildStarter {
       (claimBy) =>
         this.runs.start(
           {
-            id: runId, workflow: args.workflow.name, input, claimBy: claimBy ?? undefined, leaseMs: this.options.leaseMs, parentId: args.parentId,
-            parentStep: args.parentStep, parentToken: args.parentToken, actor: args.actor, traceContext: this.telemetry.tracing.captureContext(),
+            id: runId,
+            workflow: args.workflow.name,
+            input,
+            claimBy: claimBy ?? undefined,
+            leaseMs: this.options.leaseMs,
+            parentId: args.parentId,
+            parentStep: args.parentStep,
+            parentToken: args.parentToken,
+            actor: args.actor,
+            traceContext: this.telemetry.tracing.captureContext(),
           },
           args.manager,
         ),

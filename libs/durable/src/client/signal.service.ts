@@ -37,28 +37,67 @@ export class SignalService {
   /** Journals the signal at most once per (run, name): the first payload wins; a redelivery is `accepted: false`. */
   async signal<T>(runId: string, signal: SignalRef<T>, payload: T, opts: TxOptions & ActorOptions = {}): Promise<SignalDelivery> {
     const name = checkName(typeof signal === 'string' ? signal : signal?.name, 'signal');
-    return this.traced(`durable.signal ${name}`, runId, { 'durable.signal': name }, () => this.deliverSignal(runId, name, signal, payload, opts));
+    return this.traced(`durable.signal ${name}`, runId, { 'durable.signal': name }, () =>
+      this.deliverSignal(runId, name, signal, payload, opts),
+    );
   }
 
-  private async deliverSignal<T>(runId: string, name: string, signal: SignalRef<T>, payload: T, opts: TxOptions & ActorOptions): Promise<SignalDelivery> {
+  private async deliverSignal<T>(
+    runId: string,
+    name: string,
+    signal: SignalRef<T>,
+    payload: T,
+    opts: TxOptions & ActorOptions,
+  ): Promise<SignalDelivery> {
     const actor = storableText(String(opts.actor ?? 'api'));
-    const result = await this.deliver(runId, 'signal', name, signal, payload, `The payload of signal "${name}"`, opts.manager,
-      (encoded, scope) => this.deliveries.signal(runId, name, encoded, actor, scope, opts.manager));
+    const result = await this.deliver(
+      runId,
+      'signal',
+      name,
+      signal,
+      payload,
+      `The payload of signal "${name}"`,
+      opts.manager,
+      (encoded, scope) => this.deliveries.signal(runId, name, encoded, actor, scope, opts.manager),
+    );
     if (result.woken && !opts.manager) this.wakeHere(runId);
     return { runId, name, accepted: result.accepted, deliveredAt: result.deliveredAt };
   }
 
   /** Appends a message to a channel of the run, deduplicated by (run, channel, key). */
-  async send<T>(runId: string, channel: ChannelRef<T>, key: string, payload: T, opts: TxOptions & ActorOptions = {}): Promise<MessageDelivery> {
+  async send<T>(
+    runId: string,
+    channel: ChannelRef<T>,
+    key: string,
+    payload: T,
+    opts: TxOptions & ActorOptions = {},
+  ): Promise<MessageDelivery> {
     const name = checkName(typeof channel === 'string' ? channel : channel?.name, 'channel');
     checkName(key, 'message key');
-    return this.traced(`durable.send ${name}`, runId, { 'durable.channel': name, 'durable.message_key': key }, () => this.sendMessage(runId, name, key, channel, payload, opts));
+    return this.traced(`durable.send ${name}`, runId, { 'durable.channel': name, 'durable.message_key': key }, () =>
+      this.sendMessage(runId, name, key, channel, payload, opts),
+    );
   }
 
-  private async sendMessage<T>(runId: string, name: string, key: string, channel: ChannelRef<T>, payload: T, opts: TxOptions & ActorOptions): Promise<MessageDelivery> {
+  private async sendMessage<T>(
+    runId: string,
+    name: string,
+    key: string,
+    channel: ChannelRef<T>,
+    payload: T,
+    opts: TxOptions & ActorOptions,
+  ): Promise<MessageDelivery> {
     const actor = storableText(String(opts.actor ?? 'api'));
-    const result = await this.deliver(runId, 'channel', name, channel, payload, `The payload of message "${key}" on channel "${name}"`, opts.manager,
-      (encoded, scope) => this.deliveries.send(runId, name, key, encoded, actor, scope, opts.manager));
+    const result = await this.deliver(
+      runId,
+      'channel',
+      name,
+      channel,
+      payload,
+      `The payload of message "${key}" on channel "${name}"`,
+      opts.manager,
+      (encoded, scope) => this.deliveries.send(runId, name, key, encoded, actor, scope, opts.manager),
+    );
     if (result.woken && !opts.manager) this.wakeHere(runId);
     return { runId, channel: name, key, accepted: result.accepted, seq: result.seq };
   }
@@ -71,13 +110,23 @@ export class SignalService {
    * delivery, which then executes here at once: no NOTIFY, no claim pass.
    */
   private async deliver<R>(
-    runId: string, kind: 'signal' | 'channel', name: string, ref: SignalRef<unknown> | ChannelRef<unknown>, payload: unknown, what: string,
-    manager: EntityManager | undefined, write: (encoded: string, scope: DeliveryScope) => Promise<DeliveryResult<R>>,
+    runId: string,
+    kind: 'signal' | 'channel',
+    name: string,
+    ref: SignalRef<unknown> | ChannelRef<unknown>,
+    payload: unknown,
+    what: string,
+    manager: EntityManager | undefined,
+    write: (encoded: string, scope: DeliveryScope) => Promise<DeliveryResult<R>>,
   ): Promise<R> {
     knownRunId(runId);
     const encode = async (schema: PayloadSchema | undefined) => serializePayload(await validatePayload(schema, payload, what), what);
     const claiming = (encoded: string, workflows: string[] | null) =>
-      this.worker.reserving(!manager, (claimBy) => write(encoded, { workflows, claimBy, leaseMs: this.options.leaseMs }), (r) => (r.status === 'done' ? r.claimed : undefined));
+      this.worker.reserving(
+        !manager,
+        (claimBy) => write(encoded, { workflows, claimBy, leaseMs: this.options.leaseMs }),
+        (r) => (r.status === 'done' ? r.claimed : undefined),
+      );
     const shared = sharedDeliverySchema(this.registry.all(), kind, name, ref);
     if (shared) {
       const result = await claiming(await encode(shared.schema), shared.workflows);
@@ -88,7 +137,12 @@ export class SignalService {
     return this.settled(runId, await claiming(await encode(deliverySchema(workflow, kind, name, ref)), null));
   }
 
-  private traced<R extends { accepted: boolean }>(name: string, runId: string, attributes: Record<string, string>, deliver: () => Promise<R>): Promise<R> {
+  private traced<R extends { accepted: boolean }>(
+    name: string,
+    runId: string,
+    attributes: Record<string, string>,
+    deliver: () => Promise<R>,
+  ): Promise<R> {
     return this.telemetry.tracing.trace(name, { 'durable.run_id': String(runId), ...attributes }, undefined, async (span) => {
       const delivery = await deliver();
       span.set({ 'durable.accepted': delivery.accepted });

@@ -28,9 +28,19 @@ export class WorkflowClient {
    * same workflow comes back with `created: false`; of another workflow, RunConflictError.
    * With `manager`, the run is written in the caller's transaction and starts when it commits.
    */
-  async start<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: { runId?: string } & TxOptions & ActorOptions = {}): Promise<RunHandle<O>> {
+  async start<I, O>(
+    workflow: WorkflowRef<I, O>,
+    input: I,
+    opts: { runId?: string } & TxOptions & ActorOptions = {},
+  ): Promise<RunHandle<O>> {
     const registered = this.registry.resolve(workflow as WorkflowRef<unknown, unknown>);
-    const { runId, created } = await this.starter.start({ workflow: registered, input, runId: opts.runId, manager: opts.manager, actor: actorOf(opts) });
+    const { runId, created } = await this.starter.start({
+      workflow: registered,
+      input,
+      runId: opts.runId,
+      manager: opts.manager,
+      actor: actorOf(opts),
+    });
     return new DurableRunHandle<O>(runId, created, this.runs, this.bus, this.executingHere);
   }
 
@@ -59,7 +69,11 @@ export class WorkflowClient {
 
   /** Cancels the run and its unfinished children at once; a running execution's later writes are refused. */
   async cancel(runId: string, reason?: string, opts: ActorOptions = {}): Promise<void> {
-    const { changed } = await this.control.cancel(knownRunId(runId), reason === undefined ? undefined : storableText(String(reason)), actorOf(opts));
+    const { changed } = await this.control.cancel(
+      knownRunId(runId),
+      reason === undefined ? undefined : storableText(String(reason)),
+      actorOf(opts),
+    );
     this.worker.revoke(changed);
   }
 

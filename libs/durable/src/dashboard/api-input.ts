@@ -21,13 +21,18 @@ export type EndpointInput<E extends Endpoint> = { [K in keyof Endpoint]-?: E[K] 
 export const endpoint = <E extends Endpoint>(declaration: E): E => declaration;
 
 /** The one answer to a URL that is not valid percent-encoding, in the path or in the query. */
-export const INVALID_ENCODING = { code: 'INVALID_ENCODING', message: 'The URL is not valid percent-encoding: each "%" must start a UTF-8 byte written as two hex digits.' };
+export const INVALID_ENCODING = {
+  code: 'INVALID_ENCODING',
+  message: 'The URL is not valid percent-encoding: each "%" must start a UTF-8 byte written as two hex digits.',
+};
 
 /**
  * The request's input validated against the endpoint's declaration: the handler's one parameter.
  * Any mismatch is an InvalidArgumentError (400) whose message names each parameter at fault.
  */
-export const Input = createParamDecorator((declaration: Endpoint, context: ExecutionContext) => parseInput(declaration, context.switchToHttp().getRequest<Request>()));
+export const Input = createParamDecorator((declaration: Endpoint, context: ExecutionContext) =>
+  parseInput(declaration, context.switchToHttp().getRequest<Request>()),
+);
 
 const NO_QUERY = z.strictObject({});
 const PLACES = { params: 'Path parameter', query: 'Query parameter', body: 'Body field' } as const;
@@ -45,7 +50,9 @@ function parseInput(declaration: Endpoint, request: Request): EndpointInput<Endp
     else for (const issue of result.error.issues) problems.push(...describe(place, issue, given[place]));
   }
   if (problems.length) {
-    const message = problems.map((p) => (p.name ? `${PLACES[p.in]} "${p.name}": ${p.message}.` : `The request body: ${p.message}.`)).join(' ');
+    const message = problems
+      .map((p) => (p.name ? `${PLACES[p.in]} "${p.name}": ${p.message}.` : `The request body: ${p.message}.`))
+      .join(' ');
     throw new InvalidArgumentError(message, { issues: problems });
   }
   return input as EndpointInput<Endpoint>;
@@ -81,18 +88,31 @@ function decode(component: string): string {
 }
 
 /** One zod issue as messages naming the parameter; a repeated query scalar and unknown names get their own words. */
-function describe(place: keyof typeof PLACES, issue: z.core.$ZodIssue, given: unknown): Array<{ in: keyof typeof PLACES; name: string; message: string }> {
+function describe(
+  place: keyof typeof PLACES,
+  issue: z.core.$ZodIssue,
+  given: unknown,
+): Array<{ in: keyof typeof PLACES; name: string; message: string }> {
   // A query parameter is named as given (`status`, not `status.1` for the second of its values).
   const at = (place === 'query' ? issue.path.slice(0, 1) : issue.path).map(String).join('.');
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((key) => ({
       in: place,
       name: at ? `${at}.${key}` : key,
-      message: place === 'body' ? 'is not a field this endpoint takes' : key.includes('[') ? 'is not a parameter of this endpoint (brackets are not parsed: repeat the parameter to give a list)' : 'is not a parameter of this endpoint',
+      message:
+        place === 'body'
+          ? 'is not a field this endpoint takes'
+          : key.includes('[')
+            ? 'is not a parameter of this endpoint (brackets are not parsed: repeat the parameter to give a list)'
+            : 'is not a parameter of this endpoint',
     }));
   }
-  const value = issue.path.reduce<unknown>((object, key) => (object as Record<PropertyKey, unknown> | undefined)?.[key as PropertyKey], given);
-  if (place === 'query' && issue.code === 'invalid_type' && Array.isArray(value)) return [{ in: place, name: at, message: 'is given more than once; give it once' }];
+  const value = issue.path.reduce<unknown>(
+    (object, key) => (object as Record<PropertyKey, unknown> | undefined)?.[key as PropertyKey],
+    given,
+  );
+  if (place === 'query' && issue.code === 'invalid_type' && Array.isArray(value))
+    return [{ in: place, name: at, message: 'is given more than once; give it once' }];
   if (place === 'body' && !at && issue.code === 'invalid_type') return [{ in: place, name: at, message: 'must be a JSON object' }];
   return [{ in: place, name: at, message: issue.message }];
 }
@@ -111,5 +131,7 @@ export const present = z.custom<unknown>((value) => value !== undefined, 'is req
 
 /** One of `values`, saying which when it is not. */
 export function oneOf<T extends string>(values: readonly T[]) {
-  return z.enum(values as [T, ...T[]], { error: (issue) => `must be one of ${values.join(', ')}; got ${String(JSON.stringify(issue.input)).slice(0, 100)}` });
+  return z.enum(values as [T, ...T[]], {
+    error: (issue) => `must be one of ${values.join(', ')}; got ${String(JSON.stringify(issue.input)).slice(0, 100)}`,
+  });
 }

@@ -35,7 +35,9 @@ export class DashboardApiGate implements OnModuleInit {
     const adapter = this.adapterHost?.httpAdapter;
     if (!adapter || !this.options.dashboard) return;
     if (adapter.getType() !== 'express') {
-      this.logger.warn(`The dashboard API's 1 MiB body limit is installed on Express only; on ${adapter.getType()} the application's body limit applies.`);
+      this.logger.warn(
+        `The dashboard API's 1 MiB body limit is installed on Express only; on ${adapter.getType()} the application's body limit applies.`,
+      );
       return;
     }
     const app = adapter.getInstance<ExpressLike>();

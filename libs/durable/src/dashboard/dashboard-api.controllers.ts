@@ -1,4 +1,22 @@
-import { All, applyDecorators, Controller, Get, HttpCode, HttpException, Inject, NotFoundException, Param, Post, Req, RequestMethod, Res, SetMetadata, Type, UseFilters, UseGuards } from '@nestjs/common';
+import {
+  All,
+  applyDecorators,
+  Controller,
+  Get,
+  HttpCode,
+  HttpException,
+  Inject,
+  NotFoundException,
+  Param,
+  Post,
+  Req,
+  RequestMethod,
+  Res,
+  SetMetadata,
+  Type,
+  UseFilters,
+  UseGuards,
+} from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import type { Response } from 'express';
 import { z } from 'zod';
@@ -26,11 +44,25 @@ const actor = (request: DashboardRequest) => request.durableActor ?? 'dashboard'
 const runId = { id: text() };
 /** Statuses as a list: repeated (`status=a&status=b`), comma-separated, or both. */
 const statuses = z.preprocess(
-  (given) => (given === undefined ? undefined : [given].flat().filter((s) => s !== undefined).flatMap((s) => (typeof s === 'string' ? s.split(',') : [s]))),
+  (given) =>
+    given === undefined
+      ? undefined
+      : [given]
+          .flat()
+          .filter((s) => s !== undefined)
+          .flatMap((s) => (typeof s === 'string' ? s.split(',') : [s])),
   z.array(oneOf(RUN_STATUSES)).optional(),
 );
-const filterFields = { status: statuses, workflow: text(200).optional(), waitingFor: oneOf(WAIT_KIND_NAMES).optional(), signal: text(200).optional() };
-const toRunFilter = <F extends { status?: RunFilter['status']; signal?: string }>({ signal, ...filter }: F) => ({ ...filter, waitingName: signal });
+const filterFields = {
+  status: statuses,
+  workflow: text(200).optional(),
+  waitingFor: oneOf(WAIT_KIND_NAMES).optional(),
+  signal: text(200).optional(),
+};
+const toRunFilter = <F extends { status?: RunFilter['status']; signal?: string }>({ signal, ...filter }: F) => ({
+  ...filter,
+  waitingName: signal,
+});
 /** A bulk action's targets: given run ids, or a filter's matches. */
 const targets = {
   runIds: z.array(text(1_000)).min(1, 'must list at least one run id').max(1_000, 'must list at most 1000 run ids').optional(),
@@ -57,7 +89,11 @@ export class DashboardRunsController {
       .strictObject({
         ...filterFields,
         q: text(200).optional(),
-        limit: z.string().refine((s) => /^\d{1,3}$/.test(s) && +s >= 1 && +s <= 500, 'must be a whole number from 1 to 500').transform(Number).optional(),
+        limit: z
+          .string()
+          .refine((s) => /^\d{1,3}$/.test(s) && +s >= 1 && +s <= 500, 'must be a whole number from 1 to 500')
+          .transform(Number)
+          .optional(),
         cursor: z.string().refine(isRunCursor, 'is not a cursor returned by GET /runs').optional(),
       })
       .transform(toRunFilter),
@@ -73,10 +109,16 @@ export class DashboardRunsController {
     return this.service.detail(params.id);
   }
 
-  static readonly start = endpoint({ body: z.strictObject({ workflow: text(200), input: z.unknown().optional(), runId: text(200).nullish() }) });
+  static readonly start = endpoint({
+    body: z.strictObject({ workflow: text(200), input: z.unknown().optional(), runId: text(200).nullish() }),
+  });
   @Post()
   @Mutation()
-  async start(@Input(DashboardRunsController.start) { body }: EndpointInput<typeof DashboardRunsController.start>, @Req() request: DashboardRequest, @Res({ passthrough: true }) response: Response) {
+  async start(
+    @Input(DashboardRunsController.start) { body }: EndpointInput<typeof DashboardRunsController.start>,
+    @Req() request: DashboardRequest,
+    @Res({ passthrough: true }) response: Response,
+  ) {
     const handle = await this.client.start(body.workflow, body.input ?? null, { runId: body.runId ?? undefined, actor: actor(request) });
     response.status(handle.created ? 201 : 200);
     return { runId: handle.runId, created: handle.created };
@@ -85,16 +127,27 @@ export class DashboardRunsController {
   static readonly signal = endpoint({ params: z.strictObject({ ...runId, name: text(200) }), body: z.strictObject({ payload: present }) });
   @Post(':id/signals/:name')
   @Mutation()
-  async signal(@Input(DashboardRunsController.signal) { params, body }: EndpointInput<typeof DashboardRunsController.signal>, @Req() request: DashboardRequest, @Res({ passthrough: true }) response: Response) {
+  async signal(
+    @Input(DashboardRunsController.signal) { params, body }: EndpointInput<typeof DashboardRunsController.signal>,
+    @Req() request: DashboardRequest,
+    @Res({ passthrough: true }) response: Response,
+  ) {
     const delivery = await this.signals.signal(params.id, params.name, body.payload, { actor: actor(request) });
     response.status(delivery.accepted ? 201 : 200);
     return delivery;
   }
 
-  static readonly send = endpoint({ params: z.strictObject({ ...runId, channel: text(200) }), body: z.strictObject({ key: text(200), payload: present }) });
+  static readonly send = endpoint({
+    params: z.strictObject({ ...runId, channel: text(200) }),
+    body: z.strictObject({ key: text(200), payload: present }),
+  });
   @Post(':id/channels/:channel')
   @Mutation()
-  async send(@Input(DashboardRunsController.send) { params, body }: EndpointInput<typeof DashboardRunsController.send>, @Req() request: DashboardRequest, @Res({ passthrough: true }) response: Response) {
+  async send(
+    @Input(DashboardRunsController.send) { params, body }: EndpointInput<typeof DashboardRunsController.send>,
+    @Req() request: DashboardRequest,
+    @Res({ passthrough: true }) response: Response,
+  ) {
     const delivery = await this.signals.send(params.id, params.channel, body.key, body.payload, { actor: actor(request) });
     response.status(delivery.accepted ? 201 : 200);
     return delivery;
@@ -103,7 +156,10 @@ export class DashboardRunsController {
   static readonly resume = endpoint({ params: z.strictObject(runId), body: noBody });
   @Post(':id/resume')
   @Action()
-  async resume(@Input(DashboardRunsController.resume) { params }: EndpointInput<typeof DashboardRunsController.resume>, @Req() request: DashboardRequest) {
+  async resume(
+    @Input(DashboardRunsController.resume) { params }: EndpointInput<typeof DashboardRunsController.resume>,
+    @Req() request: DashboardRequest,
+  ) {
     await this.client.resume(params.id, { actor: actor(request) });
     return { runId: params.id, status: (await this.client.getRun(params.id)).status };
   }
@@ -111,7 +167,10 @@ export class DashboardRunsController {
   static readonly cancel = endpoint({ params: z.strictObject(runId), body: z.strictObject({ reason: text(1_000).nullish() }).optional() });
   @Post(':id/cancel')
   @Action()
-  async cancel(@Input(DashboardRunsController.cancel) { params, body }: EndpointInput<typeof DashboardRunsController.cancel>, @Req() request: DashboardRequest) {
+  async cancel(
+    @Input(DashboardRunsController.cancel) { params, body }: EndpointInput<typeof DashboardRunsController.cancel>,
+    @Req() request: DashboardRequest,
+  ) {
     await this.client.cancel(params.id, body?.reason ?? undefined, { actor: actor(request) });
     return { runId: params.id, status: (await this.client.getRun(params.id)).status };
   }
@@ -119,7 +178,10 @@ export class DashboardRunsController {
   static readonly retry = endpoint({ params: z.strictObject(runId), body: noBody });
   @Post(':id/retry')
   @Action()
-  async retry(@Input(DashboardRunsController.retry) { params }: EndpointInput<typeof DashboardRunsController.retry>, @Req() request: DashboardRequest) {
+  async retry(
+    @Input(DashboardRunsController.retry) { params }: EndpointInput<typeof DashboardRunsController.retry>,
+    @Req() request: DashboardRequest,
+  ) {
     await this.client.retry(params.id, { actor: actor(request) });
     return { runId: params.id, status: (await this.client.getRun(params.id)).status };
   }
@@ -136,18 +198,28 @@ export class DashboardBulkController {
     private readonly service: DashboardService,
   ) {}
 
-  static readonly signal = endpoint({ body: z.strictObject({ ...targets, name: text(200), payload: present }).refine(oneTarget, ONE_TARGET) });
+  static readonly signal = endpoint({
+    body: z.strictObject({ ...targets, name: text(200), payload: present }).refine(oneTarget, ONE_TARGET),
+  });
   @Post('signal')
   @Action()
-  async signal(@Input(DashboardBulkController.signal) { body }: EndpointInput<typeof DashboardBulkController.signal>, @Req() request: DashboardRequest) {
+  async signal(
+    @Input(DashboardBulkController.signal) { body }: EndpointInput<typeof DashboardBulkController.signal>,
+    @Req() request: DashboardRequest,
+  ) {
     const runIds = await this.service.targets(body);
-    return this.service.bulk(runIds, async (runId) => ((await this.signals.signal(runId, body.name, body.payload, { actor: actor(request) })).accepted ? 'accepted' : 'duplicate'));
+    return this.service.bulk(runIds, async (runId) =>
+      (await this.signals.signal(runId, body.name, body.payload, { actor: actor(request) })).accepted ? 'accepted' : 'duplicate',
+    );
   }
 
   static readonly resume = endpoint({ body: z.strictObject(targets).refine(oneTarget, ONE_TARGET) });
   @Post('resume')
   @Action()
-  async resume(@Input(DashboardBulkController.resume) { body }: EndpointInput<typeof DashboardBulkController.resume>, @Req() request: DashboardRequest) {
+  async resume(
+    @Input(DashboardBulkController.resume) { body }: EndpointInput<typeof DashboardBulkController.resume>,
+    @Req() request: DashboardRequest,
+  ) {
     const runIds = await this.service.targets(body);
     return this.service.bulk(runIds, async (runId) => {
       await this.client.resume(runId, { actor: actor(request) });
@@ -158,7 +230,10 @@ export class DashboardBulkController {
   static readonly cancel = endpoint({ body: z.strictObject({ ...targets, reason: text(1_000).nullish() }).refine(oneTarget, ONE_TARGET) });
   @Post('cancel')
   @Action()
-  async cancel(@Input(DashboardBulkController.cancel) { body }: EndpointInput<typeof DashboardBulkController.cancel>, @Req() request: DashboardRequest) {
+  async cancel(
+    @Input(DashboardBulkController.cancel) { body }: EndpointInput<typeof DashboardBulkController.cancel>,
+    @Req() request: DashboardRequest,
+  ) {
     const runIds = await this.service.targets(body);
     return this.service.bulk(runIds, async (runId) => {
       await this.client.cancel(runId, body.reason ?? undefined, { actor: actor(request) });
@@ -187,7 +262,12 @@ export class DashboardMetaController {
     const dashboard = this.options.dashboard as DashboardOptions;
     const mode = 'token' in dashboard.auth ? 'token' : 'guard' in dashboard.auth ? 'guard' : 'none';
     const authenticated = Boolean(request.durableAuthenticated);
-    return { auth: mode, readOnly: Boolean(dashboard.readOnly), authenticated, actor: authenticated ? (request.durableActor ?? null) : null };
+    return {
+      auth: mode,
+      readOnly: Boolean(dashboard.readOnly),
+      authenticated,
+      actor: authenticated ? (request.durableActor ?? null) : null,
+    };
   }
 
   @Get('workflows')
@@ -218,13 +298,23 @@ export const API_CONTROLLERS: ReadonlyArray<readonly [Type, string]> = [
 @UseFilters(DashboardErrorsFilter)
 export class DashboardApiFallbackController {
   @All('{*path}')
-  fallback(@Param('path') path: string | string[] | undefined, @Req() request: DashboardRequest, @Res({ passthrough: true }) response: Response): never {
+  fallback(
+    @Param('path') path: string | string[] | undefined,
+    @Req() request: DashboardRequest,
+    @Res({ passthrough: true }) response: Response,
+  ): never {
     const segments = (Array.isArray(path) ? path : (path ?? '').split('/')).filter(Boolean);
     const shown = `/${segments.join('/')}`;
     const allowed = apiRoutes()
-      .filter((route) => route.segments.length === segments.length && route.segments.every((s, i) => s.startsWith(':') || s === segments[i]))
+      .filter(
+        (route) => route.segments.length === segments.length && route.segments.every((s, i) => s.startsWith(':') || s === segments[i]),
+      )
       .map((route) => route.method);
-    if (!allowed.length) throw new NotFoundException({ code: 'NOT_FOUND', message: `No API route ${request.method} ${shown}; the routes are listed in docs/rest-api.md.` });
+    if (!allowed.length)
+      throw new NotFoundException({
+        code: 'NOT_FOUND',
+        message: `No API route ${request.method} ${shown}; the routes are listed in docs/rest-api.md.`,
+      });
     response.setHeader('Allow', allowed.join(', '));
     throw new HttpException({ code: 'METHOD_NOT_ALLOWED', message: `${shown} answers ${allowed.join(', ')}, not ${request.method}.` }, 405);
   }

@@ -1,4 +1,15 @@
-import { CanActivate, ExecutionContext, ForbiddenException, Inject, Injectable, Logger, NotFoundException, OnModuleInit, Type, UnauthorizedException } from '@nestjs/common';
+import {
+  CanActivate,
+  ExecutionContext,
+  ForbiddenException,
+  Inject,
+  Injectable,
+  Logger,
+  NotFoundException,
+  OnModuleInit,
+  Type,
+  UnauthorizedException,
+} from '@nestjs/common';
 import { ModuleRef, Reflector } from '@nestjs/core';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
@@ -57,9 +68,16 @@ export class DashboardAuthGuard implements CanActivate, OnModuleInit {
     }
     if (!(await this.authenticate(context, request))) throw new UnauthorizedException({ code: 'UNAUTHORIZED', message: this.challenge() });
     if (this.reflector.get<boolean>(MUTATION, context.getHandler())) {
-      if (this.dashboard.readOnly) throw new ForbiddenException({ code: 'READ_ONLY', message: 'The dashboard is read-only: it lists and inspects runs, and changes nothing.' });
+      if (this.dashboard.readOnly)
+        throw new ForbiddenException({
+          code: 'READ_ONLY',
+          message: 'The dashboard is read-only: it lists and inspects runs, and changes nothing.',
+        });
       if (request.headers['x-durable-request'] !== '1') {
-        throw new ForbiddenException({ code: 'MISSING_HEADER', message: 'Mutating requests must carry the header "x-durable-request: 1".' });
+        throw new ForbiddenException({
+          code: 'MISSING_HEADER',
+          message: 'Mutating requests must carry the header "x-durable-request: 1".',
+        });
       }
     }
     return true;
@@ -92,7 +110,9 @@ export class DashboardAuthGuard implements CanActivate, OnModuleInit {
   }
 
   private challenge(): string {
-    return 'token' in this.dashboard.auth ? 'Send the dashboard token as "Authorization: Bearer <token>".' : 'Sign in to the application to use the dashboard.';
+    return 'token' in this.dashboard.auth
+      ? 'Send the dashboard token as "Authorization: Bearer <token>".'
+      : 'Sign in to the application to use the dashboard.';
   }
 
   /** The application's guard: its own instance when it is a provider, else one made here with its dependencies injected. */

@@ -27,14 +27,20 @@ export class DashboardErrorsFilter implements ExceptionFilter {
 
   private describe(error: unknown): { status: number; body: { code: string; message: string; details?: unknown } } {
     if (error instanceof DurableError) {
-      return { status: STATUS_BY_CODE[error.code] ?? 400, body: { code: error.code, message: error.message, ...(error.details !== undefined && { details: error.details }) } };
+      return {
+        status: STATUS_BY_CODE[error.code] ?? 400,
+        body: { code: error.code, message: error.message, ...(error.details !== undefined && { details: error.details }) },
+      };
     }
     if (error instanceof HttpException) {
       const response = error.getResponse();
       const given = typeof response === 'object' ? (response as { code?: string; message?: unknown }) : {};
       return {
         status: error.getStatus(),
-        body: { code: given.code ?? httpCode(error.getStatus()), message: typeof given.message === 'string' ? given.message : error.message },
+        body: {
+          code: given.code ?? httpCode(error.getStatus()),
+          message: typeof given.message === 'string' ? given.message : error.message,
+        },
       };
     }
     return { status: 500, body: { code: 'INTERNAL', message: 'The request failed on the server; the details are in the server log.' } };
@@ -42,5 +48,17 @@ export class DashboardErrorsFilter implements ExceptionFilter {
 }
 
 function httpCode(status: number): string {
-  return ({ 400: 'BAD_REQUEST', 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 409: 'CONFLICT', 413: 'PAYLOAD_TOO_LARGE' } as Record<number, string>)[status] ?? 'ERROR';
+  return (
+    (
+      {
+        400: 'BAD_REQUEST',
+        401: 'UNAUTHORIZED',
+        403: 'FORBIDDEN',
+        404: 'NOT_FOUND',
+        405: 'METHOD_NOT_ALLOWED',
+        409: 'CONFLICT',
+        413: 'PAYLOAD_TOO_LARGE',
+      } as Record<number, string>
+    )[status] ?? 'ERROR'
+  );
 }

@@ -20,7 +20,8 @@ export function dashboardControllers(): { controllers: Type[]; mount(path: strin
     controllers: [...api.map(([controller]) => controller), fallback, ui],
     mount(path) {
       const base = path === false ? DISABLED : path;
-      for (const [controller, under] of api) Reflect.defineMetadata(PATH_METADATA, under ? `${base}/api/${under}` : `${base}/api`, controller);
+      for (const [controller, under] of api)
+        Reflect.defineMetadata(PATH_METADATA, under ? `${base}/api/${under}` : `${base}/api`, controller);
       Reflect.defineMetadata(PATH_METADATA, `${base}/api`, fallback);
       Reflect.defineMetadata(PATH_METADATA, base, ui);
     },

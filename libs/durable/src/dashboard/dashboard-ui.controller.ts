@@ -31,7 +31,11 @@ const TYPES: Record<string, string> = {
 
 /** Where the built UI lives: beside the compiled library when published, in the workspace's dist when developing. */
 export function dashboardUiRoot(): string | undefined {
-  const candidates = [join(__dirname, '..', 'dashboard-ui'), join(__dirname, '..', '..', 'dashboard-ui'), resolve(__dirname, '..', '..', '..', '..', 'dist', 'dashboard-ui')];
+  const candidates = [
+    join(__dirname, '..', 'dashboard-ui'),
+    join(__dirname, '..', '..', 'dashboard-ui'),
+    resolve(__dirname, '..', '..', '..', '..', 'dist', 'dashboard-ui'),
+  ];
   return candidates.find((dir) => existsSync(join(dir, 'index.html')));
 }
 
@@ -46,7 +50,8 @@ export class DashboardUiController {
   @SetMetadata(PUBLIC_ROUTE, true)
   index(@Req() request: Request, @Res() response: Response): void {
     // The UI's asset URLs are relative: the page must be served at the path with its trailing slash.
-    if (!request.path.endsWith('/')) return response.redirect(301, `${request.originalUrl.replace(/(\?.*)?$/, (query: string) => `/${query}`)}`);
+    if (!request.path.endsWith('/'))
+      return response.redirect(301, `${request.originalUrl.replace(/(\?.*)?$/, (query: string) => `/${query}`)}`);
     this.send('index.html', response);
   }
 
@@ -57,9 +62,14 @@ export class DashboardUiController {
   }
 
   private send(file: string, response: Response): void {
-    if (!this.root) throw new NotFoundException({ code: 'UI_NOT_BUILT', message: 'The dashboard UI is not built: run `npm run build` (the REST API works without it).' });
+    if (!this.root)
+      throw new NotFoundException({
+        code: 'UI_NOT_BUILT',
+        message: 'The dashboard UI is not built: run `npm run build` (the REST API works without it).',
+      });
     const path = resolve(this.root, file);
-    if (!path.startsWith(this.root + sep) || !existsSync(path) || !TYPES[extname(path)]) throw new NotFoundException({ code: 'NOT_FOUND', message: 'No such file.' });
+    if (!path.startsWith(this.root + sep) || !existsSync(path) || !TYPES[extname(path)])
+      throw new NotFoundException({ code: 'NOT_FOUND', message: 'No such file.' });
     response.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
     response.setHeader('X-Content-Type-Options', 'nosniff');
     response.setHeader('Cache-Control', file === 'index.html' ? 'no-cache' : 'public, max-age=31536000, immutable');

@@ -79,13 +79,26 @@ export class DashboardService {
         outcome: s.outcome,
         ...(s.outcome === 'ok' && { result: toDisplay(deserialize(s.result)) }),
         ...(s.error && { error: { name: s.error.name, message: s.error.message } }),
-        ...(s.started_at && { startedAt: iso(s.started_at), durationMs: Date.parse(String(s.finished_at)) - Date.parse(String(s.started_at)) }),
+        ...(s.started_at && {
+          startedAt: iso(s.started_at),
+          durationMs: Date.parse(String(s.finished_at)) - Date.parse(String(s.started_at)),
+        }),
         finishedAt: iso(s.finished_at),
       })),
-      signals: rows.signals.map((s) => ({ name: s.name, payload: toDisplay(deserialize(s.payload)), deliveredAt: iso(s.delivered_at), source: s.source })),
+      signals: rows.signals.map((s) => ({
+        name: s.name,
+        payload: toDisplay(deserialize(s.payload)),
+        deliveredAt: iso(s.delivered_at),
+        source: s.source,
+      })),
       pendingSignals: pending,
       messages: rows.messages.map((m) => ({
-        channel: m.channel, key: m.key, seq: Number(m.seq), payload: toDisplay(deserialize(m.payload)), sentAt: iso(m.sent_at), ackedAt: m.acked_at ? iso(m.acked_at) : null,
+        channel: m.channel,
+        key: m.key,
+        seq: Number(m.seq),
+        payload: toDisplay(deserialize(m.payload)),
+        sentAt: iso(m.sent_at),
+        ackedAt: m.acked_at ? iso(m.acked_at) : null,
       })),
       children: rows.children.map((c) => ({ runId: c.id, workflow: c.workflow, status: c.status, step: c.parent_step })),
       parent: rows.parent ? { runId: rows.parent.id, workflow: rows.parent.workflow, status: rows.parent.status } : null,
@@ -95,9 +108,19 @@ export class DashboardService {
 
   workflows() {
     const describe = (list?: Map<string, { name: string; schema?: unknown }>) =>
-      list ? [...list.values()].map((d) => ({ name: d.name, ...(jsonSchemaOf(d.schema as never) && { jsonSchema: jsonSchemaOf(d.schema as never) }) })) : null;
+      list
+        ? [...list.values()].map((d) => ({
+            name: d.name,
+            ...(jsonSchemaOf(d.schema as never) && { jsonSchema: jsonSchemaOf(d.schema as never) }),
+          }))
+        : null;
     return {
-      workflows: this.registry.all().map((w) => ({ name: w.name, retry: { maxAttempts: w.retry.maxAttempts }, signals: describe(w.signals), channels: describe(w.channels) })),
+      workflows: this.registry.all().map((w) => ({
+        name: w.name,
+        retry: { maxAttempts: w.retry.maxAttempts },
+        signals: describe(w.signals),
+        channels: describe(w.channels),
+      })),
     };
   }
 
@@ -131,8 +154,13 @@ export class DashboardService {
       overdue: { count: stats.overdue.count, oldestDueAt: stats.overdue.oldestDueAt && iso(stats.overdue.oldestDueAt) },
       estimated: stats.estimated,
       instances: stats.instances.map((i) => ({
-        id: i.id, startedAt: iso(i.started_at), heartbeatAt: iso(i.heartbeat_at), lastSweepAt: i.last_sweep_at && iso(i.last_sweep_at),
-        alive: i.alive, leases: Number(i.leases), detail: i.detail,
+        id: i.id,
+        startedAt: iso(i.started_at),
+        heartbeatAt: iso(i.heartbeat_at),
+        lastSweepAt: i.last_sweep_at && iso(i.last_sweep_at),
+        alive: i.alive,
+        leases: Number(i.leases),
+        detail: i.detail,
       })),
       lastSweepAt: stats.lastSweepAt && iso(stats.lastSweepAt),
       now: iso(stats.now),

@@ -30,7 +30,8 @@ export function toDisplay(value: unknown): unknown {
   }
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    if (item !== undefined) Object.defineProperty(out, key, { value: toDisplay(item), enumerable: true, writable: true, configurable: true });
+    if (item !== undefined)
+      Object.defineProperty(out, key, { value: toDisplay(item), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

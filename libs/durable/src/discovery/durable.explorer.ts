@@ -41,7 +41,9 @@ export class DurableExplorer implements OnModuleInit {
       throw new InvalidArgumentError(notSingletonMessage(`Workflow ${metatype.name}`));
     }
     if (typeof (wrapper.instance as DurableWorkflow).run !== 'function') {
-      throw new InvalidArgumentError(`Workflow ${metatype.name} has no run(input, ctx) method; a @Workflow class implements DurableWorkflow.`);
+      throw new InvalidArgumentError(
+        `Workflow ${metatype.name} has no run(input, ctx) method; a @Workflow class implements DurableWorkflow.`,
+      );
     }
     const workflowName = checkName(name ?? metatype.name, 'workflow');
     this.registry.add({
@@ -68,7 +70,10 @@ export class DurableExplorer implements OnModuleInit {
       }
       if (instance[methodName] !== method) continue; // wrapped already (a provider listed twice)
       const name = checkName(step.name ?? methodName, 'step');
-      const options: ResolvedStepOptions = { ...step.options, resolvedRetry: resolveRetryPolicy(step.options.retry, NO_RETRY, `step "${name}"`) };
+      const options: ResolvedStepOptions = {
+        ...step.options,
+        resolvedRetry: resolveRetryPolicy(step.options.retry, NO_RETRY, `step "${name}"`),
+      };
       instance[methodName] = function durableStep(this: unknown, ...args: unknown[]) {
         const scope = runScope.getStore();
         if (!scope || scope.inStep) return method.apply(this, args); // outside a run, or inside a step: plain code
@@ -83,12 +88,18 @@ function isSingleton(wrapper: InstanceWrapper): boolean {
   return wrapper.isDependencyTreeStatic() && !wrapper.isTransient;
 }
 
-function byName<D extends SignalDefinition<unknown> | ChannelDefinition<unknown>>(list: D[] | undefined, kind: string, workflow: string): Map<string, D> | undefined {
+function byName<D extends SignalDefinition<unknown> | ChannelDefinition<unknown>>(
+  list: D[] | undefined,
+  kind: string,
+  workflow: string,
+): Map<string, D> | undefined {
   if (!list) return undefined;
   const map = new Map<string, D>();
   for (const definition of list) {
     if (!definition || typeof definition.name !== 'string') {
-      throw new InvalidArgumentError(`Workflow "${workflow}" lists a ${kind} that is not a definition; use define${kind === 'signal' ? 'Signal' : 'Channel'}('name', schema).`);
+      throw new InvalidArgumentError(
+        `Workflow "${workflow}" lists a ${kind} that is not a definition; use define${kind === 'signal' ? 'Signal' : 'Channel'}('name', schema).`,
+      );
     }
     if (map.has(definition.name)) throw new InvalidArgumentError(`Workflow "${workflow}" declares the ${kind} "${definition.name}" twice.`);
     map.set(definition.name, definition);

@@ -3,7 +3,11 @@ import { DurableError } from './durable.error';
 /** A run with this id exists already, for another workflow. */
 export class RunConflictError extends DurableError {
   readonly code = 'RUN_CONFLICT';
-  constructor(readonly runId: string, existingWorkflow: string, requestedWorkflow: string) {
+  constructor(
+    readonly runId: string,
+    existingWorkflow: string,
+    requestedWorkflow: string,
+  ) {
     super(
       `Run "${runId}" already exists for workflow "${existingWorkflow}", not "${requestedWorkflow}". ` +
         'Use another runId, or start the same workflow to get the existing run back.',

@@ -4,9 +4,11 @@ import { DurableError } from './durable.error';
 export class UnknownSignalError extends DurableError {
   readonly code = 'UNKNOWN_SIGNAL';
   constructor(workflow: string, kind: 'signal' | 'channel', name: string, declared: string[]) {
-    super(
-      `Workflow "${workflow}" declares no ${kind} named "${name}". Declared: ${declared.map((d) => `"${d}"`).join(', ') || 'none'}.`,
-      { workflow, kind, name, declared },
-    );
+    super(`Workflow "${workflow}" declares no ${kind} named "${name}". Declared: ${declared.map((d) => `"${d}"`).join(', ') || 'none'}.`, {
+      workflow,
+      kind,
+      name,
+      declared,
+    });
   }
 }

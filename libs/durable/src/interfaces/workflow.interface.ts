@@ -90,7 +90,11 @@ export interface WorkflowContext {
    * receive → handle in a step keyed by the message → ack, in a loop that ends after the message
    * `until` accepts; the end is journaled, so a re-run returns the closing message at once.
    */
-  consume<T>(channel: ChannelRef<T>, handle: (message: ChannelMessage<T>) => unknown, opts: { until: (message: ChannelMessage<T>) => boolean }): Promise<ChannelMessage<T>>;
+  consume<T>(
+    channel: ChannelRef<T>,
+    handle: (message: ChannelMessage<T>) => unknown,
+    opts: { until: (message: ChannelMessage<T>) => boolean },
+  ): Promise<ChannelMessage<T>>;
   /** Spawns a child run memoized by `step`: a replay reattaches to the same child, never a second one. */
   startChild<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: { step: string }): Promise<ChildHandle<O>>;
   /** Fan-in: resolves like Promise.all; the first unfinished child parks the parent. */

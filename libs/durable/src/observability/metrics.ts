@@ -12,7 +12,10 @@ export class Metrics {
   readonly claimPassDuration: Histogram<'trigger'>;
   readonly listenReconnects: Counter<string>;
 
-  constructor(options: { registry?: unknown; prefix: string }, gauges: () => Promise<{ waiting: Record<string, number>; overdue: number }>) {
+  constructor(
+    options: { registry?: unknown; prefix: string },
+    gauges: () => Promise<{ waiting: Record<string, number>; overdue: number }>,
+  ) {
     let client: PromClient;
     try {
       client = require('prom-client') as PromClient;
@@ -22,20 +25,48 @@ export class Metrics {
     const registry = (options.registry as Registry | undefined) ?? client.register;
     const p = options.prefix;
     const registers = [registry];
-    this.started = new client.Counter({ name: `${p}runs_started_total`, help: 'Runs started, by workflow.', labelNames: ['workflow'], registers });
-    this.ended = new client.Counter({ name: `${p}runs_ended_total`, help: 'Runs that ended, by workflow and status (completed, failed).', labelNames: ['workflow', 'status'], registers });
+    this.started = new client.Counter({
+      name: `${p}runs_started_total`,
+      help: 'Runs started, by workflow.',
+      labelNames: ['workflow'],
+      registers,
+    });
+    this.ended = new client.Counter({
+      name: `${p}runs_ended_total`,
+      help: 'Runs that ended, by workflow and status (completed, failed).',
+      labelNames: ['workflow', 'status'],
+      registers,
+    });
     this.stepDuration = new client.Histogram({
-      name: `${p}step_duration_seconds`, help: 'Duration of executed (not replayed) steps.', labelNames: ['workflow', 'step', 'outcome'],
-      buckets: [0.001, 0.005, 0.02, 0.1, 0.5, 2, 10, 60], registers,
+      name: `${p}step_duration_seconds`,
+      help: 'Duration of executed (not replayed) steps.',
+      labelNames: ['workflow', 'step', 'outcome'],
+      buckets: [0.001, 0.005, 0.02, 0.1, 0.5, 2, 10, 60],
+      registers,
     });
     this.claimLatency = new client.Histogram({
-      name: `${p}claim_latency_seconds`, help: 'How late runs were claimed after their wake time.', buckets: [0.005, 0.02, 0.05, 0.1, 0.5, 1, 5, 30], registers,
+      name: `${p}claim_latency_seconds`,
+      help: 'How late runs were claimed after their wake time.',
+      buckets: [0.005, 0.02, 0.05, 0.1, 0.5, 1, 5, 30],
+      registers,
     });
-    this.leaseLosses = new client.Counter({ name: `${p}lease_losses_total`, help: 'Executions stopped because their lease was taken over or revoked.', registers });
+    this.leaseLosses = new client.Counter({
+      name: `${p}lease_losses_total`,
+      help: 'Executions stopped because their lease was taken over or revoked.',
+      registers,
+    });
     this.claimPassDuration = new client.Histogram({
-      name: `${p}claim_pass_duration_seconds`, help: 'Duration of claim passes (the sweeper\'s among them).', labelNames: ['trigger'], buckets: [0.001, 0.005, 0.02, 0.1, 0.5, 2], registers,
+      name: `${p}claim_pass_duration_seconds`,
+      help: "Duration of claim passes (the sweeper's among them).",
+      labelNames: ['trigger'],
+      buckets: [0.001, 0.005, 0.02, 0.1, 0.5, 2],
+      registers,
     });
-    this.listenReconnects = new client.Counter({ name: `${p}listen_reconnects_total`, help: 'Times the LISTEN connection was re-established.', registers });
+    this.listenReconnects = new client.Counter({
+      name: `${p}listen_reconnects_total`,
+      help: 'Times the LISTEN connection was re-established.',
+      registers,
+    });
     // One query per scrape serves both gauges, whichever of them is collected first.
     let latest: { at: number; figures: ReturnType<typeof gauges> } | undefined;
     const figures = () => {
@@ -43,14 +74,19 @@ export class Metrics {
       return latest.figures;
     };
     new client.Gauge({
-      name: `${p}runs_waiting`, help: 'Waiting runs, by what they wait for.', labelNames: ['reason'], registers,
+      name: `${p}runs_waiting`,
+      help: 'Waiting runs, by what they wait for.',
+      labelNames: ['reason'],
+      registers,
       async collect() {
         this.reset();
         for (const [reason, count] of Object.entries((await figures()).waiting)) this.set({ reason }, count);
       },
     });
     new client.Gauge({
-      name: `${p}wakes_overdue`, help: 'Runs due for more than two sweep intervals and not picked up.', registers,
+      name: `${p}wakes_overdue`,
+      help: 'Runs due for more than two sweep intervals and not picked up.',
+      registers,
       async collect() {
         this.set((await figures()).overdue);
       },

@@ -47,7 +47,8 @@ export class Tracing {
     const tracer = this.tracer;
     if (!otel || !tracer) return NOOP;
     const api = otel;
-    const base = typeof parent === 'string' ? api.propagation.extract(api.ROOT_CONTEXT, JSON.parse(parent)) : (parent ?? api.context.active());
+    const base =
+      typeof parent === 'string' ? api.propagation.extract(api.ROOT_CONTEXT, JSON.parse(parent)) : (parent ?? api.context.active());
     const span: Span = tracer.startSpan(name, { attributes }, base);
     const context = api.trace.setSpan(base, span);
     return {
@@ -64,7 +65,10 @@ export class Tracing {
 
   /** Runs `fn` inside a new span (as `start` makes it), records what it throws, and ends the span either way. */
   async trace<T>(
-    name: string, attributes: Record<string, string | number | boolean>, parent: string | Context | null | undefined, fn: (span: SpanHandle) => Promise<T>,
+    name: string,
+    attributes: Record<string, string | number | boolean>,
+    parent: string | Context | null | undefined,
+    fn: (span: SpanHandle) => Promise<T>,
   ): Promise<T> {
     const span = this.start(name, attributes, parent);
     try {

@@ -4,7 +4,15 @@ import { DurableDatabase } from './durable-database';
 import { RUN_STATUSES } from './run.repository';
 
 export interface RunJournalRows {
-  steps: Array<{ key: string; kind: string; outcome: 'ok' | 'error'; result: string | null; error: ErrorInfo | null; started_at: Date | null; finished_at: Date }>;
+  steps: Array<{
+    key: string;
+    kind: string;
+    outcome: 'ok' | 'error';
+    result: string | null;
+    error: ErrorInfo | null;
+    started_at: Date | null;
+    finished_at: Date;
+  }>;
   signals: Array<{ name: string; payload: string | null; delivered_at: Date; source: string | null }>;
   messages: Array<{ channel: string; key: string; seq: string; payload: string | null; sent_at: Date; acked_at: Date | null }>;
   children: Array<{ id: string; workflow: string; status: RunStatus; parent_step: string | null }>;
@@ -19,7 +27,15 @@ export interface StatsRows {
   overdue: { count: number; oldestDueAt: Date | null };
   /** The figures above that passed `STATS_EXACT_UP_TO` and are the planner's estimates instead. */
   estimated: { byStatus: RunStatus[]; waitingByKind: Array<WaitKind>; overdue: boolean };
-  instances: Array<{ id: string; started_at: Date; heartbeat_at: Date; last_sweep_at: Date | null; alive: boolean; leases: number; detail: unknown }>;
+  instances: Array<{
+    id: string;
+    started_at: Date;
+    heartbeat_at: Date;
+    last_sweep_at: Date | null;
+    alive: boolean;
+    leases: number;
+    detail: unknown;
+  }>;
   lastSweepAt: Date | null;
   now: Date;
 }
@@ -60,9 +76,14 @@ export class DashboardRepository {
     const capped = (where: string) => `(SELECT count(*) FROM (SELECT 1 FROM ${t.runs} WHERE ${where} LIMIT $3) c)::int`;
     const overdueWhere = (ms: string | number) => `wake_at < now() - ${ms} * interval '1 millisecond'`;
     const [row] = await this.db.query<{
-      by_status: Array<{ status: RunStatus; n: number }>; by_kind: Array<{ kind: WaitKind; n: number }>;
-      oldest: StatsRows['oldestWaiting']; overdue: number; oldest_due: Date | null; instances: Array<Record<string, unknown>>;
-      last_sweep: Date | null; now: Date;
+      by_status: Array<{ status: RunStatus; n: number }>;
+      by_kind: Array<{ kind: WaitKind; n: number }>;
+      oldest: StatsRows['oldestWaiting'];
+      overdue: number;
+      oldest_due: Date | null;
+      instances: Array<Record<string, unknown>>;
+      last_sweep: Date | null;
+      now: Date;
     }>(
       `SELECT now() AS now,
         (SELECT json_agg(json_build_object('status', s, 'n', ${capped('status = s')})) FROM unnest($4::text[]) s) AS by_status,
@@ -90,7 +111,9 @@ export class DashboardRepository {
     }
     const waitingByKind = {} as Record<WaitKind, number>;
     for (const { kind, n } of row.by_kind) {
-      waitingByKind[kind] = await figure(n, `status = 'waiting' AND wait_kind = ${literal(kind)}`, () => estimated.waitingByKind.push(kind));
+      waitingByKind[kind] = await figure(n, `status = 'waiting' AND wait_kind = ${literal(kind)}`, () =>
+        estimated.waitingByKind.push(kind),
+      );
     }
     const overdue = await figure(row.overdue, overdueWhere(Number(2 * sweepIntervalMs)), () => (estimated.overdue = true));
     return {
@@ -110,7 +133,9 @@ export class DashboardRepository {
    * The condition is inlined (our own constants), so it is planned for its values, not as a generic plan.
    */
   private async estimate(where: string): Promise<number> {
-    const [row] = await this.db.query<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>(`EXPLAIN (FORMAT JSON) SELECT 1 FROM ${this.db.tables.runs} WHERE ${where}`);
+    const [row] = await this.db.query<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>(
+      `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${this.db.tables.runs} WHERE ${where}`,
+    );
     return Math.max(STATS_EXACT_UP_TO, Math.round(row['QUERY PLAN'][0].Plan['Plan Rows']));
   }
 }

@@ -8,7 +8,8 @@ import { lockRunSql, sendMessageSql } from './sql/send-message.sql';
 import { retryOutsideTransaction, retryTransient } from './transient-retry';
 
 /** `refused`: no open run of the workflows the delivery was limited to (the caller reads the run to say why). */
-export type DeliveryResult<T> = { status: 'closed' } | { status: 'missing' } | { status: 'refused' } | ({ status: 'done'; claimed?: ClaimedRun } & T);
+export type DeliveryResult<T> =
+  { status: 'closed' } | { status: 'missing' } | { status: 'refused' } | ({ status: 'done'; claimed?: ClaimedRun } & T);
 
 /**
  * Where a delivery may go and what it may do: `workflows` limits it to runs of those (null: any);
@@ -32,21 +33,41 @@ export class DeliveryRepository {
   }
 
   /** One statement, keyed by (run, name): retried through transient errors outside a caller's transaction. */
-  signal(runId: string, name: string, payload: string, actor: string, scope: DeliveryScope, manager?: EntityManager): Promise<DeliveryResult<{ accepted: boolean; deliveredAt: Date; woken: boolean }>> {
+  signal(
+    runId: string,
+    name: string,
+    payload: string,
+    actor: string,
+    scope: DeliveryScope,
+    manager?: EntityManager,
+  ): Promise<DeliveryResult<{ accepted: boolean; deliveredAt: Date; woken: boolean }>> {
     return retryOutsideTransaction(manager, () => this.deliverSignal(runId, name, payload, actor, scope, manager));
   }
 
-  private async deliverSignal(runId: string, name: string, payload: string, actor: string, scope: DeliveryScope, manager?: EntityManager): Promise<DeliveryResult<{ accepted: boolean; deliveredAt: Date; woken: boolean }>> {
+  private async deliverSignal(
+    runId: string,
+    name: string,
+    payload: string,
+    actor: string,
+    scope: DeliveryScope,
+    manager?: EntityManager,
+  ): Promise<DeliveryResult<{ accepted: boolean; deliveredAt: Date; woken: boolean }>> {
     const queriedAt = Date.now();
     const [row] = await this.db.query<{ open: boolean; delivered_at: Date | null; woken: string } & ClaimingRow>(
-      this.sql.signal, [runId, name, payload, actor, this.sql.channel, scope.workflows, scope.claimBy, scope.leaseMs], manager,
+      this.sql.signal,
+      [runId, name, payload, actor, this.sql.channel, scope.workflows, scope.claimBy, scope.leaseMs],
+      manager,
     );
     if (!row.open) return scope.workflows ? { status: 'refused' } : this.closedOrMissing(runId, manager);
     if (row.delivered_at) {
       const claimed = claimedWith(row, queriedAt, (journal) => journal.signals.push({ name, payload }));
       return { status: 'done', accepted: true, deliveredAt: row.delivered_at, woken: Number(row.woken) > 0, claimed };
     }
-    const [first] = await this.db.query<{ delivered_at: Date }>(`SELECT delivered_at FROM ${this.db.tables.signals} WHERE run_id = $1 AND name = $2`, [runId, name], manager);
+    const [first] = await this.db.query<{ delivered_at: Date }>(
+      `SELECT delivered_at FROM ${this.db.tables.signals} WHERE run_id = $1 AND name = $2`,
+      [runId, name],
+      manager,
+    );
     return { status: 'done', accepted: false, deliveredAt: first.delivered_at, woken: false };
   }
 
@@ -54,7 +75,15 @@ export class DeliveryRepository {
    * Two statements in one transaction (the caller's, or one of its own): lock the run, then append.
    * Keyed by (run, channel, key): its own transaction is retried through transient errors.
    */
-  async send(runId: string, channel: string, key: string, payload: string, actor: string, scope: DeliveryScope, manager?: EntityManager): Promise<DeliveryResult<{ accepted: boolean; seq: number; woken: boolean }>> {
+  async send(
+    runId: string,
+    channel: string,
+    key: string,
+    payload: string,
+    actor: string,
+    scope: DeliveryScope,
+    manager?: EntityManager,
+  ): Promise<DeliveryResult<{ accepted: boolean; seq: number; woken: boolean }>> {
     const queriedAt = Date.now();
     const run = async (query: (sql: string, params: unknown[]) => Promise<Record<string, unknown>[]>) => {
       const [locked] = await query(this.sql.lock, [runId]);
@@ -62,10 +91,19 @@ export class DeliveryRepository {
       if (scope.workflows && !(open && scope.workflows.includes(locked.workflow as string))) return { status: 'refused' as const };
       if (!locked) return { status: 'missing' as const };
       if (!open) return { status: 'closed' as const };
-      const [row] = (await query(this.sql.send, [runId, channel, key, payload, actor, this.sql.channel, scope.claimBy, scope.leaseMs])) as Array<
-        { seq: number | null; sent_at: string; existing_seq: number; woken: string } & ClaimingRow
-      >;
-      const claimed = claimedWith(row, queriedAt, (journal) => journal.messages.push({ channel, key, seq: row.seq!, payload, sentAt: new Date(row.sent_at).toISOString() }));
+      const [row] = (await query(this.sql.send, [
+        runId,
+        channel,
+        key,
+        payload,
+        actor,
+        this.sql.channel,
+        scope.claimBy,
+        scope.leaseMs,
+      ])) as Array<{ seq: number | null; sent_at: string; existing_seq: number; woken: string } & ClaimingRow>;
+      const claimed = claimedWith(row, queriedAt, (journal) =>
+        journal.messages.push({ channel, key, seq: row.seq!, payload, sentAt: new Date(row.sent_at).toISOString() }),
+      );
       return { status: 'done' as const, accepted: row.seq !== null, seq: Number(row.existing_seq), woken: Number(row.woken) > 0, claimed };
     };
     if (manager) return run((sql, params) => this.db.query(sql, params, manager));

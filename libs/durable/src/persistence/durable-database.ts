@@ -20,7 +20,10 @@ export class DurableDatabase {
   ) {}
 
   static async open(
-    options: Pick<DurableModuleOptions, 'connection' | 'schema' | 'statementTimeoutMs' | 'idleInTransactionTimeoutMs' | 'preparedStatements'>,
+    options: Pick<
+      DurableModuleOptions,
+      'connection' | 'schema' | 'statementTimeoutMs' | 'idleInTransactionTimeoutMs' | 'preparedStatements'
+    >,
     poolSize: number,
   ): Promise<DurableDatabase> {
     const tables = tablesFor(options.schema ?? 'durable');
@@ -74,7 +77,9 @@ export class DurableDatabase {
   async query<T = Record<string, unknown>>(sql: string, params: unknown[] = [], manager?: EntityManager): Promise<T[]> {
     if (manager) {
       if (manager.connection.options.type !== 'postgres' || !manager.queryRunner) {
-        throw new InvalidArgumentError('TxOptions.manager must be the EntityManager of a running Postgres transaction (dataSource.transaction(manager => …)).');
+        throw new InvalidArgumentError(
+          'TxOptions.manager must be the EntityManager of a running Postgres transaction (dataSource.transaction(manager => …)).',
+        );
       }
       const result = await manager.queryRunner.query(sql, params, true);
       return result.records as T[];
@@ -120,9 +125,17 @@ export function baseOptions(connection: DurableModuleOptions['connection']): Pos
   if (typeof connection === 'string') return { type: 'postgres', url: connection };
   const source = connection instanceof DataSource ? (connection.options as PostgresDataSourceOptions) : connection;
   if (!source || source.type !== 'postgres') {
-    throw new InvalidArgumentError('DurableModule `connection` must be a postgres URL, TypeORM Postgres options ({ type: "postgres", … }), or a Postgres DataSource.');
+    throw new InvalidArgumentError(
+      'DurableModule `connection` must be a postgres URL, TypeORM Postgres options ({ type: "postgres", … }), or a Postgres DataSource.',
+    );
   }
-  const { name: _name, subscribers: _subscribers, synchronize: _sync, migrationsRun: _run, schema: _schema, ...rest } =
-    source as PostgresDataSourceOptions & { subscribers?: unknown; name?: string };
+  const {
+    name: _name,
+    subscribers: _subscribers,
+    synchronize: _sync,
+    migrationsRun: _run,
+    schema: _schema,
+    ...rest
+  } = source as PostgresDataSourceOptions & { subscribers?: unknown; name?: string };
   return rest as PostgresDataSourceOptions;
 }

@@ -50,7 +50,14 @@ export interface JournalRow {
 }
 
 export const journalFromRow = (row: JournalRow, leaseToken: string, queriedAt: number): LoadedJournal => ({
-  dbNow: row.db_now, queriedAt, wakeSeq: row.wake_seq, leaseToken, steps: row.steps, signals: row.signals, messages: row.messages, children: row.children,
+  dbNow: row.db_now,
+  queriedAt,
+  wakeSeq: row.wake_seq,
+  leaseToken,
+  steps: row.steps,
+  signals: row.signals,
+  messages: row.messages,
+  children: row.children,
 });
 
 /** What a checkpoint write found: written, another writer's row, or the lease gone. */
@@ -66,7 +73,13 @@ export class JournalRepository {
 
   constructor(private readonly db: DurableDatabase) {
     const t = db.tables;
-    this.sql = { load: loadJournalSql(t), checkpoint: checkpointSql(t), conflict: checkpointConflictSql(t), timer: timerSql(t), ack: ackMessageSql(t) };
+    this.sql = {
+      load: loadJournalSql(t),
+      checkpoint: checkpointSql(t),
+      conflict: checkpointConflictSql(t),
+      timer: timerSql(t),
+      ack: ackMessageSql(t),
+    };
   }
 
   async load(runId: string): Promise<LoadedJournal> {
@@ -79,8 +92,24 @@ export class JournalRepository {
     return retryTransient(() => this.writeCheckpoint(runId, token, key, kind, step, startedAt));
   }
 
-  private async writeCheckpoint(runId: string, token: string, key: string, kind: string, step: StoredStep, startedAt: Date | null): Promise<CheckpointResult> {
-    const rows = await this.db.query(this.sql.checkpoint, [runId, token, key, kind, step.outcome, step.result, step.error ? JSON.stringify(step.error) : null, startedAt]);
+  private async writeCheckpoint(
+    runId: string,
+    token: string,
+    key: string,
+    kind: string,
+    step: StoredStep,
+    startedAt: Date | null,
+  ): Promise<CheckpointResult> {
+    const rows = await this.db.query(this.sql.checkpoint, [
+      runId,
+      token,
+      key,
+      kind,
+      step.outcome,
+      step.result,
+      step.error ? JSON.stringify(step.error) : null,
+      startedAt,
+    ]);
     if (rows.length) return { status: 'written' };
     const [found] = await this.db.query<{ leased: boolean } & StoredStep>(this.sql.conflict, [runId, token, key]);
     if (!found.leased) return { status: 'lost' };
@@ -91,7 +120,13 @@ export class JournalRepository {
    * Journals (or reads back) a timer instant of `ms` from the database's now, with that now and when
    * the answering statement was sent (for the clock); undefined when the lease is gone.
    */
-  timer(runId: string, token: string, key: string, kind: string, ms: number): Promise<{ until: string; dbNow: Date; queriedAt: number } | undefined> {
+  timer(
+    runId: string,
+    token: string,
+    key: string,
+    kind: string,
+    ms: number,
+  ): Promise<{ until: string; dbNow: Date; queriedAt: number } | undefined> {
     return retryTransient(async () => {
       const queriedAt = Date.now();
       const [row] = await this.db.query<{ leased: boolean; result: string; db_now: Date }>(this.sql.timer, [runId, token, key, ms, kind]);
@@ -101,7 +136,10 @@ export class JournalRepository {
 
   /** The payload of a signal delivered since the journal was loaded; undefined when none was. */
   async readSignal(runId: string, name: string): Promise<string | null | undefined> {
-    const rows = await this.db.query<{ payload: string | null }>(`SELECT payload FROM ${this.db.tables.signals} WHERE run_id = $1 AND name = $2`, [runId, name]);
+    const rows = await this.db.query<{ payload: string | null }>(
+      `SELECT payload FROM ${this.db.tables.signals} WHERE run_id = $1 AND name = $2`,
+      [runId, name],
+    );
     return rows.length ? rows[0].payload : undefined;
   }
 

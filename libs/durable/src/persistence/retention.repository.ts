@@ -20,7 +20,9 @@ export class RetentionRepository {
   async deleteBatch(retention: RetentionAges): Promise<number | null> {
     const t = this.db.tables;
     return this.db.transaction(async (client) => {
-      const [{ locked }] = (await client.query(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, [`nestjs-durable:retention:${t.schema}`])).rows;
+      const [{ locked }] = (
+        await client.query(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, [`nestjs-durable:retention:${t.schema}`])
+      ).rows;
       if (!locked) return null;
       const { rows } = await client.query(
         `WITH doomed AS (

@@ -27,22 +27,41 @@ export class RunControlRepository {
   }
 
   async cancel(runId: string, reason: string | undefined, actor: string): Promise<ControlResult> {
-    const [row] = await this.db.query<{ previous: string | null; changed: string[] | null }>(this.sql.cancel, [runId, reason ?? 'cancelled', actor, this.sql.channel, reason ?? null]);
+    const [row] = await this.db.query<{ previous: string | null; changed: string[] | null }>(this.sql.cancel, [
+      runId,
+      reason ?? 'cancelled',
+      actor,
+      this.sql.channel,
+      reason ?? null,
+    ]);
     return this.check(runId, 'cancel', row, ['pending', 'running', 'waiting', 'failed']);
   }
 
   async resume(runId: string, actor: string): Promise<ControlResult> {
-    const [row] = await this.db.query<{ previous: string | null; changed: string[] | null }>(this.sql.resume, [runId, actor, this.sql.channel]);
+    const [row] = await this.db.query<{ previous: string | null; changed: string[] | null }>(this.sql.resume, [
+      runId,
+      actor,
+      this.sql.channel,
+    ]);
     if (row.previous === 'pending' || row.previous === 'running') return { previous: row.previous, changed: [] }; // already on its way: nothing to end early
     return this.check(runId, 'resume', row, ['waiting']);
   }
 
   async retry(runId: string, actor: string): Promise<ControlResult> {
-    const [row] = await this.db.query<{ previous: string | null; changed: string[] | null }>(this.sql.retry, [runId, actor, this.sql.channel]);
+    const [row] = await this.db.query<{ previous: string | null; changed: string[] | null }>(this.sql.retry, [
+      runId,
+      actor,
+      this.sql.channel,
+    ]);
     return this.check(runId, 'retry', row, ['failed']);
   }
 
-  private check(runId: string, action: string, row: { previous: string | null; changed: string[] | null }, allowed: string[]): ControlResult {
+  private check(
+    runId: string,
+    action: string,
+    row: { previous: string | null; changed: string[] | null },
+    allowed: string[],
+  ): ControlResult {
     if (row.previous === null) throw new RunNotFoundError(runId);
     if (!row.changed?.length) throw new InvalidTransitionError(runId, action, row.previous, allowed);
     return { previous: row.previous, changed: row.changed };

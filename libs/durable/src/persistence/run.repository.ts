@@ -53,8 +53,15 @@ export interface ClaimedRow extends JournalRow {
 }
 
 export const claimedFromRow = (id: string, r: ClaimedRow, queriedAt: number, lateness: number): ClaimedRun => ({
-  id, workflow: r.workflow, input: r.input, attempt: r.attempt, attemptBase: r.attempt_base, leaseToken: r.lease_token,
-  traceContext: r.trace_context, lateness, journal: r.current ? journalFromRow(r, r.lease_token, queriedAt) : undefined,
+  id,
+  workflow: r.workflow,
+  input: r.input,
+  attempt: r.attempt,
+  attemptBase: r.attempt_base,
+  leaseToken: r.lease_token,
+  traceContext: r.trace_context,
+  lateness,
+  journal: r.current ? journalFromRow(r, r.lease_token, queriedAt) : undefined,
 });
 
 export interface StartRunArgs {
@@ -103,8 +110,20 @@ export class RunRepository {
     const [row] = await retryOutsideTransaction(manager, () =>
       this.db.query<{ admitted: boolean; id: string | null; lease_token: string; wake_seq: string; attempt: number }>(
         this.sql.start,
-        [args.id, args.workflow, args.claimBy ? 'running' : 'pending', args.input, args.claimBy ?? null, args.leaseMs,
-          args.parentId ?? null, args.parentStep ?? null, args.actor, this.sql.channel, args.traceContext, args.parentToken ?? null],
+        [
+          args.id,
+          args.workflow,
+          args.claimBy ? 'running' : 'pending',
+          args.input,
+          args.claimBy ?? null,
+          args.leaseMs,
+          args.parentId ?? null,
+          args.parentStep ?? null,
+          args.actor,
+          this.sql.channel,
+          args.traceContext,
+          args.parentToken ?? null,
+        ],
         manager,
       ),
     );
@@ -112,8 +131,15 @@ export class RunRepository {
     if (row.id === null) return null;
     if (!args.claimBy) return 'pending';
     return {
-      id: row.id, workflow: args.workflow, input: args.input, attempt: row.attempt, attemptBase: 0, leaseToken: row.lease_token,
-      fresh: true, wakeSeq: row.wake_seq, traceContext: args.traceContext,
+      id: row.id,
+      workflow: args.workflow,
+      input: args.input,
+      attempt: row.attempt,
+      attemptBase: 0,
+      leaseToken: row.lease_token,
+      fresh: true,
+      wakeSeq: row.wake_seq,
+      traceContext: args.traceContext,
     };
   }
 
@@ -125,16 +151,46 @@ export class RunRepository {
 
   /** True when parked; false when the lease is gone or a delivery moved wake_seq (see parkRunSql). */
   async park(run: ClaimedRun, wait: WaitSpec, wakeSeq: string, actor: string): Promise<boolean> {
-    const rows = await retryTransient(() => this.db.query(this.sql.park, [run.id, run.leaseToken, JSON.stringify(wait.reason), wait.reason.kind, wait.name, wait.wakeAt, wakeSeq, actor]));
+    const rows = await retryTransient(() =>
+      this.db.query(this.sql.park, [
+        run.id,
+        run.leaseToken,
+        JSON.stringify(wait.reason),
+        wait.reason.kind,
+        wait.name,
+        wait.wakeAt,
+        wakeSeq,
+        actor,
+      ]),
+    );
     return rows.length > 0;
   }
 
   async scheduleRetry(run: ClaimedRun, error: ErrorInfo, delayMs: number, actor: string): Promise<boolean> {
-    return (await retryTransient(() => this.db.query(this.sql.retry, [run.id, run.leaseToken, JSON.stringify(error), delayMs, actor]))).length > 0;
+    return (
+      (await retryTransient(() => this.db.query(this.sql.retry, [run.id, run.leaseToken, JSON.stringify(error), delayMs, actor]))).length >
+      0
+    );
   }
 
-  async finish(run: ClaimedRun, status: 'completed' | 'failed', output: string | null, error: ErrorInfo | null, actor: string): Promise<boolean> {
-    const rows = await retryTransient(() => this.db.query(this.sql.finish, [run.id, run.leaseToken, status, output, error ? JSON.stringify(error) : null, actor, this.sql.channel]));
+  async finish(
+    run: ClaimedRun,
+    status: 'completed' | 'failed',
+    output: string | null,
+    error: ErrorInfo | null,
+    actor: string,
+  ): Promise<boolean> {
+    const rows = await retryTransient(() =>
+      this.db.query(this.sql.finish, [
+        run.id,
+        run.leaseToken,
+        status,
+        output,
+        error ? JSON.stringify(error) : null,
+        actor,
+        this.sql.channel,
+      ]),
+    );
     return rows.length > 0;
   }
 
@@ -142,9 +198,24 @@ export class RunRepository {
    * Renews held leases (skipping rows other transactions hold, see renewLeasesSql); returns the ids
    * still ours. Retried through transient errors and deadlocks for up to `retryWithinMs`.
    */
-  async renew(owner: string, held: Array<{ id: string; token: string }>, leaseMs: number, detail: object, lastSweepAt: Date | null, retryWithinMs: number): Promise<Set<string>> {
+  async renew(
+    owner: string,
+    held: Array<{ id: string; token: string }>,
+    leaseMs: number,
+    detail: object,
+    lastSweepAt: Date | null,
+    retryWithinMs: number,
+  ): Promise<Set<string>> {
     const rows = await retryTransient(
-      () => this.db.query<{ id: string }>(this.sql.renew, [owner, held.map((h) => h.id), held.map((h) => h.token), leaseMs, JSON.stringify(detail), lastSweepAt]),
+      () =>
+        this.db.query<{ id: string }>(this.sql.renew, [
+          owner,
+          held.map((h) => h.id),
+          held.map((h) => h.token),
+          leaseMs,
+          JSON.stringify(detail),
+          lastSweepAt,
+        ]),
       retryWithinMs,
     );
     return new Set(rows.map((r) => r.id));
@@ -179,7 +250,11 @@ export class RunRepository {
 
   /** The workflow and status of a run, without its payloads. */
   async brief(runId: string, manager?: EntityManager): Promise<{ workflow: string; status: RunStatus } | undefined> {
-    const rows = await this.db.query<{ workflow: string; status: RunStatus }>(`SELECT workflow, status FROM ${this.db.tables.runs} WHERE id = $1`, [runId], manager);
+    const rows = await this.db.query<{ workflow: string; status: RunStatus }>(
+      `SELECT workflow, status FROM ${this.db.tables.runs} WHERE id = $1`,
+      [runId],
+      manager,
+    );
     return rows[0];
   }
 
@@ -189,23 +264,29 @@ export class RunRepository {
   }
 
   /** Newest first; `maxLimit` is 500 for callers, more only for the dashboard's bulk actions. */
-  async list(filter: RunFilter & { q?: string; waitingName?: string } = {}, maxLimit = 500): Promise<{ runs: RunView[]; nextCursor?: string }> {
+  async list(
+    filter: RunFilter & { q?: string; waitingName?: string } = {},
+    maxLimit = 500,
+  ): Promise<{ runs: RunView[]; nextCursor?: string }> {
     const where: string[] = [];
     const params: unknown[] = [];
     const param = (value: unknown) => `$${params.push(value)}`;
     const statuses = filter.status === undefined ? [] : Array.isArray(filter.status) ? filter.status : [filter.status];
     for (const status of statuses) {
-      if (!RUN_STATUSES.includes(status)) throw new InvalidArgumentError(`Unknown status "${String(status)}"; use one of ${RUN_STATUSES.join(', ')}.`);
+      if (!RUN_STATUSES.includes(status))
+        throw new InvalidArgumentError(`Unknown status "${String(status)}"; use one of ${RUN_STATUSES.join(', ')}.`);
     }
     if (statuses.length) where.push(`status = ANY(${param(statuses)}::text[])`);
     if (filter.workflow) where.push(`workflow = ${param(filter.workflow)}`);
     if (filter.waitingFor) {
-      if (!isWaitKind(filter.waitingFor)) throw new InvalidArgumentError(`Unknown wait kind "${String(filter.waitingFor)}"; use one of ${WAIT_KIND_NAMES.join(', ')}.`);
+      if (!isWaitKind(filter.waitingFor))
+        throw new InvalidArgumentError(`Unknown wait kind "${String(filter.waitingFor)}"; use one of ${WAIT_KIND_NAMES.join(', ')}.`);
       where.push(`status = 'waiting' AND wait_kind = ${param(filter.waitingFor)}`);
     }
     if (filter.waitingName) where.push(`wait_name = ${param(filter.waitingName)}`);
     for (const [field, value] of Object.entries({ workflow: filter.workflow, waitingName: filter.waitingName, q: filter.q })) {
-      if (typeof value === 'string' && !isStorableText(value)) throw new InvalidArgumentError(`The ${field} filter cannot hold a NUL character or a lone surrogate.`);
+      if (typeof value === 'string' && !isStorableText(value))
+        throw new InvalidArgumentError(`The ${field} filter cannot hold a NUL character or a lone surrogate.`);
     }
     if (filter.q) where.push(`id LIKE ${param(`${filter.q.replace(/[\\%_]/g, '\\$&')}%`)}`);
     if (filter.cursor !== undefined) {
@@ -213,7 +294,8 @@ export class RunRepository {
       where.push(`seq < ${param(filter.cursor)}::bigint`);
     }
     const limit = filter.limit ?? 50;
-    if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit) throw new InvalidArgumentError(`limit must be a whole number from 1 to ${maxLimit}; got ${filter.limit}.`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit)
+      throw new InvalidArgumentError(`limit must be a whole number from 1 to ${maxLimit}; got ${filter.limit}.`);
     const rows = await this.db.query<RunRecord>(
       `SELECT ${RUN_COLUMNS} FROM ${this.db.tables.runs} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ${param(limit + 1)}`,
       params,

@@ -1,5 +1,12 @@
 import {
-  ChildWorkflowFailedError, InvalidArgumentError, InvalidPayloadError, NonRetryableError, RunConflictError, StepResultMismatchError, UnknownSignalError, WorkflowNotFoundError,
+  ChildWorkflowFailedError,
+  InvalidArgumentError,
+  InvalidPayloadError,
+  NonRetryableError,
+  RunConflictError,
+  StepResultMismatchError,
+  UnknownSignalError,
+  WorkflowNotFoundError,
 } from '../errors';
 import type { ErrorInfo } from '../interfaces';
 import { storableText } from '../schema/define-signal';
@@ -7,7 +14,16 @@ import { storableText } from '../schema/define-signal';
 const MAX_MESSAGE = 8_000;
 
 /** Errors that retrying cannot fix (stored failures, mistakes in the workflow's code): they fail the step or the run at once. */
-const NON_RETRYABLE = [NonRetryableError, ChildWorkflowFailedError, StepResultMismatchError, WorkflowNotFoundError, UnknownSignalError, InvalidArgumentError, InvalidPayloadError, RunConflictError];
+const NON_RETRYABLE = [
+  NonRetryableError,
+  ChildWorkflowFailedError,
+  StepResultMismatchError,
+  WorkflowNotFoundError,
+  UnknownSignalError,
+  InvalidArgumentError,
+  InvalidPayloadError,
+  RunConflictError,
+];
 
 export function isNonRetryable(error: unknown): boolean {
   return NON_RETRYABLE.some((type) => error instanceof type);

@@ -17,10 +17,7 @@ import type { DurableTelemetry } from '../observability/durable-telemetry';
 
 /** How one execution of `run()` ended. */
 export type ExecutionOutcome =
-  | { type: 'completed'; output: unknown }
-  | { type: 'failed'; error: unknown }
-  | { type: 'park'; wait: WaitSpec }
-  | { type: 'lost' };
+  { type: 'completed'; output: unknown } | { type: 'failed'; error: unknown } | { type: 'park'; wait: WaitSpec } | { type: 'lost' };
 
 export interface ExecutionDeps {
   journal: JournalRepository;
@@ -157,7 +154,8 @@ export class Execution {
       try {
         await validatePayload(options.schema, value, `The stored result of step "${key}"`);
       } catch (error) {
-        if (error instanceof InvalidPayloadError) throw new StepResultMismatchError(key, error.issues.map((i) => `${i.path || 'value'}: ${i.message}`).join('; '));
+        if (error instanceof InvalidPayloadError)
+          throw new StepResultMismatchError(key, error.issues.map((i) => `${i.path || 'value'}: ${i.message}`).join('; '));
         throw error;
       }
     }
@@ -167,7 +165,12 @@ export class Execution {
   private async runFresh<T>(name: string, key: string, fn: () => T | Promise<T>, options: ResolvedStepOptions): Promise<T> {
     const startedAt = new Date();
     const { tracing, metrics } = this.deps.telemetry;
-    const span = tracing.start(`durable.step ${name}`, { 'durable.run_id': this.runId, 'durable.workflow': this.workflow.name, 'durable.step': key, 'durable.attempt': this.run.attempt });
+    const span = tracing.start(`durable.step ${name}`, {
+      'durable.run_id': this.runId,
+      'durable.workflow': this.workflow.name,
+      'durable.step': key,
+      'durable.attempt': this.run.attempt,
+    });
     let step: StoredStep;
     let value: T | undefined;
     let failure: unknown;
@@ -176,7 +179,10 @@ export class Execution {
       step = { outcome: 'ok', result: serialize(value, `The result of step "${key}"`), error: null };
     } catch (error) {
       span.fail(error);
-      metrics?.stepDuration.observe({ workflow: this.workflow.name, step: name, outcome: 'error' }, (Date.now() - startedAt.getTime()) / 1_000);
+      metrics?.stepDuration.observe(
+        { workflow: this.workflow.name, step: name, outcome: 'error' },
+        (Date.now() - startedAt.getTime()) / 1_000,
+      );
       if (!isNonRetryable(error)) {
         span.end();
         throw error; // not stored: the step runs again on the next attempt
@@ -184,7 +190,11 @@ export class Execution {
       failure = error;
       step = { outcome: 'error', result: null, error: errorInfo(error) };
     }
-    if (failure === undefined) metrics?.stepDuration.observe({ workflow: this.workflow.name, step: name, outcome: 'ok' }, (Date.now() - startedAt.getTime()) / 1_000);
+    if (failure === undefined)
+      metrics?.stepDuration.observe(
+        { workflow: this.workflow.name, step: name, outcome: 'ok' },
+        (Date.now() - startedAt.getTime()) / 1_000,
+      );
     span.end();
     const kept = await this.checkpoint(key, 'step', step, startedAt);
     if (kept !== step) return this.replay<T>(key, kept, options);

@@ -91,7 +91,9 @@ export class Executor implements OnModuleInit {
           return this.fail(run, outcome.error, workflow.retry, actor);
         case 'park': {
           const wait = this.telemetry.tracing.start(`durable.wait ${outcome.wait.reason.kind}`, {
-            'durable.run_id': run.id, 'durable.wait.kind': outcome.wait.reason.kind, 'durable.wait.name': outcome.wait.name ?? '',
+            'durable.run_id': run.id,
+            'durable.wait.kind': outcome.wait.reason.kind,
+            'durable.wait.name': outcome.wait.name ?? '',
             ...(outcome.wait.wakeAt && { 'durable.wait.until': outcome.wait.wakeAt.toISOString() }),
           });
           const parked = await this.runs.park(run, outcome.wait, journal.wakeSeq, actor);
@@ -127,7 +129,9 @@ export class Executor implements OnModuleInit {
     const failures = run.attempt - run.attemptBase;
     if (!isNonRetryable(error) && failures < retry.maxAttempts) {
       const delayMs = backoffMs(retry, failures);
-      this.logger.warn(`Run ${run.id} (${run.workflow}) attempt ${run.attempt} failed, retrying in ${delayMs} ms: ${info.name}: ${info.message}`);
+      this.logger.warn(
+        `Run ${run.id} (${run.workflow}) attempt ${run.attempt} failed, retrying in ${delayMs} ms: ${info.name}: ${info.message}`,
+      );
       const scheduled = await this.runs.scheduleRetry(run, info, delayMs, actor);
       return scheduled ? new Date(this.clock.now() + delayMs) : undefined;
     }
@@ -135,7 +139,13 @@ export class Executor implements OnModuleInit {
     return this.end(run, 'failed', null, info, actor);
   }
 
-  private async end(run: ClaimedRun, status: 'completed' | 'failed', output: string | null, error: ErrorInfo | null, actor: string): Promise<undefined> {
+  private async end(
+    run: ClaimedRun,
+    status: 'completed' | 'failed',
+    output: string | null,
+    error: ErrorInfo | null,
+    actor: string,
+  ): Promise<undefined> {
     if (!(await this.runs.finish(run, status, output, error, actor))) return undefined;
     this.telemetry.metrics?.ended.inc({ workflow: run.workflow, status });
     this.bus.finished(run.id, status === 'completed' ? { status, output: deserialize(output) } : { status, error: error! });

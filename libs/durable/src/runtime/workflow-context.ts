@@ -1,5 +1,14 @@
 import type {
-  ChannelMessage, ChannelRef, ChildHandle, ChildResult, Duration, SignalOutcome, SignalRef, StepOptions, WorkflowContext, WorkflowRef,
+  ChannelMessage,
+  ChannelRef,
+  ChildHandle,
+  ChildResult,
+  Duration,
+  SignalOutcome,
+  SignalRef,
+  StepOptions,
+  WorkflowContext,
+  WorkflowRef,
 } from '../interfaces';
 import { checkName } from '../schema/define-signal';
 import { toMs } from '../schema/duration';
@@ -54,7 +63,11 @@ export class DurableWorkflowContext implements WorkflowContext {
     return ack(this.execution, channel, key);
   }
 
-  consume<T>(channel: ChannelRef<T>, handle: (message: ChannelMessage<T>) => unknown, opts: { until: (message: ChannelMessage<T>) => boolean }): Promise<ChannelMessage<T>> {
+  consume<T>(
+    channel: ChannelRef<T>,
+    handle: (message: ChannelMessage<T>) => unknown,
+    opts: { until: (message: ChannelMessage<T>) => boolean },
+  ): Promise<ChannelMessage<T>> {
     return consume(this.execution, channel, handle, opts.until);
   }
 

@@ -26,7 +26,7 @@ export class WorkflowRegistry {
     if (existing && existing.metatype !== workflow.metatype) {
       throw new InvalidArgumentError(
         `Two workflows are named "${workflow.name}": ${existing.metatype.name} and ${workflow.metatype.name}. ` +
-          'Give one of them another name with @Workflow(\'other-name\'); the name is stored with every run, so keep the older one.',
+          "Give one of them another name with @Workflow('other-name'); the name is stored with every run, so keep the older one.",
       );
     }
     this.byName.set(workflow.name, workflow);
@@ -36,7 +36,7 @@ export class WorkflowRegistry {
   /** The workflow a ref names; WorkflowNotFoundError when it is not registered here. */
   resolve(ref: WorkflowRef<unknown, unknown>): RegisteredWorkflow {
     const found = typeof ref === 'string' ? this.byName.get(ref) : this.byClass.get(ref);
-    if (!found) throw new WorkflowNotFoundError(typeof ref === 'string' ? ref : ref?.name ?? String(ref), this.names());
+    if (!found) throw new WorkflowNotFoundError(typeof ref === 'string' ? ref : (ref?.name ?? String(ref)), this.names());
     return found;
   }
 

@@ -34,5 +34,7 @@ export function isStorableText(text: string): boolean {
 
 /** Free text (an error message, a reason) made storable: NUL shown as \0, lone surrogates as U+FFFD. */
 export function storableText(text: string): string {
-  return isStorableText(text) ? text : text.replace(/\u0000/g, '\\0').replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
+  return isStorableText(text)
+    ? text
+    : text.replace(/\u0000/g, '\\0').replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 }

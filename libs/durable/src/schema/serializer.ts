@@ -40,7 +40,8 @@ export function deserialize<T = unknown>(text: string | null | undefined): T {
 }
 
 function encode(value: unknown, what: string, path: string, seen: Set<object>, depth: number): unknown {
-  if (depth > MAX_DEPTH) throw new SerializationError(`${what} cannot be stored: it is nested more than ${MAX_DEPTH} levels deep (at ${path}).`);
+  if (depth > MAX_DEPTH)
+    throw new SerializationError(`${what} cannot be stored: it is nested more than ${MAX_DEPTH} levels deep (at ${path}).`);
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -53,7 +54,9 @@ function encode(value: unknown, what: string, path: string, seen: Set<object>, d
       return { [TAG]: 'BigInt', v: value.toString() };
     case 'function':
     case 'symbol':
-      throw new SerializationError(`${what} cannot be stored: ${path} is a ${typeof value}. Return plain data (JSON, Date, BigInt, Map, Set, Buffer).`);
+      throw new SerializationError(
+        `${what} cannot be stored: ${path} is a ${typeof value}. Return plain data (JSON, Date, BigInt, Map, Set, Buffer).`,
+      );
   }
   if (value === null) return null;
   const object = value as object;
@@ -64,7 +67,8 @@ function encode(value: unknown, what: string, path: string, seen: Set<object>, d
     if (object instanceof Date) return { [TAG]: 'Date', v: Number.isNaN(object.getTime()) ? null : object.toISOString() };
     if (Buffer.isBuffer(object)) return { [TAG]: 'Buffer', v: object.toString('base64') };
     if (Array.isArray(object)) return object.map((item, i) => next(item, `${path}[${i}]`));
-    if (object instanceof Map) return { [TAG]: 'Map', v: [...object].map(([k, v], i) => [next(k, `${path}.key${i}`), next(v, `${path}.get(${i})`)]) };
+    if (object instanceof Map)
+      return { [TAG]: 'Map', v: [...object].map(([k, v], i) => [next(k, `${path}.key${i}`), next(v, `${path}.get(${i})`)]) };
     if (object instanceof Set) return { [TAG]: 'Set', v: [...object].map((item, i) => next(item, `${path}[${i}]`)) };
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(object)) out[key] = next((object as Record<string, unknown>)[key], `${path}.${key}`);
@@ -81,14 +85,22 @@ function decode(value: unknown): unknown {
   const tagged = value as Tagged;
   if (typeof tagged[TAG] === 'string') {
     switch (tagged[TAG]) {
-      case 'undefined': return undefined;
-      case 'Number': return Number(tagged.v);
-      case 'BigInt': return BigInt(tagged.v as string);
-      case 'Date': return new Date(tagged.v === null ? NaN : (tagged.v as string));
-      case 'Buffer': return Buffer.from(tagged.v as string, 'base64');
-      case 'Map': return new Map((tagged.v as [unknown, unknown][]).map(([k, v]) => [decode(k), decode(v)]));
-      case 'Set': return new Set((tagged.v as unknown[]).map(decode));
-      case 'Object': return decodeObject(tagged.v as Record<string, unknown>);
+      case 'undefined':
+        return undefined;
+      case 'Number':
+        return Number(tagged.v);
+      case 'BigInt':
+        return BigInt(tagged.v as string);
+      case 'Date':
+        return new Date(tagged.v === null ? NaN : (tagged.v as string));
+      case 'Buffer':
+        return Buffer.from(tagged.v as string, 'base64');
+      case 'Map':
+        return new Map((tagged.v as [unknown, unknown][]).map(([k, v]) => [decode(k), decode(v)]));
+      case 'Set':
+        return new Set((tagged.v as unknown[]).map(decode));
+      case 'Object':
+        return decodeObject(tagged.v as Record<string, unknown>);
     }
   }
   return decodeObject(value as Record<string, unknown>);
@@ -97,6 +109,7 @@ function decode(value: unknown): unknown {
 function decodeObject(object: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   // defineProperty, so that a key named `__proto__` stays data and never becomes the prototype.
-  for (const key of Object.keys(object)) Object.defineProperty(out, key, { value: decode(object[key]), enumerable: true, writable: true, configurable: true });
+  for (const key of Object.keys(object))
+    Object.defineProperty(out, key, { value: decode(object[key]), enumerable: true, writable: true, configurable: true });
   return out;
 }

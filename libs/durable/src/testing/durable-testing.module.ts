@@ -53,7 +53,10 @@ export class DurableTestingModule {
     if (!connection) throw new InvalidArgumentError('DurableTestingModule needs a database: pass `connection` or set DATABASE_URL.');
     const schema = `test_${randomBytes(6).toString('hex')}`;
     const moduleRef = await Test.createTestingModule({
-      imports: [DurableModule.forRoot({ inlineWaitMs: 0, sweeper: false, ...options.options, connection, schema }), ...(options.imports ?? [])],
+      imports: [
+        DurableModule.forRoot({ inlineWaitMs: 0, sweeper: false, ...options.options, connection, schema }),
+        ...(options.imports ?? []),
+      ],
       providers: options.providers ?? [],
     }).compile();
     const app = await moduleRef.init();

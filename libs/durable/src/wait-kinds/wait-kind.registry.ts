@@ -52,23 +52,47 @@ const declare = <R extends object>(declaration: WaitKindDeclaration<R>): WaitKin
 export const WAIT_KINDS = {
   /** `waitForSignal`: the signal's delivery, or the deadline of `waitForSignal(…, { timeout })`. */
   signal: declare<{ name: string; deadline?: Date }>({
-    label: 'signal', wakes: ['signal', 'time'], resume: 'reinvoke', clock: true, subject: 'name', times: { deadline: 'deadline' },
+    label: 'signal',
+    wakes: ['signal', 'time'],
+    resume: 'reinvoke',
+    clock: true,
+    subject: 'name',
+    times: { deadline: 'deadline' },
   }),
   /** `sleep`, `sleepUntil`: the journaled instant. */
   sleep: declare<{ name: string; until: Date }>({
-    label: 'sleep', wakes: ['time'], resume: 'finish', clock: true, subject: 'name', times: { until: 'until' },
+    label: 'sleep',
+    wakes: ['time'],
+    resume: 'finish',
+    clock: true,
+    subject: 'name',
+    times: { until: 'until' },
   }),
   /** `receive`, `consume` on an empty channel: a message on it. */
   channel: declare<{ channel: string }>({
-    label: 'channel', wakes: ['channel'], resume: 'reinvoke', clock: false, subject: 'channel', times: {},
+    label: 'channel',
+    wakes: ['channel'],
+    resume: 'reinvoke',
+    clock: false,
+    subject: 'channel',
+    times: {},
   }),
   /** A child handle's `result()`: the child's end. */
   child: declare<{ childRunId: string; step: string }>({
-    label: 'child run', wakes: ['child-end'], resume: 'reinvoke', clock: false, subject: 'childRunId', times: {},
+    label: 'child run',
+    wakes: ['child-end'],
+    resume: 'reinvoke',
+    clock: false,
+    subject: 'childRunId',
+    times: {},
   }),
   /** A failed attempt with attempts left: the backoff's end. */
   retry: declare<{ until: Date; error: ErrorInfo }>({
-    label: 'retry backoff', wakes: ['time'], resume: 'finish', clock: true, times: { until: 'until' },
+    label: 'retry backoff',
+    wakes: ['time'],
+    resume: 'finish',
+    clock: true,
+    times: { until: 'until' },
   }),
 } as const;
 

@@ -86,11 +86,13 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   private claimPass(): void {
-    this.claiming ??= this.bootContext.runInAsyncScope(() => this.claimWhileWanted()).finally(() => {
-      this.claiming = undefined;
-      // A nudge that came after the pass's last look found it still set and relied on it: honour it now.
-      if ((this.wanted || this.wantedFor.size) && this.accepting) this.claimPass();
-    });
+    this.claiming ??= this.bootContext
+      .runInAsyncScope(() => this.claimWhileWanted())
+      .finally(() => {
+        this.claiming = undefined;
+        // A nudge that came after the pass's last look found it still set and relied on it: honour it now.
+        if ((this.wanted || this.wantedFor.size) && this.accepting) this.claimPass();
+      });
   }
 
   /** The sweeper's tick: a claim pass, remembered for the operators' stats. */
@@ -116,7 +118,11 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
    * parked run): `write` gets this instance's id as the owner to claim for, or null when `wanted` is
    * false or no slot is free. Afterwards the run it claimed executes here in that slot, or the slot is freed.
    */
-  async reserving<R>(wanted: boolean, write: (owner: string | null) => Promise<R>, claimedIn: (result: R) => ClaimedRun | undefined): Promise<R> {
+  async reserving<R>(
+    wanted: boolean,
+    write: (owner: string | null) => Promise<R>,
+    claimedIn: (result: R) => ClaimedRun | undefined,
+  ): Promise<R> {
     const reserved = wanted && this.accepting && this.free > 0;
     if (reserved) this.reserved++;
     let claimed: ClaimedRun | undefined;
@@ -145,7 +151,8 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
         continue;
       }
       if (!(await this.runs.countDue(this.registry.names()))) return;
-      if (Date.now() > deadline) throw new Error(`drain() gave up after ${timeoutMs} ms: runs are still due (is the worker enabled, with free slots?).`);
+      if (Date.now() > deadline)
+        throw new Error(`drain() gave up after ${timeoutMs} ms: runs are still due (is the worker enabled, with free slots?).`);
       await delay(10); // due, but not claimable yet (a lease being released): look again shortly
     }
   }
@@ -166,7 +173,12 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     this.wakeTimer.stop();
     const left = [...this.held.values()];
     for (const lease of left) lease.markLost();
-    const released = await this.runs.release(this.id, left.map((l) => ({ id: l.runId, token: l.token }))).catch(() => 0);
+    const released = await this.runs
+      .release(
+        this.id,
+        left.map((l) => ({ id: l.runId, token: l.token })),
+      )
+      .catch(() => 0);
     if (released) this.logger.log(`Released ${released} run(s) still executing at shutdown; another instance takes them over now.`);
   }
 

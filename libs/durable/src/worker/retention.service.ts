@@ -22,7 +22,10 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
 
   onApplicationBootstrap(): void {
     if (!this.options.retention || !this.options.worker.enabled) return;
-    const timer = setInterval(() => void this.cleanup().catch((error) => this.logger.warn(`Cleanup failed: ${(error as Error).message}`)), this.options.retention.intervalMs);
+    const timer = setInterval(
+      () => void this.cleanup().catch((error) => this.logger.warn(`Cleanup failed: ${(error as Error).message}`)),
+      this.options.retention.intervalMs,
+    );
     timer.unref();
     this.scheduler.addInterval(this.name, timer);
   }

@@ -98,8 +98,7 @@ export function OverviewPage() {
             )}
           </div>
           <p className={styles.help}>
-            Runs due for more than two sweep intervals and not picked up. If this grows, check that an instance with a worker is
-            alive.
+            Runs due for more than two sweep intervals and not picked up. If this grows, check that an instance with a worker is alive.
           </p>
         </Panel>
       </div>

@@ -12,7 +12,7 @@ interface StatTileProps {
   testId?: string;
 }
 
-export const ESTIMATE_TITLE = 'Past 10,000 runs this figure is the database planner\'s estimate, not an exact count.';
+export const ESTIMATE_TITLE = "Past 10,000 runs this figure is the database planner's estimate, not an exact count.";
 
 /** One figure that links to the runs behind it. */
 export function StatTile({ label, value, href, tone, estimated, testId }: StatTileProps) {

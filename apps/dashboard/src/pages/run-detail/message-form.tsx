@@ -55,7 +55,14 @@ export function MessageForm({ detail }: { detail: RunDetail }) {
     <form className={styles.form} onSubmit={submit} data-testid="message-form">
       <div className={styles.formRow}>
         <Field label="Channel">
-          <input value={channel} list={listId} placeholder="channel" onChange={(e) => edit(() => setPicked(e.target.value))} className="mono" data-testid="message-channel" />
+          <input
+            value={channel}
+            list={listId}
+            placeholder="channel"
+            onChange={(e) => edit(() => setPicked(e.target.value))}
+            className="mono"
+            data-testid="message-channel"
+          />
           <datalist id={listId}>
             {declared.map((c) => (
               <option key={c.name} value={c.name} />
@@ -63,11 +70,23 @@ export function MessageForm({ detail }: { detail: RunDetail }) {
           </datalist>
         </Field>
         <Field label="Key (dedup)">
-          <input value={key} placeholder="e.g. evt-42" onChange={(e) => edit(() => setKey(e.target.value))} className="mono" data-testid="message-key" />
+          <input
+            value={key}
+            placeholder="e.g. evt-42"
+            onChange={(e) => edit(() => setKey(e.target.value))}
+            className="mono"
+            data-testid="message-key"
+          />
         </Field>
       </div>
       <Field label="Payload (JSON)">
-        <JsonEditor value={text} onChange={(next) => edit(() => setText(next))} invalid={touched && !check.valid} rows={4} data-testid="message-payload" />
+        <JsonEditor
+          value={text}
+          onChange={(next) => edit(() => setText(next))}
+          invalid={touched && !check.valid}
+          rows={4}
+          data-testid="message-payload"
+        />
       </Field>
       <ErrorBox issues={touched ? check.issues : []} error={send.error} testId="message-error" />
       {send.data && (

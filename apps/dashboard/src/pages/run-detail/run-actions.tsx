@@ -22,7 +22,11 @@ export function RunActions({ detail }: { detail: RunDetail }) {
       <div className={styles.buttons}>
         <Button
           disabled={busy || !canResume(run.status)}
-          title={canResume(run.status) ? 'End the wait now: a sleep or backoff finishes, other waits are re-checked.' : 'Only a waiting run can be resumed.'}
+          title={
+            canResume(run.status)
+              ? 'End the wait now: a sleep or backoff finishes, other waits are re-checked.'
+              : 'Only a waiting run can be resumed.'
+          }
           onClick={() => {
             retry.reset();
             resume.mutate(run.runId);

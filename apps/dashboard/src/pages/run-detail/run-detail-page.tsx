@@ -62,7 +62,11 @@ export function RunDetailPage({ runId, params }: { runId: string; params: URLSea
       {query.isError && <ErrorBox error={query.error} />}
       <div className={styles.columns}>
         <div className={styles.main}>
-          <Tabs tabs={tabs} active={tab} onSelect={(id) => navigate(runHref(runId, { tab: id === 'summary' ? undefined : id }), { replace: true })} />
+          <Tabs
+            tabs={tabs}
+            active={tab}
+            onSelect={(id) => navigate(runHref(runId, { tab: id === 'summary' ? undefined : id }), { replace: true })}
+          />
           <div role="tabpanel">
             <TabPanel tab={tab} detail={detail} />
           </div>

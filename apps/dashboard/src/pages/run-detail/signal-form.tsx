@@ -67,12 +67,24 @@ export function SignalForm({ detail }: { detail: RunDetail }) {
             ))}
           </select>
         ) : (
-          <input value={name} placeholder="signal name" onChange={(e) => edit(() => setPicked(e.target.value))} className="mono" data-testid="signal-name" />
+          <input
+            value={name}
+            placeholder="signal name"
+            onChange={(e) => edit(() => setPicked(e.target.value))}
+            className="mono"
+            data-testid="signal-name"
+          />
         )}
       </Field>
       {schema && <SchemaView schema={schema} />}
       <Field label="Payload (JSON)">
-        <JsonEditor value={text} onChange={(next) => edit(() => setText(next))} invalid={touched && !check.valid} rows={5} data-testid="signal-payload" />
+        <JsonEditor
+          value={text}
+          onChange={(next) => edit(() => setText(next))}
+          invalid={touched && !check.valid}
+          rows={5}
+          data-testid="signal-payload"
+        />
       </Field>
       <ErrorBox issues={touched ? check.issues : []} error={deliver.error} testId="signal-error" />
       {deliver.data && (
@@ -89,7 +101,13 @@ export function SignalForm({ detail }: { detail: RunDetail }) {
         </p>
       )}
       <div className={styles.formFooter}>
-        <Button type="submit" variant="primary" disabled={!canSend} title={check.valid ? undefined : 'Fix the payload first.'} data-testid="signal-send">
+        <Button
+          type="submit"
+          variant="primary"
+          disabled={!canSend}
+          title={check.valid ? undefined : 'Fix the payload first.'}
+          data-testid="signal-send"
+        >
           {deliver.isPending ? 'Sending…' : 'Deliver signal'}
         </Button>
       </div>

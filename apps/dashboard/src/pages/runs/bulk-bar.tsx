@@ -77,8 +77,8 @@ export function BulkBar({ selection, runs, signalFilter, onReport }: BulkBarProp
           onClose={() => setDialog(null)}
         >
           <p>
-            Sleeps and retry backoffs end now; runs waiting for a signal, a message or a child are re-invoked and park again if
-            nothing came.
+            Sleeps and retry backoffs end now; runs waiting for a signal, a message or a child are re-invoked and park again if nothing
+            came.
           </p>
         </ConfirmDialog>
       )}

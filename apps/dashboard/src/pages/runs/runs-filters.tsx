@@ -49,10 +49,24 @@ export function RunsFilters({ view }: { view: RunsView }) {
         </select>
       </Field>
       <Field label="Signal or channel">
-        <DebouncedInput type="search" placeholder="name" value={view.signal} onCommit={(signal) => apply({ signal }, true)} data-testid="filter-signal" className={styles.signalInput} />
+        <DebouncedInput
+          type="search"
+          placeholder="name"
+          value={view.signal}
+          onCommit={(signal) => apply({ signal }, true)}
+          data-testid="filter-signal"
+          className={styles.signalInput}
+        />
       </Field>
       <Field label="Run id starts with">
-        <DebouncedInput type="search" placeholder="run id prefix" value={view.q} onCommit={(q) => apply({ q }, true)} data-testid="filter-q" className={styles.searchInput} />
+        <DebouncedInput
+          type="search"
+          placeholder="run id prefix"
+          value={view.q}
+          onCommit={(q) => apply({ q }, true)}
+          data-testid="filter-q"
+          className={styles.searchInput}
+        />
       </Field>
       <Field label="Per page">
         <select value={view.limit} onChange={(e) => apply({ limit: Number(e.target.value) })} data-testid="filter-limit">
@@ -64,7 +78,10 @@ export function RunsFilters({ view }: { view: RunsView }) {
         </select>
       </Field>
       {(view.status !== DEFAULT_STATUS || view.workflow || view.waitingFor || view.signal || view.q) && (
-        <a className={styles.reset} href={runsHref(withFilter(view, { status: DEFAULT_STATUS, workflow: '', waitingFor: '', signal: '', q: '' }))}>
+        <a
+          className={styles.reset}
+          href={runsHref(withFilter(view, { status: DEFAULT_STATUS, workflow: '', waitingFor: '', signal: '', q: '' }))}
+        >
           Reset filters
         </a>
       )}

@@ -41,7 +41,9 @@ export function RunsPage({ params }: { params: URLSearchParams }) {
         <Notice title="Loading runs…" />
       ) : list.length === 0 ? (
         <div className={styles.tableWrap}>
-          <Notice title="No runs match">{view.page > 1 ? 'This page is empty: go back to the first page.' : 'Change or reset the filters to see more.'}</Notice>
+          <Notice title="No runs match">
+            {view.page > 1 ? 'This page is empty: go back to the first page.' : 'Change or reset the filters to see more.'}
+          </Notice>
         </div>
       ) : (
         <div className={runs.isPlaceholderData ? `${styles.tableWrap} ${styles.stale}` : styles.tableWrap}>
@@ -56,7 +58,12 @@ export function RunsPage({ params }: { params: URLSearchParams }) {
         <span className="muted">
           Page {view.page} · {list.length} run{list.length === 1 ? '' : 's'}
         </span>
-        <Button small disabled={!nextCursor} onClick={() => nextCursor && navigate(runsHref({ ...view, cursor: nextCursor, page: view.page + 1 }))} data-testid="next-page">
+        <Button
+          small
+          disabled={!nextCursor}
+          onClick={() => nextCursor && navigate(runsHref({ ...view, cursor: nextCursor, page: view.page + 1 }))}
+          data-testid="next-page"
+        >
           Next →
         </Button>
       </div>

@@ -41,7 +41,12 @@ export function RunsTable({ runs, selection }: RunsTableProps) {
       </thead>
       <tbody>
         {runs.map((run) => (
-          <tr key={run.runId} data-testid="run-row" data-run-id={run.runId} className={selection?.ids.has(run.runId) ? styles.selected : undefined}>
+          <tr
+            key={run.runId}
+            data-testid="run-row"
+            data-run-id={run.runId}
+            className={selection?.ids.has(run.runId) ? styles.selected : undefined}
+          >
             {selection && (
               <td className={styles.check}>
                 <input
@@ -89,7 +94,17 @@ export function RunsTable({ runs, selection }: RunsTableProps) {
 }
 
 /** The header checkbox; `indeterminate` is a DOM property only, hence the ref. */
-function SelectAll({ checked, indeterminate, disabled, onChange }: { checked: boolean; indeterminate: boolean; disabled: boolean; onChange: (on: boolean) => void }) {
+function SelectAll({
+  checked,
+  indeterminate,
+  disabled,
+  onChange,
+}: {
+  checked: boolean;
+  indeterminate: boolean;
+  disabled: boolean;
+  onChange: (on: boolean) => void;
+}) {
   const ref = useRef<HTMLInputElement>(null);
   useEffect(() => {
     if (ref.current) ref.current.indeterminate = indeterminate;

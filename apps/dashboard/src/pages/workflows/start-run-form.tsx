@@ -56,7 +56,13 @@ export function StartRunForm({ workflows, workflow, onWorkflowChange }: StartRun
         <JsonEditor value={text} onChange={(next) => edit(() => setText(next))} invalid={!check.valid} rows={8} data-testid="start-input" />
       </Field>
       <Field label="Run id (optional)" hint="A business key such as order-123 makes the start idempotent; empty: a UUID.">
-        <input value={runId} onChange={(e) => edit(() => setRunId(e.target.value))} maxLength={200} className="mono" data-testid="start-run-id" />
+        <input
+          value={runId}
+          onChange={(e) => edit(() => setRunId(e.target.value))}
+          maxLength={200}
+          className="mono"
+          data-testid="start-run-id"
+        />
       </Field>
       <ErrorBox issues={check.issues} error={start.error} testId="start-error" />
       {existing && (

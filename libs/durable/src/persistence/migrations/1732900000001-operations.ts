@@ -18,14 +18,18 @@ export class Operations1732900000001 implements MigrationInterface {
       `ALTER TABLE ${t.runs} SET (autovacuum_vacuum_scale_factor = 0.05, autovacuum_analyze_scale_factor = 0.05, fillfactor = 80)`,
     );
     for (const table of [t.steps, t.history, t.messages, t.signals]) {
-      await queryRunner.query(`ALTER TABLE ${table} SET (autovacuum_vacuum_scale_factor = 0.05, autovacuum_vacuum_insert_scale_factor = 0.05)`);
+      await queryRunner.query(
+        `ALTER TABLE ${table} SET (autovacuum_vacuum_scale_factor = 0.05, autovacuum_vacuum_insert_scale_factor = 0.05)`,
+      );
     }
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
     const t = tablesFor(schemaOf(queryRunner));
     for (const table of [t.runs, t.steps, t.history, t.messages, t.signals]) {
-      await queryRunner.query(`ALTER TABLE ${table} RESET (autovacuum_vacuum_scale_factor, autovacuum_analyze_scale_factor, autovacuum_vacuum_insert_scale_factor, fillfactor)`);
+      await queryRunner.query(
+        `ALTER TABLE ${table} RESET (autovacuum_vacuum_scale_factor, autovacuum_analyze_scale_factor, autovacuum_vacuum_insert_scale_factor, fillfactor)`,
+      );
     }
     await queryRunner.query(`DROP INDEX "${t.schema}".runs_finished_idx`);
     await queryRunner.query(`ALTER TABLE ${t.runs} DROP COLUMN trace_context`);

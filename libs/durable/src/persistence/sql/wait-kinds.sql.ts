@@ -16,13 +16,22 @@ const anyOf = (column: string, kinds: readonly WaitKind[]) => `${column} = ANY(A
 export const wokenBySql = (column: string, source: WakeSource) => anyOf(column, waitKindsWokenBy(source));
 
 /** True where `column` is a kind that `resume` finishes (rather than re-invokes). */
-export const resumeFinishesSql = (column: string) => anyOf(column, waitKindsWhere((kind) => kind.resume === 'finish'));
+export const resumeFinishesSql = (column: string) =>
+  anyOf(
+    column,
+    waitKindsWhere((kind) => kind.resume === 'finish'),
+  );
 
 /** True where `column` is a kind whose instants the test clock may move. */
-export const clockMovesSql = (column: string) => anyOf(column, waitKindsWhere((kind) => kind.clock));
+export const clockMovesSql = (column: string) =>
+  anyOf(
+    column,
+    waitKindsWhere((kind) => kind.clock),
+  );
 
 /** The CHECK on runs.wait_kind: a parked run's kind is one of `kinds` (a migration passes the list it shipped with). */
-export const waitKindCheck = (kinds: readonly string[] = WAIT_KIND_NAMES) => `wait_kind IN (${kinds.map((kind) => `'${kind}'`).join(', ')})`;
+export const waitKindCheck = (kinds: readonly string[] = WAIT_KIND_NAMES) =>
+  `wait_kind IN (${kinds.map((kind) => `'${kind}'`).join(', ')})`;
 
 /** Replaces the CHECK on runs.wait_kind by one allowing exactly `kinds`. */
 export const replaceWaitKindCheckSql = (t: Tables, kinds: readonly string[]) =>

@@ -54,7 +54,12 @@ export async function consume<T>(
     const message = await receive(execution, ref);
     await execution.stepAt(`consume:${channel}`, `${closedKey}:${message.key}`, () => handle(message), {});
     if (until(message)) {
-      await execution.checkpoint(closedKey, 'step', { outcome: 'ok', result: serialize(message, `The closing message of channel "${channel}"`), error: null }, null);
+      await execution.checkpoint(
+        closedKey,
+        'step',
+        { outcome: 'ok', result: serialize(message, `The closing message of channel "${channel}"`), error: null },
+        null,
+      );
       await ack(execution, ref, message.key);
       return message;
     }

@@ -9,7 +9,12 @@ import { serialize } from '../../schema/serializer';
  * Spawns a child run memoized by `step`: the child's id is derived from the parent's id and the step,
  * so a replay, or a concurrent execution of the parent, reattaches to the same child.
  */
-export async function startChild<I, O>(execution: Execution, ref: WorkflowRef<I, O>, input: I, opts: { step: string }): Promise<ChildHandle<O>> {
+export async function startChild<I, O>(
+  execution: Execution,
+  ref: WorkflowRef<I, O>,
+  input: I,
+  opts: { step: string },
+): Promise<ChildHandle<O>> {
   if (!execution.isActive) return never();
   execution.assertNotInStep('startChild');
   const step = checkName(opts?.step, 'child step');
@@ -17,9 +22,21 @@ export async function startChild<I, O>(execution: Execution, ref: WorkflowRef<I,
   const childId = `${execution.runId}/${step}`;
   if (!execution.journal.steps.has(key)) {
     const workflow = execution.deps.registry.resolve(ref as WorkflowRef<unknown, unknown>);
-    const started = await execution.deps.children.startChild({ parentId: execution.runId, parentToken: execution.lease.token, step, childId, workflow, input });
+    const started = await execution.deps.children.startChild({
+      parentId: execution.runId,
+      parentToken: execution.lease.token,
+      step,
+      childId,
+      workflow,
+      input,
+    });
     if (!started) return execution.lose();
-    await execution.checkpoint(key, 'child', { outcome: 'ok', result: serialize({ runId: childId, workflow: workflow.name }, 'a child spawn'), error: null }, null);
+    await execution.checkpoint(
+      key,
+      'child',
+      { outcome: 'ok', result: serialize({ runId: childId, workflow: workflow.name }, 'a child spawn'), error: null },
+      null,
+    );
   }
   return new ExecutionChildHandle<O>(execution, childId, step);
 }
@@ -98,7 +115,8 @@ function refreshChildren(execution: Execution, childId: string): Promise<void> {
     const ids = new Set<string>();
     const done = Promise.resolve().then(async () => {
       refreshing.delete(execution); // handles arriving from now on need a read of their own
-      for (const child of await execution.deps.journal.readChildren(execution.runId, [...ids])) execution.journal.children.set(child.id, child);
+      for (const child of await execution.deps.journal.readChildren(execution.runId, [...ids]))
+        execution.journal.children.set(child.id, child);
     });
     refresh = { ids, done };
     refreshing.set(execution, refresh);

@@ -21,11 +21,18 @@ export async function sleep(execution: Execution, name: string, ms: number | und
 }
 
 /** The instant stored under `key`, journaling now() + ms (or `at`) the first time. */
-export async function journaledInstant(execution: Execution, key: string, kind: string, ms: number | undefined, at?: Date): Promise<number> {
+export async function journaledInstant(
+  execution: Execution,
+  key: string,
+  kind: string,
+  ms: number | undefined,
+  at?: Date,
+): Promise<number> {
   const stored = execution.journal.steps.get(key);
   if (stored) return deserialize<Date>(stored.result).getTime();
   if (at) {
-    if (!(at instanceof Date) || Number.isNaN(at.getTime())) throw new InvalidArgumentError(`sleepUntil("${key}") needs a valid Date; got ${String(at)}.`);
+    if (!(at instanceof Date) || Number.isNaN(at.getTime()))
+      throw new InvalidArgumentError(`sleepUntil("${key}") needs a valid Date; got ${String(at)}.`);
     const kept = await execution.checkpoint(key, kind, { outcome: 'ok', result: serialize(at, 'a wake instant'), error: null }, null);
     return deserialize<Date>(kept.result).getTime();
   }

@@ -26,7 +26,11 @@ export function HistoryTab({ history }: { history: HistoryEntry[] }) {
               <td className="mono">{entry.event}</td>
               <td>{entry.actor}</td>
               <td className={styles.payloadCell}>
-                {entry.detail === null || entry.detail === undefined ? <span className="muted">—</span> : <JsonBlock value={entry.detail} compact />}
+                {entry.detail === null || entry.detail === undefined ? (
+                  <span className="muted">—</span>
+                ) : (
+                  <JsonBlock value={entry.detail} compact />
+                )}
               </td>
             </tr>
           ))}

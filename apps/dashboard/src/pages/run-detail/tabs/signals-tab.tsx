@@ -25,7 +25,15 @@ export function SignalsTab({ signals, pending }: { signals: ReceivedSignal[]; pe
               {pending.map((signal) => (
                 <tr key={signal.name} data-testid="pending-signal" data-name={signal.name}>
                   <td className="mono">{signal.name}</td>
-                  <td>{signal.awaited ? <span className={styles.awaited} data-testid="awaited">awaited</span> : <span className="muted">declared</span>}</td>
+                  <td>
+                    {signal.awaited ? (
+                      <span className={styles.awaited} data-testid="awaited">
+                        awaited
+                      </span>
+                    ) : (
+                      <span className="muted">declared</span>
+                    )}
+                  </td>
                   <td>
                     <SchemaView schema={signal.jsonSchema} />
                   </td>
