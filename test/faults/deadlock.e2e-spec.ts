@@ -32,14 +32,19 @@ describe('deadlocks', () => {
   it('a statement that loses a deadlock is retried whole and lands once', async () => {
     const [a, b] = [await session(), await session()];
     let tries = 0;
-    // Each side locks one row, then asks for the other's: Postgres rolls one of them back with 40P01.
+    // Each side locks one row, waits until the other holds its row too, then asks for the other's:
+    // Postgres rolls one of them back with 40P01. A retried try finds the barrier open.
+    let locked = 0;
+    let bothLocked!: () => void;
+    const barrier = new Promise<void>((resolve) => (bothLocked = resolve));
     const side = (client: Client, first: number, second: number) =>
       retryTransient(async () => {
         tries++;
         await client.query('BEGIN');
         try {
           await client.query(`UPDATE ${schema}.rows SET n = n + 1 WHERE id = $1`, [first]);
-          await client.query(`SELECT pg_sleep(0.2)`); // both hold their first row before either asks for its second
+          if (++locked === 2) bothLocked();
+          await barrier;
           await client.query(`UPDATE ${schema}.rows SET n = n + 1 WHERE id = $1`, [second]);
           await client.query('COMMIT');
         } catch (error) {
