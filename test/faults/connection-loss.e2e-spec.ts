@@ -117,7 +117,7 @@ describe('a session cut in the middle of a delivery or a checkpoint', () => {
       schema,
       db,
       runId,
-      '%ON CONFLICT (id) DO NOTHING%',
+      '%lease_token = $12::bigint FOR SHARE%', // early in the statement: pg_stat_activity keeps its first 1 KiB
       `INSERT INTO "${schema}".runs (id, workflow, status) VALUES ($1, 'gated-end', 'pending')`,
     );
     const starting = t.client.start(GatedEnd, 'finish', { runId });
