@@ -16,7 +16,7 @@ export const SCHEDULE_CATCHUPS = ['latest', 'all'] as const;
 /** The most slots one backfill call may start. */
 export const MAX_BACKFILL_SLOTS = 10_000;
 /** A schedule name: its run ids are `schedule:<name>:<slot>`, at most 200 characters, and a ':' would blur the prefix. */
-const NAME = /^[^:\s]{1,150}$/;
+const NAME = /^[^:\s]{1,120}$/;
 const DEFAULT_CATCHUP_WINDOW = '1m';
 
 /** A schedule's spec with its defaults applied and checked: what the table stores. */
@@ -39,11 +39,12 @@ export interface ResolvedSchedule {
  * schedule and what is wrong, so nothing is written for a spec that cannot fire.
  */
 export function resolveScheduleSpec(spec: ScheduleSpec, workflow: string): ResolvedSchedule {
-  if (!spec || typeof spec !== 'object') throw new InvalidArgumentError(`A schedule of workflow "${workflow}" is not a ScheduleSpec object.`);
+  if (!spec || typeof spec !== 'object')
+    throw new InvalidArgumentError(`A schedule of workflow "${workflow}" is not a ScheduleSpec object.`);
   const { name } = spec;
   if (typeof name !== 'string' || !NAME.test(name)) {
     throw new InvalidArgumentError(
-      `Schedule name ${JSON.stringify(name)} (workflow "${workflow}") must be 1 to 150 characters without ':' or spaces: it is part of its runs' ids.`,
+      `Schedule name ${JSON.stringify(name)} (workflow "${workflow}") must be 1 to 120 characters without ':' or spaces: it is part of its runs' ids.`,
     );
   }
   const bad = (what: string) => new InvalidArgumentError(`Schedule "${name}": ${what}`);
@@ -59,9 +60,11 @@ export function resolveScheduleSpec(spec: ScheduleSpec, workflow: string): Resol
     throw bad(`cron ${JSON.stringify(cron)} is invalid (${(error as Error).message}); use 5 fields, or 6 with seconds first.`);
   }
   const overlap = spec.overlap ?? 'skip';
-  if (!SCHEDULE_OVERLAPS.includes(overlap)) throw bad(`overlap must be one of ${SCHEDULE_OVERLAPS.join(', ')}; got ${JSON.stringify(overlap)}.`);
+  if (!SCHEDULE_OVERLAPS.includes(overlap))
+    throw bad(`overlap must be one of ${SCHEDULE_OVERLAPS.join(', ')}; got ${JSON.stringify(overlap)}.`);
   const catchup = spec.catchup ?? 'latest';
-  if (!SCHEDULE_CATCHUPS.includes(catchup)) throw bad(`catchup must be one of ${SCHEDULE_CATCHUPS.join(', ')}; got ${JSON.stringify(catchup)}.`);
+  if (!SCHEDULE_CATCHUPS.includes(catchup))
+    throw bad(`catchup must be one of ${SCHEDULE_CATCHUPS.join(', ')}; got ${JSON.stringify(catchup)}.`);
   const catchupWindowMs = toMs(spec.catchupWindow ?? DEFAULT_CATCHUP_WINDOW, `Schedule "${name}": catchupWindow`);
   if (catchupWindowMs <= 0) throw bad(`catchupWindow must be longer than 0.`);
   const jitterMs = spec.jitter === undefined ? 0 : toMs(spec.jitter, `Schedule "${name}": jitter`);

@@ -5,4 +5,10 @@ import { WaitKinds1732900000003 } from './1732900000003-wait-kinds';
 import { Schedules1732900000004 } from './1732900000004-schedules';
 
 /** Every migration of the library, oldest first. */
-export const DURABLE_MIGRATIONS = [InitialSchema1732900000000, Operations1732900000001, Stats1732900000002, WaitKinds1732900000003, Schedules1732900000004];
+export const DURABLE_MIGRATIONS = [
+  InitialSchema1732900000000,
+  Operations1732900000001,
+  Stats1732900000002,
+  WaitKinds1732900000003,
+  Schedules1732900000004,
+];
