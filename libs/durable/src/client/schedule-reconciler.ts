@@ -1,14 +1,11 @@
 import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { InvalidArgumentError } from '../errors';
 import { ScheduleRepository } from '../persistence/schedule.repository';
 import { DbClock } from '../runtime/db-clock';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
-import { ResolvedSchedule, resolveScheduleSpec } from '../schema/schedule-spec';
 
 /**
- * At boot, checks every schedule declared on a @Workflow (cron, timezone, durations, unique names:
- * a mistake fails the boot naming the schedule, before anything is written) and reconciles them with
- * the schedules table.
+ * At boot, reconciles the schedules declared on @Workflow classes (checked by the explorer at module
+ * init, so a mistake fails the boot before anything is written) with the schedules table.
  */
 @Injectable()
 export class ScheduleReconciler implements OnApplicationBootstrap {
@@ -19,19 +16,7 @@ export class ScheduleReconciler implements OnApplicationBootstrap {
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const specs = new Map<string, ResolvedSchedule>();
-    for (const workflow of this.registry.all()) {
-      for (const spec of workflow.options.schedules ?? []) {
-        const resolved = resolveScheduleSpec(spec, workflow.name);
-        const twin = specs.get(resolved.name);
-        if (twin) {
-          throw new InvalidArgumentError(
-            `Two schedules are named "${resolved.name}" (workflows "${twin.workflow}" and "${workflow.name}"); a schedule name is unique across the app.`,
-          );
-        }
-        specs.set(resolved.name, resolved);
-      }
-    }
-    await this.schedules.reconcile([...specs.values()], this.registry.names(), this.clock.shiftMs);
+    const specs = this.registry.all().flatMap((workflow) => workflow.schedules);
+    await this.schedules.reconcile(specs, this.registry.names(), this.clock.shiftMs);
   }
 }
