@@ -92,7 +92,9 @@ export class ScheduleService {
       started += (await this.schedules.insertRuns(name, row.workflow, chunk, actorOf(opts))).length;
     }
     if (started) this.worker.nudge();
-    return { started, skipped: slots.length - started };
+    const result = { started, skipped: slots.length - started };
+    await this.schedules.audit(name, 'schedule-backfilled', actorOf(opts), { from, to, ...result });
+    return result;
   }
 
   /** The slots a backfill of this range would cover, without starting anything (the dashboard's preview). */

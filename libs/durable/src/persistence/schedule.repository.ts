@@ -140,6 +140,16 @@ export class ScheduleRepository {
     return rows.map((r) => r.id);
   }
 
+  /** Records an operator's action on a schedule in history, under `schedule:<name>`. */
+  async audit(name: string, event: string, actor: string, detail: Record<string, unknown>): Promise<void> {
+    await this.db.query(`INSERT INTO ${this.db.tables.history} (run_id, event, actor, detail) VALUES ($1, $2, $3, $4)`, [
+      ACTOR(name),
+      event,
+      actor,
+      JSON.stringify({ schedule: name, ...detail }),
+    ]);
+  }
+
   /** Records a run started outside the slots as the schedule's last (what overlap and the view look at). */
   async setLastRun(name: string, runId: string): Promise<void> {
     await this.db.query(`UPDATE ${this.db.tables.schedules} SET last_run_id = $2, updated_at = now() WHERE name = $1`, [name, runId]);
