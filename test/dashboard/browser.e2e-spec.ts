@@ -122,6 +122,32 @@ describe('dashboard in a real browser', () => {
     expect(await page.locator('img[src="x"]').count()).toBe(0);
   });
 
+  it('starts a delayed run from the Workflows page and counts down to its start on the run page and in the runs list', async () => {
+    await page.getByTestId('nav-workflows').click();
+    await page.getByTestId('start-workflow').selectOption('nap-long');
+    await page.getByTestId('start-input').fill('null');
+    await page.getByTestId('start-delay').fill('10m');
+    await page.getByTestId('start-submit').click();
+    await page.waitForURL(/#\/runs\/[^?]+$/);
+    const runId = decodeURIComponent(page.url().split('#/runs/')[1]);
+    const run = await t.client.getRun(runId);
+    expect(run.waiting).toMatchObject({ kind: 'start' });
+    const until = (run.waiting as { until: Date }).until.toISOString();
+
+    const countdown = page.getByTestId('wait-reason').getByTestId('starts-in');
+    const first = await countdown.innerText();
+    expect(first).toMatch(/^starts in (9 min( \d{1,2} s)?|10 min)$/);
+    await expect(countdown.getAttribute('title')).resolves.toContain(until);
+    // It counts down live, without a reload.
+    await eventually(async () => (await countdown.innerText()) !== first, 'the countdown to tick');
+    await shot('delayed-start');
+
+    await page.goto(`${t.url}/durable/#/runs?waitingFor=start`);
+    const row = page.locator(`[data-testid=run-row][data-run-id="${runId}"]`);
+    await expect(row.getByTestId('wait-reason').innerText()).resolves.toMatch(/^delayed start, starts in 9 min( \d{1,2} s)?$/);
+    await t.client.cancel(runId);
+  });
+
   it('takes the screenshots of the main pages for the docs', async () => {
     const parent = await t.client.start(ParentOfReview, { orderId: 'shot' });
     await waiting(parent.runId);

@@ -75,7 +75,8 @@ describe('migrations and boot', () => {
       { name: 'Operations1732900000001' },
       { name: 'Stats1732900000002' },
       { name: 'WaitKinds1732900000003' },
-      { name: 'Schedules1732900000004' },
+      { name: 'DelayedStart1732900000004' },
+      { name: 'Schedules1732900000005' },
     ]);
     await db.dropSchema();
   });
@@ -87,7 +88,8 @@ describe('migrations and boot', () => {
       'Operations1732900000001',
       'Stats1732900000002',
       'WaitKinds1732900000003',
-      'Schedules1732900000004',
+      'DelayedStart1732900000004',
+      'Schedules1732900000005',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

@@ -121,6 +121,8 @@ export interface StartRunBody {
   workflow: string;
   input: unknown;
   runId?: string;
+  /** A delayed start: milliseconds or text such as '5m' (the server checks it). */
+  delay?: string | number;
 }
 
 export interface StartRunResult {

@@ -1,13 +1,14 @@
 import { WAIT_KIND_DECLARATIONS, type WaitReason } from '../api/types';
 import { serverNow } from '../lib/clock';
-import { elapsed, formatClock, formatSpan } from '../lib/format';
+import { elapsed, formatClock, formatCountdown, formatSpan, formatTimestamp } from '../lib/format';
+import { useNow } from '../lib/use-now';
 import styles from './wait-reason-text.module.css';
 
 /**
  * What a run waits for, in words, from the kind's declaration in the registry of wait kinds:
  * its label, its subject ("signal approval, 3 h, deadline in 21 h", "channel events, 5 min",
- * "sleep nightly until 14:05"), and its instants. Past-due times are marked: a run due but not
- * woken is what an operator looks for.
+ * "sleep nightly until 14:05", "delayed start, starts in 4 min 12 s"), and its instants. Past-due
+ * times are marked: a run due but not woken is what an operator looks for.
  */
 export function WaitReasonText({ waiting }: { waiting: WaitReason | undefined }) {
   if (!waiting) return <span className="muted">—</span>;
@@ -15,7 +16,9 @@ export function WaitReasonText({ waiting }: { waiting: WaitReason | undefined })
   const declared = WAIT_KIND_DECLARATIONS[waiting.kind];
   const fields: Partial<Record<string, unknown>> = waiting;
   const subject = declared.subject && fields[declared.subject];
-  const times: Partial<Record<string, 'until' | 'deadline'>> = declared.times;
+  const times: Partial<Record<string, 'until' | 'deadline' | 'starts'>> = declared.times;
+  // A countdown to a start says all there is to say: how long it has waited adds nothing.
+  const countsDown = Object.values(times).includes('starts');
   return (
     <span title={typeof subject === 'string' ? subject : undefined}>
       {declared.label}
@@ -25,10 +28,11 @@ export function WaitReasonText({ waiting }: { waiting: WaitReason | undefined })
           <code>{subject}</code>
         </>
       )}
-      {waiting.since && `, ${formatSpan(elapsed(waiting.since, now))}`}
+      {waiting.since && !countsDown && `, ${formatSpan(elapsed(waiting.since, now))}`}
       {Object.entries(times).map(([field, role]) => {
         const iso = fields[field];
         if (typeof iso !== 'string') return null;
+        if (role === 'starts') return <StartsIn key={field} iso={iso} />;
         return role === 'deadline' ? <Due key={field} iso={iso} now={now} label={field} /> : <Until key={field} iso={iso} now={now} />;
       })}
     </span>
@@ -59,6 +63,20 @@ function Until({ iso, now }: { iso: string; now: number }) {
       {' '}
       until {formatClock(iso)}
       {ms >= 5_000 && <span className={styles.late}> (due {formatSpan(ms)} ago)</span>}
+    </>
+  );
+}
+
+/** ", starts in 4 min 12 s", counted down every second, the instant on hover; marked once overdue. */
+function StartsIn({ iso }: { iso: string }) {
+  const ms = -elapsed(iso, useNow());
+  return (
+    <>
+      ,{' '}
+      <time dateTime={iso} title={`${formatTimestamp(iso)} (${iso})`} data-testid="starts-in">
+        {ms > 0 ? `starts in ${formatCountdown(ms)}` : 'starting now'}
+      </time>
+      {ms <= -5_000 && <span className={styles.late}> (due {formatSpan(ms)} ago)</span>}
     </>
   );
 }

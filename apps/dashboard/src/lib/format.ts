@@ -14,6 +14,16 @@ export function formatSpan(ms: number): string {
   return `${Math.floor(abs / DAY)} d`;
 }
 
+/** A countdown, to the second near its end: "12 s", "4 min 12 s", "2 h 5 min", "3 d 4 h". */
+export function formatCountdown(ms: number): string {
+  const s = Math.max(0, Math.ceil(ms / SECOND));
+  const [d, h, m] = [Math.floor(s / 86_400), Math.floor(s / 3_600) % 24, Math.floor(s / 60) % 60];
+  if (d) return h ? `${d} d ${h} h` : `${d} d`;
+  if (h) return m ? `${h} h ${m} min` : `${h} h`;
+  if (m) return s % 60 ? `${m} min ${s % 60} s` : `${m} min`;
+  return `${s} s`;
+}
+
 /** A step's duration: "120 ms", "1.4 s", then coarse spans. */
 export function formatDuration(ms: number | undefined): string {
   if (ms === undefined) return '—';

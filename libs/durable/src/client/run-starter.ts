@@ -11,6 +11,8 @@ import { serializePayload } from '../schema/serializer';
 import { isStorableText } from '../schema/define-signal';
 import { DurableWorker } from '../worker/durable.worker';
 import { DurableTelemetry } from '../observability/durable-telemetry';
+import type { Duration } from '../interfaces';
+import { startDelayOf } from './start-delay';
 
 export interface StartArgs {
   workflow: RegisteredWorkflow;
@@ -24,12 +26,17 @@ export interface StartArgs {
   parentToken?: string;
   manager?: EntityManager;
   actor: string;
+  /** A delayed start: the run waits (reason `start`) until this instant, then executes. Not with `delay`. */
+  startAt?: Date;
+  /** A delayed start, measured from the database's clock. Not with `startAt`. */
+  delay?: Duration;
 }
 
 /**
  * Inserts runs, for the client and for child spawns. With a free slot here and no caller
  * transaction, the run is inserted already claimed and executed at once (no claim round trip);
- * otherwise it is inserted pending and the NOTIFY sent on commit wakes a worker.
+ * otherwise it is inserted pending and the NOTIFY sent on commit wakes a worker. A delayed start
+ * (`startAt` or `delay`) whose instant is ahead is inserted waiting for it, reason `start`.
  */
 @Injectable()
 export class RunStarter implements ChildStarter {
@@ -74,6 +81,7 @@ export class RunStarter implements ChildStarter {
         `runId must be a non-empty string of at most 200 characters, without NUL or lone surrogates; got ${typeof runId === 'string' ? `${runId.length} characters` : typeof runId}.`,
       );
     }
+    const delayed = startDelayOf(args);
     const input = serializePayload(args.input, `The input of workflow "${args.workflow.name}"`);
     const started = await this.worker.reserving(
       !args.manager,
@@ -90,10 +98,11 @@ export class RunStarter implements ChildStarter {
             parentToken: args.parentToken,
             actor: args.actor,
             traceContext: this.telemetry.tracing.captureContext(),
+            ...delayed,
           },
           args.manager,
         ),
-      (result) => (typeof result === 'object' && result !== null ? result : undefined),
+      (result) => (typeof result === 'object' && result !== null && 'leaseToken' in result ? result : undefined),
     );
     if (started === 'parent-lost') return { runId, created: false, parentLost: true };
     if (started === null) {
@@ -103,6 +112,7 @@ export class RunStarter implements ChildStarter {
     }
     this.telemetry.metrics?.started.inc({ workflow: args.workflow.name });
     if (started === 'pending' && !args.manager) this.worker.nudge();
+    if (typeof started === 'object' && 'startsAt' in started) this.worker.wakeAt(started.startsAt);
     return { runId, created: true };
   }
 }

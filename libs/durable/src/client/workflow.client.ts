@@ -3,7 +3,7 @@ import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { RunNotFoundError } from '../errors';
 import { storableText } from '../schema/define-signal';
 import { knownRunId } from './run-id';
-import type { ActorOptions, RunFilter, RunHandle, RunView, TxOptions, WorkflowRef } from '../interfaces';
+import type { ActorOptions, RunFilter, RunHandle, RunView, StartOptions, TxOptions, WorkflowRef } from '../interfaces';
 import { RunControlRepository } from '../persistence/run-control.repository';
 import { RunRepository } from '../persistence/run.repository';
 import { DurableWorker } from '../worker/durable.worker';
@@ -27,12 +27,10 @@ export class WorkflowClient {
    * Starts a run of a workflow (by class or by name). With `runId`, idempotent: an existing run of the
    * same workflow comes back with `created: false`; of another workflow, RunConflictError.
    * With `manager`, the run is written in the caller's transaction and starts when it commits.
+   * With `startAt` or `delay`, the run exists at once, `waiting` with reason `start`, and executes at
+   * that instant; signals sent meanwhile are kept for it, `resume` starts it now, `cancel` cancels it.
    */
-  async start<I, O>(
-    workflow: WorkflowRef<I, O>,
-    input: I,
-    opts: { runId?: string } & TxOptions & ActorOptions = {},
-  ): Promise<RunHandle<O>> {
+  async start<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: StartOptions & TxOptions & ActorOptions = {}): Promise<RunHandle<O>> {
     const registered = this.registry.resolve(workflow as WorkflowRef<unknown, unknown>);
     const { runId, created } = await this.starter.start({
       workflow: registered,
@@ -40,6 +38,8 @@ export class WorkflowClient {
       runId: opts.runId,
       manager: opts.manager,
       actor: actorOf(opts),
+      startAt: opts.startAt,
+      delay: opts.delay,
     });
     return new DurableRunHandle<O>(runId, created, this.runs, this.bus, this.executingHere);
   }

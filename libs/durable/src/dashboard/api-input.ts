@@ -3,6 +3,8 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import { InvalidArgumentError } from '../errors';
 import { isStorableText } from '../schema/define-signal';
+import { toMs } from '../schema/duration';
+import type { Duration } from '../interfaces';
 
 /**
  * What one endpoint accepts, declared beside its route: its path parameters, query parameters and
@@ -134,4 +136,27 @@ export function oneOf<T extends string>(values: readonly T[]) {
   return z.enum(values as [T, ...T[]], {
     error: (issue) => `must be one of ${values.join(', ')}; got ${String(JSON.stringify(issue.input)).slice(0, 100)}`,
   });
+}
+
+/** An instant as ISO-8601 text with its offset (`2026-03-29T09:00:00Z`), given to the handler as a Date. */
+export function instant() {
+  return z
+    .string({ error: 'must be a string' })
+    .refine(
+      (value) => z.iso.datetime({ offset: true }).safeParse(value).success && !Number.isNaN(Date.parse(value)),
+      'must be an ISO-8601 date and time with its offset, such as 2026-03-29T09:00:00Z',
+    )
+    .transform((value) => new Date(value));
+}
+
+/** A Duration: milliseconds, or text such as `'30s'`, `'5m'`, `'2h'`, `'7d'`, checked as the library checks it. */
+export function duration() {
+  return z.union([z.number(), z.string()], { error: 'must be milliseconds (a number) or text such as "30s"' }).refine((value) => {
+    try {
+      toMs(value as Duration);
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be a duration from 0 to 100 years: milliseconds, or text such as "30s", "5m", "2h", "7d"');
 }

@@ -24,10 +24,10 @@ import { SignalService } from '../client/signal.service';
 import { WorkflowClient } from '../client/workflow.client';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
-import type { DashboardOptions, RunFilter } from '../interfaces';
+import type { DashboardOptions, Duration, RunFilter } from '../interfaces';
 import { isRunCursor, RUN_STATUSES } from '../persistence/run.repository';
 import { WAIT_KIND_NAMES } from '../wait-kinds/wait-kind.registry';
-import { endpoint, EndpointInput, Input, oneOf, present, text } from './api-input';
+import { duration, endpoint, EndpointInput, Input, instant, oneOf, present, text } from './api-input';
 import { DashboardAuthGuard, DashboardRequest, MUTATION, SESSION_ROUTE } from './dashboard-auth.guard';
 import { DashboardErrorsFilter } from './dashboard-errors.filter';
 import { DashboardService } from './dashboard.service';
@@ -104,7 +104,17 @@ export class DashboardRunsController {
   }
 
   static readonly start = endpoint({
-    body: z.strictObject({ workflow: text(200), input: z.unknown().optional(), runId: text(200).nullish() }),
+    body: z
+      .strictObject({
+        workflow: text(200),
+        input: z.unknown().optional(),
+        runId: text(200).nullish(),
+        startAt: instant().optional(),
+        delay: duration().optional(),
+      })
+      .refine((body) => body.startAt === undefined || body.delay === undefined, {
+        error: 'give either "startAt" or "delay", not both',
+      }),
   });
   @Post()
   @Mutation()
@@ -113,7 +123,12 @@ export class DashboardRunsController {
     @Req() request: DashboardRequest,
     @Res({ passthrough: true }) response: Response,
   ) {
-    const handle = await this.client.start(body.workflow, body.input ?? null, { runId: body.runId ?? undefined, actor: actor(request) });
+    const handle = await this.client.start(body.workflow, body.input ?? null, {
+      runId: body.runId ?? undefined,
+      startAt: body.startAt,
+      delay: body.delay as Duration | undefined,
+      actor: actor(request),
+    });
     response.status(handle.created ? 201 : 200);
     return { runId: handle.runId, created: handle.created };
   }

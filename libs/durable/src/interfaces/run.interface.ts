@@ -37,6 +37,19 @@ export interface RunFilter {
   cursor?: string;
 }
 
+/** How `WorkflowClient.start` starts a run: its id, and when it executes first. */
+export interface StartOptions {
+  /** Any non-empty string of at most 200 characters; a UUID when none is given. An existing id starts nothing. */
+  runId?: string;
+  /**
+   * A delayed start: the run exists at once (`waiting`, reason `start`: a handle, signals buffered)
+   * and executes first at this instant. An instant already past starts it now. Not with `delay`.
+   */
+  startAt?: Date;
+  /** A delayed start, measured from the database's clock; not with `startAt`. */
+  delay?: Duration;
+}
+
 /** Join the caller's TypeORM transaction: the write commits or rolls back with it. */
 export interface TxOptions {
   manager?: EntityManager;

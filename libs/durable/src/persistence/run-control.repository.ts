@@ -2,6 +2,7 @@ import { wakeChannel } from '../durable.constants';
 import { InvalidTransitionError, RunNotFoundError } from '../errors';
 import { DurableDatabase } from './durable-database';
 import type { Tables } from './tables';
+import { retryRolledBack } from './transient-retry';
 import { wakeParentSql } from './sql/wake.sql';
 import { resumeFinishesSql } from './sql/wait-kinds.sql';
 
@@ -27,33 +28,24 @@ export class RunControlRepository {
   }
 
   async cancel(runId: string, reason: string | undefined, actor: string): Promise<ControlResult> {
-    const [row] = await this.db.query<{ previous: string | null; changed: string[] | null }>(this.sql.cancel, [
-      runId,
-      reason ?? 'cancelled',
-      actor,
-      this.sql.channel,
-      reason ?? null,
-    ]);
+    const [row] = await this.transition(this.sql.cancel, [runId, reason ?? 'cancelled', actor, this.sql.channel, reason ?? null]);
     return this.check(runId, 'cancel', row, ['pending', 'running', 'waiting', 'failed']);
   }
 
   async resume(runId: string, actor: string): Promise<ControlResult> {
-    const [row] = await this.db.query<{ previous: string | null; changed: string[] | null }>(this.sql.resume, [
-      runId,
-      actor,
-      this.sql.channel,
-    ]);
+    const [row] = await this.transition(this.sql.resume, [runId, actor, this.sql.channel]);
     if (row.previous === 'pending' || row.previous === 'running') return { previous: row.previous, changed: [] }; // already on its way: nothing to end early
     return this.check(runId, 'resume', row, ['waiting']);
   }
 
   async retry(runId: string, actor: string): Promise<ControlResult> {
-    const [row] = await this.db.query<{ previous: string | null; changed: string[] | null }>(this.sql.retry, [
-      runId,
-      actor,
-      this.sql.channel,
-    ]);
+    const [row] = await this.transition(this.sql.retry, [runId, actor, this.sql.channel]);
     return this.check(runId, 'retry', row, ['failed']);
+  }
+
+  /** One transition statement; a deadlock (the cascade locks children and parents) rolled it back whole, so it is tried again. */
+  private transition(sql: string, params: unknown[]) {
+    return retryRolledBack(() => this.db.query<{ previous: string | null; changed: string[] | null }>(sql, params));
   }
 
   private check(

@@ -76,6 +76,14 @@ export interface StartRunArgs {
   parentToken?: string;
   actor: string;
   traceContext: string | null;
+  /** A delayed start: the instant, or milliseconds from the database's now() (see startRunSql). */
+  startAt?: Date;
+  delayMs?: number;
+}
+
+/** A run a delayed start inserted waiting for its instant. */
+export interface DelayedRun {
+  startsAt: Date;
 }
 
 export interface WaitSpec {
@@ -103,12 +111,21 @@ export class RunRepository {
   }
 
   /**
-   * Inserts the run; returns it claimed when `claimBy` is set and it is new, `null` when the id exists,
-   * or 'parent-lost' (nothing inserted) when `parentToken` is no longer the parent's.
+   * Inserts the run; returns it claimed when `claimBy` is set and it is new, its instant when a delayed
+   * start left it waiting, `null` when the id exists, or 'parent-lost' (nothing inserted) when
+   * `parentToken` is no longer the parent's.
    */
-  async start(args: StartRunArgs, manager?: EntityManager): Promise<ClaimedRun | 'pending' | 'parent-lost' | null> {
+  async start(args: StartRunArgs, manager?: EntityManager): Promise<ClaimedRun | DelayedRun | 'pending' | 'parent-lost' | null> {
     const [row] = await retryOutsideTransaction(manager, () =>
-      this.db.query<{ admitted: boolean; id: string | null; lease_token: string; wake_seq: string; attempt: number }>(
+      this.db.query<{
+        admitted: boolean;
+        id: string | null;
+        status: string;
+        wake_at: Date;
+        lease_token: string;
+        wake_seq: string;
+        attempt: number;
+      }>(
         this.sql.start,
         [
           args.id,
@@ -123,13 +140,16 @@ export class RunRepository {
           this.sql.channel,
           args.traceContext,
           args.parentToken ?? null,
+          args.startAt ?? null,
+          args.delayMs ?? null,
         ],
         manager,
       ),
     );
     if (!row.admitted) return 'parent-lost';
     if (row.id === null) return null;
-    if (!args.claimBy) return 'pending';
+    if (row.status === 'waiting') return { startsAt: row.wake_at };
+    if (row.status === 'pending') return 'pending';
     return {
       id: row.id,
       workflow: args.workflow,

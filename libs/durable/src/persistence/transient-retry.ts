@@ -18,19 +18,29 @@ export function isTransientDbError(error: unknown): boolean {
   return typeof message === 'string' && TRANSIENT_MESSAGE.test(message);
 }
 
+/** A deadlock or a serialization failure: Postgres rolled the statement back whole, so none of it landed. */
+export function isRolledBackDbError(error: unknown): boolean {
+  const { code } = (error ?? {}) as { code?: unknown };
+  return code === '40P01' || code === '40001';
+}
+
 /**
  * Runs an idempotent write again, on a fresh pooled connection, while it fails for a transient
  * reason, backing off up to a second between tries, for at most `withinMs`; then, and for any
  * other error, it fails as it would have. Whether a cut session had committed the write or not, the
  * next try finds the same answer (the writes retried are keyed or fenced, see docs/architecture.md).
  */
-export async function retryTransient<T>(write: () => Promise<T>, withinMs = TRANSIENT_RETRY_MS): Promise<T> {
+export async function retryTransient<T>(
+  write: () => Promise<T>,
+  withinMs = TRANSIENT_RETRY_MS,
+  retriable = isTransientDbError,
+): Promise<T> {
   const deadline = Date.now() + withinMs;
   for (let pause = 50; ; pause = Math.min(pause * 2, 1_000)) {
     try {
       return await write();
     } catch (error) {
-      if (!isTransientDbError(error) || Date.now() + pause > deadline) throw error;
+      if (!retriable(error) || Date.now() + pause > deadline) throw error;
       await delay(pause);
     }
   }
@@ -42,4 +52,12 @@ export async function retryTransient<T>(write: () => Promise<T>, withinMs = TRAN
  */
 export function retryOutsideTransaction<T>(manager: EntityManager | undefined, write: () => Promise<T>): Promise<T> {
   return manager ? write() : retryTransient(write);
+}
+
+/**
+ * For a write that is not idempotent (an operator's transition: tried again after it landed, it
+ * would answer that the run is already cancelled): retried only when Postgres rolled it back whole.
+ */
+export function retryRolledBack<T>(write: () => Promise<T>): Promise<T> {
+  return retryTransient(write, TRANSIENT_RETRY_MS, isRolledBackDbError);
 }

@@ -4,7 +4,7 @@ import type { Duration } from '../interfaces';
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const PATTERN = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
 /** Longer than any real wait (about 100 years), short enough to stay exact in a Postgres interval. */
-const MAX_MS = 100 * 365 * UNIT_MS.d;
+export const MAX_DURATION_MS = 100 * 365 * UNIT_MS.d;
 
 /** Milliseconds of a Duration; throws InvalidArgumentError for negatives, NaN, garbage and absurd values. */
 export function toMs(duration: Duration, what = 'duration'): number {
@@ -20,8 +20,10 @@ export function toMs(duration: Duration, what = 'duration'): number {
     }
     ms = Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
   }
-  if (!Number.isFinite(ms) || ms < 0 || ms > MAX_MS) {
-    throw new InvalidArgumentError(`${what} must be a finite number of milliseconds from 0 to ${MAX_MS}; got ${String(duration)}.`);
+  if (!Number.isFinite(ms) || ms < 0 || ms > MAX_DURATION_MS) {
+    throw new InvalidArgumentError(
+      `${what} must be a finite number of milliseconds from 0 to ${MAX_DURATION_MS}; got ${String(duration)}.`,
+    );
   }
   return Math.round(ms);
 }

@@ -41,8 +41,11 @@ export interface WaitKindDeclaration<R extends object = object> {
   readonly clock: boolean;
   /** The reason's field naming what the run waits on, shown after the label. */
   readonly subject?: keyof R & string;
-  /** The reason's instants, with how the dashboard words each: `until` (the wake) or `deadline` (a limit). */
-  readonly times: { readonly [F in keyof R & string]?: 'until' | 'deadline' };
+  /**
+   * The reason's instants, with how the dashboard words each: `until` (the wake), `deadline` (a limit)
+   * or `starts` (the instant the run starts, counted down live).
+   */
+  readonly times: { readonly [F in keyof R & string]?: 'until' | 'deadline' | 'starts' };
   readonly [reasonShape]?: R;
 }
 
@@ -93,6 +96,14 @@ export const WAIT_KINDS = {
     resume: 'finish',
     clock: true,
     times: { until: 'until' },
+  }),
+  /** `start(…, { startAt })` or `{ delay }`: the run exists, and executes for the first time at the instant. */
+  start: declare<{ until: Date }>({
+    label: 'delayed start',
+    wakes: ['time'],
+    resume: 'finish',
+    clock: true,
+    times: { until: 'starts' },
   }),
 } as const;
 

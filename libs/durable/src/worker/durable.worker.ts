@@ -102,6 +102,14 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     this.nudge();
   }
 
+  /**
+   * A run this instance made due at `when` (a delayed start): a near instant gets a claim pass then,
+   * a far one is left to the sweeper, which any instance runs.
+   */
+  wakeAt(when: Date): void {
+    if (this.accepting) this.wakeTimer.at(when);
+  }
+
   /** True while this instance executes the run (from its claim or local start to its end here). */
   isExecuting(runId: string): boolean {
     const lease = this.held.get(runId);

@@ -19,10 +19,17 @@ interface StartRunFormProps {
  * Starts a run and opens it. With a run id that already exists the server starts nothing
  * (`created: false`); the form says so instead of jumping to a run the operator did not start.
  */
+/** The delay field as the server takes it: empty is none, digits alone are milliseconds. */
+const startDelay = (text: string) => {
+  const given = text.trim();
+  return /^\d+$/.test(given) ? Number(given) : given || undefined;
+};
+
 export function StartRunForm({ workflows, workflow, onWorkflowChange }: StartRunFormProps) {
   const start = useStartRun();
   const [text, setText] = useState('{}');
   const [runId, setRunId] = useState('');
+  const [delay, setDelay] = useState('');
   const [existing, setExisting] = useState<StartRunResult | null>(null);
   const check = checkJsonInput(text);
   const canStart = Boolean(workflow) && check.valid && !start.isPending;
@@ -36,7 +43,7 @@ export function StartRunForm({ workflows, workflow, onWorkflowChange }: StartRun
     event.preventDefault();
     if (!canStart) return;
     start.mutate(
-      { workflow, input: check.value, runId: runId.trim() || undefined },
+      { workflow, input: check.value, runId: runId.trim() || undefined, delay: startDelay(delay) },
       { onSuccess: (result) => (result.created ? navigate(runHref(result.runId)) : setExisting(result)) },
     );
   };
@@ -62,6 +69,16 @@ export function StartRunForm({ workflows, workflow, onWorkflowChange }: StartRun
           maxLength={200}
           className="mono"
           data-testid="start-run-id"
+        />
+      </Field>
+      <Field label="Start after (optional)" hint="A delay such as 30s, 5m, 2h or 7d: the run waits, then starts; empty: now.">
+        <input
+          value={delay}
+          onChange={(e) => edit(() => setDelay(e.target.value))}
+          maxLength={40}
+          className="mono"
+          placeholder="5m"
+          data-testid="start-delay"
         />
       </Field>
       <ErrorBox issues={check.issues} error={start.error} testId="start-error" />

@@ -2,7 +2,8 @@ import { InitialSchema1732900000000 } from './1732900000000-initial-schema';
 import { Operations1732900000001 } from './1732900000001-operations';
 import { Stats1732900000002 } from './1732900000002-stats';
 import { WaitKinds1732900000003 } from './1732900000003-wait-kinds';
-import { Schedules1732900000004 } from './1732900000004-schedules';
+import { DelayedStart1732900000004 } from './1732900000004-delayed-start';
+import { Schedules1732900000005 } from './1732900000005-schedules';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -10,5 +11,6 @@ export const DURABLE_MIGRATIONS = [
   Operations1732900000001,
   Stats1732900000002,
   WaitKinds1732900000003,
-  Schedules1732900000004,
+  DelayedStart1732900000004,
+  Schedules1732900000005,
 ];

@@ -6,8 +6,8 @@ import { schemaOf, tablesFor } from '../tables';
  * a record of the slots that started no run. The sweeper's schedule pass reads only the schedules due
  * (`schedules_due_idx` on next_fire_at), so its cost follows the due schedules, not all of them.
  */
-export class Schedules1732900000004 implements MigrationInterface {
-  name = 'Schedules1732900000004';
+export class Schedules1732900000005 implements MigrationInterface {
+  name = 'Schedules1732900000005';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const t = tablesFor(schemaOf(queryRunner));
