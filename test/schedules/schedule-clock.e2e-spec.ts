@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { defineSignal, DURABLE_DATA_SOURCE, DurableWorkflow, ScheduledInput, Workflow, WorkflowContext } from 'nestjs-durable';
 import { DbClock } from 'nestjs-durable/runtime/db-clock';
+import { jitterOf } from 'nestjs-durable/schema/schedule-spec';
 import { DurableTestingModule } from 'nestjs-durable/testing';
 
 const Done = defineSignal<null>('done');
@@ -113,6 +114,23 @@ describe('schedules on the testing clock: DST, catch-up after downtime, overlap'
       '2026-06-01T15:00:00.000Z',
       '2026-06-01T16:00:00.000Z',
     ]);
+  });
+
+  it("jitter delays each slot's run by a stable amount up to it: the run waits (kind 'start') until then", async () => {
+    const durable = await create(new Date('2026-06-01T10:00:30Z'));
+    await durable.schedules.create({ name: 'jittered', workflow: Report, cron: '* * * * *', jitter: '10m' });
+    await durable.clock.advance('30s'); // the 10:01 slot fires
+    const [run] = await runsOf(durable, 'jittered');
+    const delay = jitterOf('jittered', new Date('2026-06-01T10:01:00Z'), 600_000);
+    expect(delay).toBeGreaterThan(1_000); // 481 s for this slot
+    const wait = (await durable.client.getRun(run.id)).waiting as { kind: string; until: Date; since: Date };
+    expect(wait.kind).toBe('start');
+    // The clock moved the run's instant on by what was left of the 30 s after the slot fired (under a second).
+    expect(wait.until.getTime() - wait.since.getTime()).toBeGreaterThan(delay - 1_000);
+    expect(wait.until.getTime() - wait.since.getTime()).toBeLessThanOrEqual(delay + 1);
+    expect(jitterOf('jittered', new Date('2026-06-01T10:01:00Z'), 600_000)).toBe(delay); // stable for the slot
+    await durable.clock.advance(delay);
+    expect((await durable.client.getRun(run.id)).status).toBe('completed');
   });
 
   /** Downtime: schedules' time passes with no pass at all (every instance stopped), then one pass. */

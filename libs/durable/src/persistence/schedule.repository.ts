@@ -5,6 +5,7 @@ import type { RunStatus, ScheduleSkipReason } from '../interfaces';
 import type { ResolvedSchedule } from '../schema/schedule-spec';
 import { DurableDatabase } from './durable-database';
 import { cancelSql } from './run-control.repository';
+import { waitKindSql } from './sql/wait-kinds.sql';
 import type { Tables } from './tables';
 
 /** A schedule row as the service and the pass read it, with its last run's status and its skipped slots' count. */
@@ -260,18 +261,22 @@ function statements(t: Tables) {
       ORDER BY s.next_fire_at LIMIT $1
       FOR UPDATE OF s SKIP LOCKED`,
     // $1 ids, $2 inputs, $3 delays in ms, $4 workflow, $5 actor, $6 schedule, $7 wake channel.
-    // ON CONFLICT DO NOTHING: a slot another instance fired already starts nothing here.
+    // ON CONFLICT DO NOTHING: a slot another instance fired already starts nothing here. A delayed
+    // run (a slot's jitter) waits like a delayed start (kind 'start') and is not NOTIFYed.
     insertRuns: `
       WITH ins AS (
-        INSERT INTO ${t.runs} (id, workflow, status, input, wake_at)
-        SELECT r.id, $4, 'pending', r.input, now() + r.delay * interval '1 millisecond'
-        FROM unnest($1::text[], $2::text[], $3::bigint[]) AS r(id, input, delay)
+        INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind)
+        SELECT r.id, $4, CASE WHEN r.delay > 0 THEN 'waiting' ELSE 'pending' END, r.input, u.until,
+               CASE WHEN r.delay > 0 THEN jsonb_build_object('kind', ${waitKindSql('start')}, 'until', u.until, 'since', now()) END,
+               CASE WHEN r.delay > 0 THEN ${waitKindSql('start')} END
+        FROM unnest($1::text[], $2::text[], $3::bigint[]) AS r(id, input, delay),
+             LATERAL (SELECT date_trunc('milliseconds', now() + r.delay * interval '1 millisecond') AS until) u
         ON CONFLICT (id) DO NOTHING
-        RETURNING id, wake_at
+        RETURNING id, status
       ), history AS (
         INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, 'started', $5, jsonb_build_object('schedule', $6::text) FROM ins
       )
-      SELECT id, (SELECT 1 FROM pg_notify($7, ins.id) WHERE ins.wake_at <= now()) AS notified FROM ins`,
+      SELECT id, (SELECT 1 FROM pg_notify($7, ins.id) WHERE ins.status = 'pending') AS notified FROM ins`,
     insertSkips: `
       INSERT INTO ${t.scheduleSkips} (schedule, slot, reason)
       SELECT $1, k.slot, k.reason FROM unnest($2::timestamptz[], $3::text[]) AS k(slot, reason)
