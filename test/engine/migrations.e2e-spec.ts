@@ -76,6 +76,7 @@ describe('migrations and boot', () => {
       { name: 'Stats1732900000002' },
       { name: 'WaitKinds1732900000003' },
       { name: 'DelayedStart1732900000004' },
+      { name: 'Schedules1732900000005' },
     ]);
     await db.dropSchema();
   });
@@ -88,6 +89,7 @@ describe('migrations and boot', () => {
       'Stats1732900000002',
       'WaitKinds1732900000003',
       'DelayedStart1732900000004',
+      'Schedules1732900000005',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

@@ -56,7 +56,9 @@ describe('security: every dashboard route, generated from the router', () => {
             ? { runIds: [open], name: 'approval', payload: { approved: true, by: 'sec' } }
             : route.path.startsWith('/durable/api/bulk/')
               ? { runIds: [open] }
-              : {};
+              : route.path.endsWith('/backfill')
+                ? { from: '2001-02-01T00:00:00Z', to: '2001-03-01T00:00:00Z' } // no slot: the action is audited, no run starts
+                : {};
   const isApi = (route: Route) => route.path.startsWith('/durable/api');
   const mutations = () => routes.filter((r) => r.method === 'POST');
 

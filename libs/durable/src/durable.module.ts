@@ -24,6 +24,10 @@ import { DurableWorker } from './worker/durable.worker';
 import { WakeBus } from './runtime/wake-bus';
 import { WakeListener } from './worker/wake-listener';
 import { WakeSweeper } from './worker/wake-sweeper';
+import { SchedulePass } from './worker/schedule-pass';
+import { ScheduleRepository } from './persistence/schedule.repository';
+import { ScheduleService } from './client/schedule.service';
+import { ScheduleReconciler } from './client/schedule-reconciler';
 import { RetentionService } from './worker/retention.service';
 import { RetentionRepository } from './persistence/retention.repository';
 import { DashboardAuthGuard } from './dashboard/dashboard-auth.guard';
@@ -58,6 +62,7 @@ const providers: Provider[] = [
   repository(DeliveryRepository),
   repository(RunControlRepository),
   repository(RetentionRepository),
+  repository(ScheduleRepository),
   RetentionService,
   DbClock,
   DurableTelemetry,
@@ -69,16 +74,28 @@ const providers: Provider[] = [
   DurableWorker,
   WakeListener,
   WakeSweeper,
+  SchedulePass,
   RunStarter,
   { provide: CHILD_STARTER, useExisting: RunStarter },
   WorkflowClient,
   SignalService,
+  ScheduleService,
+  ScheduleReconciler,
   DurableHealth,
 ];
 
 const dashboardProviders: Provider[] = [repository(DashboardRepository), DashboardService, DashboardAuthGuard, DashboardApiGate];
 
-const exported = [WorkflowClient, SignalService, DURABLE_DATA_SOURCE, WorkflowRegistry, DurableHealth, RetentionService, DurableTelemetry];
+const exported = [
+  WorkflowClient,
+  SignalService,
+  ScheduleService,
+  DURABLE_DATA_SOURCE,
+  WorkflowRegistry,
+  DurableHealth,
+  RetentionService,
+  DurableTelemetry,
+];
 
 /**
  * Durable workflows for a Nest application. Import once, in the root module; it is global, so every

@@ -3,6 +3,7 @@ export { DURABLE_DATA_SOURCE } from './durable.constants';
 export { Workflow, Step } from './decorators';
 export { WorkflowClient } from './client/workflow.client';
 export { SignalService } from './client/signal.service';
+export { ScheduleService } from './client/schedule.service';
 export { DurableHealth } from './health/durable-health';
 export type { DurableHealthReport } from './health/durable-health';
 export { RetentionService } from './worker/retention.service';

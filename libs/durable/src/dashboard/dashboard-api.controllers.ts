@@ -31,13 +31,8 @@ import { duration, endpoint, EndpointInput, Input, instant, oneOf, present, text
 import { DashboardAuthGuard, DashboardRequest, MUTATION, SESSION_ROUTE } from './dashboard-auth.guard';
 import { DashboardErrorsFilter } from './dashboard-errors.filter';
 import { DashboardService } from './dashboard.service';
-
-/** Marks a route that changes something: read-only mode and the header rule apply. */
-const Mutation = () => SetMetadata(MUTATION, true);
-/** An action on what exists (not a creation): 200. */
-const Action = () => applyDecorators(Mutation(), HttpCode(200));
-
-const actor = (request: DashboardRequest) => request.durableActor ?? 'dashboard';
+import { Action, actor, Mutation, noBody } from './dashboard-routes';
+import { DashboardSchedulesController } from './dashboard-schedules.controller';
 
 // The inputs' parts that several endpoints share. Each endpoint's declaration sits above its route.
 
@@ -58,6 +53,7 @@ const filterFields = {
   workflow: text(200).optional(),
   waitingFor: oneOf(WAIT_KIND_NAMES).optional(),
   signal: text(200).optional(),
+  schedule: text(120).optional(),
 };
 const toRunFilter = <F extends { status?: RunFilter['status']; signal?: string }>({ signal, ...filter }: F) => ({
   ...filter,
@@ -70,8 +66,6 @@ const targets = {
 };
 const oneTarget = (body: { runIds?: unknown; filter?: unknown }) => (body.runIds === undefined) !== (body.filter === undefined);
 const ONE_TARGET = { error: 'give either "runIds" or "filter", not both and not neither' };
-/** A body that is absent or empty: endpoints that take nothing still refuse fields they do not know. */
-const noBody = z.strictObject({}).optional();
 
 /** Runs: list, inspect, start, deliver, and the operator actions. Mounted at `${path}/api/runs`. */
 @Controller()
@@ -300,6 +294,7 @@ export class DashboardMetaController {
 export const API_CONTROLLERS: ReadonlyArray<readonly [Type, string]> = [
   [DashboardRunsController, 'runs'],
   [DashboardBulkController, 'bulk'],
+  [DashboardSchedulesController, 'schedules'],
   [DashboardMetaController, ''],
 ];
 

@@ -8,6 +8,7 @@ import type { ResolvedStepOptions } from '../runtime/execution';
 import { DEFAULT_RUN_RETRY, NO_RETRY, resolveRetryPolicy } from '../runtime/retry-policy';
 import { runScope } from '../runtime/run-scope';
 import { checkName } from '../schema/define-signal';
+import { resolveScheduleSpec } from '../schema/schedule-spec';
 import { DurableMetadataAccessor } from './durable-metadata.accessor';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
 
@@ -33,6 +34,23 @@ export class DurableExplorer implements OnModuleInit {
       if (workflow) this.registerWorkflow(wrapper, workflow.name, workflow.options);
       this.wrapSteps(wrapper);
     }
+    this.checkScheduleNames();
+  }
+
+  /** A schedule's name is its identity in the database: two declarations of one name fail the boot. */
+  private checkScheduleNames(): void {
+    const seen = new Map<string, string>();
+    for (const workflow of this.registry.all()) {
+      for (const { name } of workflow.schedules) {
+        const twin = seen.get(name);
+        if (twin !== undefined) {
+          throw new InvalidArgumentError(
+            `Two schedules are named "${name}" (workflows "${twin}" and "${workflow.name}"); a schedule name is unique across the app.`,
+          );
+        }
+        seen.set(name, workflow.name);
+      }
+    }
   }
 
   private registerWorkflow(wrapper: InstanceWrapper, name: string | undefined, options: WorkflowOptions): void {
@@ -54,6 +72,7 @@ export class DurableExplorer implements OnModuleInit {
       retry: resolveRetryPolicy(options.retry, DEFAULT_RUN_RETRY, `workflow "${workflowName}"`),
       signals: byName(options.signals, 'signal', workflowName),
       channels: byName(options.channels, 'channel', workflowName),
+      schedules: (options.schedules ?? []).map((spec) => resolveScheduleSpec(spec, workflowName)),
     });
   }
 

@@ -13,3 +13,4 @@ export * from './cancelled.error';
 export * from './run-failed.error';
 export * from './invalid-argument.error';
 export * from './result-timeout.error';
+export * from './schedule-not-found.error';

@@ -4,3 +4,4 @@ export * from './payload-schema.interface';
 export * from './module-options.interface';
 export * from './run.interface';
 export * from './workflow.interface';
+export * from './schedule.interface';

@@ -29,6 +29,8 @@ export interface RunFilter {
   status?: RunStatus | RunStatus[];
   workflow?: string;
   waitingFor?: WaitKind;
+  /** Runs a schedule started (their ids begin with `schedule:<name>:`). */
+  schedule?: string;
   /** Page size, 1 to 500 (default 50). */
   limit?: number;
   /** `nextCursor` of the previous page. */

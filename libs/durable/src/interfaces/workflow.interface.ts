@@ -2,6 +2,7 @@ import type { Type } from '@nestjs/common';
 import type { Duration } from './duration.interface';
 import type { PayloadSchema } from './payload-schema.interface';
 import type { RetryPolicy } from './retry-policy.interface';
+import type { ScheduleSpec } from './schedule.interface';
 
 /** What a `@Workflow` class implements. */
 export interface DurableWorkflow<I = unknown, O = unknown> {
@@ -17,6 +18,8 @@ export interface WorkflowOptions {
   signals?: SignalDefinition<any>[];
   /** When given, only these channels are accepted, each message validated. */
   channels?: ChannelDefinition<any>[];
+  /** Durable cron schedules that start this workflow; reconciled with the database at boot. */
+  schedules?: ScheduleSpec[];
 }
 
 export interface StepOptions {

@@ -61,7 +61,7 @@ export class RunControlRepository {
 }
 
 /** $1 run, $2 reason (error message), $3 actor, $4 wake channel, $5 reason as given. */
-const cancelSql = (t: Tables) => `
+export const cancelSql = (t: Tables) => `
 WITH RECURSIVE target AS (
   SELECT id, status FROM ${t.runs} WHERE id = $1
 ), tree AS (

@@ -304,7 +304,13 @@ export class RunRepository {
       where.push(`status = 'waiting' AND wait_kind = ${param(filter.waitingFor)}`);
     }
     if (filter.waitingName) where.push(`wait_name = ${param(filter.waitingName)}`);
-    for (const [field, value] of Object.entries({ workflow: filter.workflow, waitingName: filter.waitingName, q: filter.q })) {
+    if (filter.schedule) where.push(`starts_with(id, ${param(`schedule:${filter.schedule}:`)})`);
+    for (const [field, value] of Object.entries({
+      workflow: filter.workflow,
+      waitingName: filter.waitingName,
+      q: filter.q,
+      schedule: filter.schedule,
+    })) {
       if (typeof value === 'string' && !isStorableText(value))
         throw new InvalidArgumentError(`The ${field} filter cannot hold a NUL character or a lone surrogate.`);
     }

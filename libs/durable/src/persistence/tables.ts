@@ -9,6 +9,8 @@ export interface Tables {
   messages: string;
   history: string;
   instances: string;
+  schedules: string;
+  scheduleSkips: string;
 }
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -28,6 +30,8 @@ export function tablesFor(schema: string): Tables {
     messages: q('messages'),
     history: q('history'),
     instances: q('instances'),
+    schedules: q('schedules'),
+    scheduleSkips: q('schedule_skips'),
   };
 }
 

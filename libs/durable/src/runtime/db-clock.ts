@@ -7,6 +7,11 @@ import { Injectable } from '@nestjs/common';
 @Injectable()
 export class DbClock {
   private offsetMs = 0;
+  /**
+   * How far schedules' time is ahead of the database's (behind when negative): 0 in production; the
+   * testing module's clock moves it, so schedules fire at the slots a test travels to.
+   */
+  shiftMs = 0;
 
   /**
    * Records a now() the database read for a statement sent at `sentAt` (Date.now()). now() is taken when

@@ -2,6 +2,7 @@ import { Injectable, Type } from '@nestjs/common';
 import { InvalidArgumentError, WorkflowNotFoundError } from '../errors';
 import type { ChannelDefinition, DurableWorkflow, SignalDefinition, WorkflowOptions, WorkflowRef } from '../interfaces';
 import type { ResolvedRetryPolicy } from './retry-policy';
+import type { ResolvedSchedule } from '../schema/schedule-spec';
 
 /** A workflow as the runtime knows it after discovery. */
 export interface RegisteredWorkflow {
@@ -13,6 +14,8 @@ export interface RegisteredWorkflow {
   /** Declared signals and channels by name; undefined when the workflow accepts any. */
   signals?: Map<string, SignalDefinition<unknown>>;
   channels?: Map<string, ChannelDefinition<unknown>>;
+  /** Its declared schedules, checked. */
+  schedules: ResolvedSchedule[];
 }
 
 /** The workflows of this application, by name and by class; filled by the explorer at boot. */

@@ -4,6 +4,7 @@ import { toMs } from '../schema/duration';
 import { clockMovesSql } from '../persistence/sql/wait-kinds.sql';
 import type { Tables } from '../persistence/tables';
 import { WAIT_KINDS, waitKindsWhere } from '../wait-kinds/wait-kind.registry';
+import type { DbClock } from '../runtime/db-clock';
 
 /** The instants in the reasons of the kinds the clock moves. */
 const MOVED_FIELDS = [...new Set(waitKindsWhere((kind) => kind.clock).flatMap((kind) => Object.keys(WAIT_KINDS[kind].times)))];
@@ -12,7 +13,8 @@ const MOVED_FIELDS = [...new Set(waitKindsWhere((kind) => kind.clock).flatMap((k
  * Moves a test schema's durable time forward: every journaled instant ahead (sleeps, signal deadlines,
  * retry backoffs, wake times of the wait kinds the registry lets the clock move) is brought nearer by the step, which is what the passing of that time
  * would do. It advances from one wake to the next and lets each due run execute before going on, so
- * timers set by a run woken on the way fire in order too. Date.now() itself does not move.
+ * timers set by a run woken on the way fire in order too. Schedules' time moves with it (their slots
+ * fire on the way, in order). Date.now() itself does not move.
  */
 export class DurableTestClock {
   /** Pending runs, and waiting runs of a kind the clock may move: those whose time passes. */
@@ -22,6 +24,7 @@ export class DurableTestClock {
     private readonly dataSource: DataSource,
     private readonly tables: Tables,
     private readonly drain: () => Promise<void>,
+    private readonly dbClock: DbClock,
   ) {}
 
   async advance(duration: Duration): Promise<void> {
@@ -38,16 +41,22 @@ export class DurableTestClock {
     }
   }
 
-  /** Milliseconds until the earliest future wake of a run that is not executing; null when none. */
+  /** Milliseconds until the earliest future wake of a run that is not executing, or a schedule's next slot; null when none. */
   private async msToNextWake(): Promise<number | null> {
+    const scheduleNow = `(now() + $1::bigint * interval '1 millisecond')`;
     const [row] = await this.dataSource.query(
-      `SELECT ceil(extract(epoch FROM min(wake_at) - now()) * 1000)::bigint AS ms FROM ${this.tables.runs} WHERE ${this.movable} AND wake_at > now()`,
+      `SELECT ceil(extract(epoch FROM least(
+         (SELECT min(wake_at) - now() FROM ${this.tables.runs} WHERE ${this.movable} AND wake_at > now()),
+         (SELECT min(next_fire_at) - ${scheduleNow} FROM ${this.tables.schedules} WHERE next_fire_at > ${scheduleNow})
+       )) * 1000)::bigint AS ms`,
+      [this.dbClock.shiftMs],
     );
     return row.ms === null ? null : Math.max(0, Number(row.ms));
   }
 
   private async shift(ms: number): Promise<void> {
     if (ms <= 0) return;
+    this.dbClock.shiftMs += ms;
     const t = this.tables;
     const back = `$1::bigint * interval '1 millisecond'`;
     const shifted = (iso: string) => `to_jsonb(((${iso})::timestamptz - ${back}))`;

@@ -10,6 +10,9 @@ import { InvalidArgumentError } from '../errors';
 import type { DurableModuleOptions, RunView, WaitReason } from '../interfaces';
 import { tablesFor } from '../persistence/tables';
 import { DurableWorker } from '../worker/durable.worker';
+import { SchedulePass } from '../worker/schedule-pass';
+import { ScheduleService } from '../client/schedule.service';
+import { DbClock } from '../runtime/db-clock';
 import { DurableTestClock } from './durable-test-clock';
 
 export interface DurableTestingOptions extends Pick<ModuleMetadata, 'imports' | 'providers'> {
@@ -17,6 +20,8 @@ export interface DurableTestingOptions extends Pick<ModuleMetadata, 'imports' | 
   connection?: string;
   /** DurableModule options to override (the schema is always the test's own). */
   options?: Partial<Omit<DurableModuleOptions, 'schema' | 'connection'>>;
+  /** Where schedules' time starts (default: now): a test of a schedule can begin on any day, past or future. */
+  now?: Date;
 }
 
 /**
@@ -35,8 +40,10 @@ export interface DurableTestingOptions extends Pick<ModuleMetadata, 'imports' | 
 export class DurableTestingModule {
   readonly client: WorkflowClient;
   readonly signals: SignalService;
+  readonly schedules: ScheduleService;
   readonly clock: DurableTestClock;
   private readonly worker: DurableWorker;
+  private readonly schedulePass: SchedulePass;
 
   private constructor(
     readonly app: INestApplicationContext,
@@ -44,8 +51,10 @@ export class DurableTestingModule {
   ) {
     this.client = app.get(WorkflowClient);
     this.signals = app.get(SignalService);
+    this.schedules = app.get(ScheduleService);
     this.worker = app.get(DurableWorker);
-    this.clock = new DurableTestClock(app.get<DataSource>(DURABLE_DATA_SOURCE), tablesFor(schema), () => this.drain());
+    this.schedulePass = app.get(SchedulePass);
+    this.clock = new DurableTestClock(app.get<DataSource>(DURABLE_DATA_SOURCE), tablesFor(schema), () => this.drain(), app.get(DbClock));
   }
 
   static async create(options: DurableTestingOptions = {}): Promise<DurableTestingModule> {
@@ -59,6 +68,7 @@ export class DurableTestingModule {
       ],
       providers: options.providers ?? [],
     }).compile();
+    if (options.now) moduleRef.get(DbClock).shiftMs = options.now.getTime() - Date.now();
     const app = await moduleRef.init();
     return new DurableTestingModule(app, schema);
   }
@@ -67,9 +77,10 @@ export class DurableTestingModule {
     return this.app.get(type);
   }
 
-  /** Runs everything due now (and what that makes due), until nothing is left to do. */
-  drain(): Promise<void> {
-    return this.worker.drain();
+  /** Fires the schedules due now, then runs everything due (and what that makes due), until nothing is left to do. */
+  async drain(): Promise<void> {
+    await this.schedulePass.run();
+    await this.worker.drain();
   }
 
   /** After a drain: what the run waits for, or undefined when it does not wait. */

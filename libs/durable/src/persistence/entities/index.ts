@@ -2,6 +2,7 @@ import { historyEntity } from './history.entity';
 import { instanceEntity } from './instance.entity';
 import { messageEntity } from './message.entity';
 import { runEntity } from './run.entity';
+import { scheduleEntity, scheduleSkipEntity } from './schedule.entity';
 import { signalEntity } from './signal.entity';
 import { stepEntity } from './step.entity';
 
@@ -9,6 +10,7 @@ export * from './history.entity';
 export * from './instance.entity';
 export * from './message.entity';
 export * from './run.entity';
+export * from './schedule.entity';
 export * from './signal.entity';
 export * from './step.entity';
 
@@ -20,4 +22,6 @@ export const durableEntities = (schema: string) => [
   messageEntity(schema),
   historyEntity(schema),
   instanceEntity(schema),
+  scheduleEntity(schema),
+  scheduleSkipEntity(schema),
 ];

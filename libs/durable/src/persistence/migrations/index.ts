@@ -3,6 +3,7 @@ import { Operations1732900000001 } from './1732900000001-operations';
 import { Stats1732900000002 } from './1732900000002-stats';
 import { WaitKinds1732900000003 } from './1732900000003-wait-kinds';
 import { DelayedStart1732900000004 } from './1732900000004-delayed-start';
+import { Schedules1732900000005 } from './1732900000005-schedules';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -11,4 +12,5 @@ export const DURABLE_MIGRATIONS = [
   Stats1732900000002,
   WaitKinds1732900000003,
   DelayedStart1732900000004,
+  Schedules1732900000005,
 ];

@@ -1,0 +1,22 @@
+import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { ScheduleRepository } from '../persistence/schedule.repository';
+import { DbClock } from '../runtime/db-clock';
+import { WorkflowRegistry } from '../runtime/workflow.registry';
+
+/**
+ * At boot, reconciles the schedules declared on @Workflow classes (checked by the explorer at module
+ * init, so a mistake fails the boot before anything is written) with the schedules table.
+ */
+@Injectable()
+export class ScheduleReconciler implements OnApplicationBootstrap {
+  constructor(
+    private readonly registry: WorkflowRegistry,
+    private readonly schedules: ScheduleRepository,
+    private readonly clock: DbClock,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const specs = this.registry.all().flatMap((workflow) => workflow.schedules);
+    await this.schedules.reconcile(specs, this.registry.names(), this.clock.shiftMs);
+  }
+}

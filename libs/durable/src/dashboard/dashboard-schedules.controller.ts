@@ -1,0 +1,90 @@
+import { Controller, Get, Post, Req, UseFilters, UseGuards } from '@nestjs/common';
+import { z } from 'zod';
+import { ScheduleService } from '../client/schedule.service';
+import { WorkflowClient } from '../client/workflow.client';
+import { endpoint, EndpointInput, Input, text } from './api-input';
+import { DashboardAuthGuard, DashboardRequest } from './dashboard-auth.guard';
+import { DashboardErrorsFilter } from './dashboard-errors.filter';
+import { Action, actor, noBody } from './dashboard-routes';
+
+const scheduleName = { name: text(120) };
+/** An instant as ISO-8601 text with its offset (`2026-03-01T00:00:00Z`). */
+const instant = z.iso
+  .datetime({ offset: true, error: 'must be an ISO-8601 date-time with its offset, e.g. 2026-03-01T00:00:00Z' })
+  .transform((s) => new Date(s));
+
+/** Schedules: list, inspect, pause, resume, trigger, backfill (with a preview). Mounted at `${path}/api/schedules`. */
+@Controller()
+@UseGuards(DashboardAuthGuard)
+@UseFilters(DashboardErrorsFilter)
+export class DashboardSchedulesController {
+  constructor(
+    private readonly schedules: ScheduleService,
+    private readonly client: WorkflowClient,
+  ) {}
+
+  static readonly list = endpoint({});
+  @Get()
+  async list(@Input(DashboardSchedulesController.list) _: unknown) {
+    return { schedules: await this.schedules.list() };
+  }
+
+  static readonly detail = endpoint({ params: z.strictObject(scheduleName) });
+  @Get(':name')
+  async detail(@Input(DashboardSchedulesController.detail) { params }: EndpointInput<typeof DashboardSchedulesController.detail>) {
+    const schedule = await this.schedules.get(params.name);
+    const [{ runs }, skipped] = await Promise.all([
+      this.client.listRuns({ schedule: params.name, limit: 20 }),
+      this.schedules.skipped(params.name, 50),
+    ]);
+    return { schedule, runs, skipped };
+  }
+
+  static readonly pause = endpoint({ params: z.strictObject(scheduleName), body: noBody });
+  @Post(':name/pause')
+  @Action()
+  async pause(
+    @Input(DashboardSchedulesController.pause) { params }: EndpointInput<typeof DashboardSchedulesController.pause>,
+    @Req() request: DashboardRequest,
+  ) {
+    await this.schedules.pause(params.name, { actor: actor(request) });
+    return this.schedules.get(params.name);
+  }
+
+  static readonly resume = endpoint({ params: z.strictObject(scheduleName), body: noBody });
+  @Post(':name/resume')
+  @Action()
+  async resume(
+    @Input(DashboardSchedulesController.resume) { params }: EndpointInput<typeof DashboardSchedulesController.resume>,
+    @Req() request: DashboardRequest,
+  ) {
+    await this.schedules.resume(params.name, { actor: actor(request) });
+    return this.schedules.get(params.name);
+  }
+
+  static readonly trigger = endpoint({ params: z.strictObject(scheduleName), body: noBody });
+  @Post(':name/trigger')
+  @Action()
+  async trigger(
+    @Input(DashboardSchedulesController.trigger) { params }: EndpointInput<typeof DashboardSchedulesController.trigger>,
+    @Req() request: DashboardRequest,
+  ) {
+    const handle = await this.schedules.trigger(params.name, { actor: actor(request) });
+    return { runId: handle.runId };
+  }
+
+  static readonly backfill = endpoint({
+    params: z.strictObject(scheduleName),
+    body: z.strictObject({ from: instant, to: instant, dryRun: z.boolean().optional() }),
+  });
+  /** With `dryRun: true`, answers how many runs the range would start and changes nothing. */
+  @Post(':name/backfill')
+  @Action()
+  async backfill(
+    @Input(DashboardSchedulesController.backfill) { params, body }: EndpointInput<typeof DashboardSchedulesController.backfill>,
+    @Req() request: DashboardRequest,
+  ) {
+    if (body.dryRun) return { dryRun: true, ...(await this.schedules.backfillPreview(params.name, body.from, body.to)) };
+    return { dryRun: false, ...(await this.schedules.backfill(params.name, body.from, body.to, { actor: actor(request) })) };
+  }
+}

@@ -1,0 +1,62 @@
+import type { Duration } from './duration.interface';
+import type { RunStatus } from './run.interface';
+
+/** What a slot does while the schedule's last run is unfinished. */
+export type ScheduleOverlap = 'skip' | 'bufferOne' | 'allow' | 'cancelOther';
+
+/** Why a slot started no run. */
+export type ScheduleSkipReason = 'overlap' | 'missed' | 'paused';
+
+/** A durable cron schedule: each slot starts one run of the workflow, once across every instance. */
+export interface ScheduleSpec {
+  /** Unique across the app; the schedule's identity in the database and in its runs' ids. */
+  name: string;
+  /** 5 fields, or 6 with seconds first; an invalid one fails the boot (or create) naming the schedule. */
+  cron: string;
+  /** IANA zone the cron is read in; default 'UTC'. */
+  timezone?: string;
+  /** A slot while the last run is unfinished; default 'skip'. */
+  overlap?: ScheduleOverlap;
+  /** After downtime, missed slots younger than this may still run; default '1m'. */
+  catchupWindow?: Duration;
+  /** Which of the slots inside the window run: the latest (default) or all; the rest are recorded as 'missed'. */
+  catchup?: 'latest' | 'all';
+  /** Default {}; a run's input is { ...input, scheduledAt }. */
+  input?: unknown;
+  /** Each slot's start is delayed by a stable pseudo-random amount up to this. */
+  jitter?: Duration;
+  /** The initial state only; a pause or resume made later is kept in the database. */
+  paused?: boolean;
+}
+
+/** The input a scheduled run receives, beside the schedule's own `input`. */
+export type ScheduledInput = { scheduledAt: Date };
+
+/** A schedule as stored, with what an operator needs to see. */
+export interface ScheduleView {
+  name: string;
+  workflow: string;
+  cron: string;
+  timezone: string;
+  overlap: ScheduleOverlap;
+  catchupWindow: number;
+  catchup: 'latest' | 'all';
+  input: unknown;
+  jitter: number;
+  paused: boolean;
+  source: 'decorator' | 'api';
+  /** The workflow is not registered in this application: the schedule is kept, paused. */
+  workflowMissing: boolean;
+  /** The next 5 slots after the last one fired (none while paused or when the cron has no more). */
+  nextFireTimes: Date[];
+  lastRun?: { runId: string; status: RunStatus; scheduledAt: Date };
+  /** Slots recorded as skipped (overlap, missed, paused). */
+  skippedCount: number;
+}
+
+/** One slot that started no run. */
+export interface ScheduleSkip {
+  slot: Date;
+  reason: ScheduleSkipReason;
+  at: Date;
+}

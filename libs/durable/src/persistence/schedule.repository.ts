@@ -1,0 +1,290 @@
+import type { PoolClient } from 'pg';
+import { wakeChannel } from '../durable.constants';
+import { InvalidArgumentError } from '../errors';
+import type { RunStatus, ScheduleSkipReason } from '../interfaces';
+import type { ResolvedSchedule } from '../schema/schedule-spec';
+import { DurableDatabase } from './durable-database';
+import { cancelSql } from './run-control.repository';
+import { waitKindSql } from './sql/wait-kinds.sql';
+import type { Tables } from './tables';
+
+/** A schedule row as the service and the pass read it, with its last run's status and its skipped slots' count. */
+export interface StoredSchedule {
+  name: string;
+  workflow: string;
+  source: 'decorator' | 'api';
+  cron: string;
+  timezone: string;
+  overlap: ResolvedSchedule['overlap'];
+  catchup_window_ms: string;
+  catchup: ResolvedSchedule['catchup'];
+  input: string;
+  jitter_ms: string;
+  paused: boolean;
+  workflow_missing: boolean;
+  last_slot: Date;
+  next_fire_at: Date | null;
+  buffered_slot: Date | null;
+  last_run_id: string | null;
+  last_run_status: RunStatus | null;
+  last_run_input: string | null;
+  skipped: number;
+}
+
+/** A run a schedule starts: its id, its serialized input, and how long after now it is due (a slot's jitter). */
+export interface ScheduledRun {
+  id: string;
+  input: string;
+  delayMs: number;
+}
+
+/** What the pass decided for one due schedule, written in the transaction that locked it. */
+export interface ScheduleFiring {
+  runs: ScheduledRun[];
+  skips: Array<{ slot: Date; reason: ScheduleSkipReason }>;
+  /** The unfinished run that `cancelOther` cancels before its new run starts. */
+  cancel?: string;
+  lastSlot: Date;
+  nextFireAt: Date | null;
+  bufferedSlot: Date | null;
+  lastRunId: string | null;
+}
+
+const ACTOR = (name: string) => `schedule:${name}`;
+
+/**
+ * The schedules table and its skipped slots. The pass locks the due schedules (`FOR UPDATE SKIP
+ * LOCKED`, so instances sweeping together share them), inserts each slot's run by its deterministic
+ * id, records the skipped slots and advances the schedule, all in one transaction.
+ */
+export class ScheduleRepository {
+  private readonly sql: ReturnType<typeof statements>;
+
+  constructor(private readonly db: DurableDatabase) {
+    this.sql = statements(db.tables);
+  }
+
+  /** Inserts a new schedule due at once (the pass computes its first slot); false when the name is taken. */
+  async create(s: ResolvedSchedule, source: 'decorator' | 'api', shiftMs: number): Promise<boolean> {
+    const rows = await this.db.query(this.sql.create, [...specParams(s), source, s.paused, shiftMs]);
+    return rows.length > 0;
+  }
+
+  /**
+   * Replaces a schedule's spec (never its paused state). A changed cron or timezone counts its slots
+   * from now on, so the new cron never starts runs for instants before the change.
+   */
+  async update(s: ResolvedSchedule, shiftMs: number, workflowMissing = false): Promise<boolean> {
+    const rows = await this.db.query(this.sql.update, [...specParams(s), shiftMs, workflowMissing]);
+    return rows.length > 0;
+  }
+
+  /**
+   * Brings the decorators' schedules into the table, one instance at a time (a transaction-scoped
+   * advisory lock): created when new, updated when their spec changed (never their paused state),
+   * and a decorator's schedule whose workflow is gone is kept, paused and flagged, never deleted.
+   */
+  async reconcile(specs: ResolvedSchedule[], workflows: string[], shiftMs: number): Promise<void> {
+    const t = this.db.tables;
+    await this.db.transaction(async (client) => {
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`nestjs-durable:schedules:${t.schema}`]);
+      const { rows } = await client.query<StoredSchedule>(`SELECT * FROM ${t.schedules} WHERE name = ANY($1::text[])`, [
+        specs.map((s) => s.name),
+      ]);
+      const stored = new Map(rows.map((row) => [row.name, row]));
+      for (const spec of specs) {
+        const row = stored.get(spec.name);
+        if (!row) await client.query(this.sql.create, [...specParams(spec), 'decorator', spec.paused, shiftMs]);
+        else if (row.source !== 'decorator') {
+          throw new InvalidArgumentError(
+            `Schedule "${spec.name}" of workflow "${spec.workflow}" has the name of a schedule created with ScheduleService.create(); rename one of them.`,
+          );
+        } else if (row.workflow_missing || specParams(spec).some((value, i) => String(value) !== String(specParams(fromRow(row))[i]))) {
+          await client.query(this.sql.update, [...specParams(spec), shiftMs, false]);
+        }
+      }
+      await client.query(this.sql.markMissing, [workflows]);
+    });
+  }
+
+  async delete(name: string): Promise<boolean> {
+    const [row] = await this.db.query<{ deleted: number }>(this.sql.delete, [name]);
+    return row.deleted > 0;
+  }
+
+  /** Pauses or resumes, recorded in history under `schedule:<name>` with the actor; false when there is no such schedule. */
+  async setPaused(name: string, paused: boolean, actor: string): Promise<boolean> {
+    const rows = await this.db.query(this.sql.setPaused, [name, paused, actor, ACTOR(name)]);
+    return rows.length > 0;
+  }
+
+  async get(name: string): Promise<StoredSchedule | undefined> {
+    const [row] = await this.db.query<StoredSchedule>(`${this.sql.select} WHERE s.name = $1`, [name]);
+    return row;
+  }
+
+  async list(): Promise<StoredSchedule[]> {
+    return this.db.query<StoredSchedule>(`${this.sql.select} ORDER BY s.name`);
+  }
+
+  /** The schedule's most recent skipped slots, newest first. */
+  async skips(name: string, limit: number): Promise<Array<{ slot: Date; reason: ScheduleSkipReason; at: Date }>> {
+    return this.db.query(`SELECT slot, reason, at FROM ${this.db.tables.scheduleSkips} WHERE schedule = $1 ORDER BY slot DESC LIMIT $2`, [
+      name,
+      limit,
+    ]);
+  }
+
+  /** Inserts runs a schedule starts outside the pass (backfill, trigger); the ids that were new. */
+  async insertRuns(name: string, workflow: string, runs: ScheduledRun[], actor: string): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(this.sql.insertRuns, [...runParams(runs), workflow, actor, name, this.channel]);
+    return rows.map((r) => r.id);
+  }
+
+  /** Records an operator's action on a schedule in history, under `schedule:<name>`. */
+  async audit(name: string, event: string, actor: string, detail: Record<string, unknown>): Promise<void> {
+    await this.db.query(`INSERT INTO ${this.db.tables.history} (run_id, event, actor, detail) VALUES ($1, $2, $3, $4)`, [
+      ACTOR(name),
+      event,
+      actor,
+      JSON.stringify({ schedule: name, ...detail }),
+    ]);
+  }
+
+  /** Records a run started outside the slots as the schedule's last (what overlap and the view look at). */
+  async setLastRun(name: string, runId: string): Promise<void> {
+    await this.db.query(`UPDATE ${this.db.tables.schedules} SET last_run_id = $2, updated_at = now() WHERE name = $1`, [name, runId]);
+  }
+
+  private get channel(): string {
+    return wakeChannel(this.db.tables.schema);
+  }
+
+  /**
+   * One schedule pass: locks up to `batch` due schedules, asks `decide` for each (given the database's
+   * now), and writes every decision in the same transaction. Returns how many runs it started.
+   */
+  async fire(batch: number, shiftMs: number, decide: (row: StoredSchedule, now: Date) => ScheduleFiring): Promise<number> {
+    return this.db.transaction(async (client) => {
+      const { rows } = await client.query<StoredSchedule & { db_now: Date }>(this.sql.due, [batch, shiftMs]);
+      let started = 0;
+      for (const row of rows) started += await this.write(client, row, decide(row, row.db_now));
+      return started;
+    });
+  }
+
+  private async write(client: PoolClient, row: StoredSchedule, firing: ScheduleFiring): Promise<number> {
+    const actor = ACTOR(row.name);
+    if (firing.cancel) {
+      await client.query(this.sql.cancel, [
+        firing.cancel,
+        `Cancelled by schedule "${row.name}": a new slot started (overlap: cancelOther).`,
+        actor,
+        this.channel,
+        'overlap',
+      ]);
+    }
+    let started = 0;
+    if (firing.runs.length) {
+      const { rows } = await client.query(this.sql.insertRuns, [...runParams(firing.runs), row.workflow, actor, row.name, this.channel]);
+      started = rows.length;
+    }
+    if (firing.skips.length) {
+      await client.query(this.sql.insertSkips, [row.name, firing.skips.map((s) => s.slot), firing.skips.map((s) => s.reason)]);
+    }
+    await client.query(this.sql.advance, [row.name, firing.lastSlot, firing.nextFireAt, firing.bufferedSlot, firing.lastRunId]);
+    return started;
+  }
+}
+
+const fromRow = (row: StoredSchedule): ResolvedSchedule => ({
+  name: row.name,
+  workflow: row.workflow,
+  cron: row.cron,
+  timezone: row.timezone,
+  overlap: row.overlap,
+  catchupWindowMs: Number(row.catchup_window_ms),
+  catchup: row.catchup,
+  input: row.input,
+  jitterMs: Number(row.jitter_ms),
+  paused: row.paused,
+});
+const specParams = (s: ResolvedSchedule) => [
+  s.name,
+  s.workflow,
+  s.cron,
+  s.timezone,
+  s.overlap,
+  s.catchupWindowMs,
+  s.catchup,
+  s.input,
+  s.jitterMs,
+];
+const runParams = (runs: ScheduledRun[]) => [runs.map((r) => r.id), runs.map((r) => r.input), runs.map((r) => r.delayMs)];
+
+function statements(t: Tables) {
+  const shiftedNow = (param: string) => `(now() + ${param}::bigint * interval '1 millisecond')`;
+  return {
+    // $1..$9 the spec, $10 source, $11 paused, $12 the test clock's shift (0 in production).
+    create: `
+      INSERT INTO ${t.schedules} (name, workflow, cron, timezone, overlap, catchup_window_ms, catchup, input, jitter_ms, source, paused, last_slot, next_fire_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, ${shiftedNow('$12')}, ${shiftedNow('$12')})
+      ON CONFLICT (name) DO NOTHING RETURNING name`,
+    update: `
+      UPDATE ${t.schedules}
+      SET last_slot = CASE WHEN cron IS DISTINCT FROM $3 OR timezone IS DISTINCT FROM $4 THEN greatest(last_slot, ${shiftedNow('$10')}) ELSE last_slot END,
+          workflow = $2, cron = $3, timezone = $4, overlap = $5, catchup_window_ms = $6, catchup = $7, input = $8, jitter_ms = $9,
+          workflow_missing = $11, next_fire_at = ${shiftedNow('$10')}, updated_at = now()
+      WHERE name = $1 RETURNING name`,
+    delete: `
+      WITH gone AS (DELETE FROM ${t.schedules} WHERE name = $1 RETURNING name),
+           skips AS (DELETE FROM ${t.scheduleSkips} WHERE schedule IN (SELECT name FROM gone))
+      SELECT count(*)::int AS deleted FROM gone`,
+    setPaused: `
+      WITH changed AS (UPDATE ${t.schedules} SET paused = $2, updated_at = now() WHERE name = $1 RETURNING name)
+      INSERT INTO ${t.history} (run_id, event, actor, detail)
+      SELECT $4, CASE WHEN $2 THEN 'schedule-paused' ELSE 'schedule-resumed' END, $3, jsonb_build_object('schedule', $1::text) FROM changed
+      RETURNING run_id`,
+    // $1 the workflows registered here: a decorator's schedule of any other is paused and flagged, once.
+    markMissing: `
+      UPDATE ${t.schedules} SET paused = true, workflow_missing = true, updated_at = now()
+      WHERE source = 'decorator' AND NOT workflow_missing AND NOT (workflow = ANY($1::text[]))`,
+    select: `
+      SELECT s.*, r.status AS last_run_status, r.input AS last_run_input,
+             (SELECT count(*)::int FROM ${t.scheduleSkips} k WHERE k.schedule = s.name) AS skipped
+      FROM ${t.schedules} s LEFT JOIN ${t.runs} r ON r.id = s.last_run_id`,
+    // $1 batch, $2 the test clock's shift. The last run's status decides overlap.
+    due: `
+      SELECT s.*, r.status AS last_run_status, NULL AS last_run_input, 0 AS skipped, ${shiftedNow('$2')} AS db_now
+      FROM ${t.schedules} s LEFT JOIN ${t.runs} r ON r.id = s.last_run_id
+      WHERE s.next_fire_at <= ${shiftedNow('$2')}
+      ORDER BY s.next_fire_at LIMIT $1
+      FOR UPDATE OF s SKIP LOCKED`,
+    // $1 ids, $2 inputs, $3 delays in ms, $4 workflow, $5 actor, $6 schedule, $7 wake channel.
+    // ON CONFLICT DO NOTHING: a slot another instance fired already starts nothing here. A delayed
+    // run (a slot's jitter) waits like a delayed start (kind 'start') and is not NOTIFYed.
+    insertRuns: `
+      WITH ins AS (
+        INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind)
+        SELECT r.id, $4, CASE WHEN r.delay > 0 THEN 'waiting' ELSE 'pending' END, r.input, u.until,
+               CASE WHEN r.delay > 0 THEN jsonb_build_object('kind', ${waitKindSql('start')}, 'until', u.until, 'since', now()) END,
+               CASE WHEN r.delay > 0 THEN ${waitKindSql('start')} END
+        FROM unnest($1::text[], $2::text[], $3::bigint[]) AS r(id, input, delay),
+             LATERAL (SELECT date_trunc('milliseconds', now() + r.delay * interval '1 millisecond') AS until) u
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id, status
+      ), history AS (
+        INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, 'started', $5, jsonb_build_object('schedule', $6::text) FROM ins
+      )
+      SELECT id, (SELECT 1 FROM pg_notify($7, ins.id) WHERE ins.status = 'pending') AS notified FROM ins`,
+    insertSkips: `
+      INSERT INTO ${t.scheduleSkips} (schedule, slot, reason)
+      SELECT $1, k.slot, k.reason FROM unnest($2::timestamptz[], $3::text[]) AS k(slot, reason)
+      ON CONFLICT (schedule, slot) DO NOTHING`,
+    advance: `
+      UPDATE ${t.schedules}
+      SET last_slot = $2, next_fire_at = $3, buffered_slot = $4, last_run_id = $5, updated_at = now()
+      WHERE name = $1`,
+    cancel: cancelSql(t),
+  };
+}

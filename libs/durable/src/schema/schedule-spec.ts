@@ -1,0 +1,115 @@
+import { Cron } from 'croner';
+import { createHash } from 'node:crypto';
+import { InvalidArgumentError } from '../errors';
+import type { ScheduleOverlap, ScheduleSpec } from '../interfaces';
+import { toMs } from './duration';
+import { serializePayload } from './serializer';
+
+/**
+ * Cron arithmetic for schedules, through croner (a maintained library without dependencies, whose
+ * timezone handling follows the rules API.md states: a slot in a skipped local hour runs at the first
+ * valid instant after it, a repeated hour's slot at its first occurrence). Nothing here keeps a timer.
+ */
+
+export const SCHEDULE_OVERLAPS: readonly ScheduleOverlap[] = ['skip', 'bufferOne', 'allow', 'cancelOther'];
+export const SCHEDULE_CATCHUPS = ['latest', 'all'] as const;
+/** The most slots one backfill call may start. */
+export const MAX_BACKFILL_SLOTS = 10_000;
+/** A schedule name: its run ids are `schedule:<name>:<slot>`, at most 200 characters, and a ':' would blur the prefix. */
+const NAME = /^[^:\s]{1,120}$/;
+const DEFAULT_CATCHUP_WINDOW = '1m';
+
+/** A schedule's spec with its defaults applied and checked: what the table stores. */
+export interface ResolvedSchedule {
+  name: string;
+  workflow: string;
+  cron: string;
+  timezone: string;
+  overlap: ScheduleOverlap;
+  catchupWindowMs: number;
+  catchup: 'latest' | 'all';
+  /** The serializer's text of the spec's input. */
+  input: string;
+  jitterMs: number;
+  paused: boolean;
+}
+
+/**
+ * Checks a spec and applies its defaults; every mistake is an InvalidArgumentError naming the
+ * schedule and what is wrong, so nothing is written for a spec that cannot fire.
+ */
+export function resolveScheduleSpec(spec: ScheduleSpec, workflow: string): ResolvedSchedule {
+  if (!spec || typeof spec !== 'object')
+    throw new InvalidArgumentError(`A schedule of workflow "${workflow}" is not a ScheduleSpec object.`);
+  const { name } = spec;
+  if (typeof name !== 'string' || !NAME.test(name)) {
+    throw new InvalidArgumentError(
+      `Schedule name ${JSON.stringify(name)} (workflow "${workflow}") must be 1 to 120 characters without ':' or spaces: it is part of its runs' ids.`,
+    );
+  }
+  const bad = (what: string) => new InvalidArgumentError(`Schedule "${name}": ${what}`);
+  const timezone = spec.timezone ?? 'UTC';
+  if (typeof timezone !== 'string' || !isTimezone(timezone)) {
+    throw bad(`timezone ${JSON.stringify(timezone)} is not an IANA time zone; use a name such as 'Europe/Paris' or 'America/New_York'.`);
+  }
+  const cron = spec.cron;
+  if (typeof cron !== 'string') throw bad(`cron must be a string of 5 fields, or 6 with seconds first; got ${typeof cron}.`);
+  try {
+    cronOf(cron, timezone);
+  } catch (error) {
+    throw bad(`cron ${JSON.stringify(cron)} is invalid (${(error as Error).message}); use 5 fields, or 6 with seconds first.`);
+  }
+  const overlap = spec.overlap ?? 'skip';
+  if (!SCHEDULE_OVERLAPS.includes(overlap))
+    throw bad(`overlap must be one of ${SCHEDULE_OVERLAPS.join(', ')}; got ${JSON.stringify(overlap)}.`);
+  const catchup = spec.catchup ?? 'latest';
+  if (!SCHEDULE_CATCHUPS.includes(catchup))
+    throw bad(`catchup must be one of ${SCHEDULE_CATCHUPS.join(', ')}; got ${JSON.stringify(catchup)}.`);
+  const catchupWindowMs = toMs(spec.catchupWindow ?? DEFAULT_CATCHUP_WINDOW, `Schedule "${name}": catchupWindow`);
+  if (catchupWindowMs <= 0) throw bad(`catchupWindow must be longer than 0.`);
+  const jitterMs = spec.jitter === undefined ? 0 : toMs(spec.jitter, `Schedule "${name}": jitter`);
+  if (spec.paused !== undefined && typeof spec.paused !== 'boolean') throw bad(`paused must be true or false.`);
+  const given = spec.input ?? {};
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) {
+    throw bad(`input must be an object (its fields are spread into the run's input beside scheduledAt).`);
+  }
+  const input = serializePayload(given, `Schedule "${name}": input`);
+  return { name, workflow, cron, timezone, overlap, catchupWindowMs, catchup, input, jitterMs, paused: spec.paused ?? false };
+}
+
+function isTimezone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A croner pattern that never starts a timer: only its arithmetic is used. */
+export function cronOf(cron: string, timezone: string): Cron {
+  return new Cron(cron, { timezone, paused: true, mode: cron.trim().split(/\s+/).length === 6 ? '6-part' : '5-part' });
+}
+
+/** The slots after `after` up to and including `upTo`, oldest first, at most `max` of them. */
+export function slotsBetween(cron: Cron, after: Date, upTo: Date, max: number): Date[] {
+  const slots: Date[] = [];
+  let slot = cron.nextRun(after);
+  while (slot && slot.getTime() <= upTo.getTime() && slots.length < max) {
+    slots.push(slot);
+    slot = cron.nextRun(slot);
+  }
+  return slots;
+}
+
+/** The slot's delay under a jitter: stable for a (schedule, slot), spread evenly up to the jitter. */
+export function jitterOf(name: string, slot: Date, jitterMs: number): number {
+  if (jitterMs <= 0) return 0;
+  const hash = createHash('sha256').update(`${name}\u0000${slot.toISOString()}`).digest();
+  return hash.readUInt32BE(0) % (jitterMs + 1);
+}
+
+/** The id of a slot's run: two instances firing one slot collide on it. */
+export const slotRunId = (name: string, slot: Date) => `schedule:${name}:${slot.toISOString()}`;
+/** The prefix every run a schedule started has (slots, triggers, backfills). */
+export const scheduleRunPrefix = (name: string) => `schedule:${name}:`;

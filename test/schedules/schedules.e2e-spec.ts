@@ -1,0 +1,180 @@
+import { DurableWorkflow, InvalidArgumentError, ScheduledInput, ScheduleNotFoundError, ScheduleService, Workflow } from 'nestjs-durable';
+import { Db, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+
+@Workflow('tick', { schedules: [{ name: 'every-second', cron: '* * * * * *', overlap: 'allow', input: { source: 'cron' } }] })
+class Tick implements DurableWorkflow<ScheduledInput & { source: string }, string> {
+  async run(input: ScheduledInput & { source: string }) {
+    return `${input.source}@${input.scheduledAt.toISOString()}`;
+  }
+}
+
+@Workflow('nightly', { schedules: [{ name: 'nightly', cron: '0 3 * * *', timezone: 'Europe/Paris' }] })
+class Nightly implements DurableWorkflow<ScheduledInput, string> {
+  async run(input: ScheduledInput) {
+    return input.scheduledAt.toISOString();
+  }
+}
+
+const declaring = (name: string, spec: Record<string, unknown>) => {
+  @Workflow(name, { schedules: [spec as never] })
+  class Declared implements DurableWorkflow<ScheduledInput, null> {
+    async run() {
+      return null;
+    }
+  }
+  return Declared;
+};
+
+describe('schedules across instances and restarts', () => {
+  const schemas: string[] = [];
+  const fresh = () => {
+    const schema = uniqueSchema('sch');
+    schemas.push(schema);
+    return schema;
+  };
+  afterAll(async () => {
+    for (const schema of schemas) await new Db(schema).dropSchema();
+  });
+
+  it('three instances on one database: a per-second schedule starts exactly one run per slot, without gaps, ids and scheduledAt as specified', async () => {
+    const schema = fresh();
+    const db = new Db(schema);
+    const apps = await Promise.all([0, 1, 2].map(() => startApp({ schema, providers: [Tick] })));
+    try {
+      await eventually(async () => (await db.count('runs', `status = 'completed'`)) >= 12, '12 slots fired', 30_000);
+    } finally {
+      await Promise.all(apps.map((a) => a.close()));
+    }
+    const runs = await db.query<{ id: string; output: string }>(
+      `SELECT id, output FROM durable.runs WHERE status = 'completed' ORDER BY id`,
+    );
+    const slots = runs.map((r) => Date.parse(r.id.slice('schedule:every-second:'.length)));
+    for (const [i, run] of runs.entries()) {
+      expect(run.id).toBe(`schedule:every-second:${new Date(slots[i]).toISOString()}`);
+      expect(JSON.parse(run.output)).toBe(`cron@${new Date(slots[i]).toISOString()}`);
+      if (i > 0) expect(slots[i] - slots[i - 1]).toBe(1_000);
+    }
+    expect(await db.count('schedule_skips')).toBe(0);
+    expect(await db.count('runs')).toBe(await db.count('runs', `starts_with(id, 'schedule:every-second:')`));
+  });
+
+  it("an operator's pause survives a restart (the decorator does not override it), and a paused schedule's slots are recorded as 'paused'", async () => {
+    const schema = fresh();
+    const db = new Db(schema);
+    const first = await startApp({ schema, providers: [Tick] });
+    await first.get(ScheduleService).pause('every-second', { actor: 'ops' });
+    await first.close();
+    const second = await startApp({ schema, providers: [Tick] });
+    try {
+      expect((await second.get(ScheduleService).get('every-second')).paused).toBe(true);
+      await eventually(async () => (await db.count('schedule_skips', `reason = 'paused'`)) >= 2, 'paused slots recorded');
+      const runsWhilePaused = await db.count('runs');
+      await second.get(ScheduleService).resume('every-second', { actor: 'ops' });
+      await eventually(async () => (await db.count('runs')) > runsWhilePaused, 'a run after resume');
+      expect(await db.query(`SELECT event, actor FROM durable.history WHERE run_id = 'schedule:every-second' ORDER BY id`)).toEqual([
+        { event: 'schedule-paused', actor: 'ops' },
+        { event: 'schedule-resumed', actor: 'ops' },
+      ]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('reconciling at boot: a changed spec is updated; a schedule whose workflow is gone is kept, paused and flagged', async () => {
+    const schema = fresh();
+    const first = await startApp({ schema, providers: [Nightly] });
+    await first.close();
+    const Changed = declaring('nightly', { name: 'nightly', cron: '0 4 * * *', timezone: 'Europe/Paris', overlap: 'allow' });
+    const second = await startApp({ schema, providers: [Changed] });
+    expect(await second.get(ScheduleService).get('nightly')).toMatchObject({
+      cron: '0 4 * * *',
+      overlap: 'allow',
+      source: 'decorator',
+      paused: false,
+    });
+    await second.close();
+    const third = await startApp({ schema, providers: [Tick] });
+    try {
+      expect(await third.get(ScheduleService).get('nightly')).toMatchObject({ cron: '0 4 * * *', paused: true, workflowMissing: true });
+    } finally {
+      await third.close();
+    }
+  });
+
+  it('trigger starts one run now outside the slots, with its actor; backfill starts each slot once and is bounded', async () => {
+    const schema = fresh();
+    const db = new Db(schema);
+    const app = await startApp({ schema, providers: [Nightly] });
+    try {
+      const schedules = app.get(ScheduleService);
+      const handle = await schedules.trigger('nightly', { actor: 'ops' });
+      expect(handle.runId).toMatch(/^schedule:nightly:trigger:[0-9a-f-]{36}$/);
+      expect(await handle.result()).toEqual(expect.any(String));
+      expect(await db.query(`SELECT actor FROM durable.history WHERE run_id = $1 AND event = 'started'`, [handle.runId])).toEqual([
+        { actor: 'ops' },
+      ]);
+      expect((await schedules.get('nightly')).lastRun).toMatchObject({ runId: handle.runId, status: 'completed' });
+
+      const from = new Date('2026-01-01T00:00:00Z');
+      const to = new Date('2026-01-10T00:00:00Z');
+      expect(await schedules.backfill('nightly', from, to, { actor: 'ops' })).toEqual({ started: 9, skipped: 0 });
+      expect(await schedules.backfill('nightly', from, to)).toEqual({ started: 0, skipped: 9 });
+      await eventually(async () => (await db.count('runs', `status = 'completed'`)) === 10, 'the backfilled runs');
+      expect(await db.count('runs', `id = 'schedule:nightly:2026-01-01T02:00:00.000Z'`)).toBe(1); // 03:00 Paris in winter
+      expect(await schedules.backfillPreview('nightly', from, to)).toMatchObject({ slots: 9 });
+
+      const before = await db.count('runs');
+      await expect(schedules.backfill('nightly', new Date('2000-01-01T00:00:00Z'), new Date('2030-01-01T00:00:00Z'))).rejects.toThrow(
+        /covers more than 10000 slots; split the range/,
+      );
+      await expect(schedules.backfill('nightly', to, from)).rejects.toThrow(/must be before to/);
+      expect(await db.count('runs')).toBe(before);
+      await expect(schedules.trigger('no-such')).rejects.toThrow(ScheduleNotFoundError);
+      await expect(schedules.get('no-such')).rejects.toMatchObject({ code: 'SCHEDULE_NOT_FOUND' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('an invalid cron, an unknown timezone or two schedules with one name fail the boot naming the schedule, and nothing is written', async () => {
+    const cases: Array<[unknown[], RegExp]> = [
+      [[declaring('bad-cron', { name: 'bad-cron', cron: '61 * * * *' })], /Schedule "bad-cron": cron "61 \* \* \* \*" is invalid/],
+      [
+        [declaring('bad-zone', { name: 'bad-zone', cron: '0 9 * * *', timezone: 'Mars/Olympus' })],
+        /Schedule "bad-zone": timezone "Mars\/Olympus" is not an IANA time zone/,
+      ],
+      [
+        [declaring('one', { name: 'twin', cron: '0 9 * * *' }), declaring('two', { name: 'twin', cron: '0 10 * * *' })],
+        /Two schedules are named "twin" \(workflows "one" and "two"\)/,
+      ],
+      [
+        [declaring('bad-window', { name: 'bad-window', cron: '0 9 * * *', catchupWindow: 'soon' })],
+        /Schedule "bad-window": catchupWindow "soon" is not a duration/,
+      ],
+      [
+        [declaring('bad-overlap', { name: 'bad-overlap', cron: '0 9 * * *', overlap: 'queue' })],
+        /Schedule "bad-overlap": overlap must be one of skip, bufferOne, allow, cancelOther/,
+      ],
+    ];
+    for (const [providers, message] of cases) {
+      const schema = fresh();
+      await expect(startApp({ schema, providers: providers as never[] })).rejects.toThrow(message);
+      expect(await new Db(schema).count('schedules').catch(() => 0)).toBe(0);
+    }
+    const schema = fresh();
+    const app = await startApp({ schema, providers: [Nightly] });
+    try {
+      const schedules = app.get(ScheduleService);
+      await expect(schedules.create({ name: 'x', workflow: Nightly, cron: 'every day' })).rejects.toThrow(InvalidArgumentError);
+      await expect(schedules.create({ name: 'x', workflow: Nightly, cron: '0 9 * * *', timezone: 'Nowhere' })).rejects.toThrow(
+        /Schedule "x": timezone/,
+      );
+      await expect(schedules.create({ name: 'nightly', workflow: Nightly, cron: '0 9 * * *' })).rejects.toThrow(
+        /Schedule "nightly" exists already/,
+      );
+      expect((await schedules.list()).map((s) => s.name)).toEqual(['nightly']);
+    } finally {
+      await app.close();
+    }
+  });
+});
