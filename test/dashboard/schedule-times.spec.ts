@@ -43,10 +43,15 @@ describe('schedule times in the dashboard', () => {
   });
 
   it('words a shift and an offset for people', () => {
-    expect(describeShift({ from: 60, to: 120 })).toBe('clocks go forward 1 h (UTC+01:00 → UTC+02:00)');
-    expect(describeShift({ from: -240, to: -300 })).toBe('clocks go back 1 h (UTC-04:00 → UTC-05:00)');
-    expect(describeShift({ from: 660, to: 630 })).toBe('clocks go back 30 min (UTC+11:00 → UTC+10:30)'); // Lord Howe
-    expect(formatOffset(0)).toBe('UTC');
+    expect(describeShift({ from: 60, to: 120 })).toBe('clocks go forward 1 h');
+    expect(describeShift({ from: -240, to: -300 })).toBe('clocks go back 1 h');
+    expect(describeShift({ from: 660, to: 630 })).toBe('clocks go back 30 min'); // Lord Howe
+    expect([formatOffset(120), formatOffset(-300), formatOffset(630), formatOffset(0)]).toEqual([
+      'UTC+02:00',
+      'UTC-05:00',
+      'UTC+10:30',
+      'UTC',
+    ]);
     expect(formatInZone('2026-03-29T01:00:00Z', 'Europe/Berlin')).toBe('Mar 29, 03:00');
   });
 

@@ -67,10 +67,9 @@ export function formatOffset(minutes: number): string {
   return `UTC${minutes < 0 ? '-' : '+'}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
 }
 
-/** "clocks go forward 1 h (UTC+01:00 → UTC+02:00)". */
+/** "clocks go forward 1 h", "clocks go back 30 min". */
 export function describeShift({ from, to }: { from: number; to: number }): string {
-  const direction = to > from ? 'forward' : 'back';
-  return `clocks go ${direction} ${formatSpan((to - from) * 60_000)} (${formatOffset(from)} → ${formatOffset(to)})`;
+  return `clocks go ${to > from ? 'forward' : 'back'} ${formatSpan((to - from) * 60_000)}`;
 }
 
 /** "Mar 29, 03:00" as the clocks of `timeZone` read it (the ISO instant for a zone this platform does not know). */

@@ -56,15 +56,15 @@ export function BackfillDialog({ schedule, onDone, onClose }: BackfillDialogProp
         <Field label="To">
           <input type="datetime-local" value={to} onChange={(e) => edit(() => setTo(e.target.value))} data-testid="backfill-to" />
         </Field>
+        <Button
+          small
+          disabled={!range || preview.isPending}
+          onClick={() => range && preview.mutate({ name: schedule.name, ...range })}
+          data-testid="backfill-preview"
+        >
+          {preview.isPending ? 'Counting…' : 'Preview'}
+        </Button>
       </div>
-      <Button
-        small
-        disabled={!range || preview.isPending}
-        onClick={() => range && preview.mutate({ name: schedule.name, ...range })}
-        data-testid="backfill-preview"
-      >
-        {preview.isPending ? 'Counting…' : 'Preview'}
-      </Button>
       <ErrorBox
         issues={range ? [] : [{ path: '', message: 'Give a start before the end.' }]}
         error={preview.error}

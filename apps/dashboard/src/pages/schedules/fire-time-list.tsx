@@ -1,5 +1,5 @@
 import { serverNow } from '../../lib/clock';
-import { describeShift, formatInZone, markFireTimes } from '../../lib/fire-times';
+import { describeShift, formatInZone, formatOffset, markFireTimes } from '../../lib/fire-times';
 import { formatTimestamp, formatUtc, relative } from '../../lib/format';
 import styles from './schedules.module.css';
 
@@ -19,7 +19,11 @@ export function FireTimeList({ isos, timezone }: { isos: string[]; timezone: str
           </time>
           <span className="muted">{relative(fire.iso, now)}</span>
           {fire.shift && (
-            <span className={styles.dst} title={`${timezone}: ${describeShift(fire.shift)}`} data-testid="dst-mark">
+            <span
+              className={styles.dst}
+              title={`Daylight saving in ${timezone} before this slot: ${formatOffset(fire.shift.from)} → ${formatOffset(fire.shift.to)}`}
+              data-testid="dst-mark"
+            >
               DST: {describeShift(fire.shift)}
             </span>
           )}
