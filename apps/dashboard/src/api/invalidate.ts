@@ -13,3 +13,10 @@ export function useInvalidateRuns(): () => Promise<unknown> {
       queryClient.invalidateQueries({ queryKey: queryKeys.stats }),
     ]);
 }
+
+/** What every schedule action changes: the schedules, and the runs they start (trigger, backfill). */
+export function useInvalidateSchedules(): () => Promise<unknown> {
+  const queryClient = useQueryClient();
+  const invalidateRuns = useInvalidateRuns();
+  return () => Promise.all([queryClient.invalidateQueries({ queryKey: queryKeys.schedules.all }), invalidateRuns()]);
+}

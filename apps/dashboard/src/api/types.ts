@@ -45,6 +45,8 @@ export interface RunFilter {
   workflow?: string;
   waitingFor?: WaitKind;
   signal?: string;
+  /** Runs started by this schedule (its slots, triggers and backfills). */
+  schedule?: string;
   q?: string;
   limit?: number;
   cursor?: string;
@@ -197,6 +199,59 @@ export interface Stats {
   instances: Instance[];
   lastSweepAt: string | null;
   now: string;
+}
+
+/** Why a slot started no run (docs/API.md section 7). */
+export type SkipReason = 'overlap' | 'missed' | 'paused';
+
+/** A run a schedule started, as the schedule knows it. */
+export interface ScheduledRun {
+  runId: string;
+  status: RunStatus;
+  scheduledAt: string;
+}
+
+/** A schedule, as GET /schedules lists it (`ScheduleView` of docs/API.md section 7). */
+export interface Schedule {
+  name: string;
+  workflow: string;
+  cron: string;
+  /** IANA zone the cron is read in. */
+  timezone: string;
+  overlap: string;
+  paused: boolean;
+  source: 'decorator' | 'api';
+  /** The next 5 slots, UTC instants. */
+  nextFireTimes: string[];
+  lastRun?: ScheduledRun;
+  skippedCount: number;
+}
+
+/** A slot that started no run, and when that was decided. */
+export interface SkippedSlot {
+  slot: string;
+  reason: SkipReason;
+  at: string;
+}
+
+/** GET /schedules/:name: the schedule, its recent runs and its skipped slots, newest first. */
+export interface ScheduleDetail {
+  schedule: Schedule;
+  runs: ScheduledRun[];
+  skipped: SkippedSlot[];
+}
+
+/** POST /schedules/:name/backfill; with `dryRun` the server only counts. */
+export interface BackfillBody {
+  from: string;
+  to: string;
+  dryRun?: boolean;
+}
+
+/** How many slots of the range start a run, and how many do not (their run exists already). */
+export interface BackfillResult {
+  started: number;
+  skipped: number;
 }
 
 export interface Session {

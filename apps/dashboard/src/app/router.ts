@@ -43,6 +43,15 @@ export function runHref(runId: string, params?: Params): string {
   return hrefFor(`/runs/${encodeURIComponent(runId)}`, params);
 }
 
+export function scheduleHref(name: string): string {
+  return hrefFor(`/schedules/${encodeURIComponent(name)}`);
+}
+
+/** The runs a schedule started, whatever their status. */
+export function scheduleRunsHref(name: string): string {
+  return hrefFor('/runs', { status: 'all', schedule: name });
+}
+
 /** `replace` for changes that should not each become a history entry (typing in a filter, tabs). */
 export function navigate(href: string, { replace = false } = {}): void {
   if (!replace) {
@@ -54,19 +63,30 @@ export function navigate(href: string, { replace = false } = {}): void {
 }
 
 export type Route =
-  { page: 'overview' } | { page: 'runs' } | { page: 'run'; runId: string } | { page: 'workflows' } | { page: 'not-found' };
+  | { page: 'overview' }
+  | { page: 'runs' }
+  | { page: 'run'; runId: string }
+  | { page: 'workflows' }
+  | { page: 'schedules' }
+  | { page: 'schedule'; name: string }
+  | { page: 'not-found' };
 
 export function matchRoute(path: string): Route {
   if (path === '/' || path === '') return { page: 'overview' };
   if (path === '/runs' || path === '/runs/') return { page: 'runs' };
   if (path === '/workflows') return { page: 'workflows' };
+  if (path === '/schedules' || path === '/schedules/') return { page: 'schedules' };
   const run = /^\/runs\/(.+)$/.exec(path);
-  if (run) {
-    try {
-      return { page: 'run', runId: decodeURIComponent(run[1]) };
-    } catch {
-      return { page: 'not-found' }; // a malformed %-escape
-    }
-  }
+  if (run) return withDecoded(run[1], (runId) => ({ page: 'run', runId }));
+  const schedule = /^\/schedules\/(.+)$/.exec(path);
+  if (schedule) return withDecoded(schedule[1], (name) => ({ page: 'schedule', name }));
   return { page: 'not-found' };
+}
+
+function withDecoded(segment: string, route: (decoded: string) => Route): Route {
+  try {
+    return route(decodeURIComponent(segment));
+  } catch {
+    return { page: 'not-found' }; // a malformed %-escape
+  }
 }

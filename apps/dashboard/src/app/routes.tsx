@@ -1,6 +1,8 @@
 import { OverviewPage } from '../pages/overview/overview-page';
 import { RunDetailPage } from '../pages/run-detail/run-detail-page';
 import { RunsPage } from '../pages/runs/runs-page';
+import { ScheduleDetailPage } from '../pages/schedules/schedule-detail-page';
+import { SchedulesPage } from '../pages/schedules/schedules-page';
 import { WorkflowsPage } from '../pages/workflows/workflows-page';
 import { Notice } from '../components/notice';
 import { matchRoute, useHashLocation } from './router';
@@ -18,6 +20,10 @@ export function Routes() {
       return <RunDetailPage key={route.runId} runId={route.runId} params={location.params} />;
     case 'workflows':
       return <WorkflowsPage />;
+    case 'schedules':
+      return <SchedulesPage />;
+    case 'schedule':
+      return <ScheduleDetailPage key={route.name} name={route.name} />;
     case 'not-found':
       return <Notice title="Nothing here">This address matches no page. Use the menu on the left.</Notice>;
   }

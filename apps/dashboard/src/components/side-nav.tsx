@@ -5,6 +5,7 @@ const links = [
   { id: 'overview', label: 'Overview', path: '/', active: (p: string) => p === '/' },
   { id: 'runs', label: 'Runs', path: '/runs', active: (p: string) => p.startsWith('/runs') },
   { id: 'workflows', label: 'Workflows', path: '/workflows', active: (p: string) => p.startsWith('/workflows') },
+  { id: 'schedules', label: 'Schedules', path: '/schedules', active: (p: string) => p.startsWith('/schedules') },
 ];
 
 export function SideNav() {

@@ -67,6 +67,17 @@ export function formatTimestamp(iso: string): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
+/** "2024-03-03 13:05:12 UTC": the instant itself, for a tooltip beside a local time. */
+export function formatUtc(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/** "1 run", "3 runs". */
+export function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
 /** "7f3a2c91…": enough of an id to tell runs apart in a sentence. */
 export function shortId(id: string, length = 8): string {
   return id.length > length + 1 ? `${id.slice(0, length)}…` : id;

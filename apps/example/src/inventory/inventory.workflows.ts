@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { defineSignal, DurableWorkflow, NonRetryableError, Step, Workflow, WorkflowContext } from 'nestjs-durable';
 import { z } from 'zod';
 
@@ -11,16 +11,26 @@ export const SupplierQuote = defineSignal(
 /** The inventory system (a stand-in) that is sometimes down. */
 @Injectable()
 export class InventoryApi {
+  private readonly logger = new Logger(InventoryApi.name);
+
   @Step('sync-stock')
   async sync(sku: string, mode: 'ok' | 'flaky' | 'broken'): Promise<{ sku: string; onHand: number }> {
     if (mode === 'broken') throw new NonRetryableError(`SKU ${sku} does not exist in the inventory system`);
     if (mode === 'flaky') throw new Error('Inventory API unavailable (503)');
+    this.logger.log(`Synced stock of ${sku}: 42 on hand`);
     return { sku, onHand: 42 };
   }
 }
 
-/** Retries with backoff, parked between attempts: the dashboard shows "retry 2 of 6 at 14:02". */
-@Workflow('sync-inventory', { retry: { maxAttempts: 6, initialDelay: '30s', backoffFactor: 2, maxDelay: '10m' } })
+/**
+ * Retries with backoff, parked between attempts: the dashboard shows "retry 2 of 6 at 14:02". Also
+ * on a schedule every minute for one SKU, so `npm start` shows a schedule firing (and its runs
+ * under Schedules in the dashboard).
+ */
+@Workflow('sync-inventory', {
+  retry: { maxAttempts: 6, initialDelay: '30s', backoffFactor: 2, maxDelay: '10m' },
+  schedules: [{ name: 'stock-sync-every-minute', cron: '* * * * *', input: { sku: 'SKU-2', mode: 'ok' } }],
+})
 export class SyncInventory implements DurableWorkflow<{ sku: string; mode: 'ok' | 'flaky' | 'broken' }, unknown> {
   constructor(private readonly inventory: InventoryApi) {}
   async run(input: { sku: string; mode: 'ok' | 'flaky' | 'broken' }, _ctx: WorkflowContext) {

@@ -1,6 +1,7 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
 
-export type OrderStatus = 'placed' | 'charged' | 'awaiting-approval' | 'shipping' | 'in-transit' | 'delivered' | 'closed' | 'rejected';
+export type OrderStatus =
+  'placed' | 'charged' | 'awaiting-approval' | 'shipping' | 'in-transit' | 'delivered' | 'closed' | 'rejected' | 'unpaid';
 
 @Entity('orders')
 export class Order {

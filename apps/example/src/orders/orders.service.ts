@@ -42,6 +42,25 @@ export class OrdersService {
     return this.db.getRepository(Payment).find({ where: { orderId }, order: { createdAt: 'ASC' } });
   }
 
+  /** Orders placed before `placedBefore`, still open, with no charge in the payment ledger. */
+  @Step('find-unpaid')
+  async findUnpaid(placedBefore: Date): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.db.query(
+      `SELECT o.id FROM orders o
+        WHERE o.created_at < $1 AND o.status NOT IN ('rejected', 'closed', 'unpaid')
+          AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.kind = 'charge')
+        ORDER BY o.created_at`,
+      [placedBefore],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /** One step for the whole batch: `set-status` is keyed by status, so it records one order per run. */
+  @Step('mark-unpaid')
+  async markUnpaid(orderIds: string[]): Promise<void> {
+    await this.db.query(`UPDATE orders SET status = 'unpaid' WHERE id = ANY($1)`, [orderIds]);
+  }
+
   @Step('set-status', { key: (_orderId: string, status: OrderStatus) => status })
   async setStatus(orderId: string, status: OrderStatus): Promise<void> {
     await this.db.getRepository(Order).update({ id: orderId }, { status });

@@ -1,3 +1,4 @@
+import { useSchedules } from '../../api/schedules';
 import { useWorkflows } from '../../api/workflows';
 import { RUN_STATUSES, WAIT_KIND_DECLARATIONS, WAIT_KINDS } from '../../api/types';
 import { navigate } from '../../app/router';
@@ -9,10 +10,13 @@ import { DEFAULT_STATUS, PAGE_SIZES, type RunsView, runsHref, withFilter } from 
 /** Filters write to the hash; the list reads from it. Typing replaces the history entry, picking pushes one. */
 export function RunsFilters({ view }: { view: RunsView }) {
   const workflows = useWorkflows();
+  const schedules = useSchedules();
   const apply = (change: Partial<RunsView>, replace = false) => navigate(runsHref(withFilter(view, change)), { replace });
 
   const names = workflows.data?.map((w) => w.name) ?? [];
   if (view.workflow && !names.includes(view.workflow)) names.unshift(view.workflow); // a workflow not registered on this instance
+  const scheduleNames = schedules.data?.map((s) => s.name) ?? [];
+  if (view.schedule && !scheduleNames.includes(view.schedule)) scheduleNames.unshift(view.schedule); // linked before the list loads
   const statusIsCustom = view.status !== 'all' && !RUN_STATUSES.includes(view.status as never);
 
   return (
@@ -32,6 +36,16 @@ export function RunsFilters({ view }: { view: RunsView }) {
         <select value={view.workflow} onChange={(e) => apply({ workflow: e.target.value })} data-testid="filter-workflow">
           <option value="">any</option>
           {names.map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field label="Schedule">
+        <select value={view.schedule} onChange={(e) => apply({ schedule: e.target.value })} data-testid="filter-schedule">
+          <option value="">any</option>
+          {scheduleNames.map((name) => (
             <option key={name} value={name}>
               {name}
             </option>
@@ -77,10 +91,10 @@ export function RunsFilters({ view }: { view: RunsView }) {
           ))}
         </select>
       </Field>
-      {(view.status !== DEFAULT_STATUS || view.workflow || view.waitingFor || view.signal || view.q) && (
+      {(view.status !== DEFAULT_STATUS || view.workflow || view.schedule || view.waitingFor || view.signal || view.q) && (
         <a
           className={styles.reset}
-          href={runsHref(withFilter(view, { status: DEFAULT_STATUS, workflow: '', waitingFor: '', signal: '', q: '' }))}
+          href={runsHref(withFilter(view, { status: DEFAULT_STATUS, workflow: '', schedule: '', waitingFor: '', signal: '', q: '' }))}
         >
           Reset filters
         </a>

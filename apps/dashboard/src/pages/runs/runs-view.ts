@@ -8,6 +8,7 @@ export interface RunsView {
   workflow: string;
   waitingFor: string;
   signal: string;
+  schedule: string;
   q: string;
   limit: number;
   cursor: string;
@@ -25,6 +26,7 @@ export function readRunsView(params: URLSearchParams): RunsView {
     workflow: params.get('workflow') ?? '',
     waitingFor: params.get('waitingFor') ?? '',
     signal: params.get('signal') ?? '',
+    schedule: params.get('schedule') ?? '',
     q: params.get('q') ?? '',
     limit: PAGE_SIZES.includes(limit) ? limit : 50,
     cursor: params.get('cursor') ?? '',
@@ -38,6 +40,7 @@ export function toRunFilter(view: RunsView): RunFilter {
     workflow: view.workflow || undefined,
     waitingFor: (view.waitingFor || undefined) as WaitKind | undefined,
     signal: view.signal || undefined,
+    schedule: view.schedule || undefined,
     q: view.q || undefined,
     limit: view.limit,
     cursor: view.cursor || undefined,
@@ -50,6 +53,7 @@ export function runsHref(view: RunsView): string {
     workflow: view.workflow,
     waitingFor: view.waitingFor,
     signal: view.signal,
+    schedule: view.schedule,
     q: view.q,
     limit: view.limit === 50 ? undefined : String(view.limit),
     cursor: view.cursor,

@@ -1,0 +1,95 @@
+import { keepPreviousData, queryOptions, useMutation, useQuery } from '@tanstack/react-query';
+import { apiGet, apiPost, isApiError } from './client';
+import { useInvalidateSchedules } from './invalidate';
+import { queryKeys } from './query-keys';
+import type { BackfillBody, BackfillResult, Schedule, ScheduleDetail, StartRunResult } from './types';
+
+// Schedules change by themselves (each slot moves the next fire times and the last run): polled.
+const POLL_MS = 5_000;
+
+/** Path of one schedule; names are free-form strings, hence the encoding. */
+function schedulePath(name: string): string {
+  return `/schedules/${encodeURIComponent(name)}`;
+}
+
+export async function fetchSchedules(signal?: AbortSignal): Promise<Schedule[]> {
+  const { schedules } = await apiGet<{ schedules: Schedule[] }>('/schedules', undefined, signal);
+  return schedules;
+}
+
+export function schedulesQueryOptions() {
+  return queryOptions({
+    queryKey: queryKeys.schedules.list,
+    queryFn: ({ signal }) => fetchSchedules(signal),
+    refetchInterval: POLL_MS,
+    placeholderData: keepPreviousData,
+  });
+}
+
+export function useSchedules() {
+  return useQuery(schedulesQueryOptions());
+}
+
+export function fetchSchedule(name: string, signal?: AbortSignal): Promise<ScheduleDetail> {
+  return apiGet<ScheduleDetail>(schedulePath(name), undefined, signal);
+}
+
+export function scheduleQueryOptions(name: string) {
+  return queryOptions({
+    queryKey: queryKeys.schedules.detail(name),
+    queryFn: ({ signal }) => fetchSchedule(name, signal),
+    refetchInterval: (query) => (isApiError(query.state.error) && query.state.error.status === 404 ? false : POLL_MS),
+  });
+}
+
+export function useSchedule(name: string) {
+  return useQuery(scheduleQueryOptions(name));
+}
+
+export function pauseSchedule(name: string): Promise<unknown> {
+  return apiPost<unknown>(`${schedulePath(name)}/pause`);
+}
+
+export function resumeSchedule(name: string): Promise<unknown> {
+  return apiPost<unknown>(`${schedulePath(name)}/resume`);
+}
+
+/** One run now, outside the slots. */
+export function triggerSchedule(name: string): Promise<StartRunResult> {
+  return apiPost<StartRunResult>(`${schedulePath(name)}/trigger`);
+}
+
+/** Starts a run for each slot of the range that has none; with `dryRun`, only counts them. */
+export function backfillSchedule({ name, ...body }: BackfillBody & { name: string }): Promise<BackfillResult> {
+  return apiPost<BackfillResult>(`${schedulePath(name)}/backfill`, body);
+}
+
+export function usePauseSchedule() {
+  const invalidate = useInvalidateSchedules();
+  return useMutation({ mutationFn: pauseSchedule, onSettled: invalidate });
+}
+
+export function useResumeSchedule() {
+  const invalidate = useInvalidateSchedules();
+  return useMutation({ mutationFn: resumeSchedule, onSettled: invalidate });
+}
+
+export function useTriggerSchedule() {
+  const invalidate = useInvalidateSchedules();
+  return useMutation({ mutationFn: triggerSchedule, onSettled: invalidate });
+}
+
+/** The preview changes nothing, so it invalidates nothing. */
+export function usePreviewBackfill() {
+  return useMutation({
+    mutationFn: (input: Omit<BackfillBody, 'dryRun'> & { name: string }) => backfillSchedule({ ...input, dryRun: true }),
+  });
+}
+
+export function useBackfillSchedule() {
+  const invalidate = useInvalidateSchedules();
+  return useMutation({
+    mutationFn: (input: Omit<BackfillBody, 'dryRun'> & { name: string }) => backfillSchedule(input),
+    onSettled: invalidate,
+  });
+}

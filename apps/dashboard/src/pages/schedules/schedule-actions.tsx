@@ -1,0 +1,113 @@
+import { useState } from 'react';
+import { usePauseSchedule, useResumeSchedule, useTriggerSchedule } from '../../api/schedules';
+import type { BackfillResult, Schedule } from '../../api/types';
+import { useCanMutate } from '../../app/session-context';
+import { Button } from '../../components/button';
+import { ErrorBox } from '../../components/error-box';
+import { RunLink } from '../../components/run-link';
+import { plural } from '../../lib/format';
+import { BackfillDialog } from './backfill-dialog';
+import styles from './schedules.module.css';
+
+/** Pause or resume, trigger one run now, backfill a range (previewed, then confirmed). */
+export function ScheduleActions({ schedule }: { schedule: Schedule }) {
+  const canMutate = useCanMutate();
+  const pause = usePauseSchedule();
+  const resume = useResumeSchedule();
+  const trigger = useTriggerSchedule();
+  const [backfilling, setBackfilling] = useState(false);
+  const [backfilled, setBackfilled] = useState<BackfillResult | null>(null);
+  const busy = pause.isPending || resume.isPending || trigger.isPending;
+  const actions = [pause, resume, trigger];
+  // One outcome on screen at a time: each action clears the others' before it runs.
+  const reset = () => {
+    actions.forEach((action) => action.reset());
+    setBackfilled(null);
+  };
+
+  if (!canMutate)
+    return (
+      <div className={styles.actionGroup}>
+        <span className="muted">The dashboard is read-only: actions are disabled on this server.</span>
+      </div>
+    );
+  return (
+    <div className={styles.actionGroup}>
+      <div className={styles.actions}>
+        {schedule.paused ? (
+          <Button
+            small
+            disabled={busy}
+            title="Fire again from the next slot; the slots passed while paused stay skipped."
+            onClick={() => {
+              reset();
+              resume.mutate(schedule.name);
+            }}
+            data-testid="schedule-resume"
+          >
+            {resume.isPending ? 'Resuming…' : 'Resume'}
+          </Button>
+        ) : (
+          <Button
+            small
+            disabled={busy}
+            title="Start no run until resumed; each slot meanwhile is recorded as skipped (paused). Kept across restarts and deploys."
+            onClick={() => {
+              reset();
+              pause.mutate(schedule.name);
+            }}
+            data-testid="schedule-pause"
+          >
+            {pause.isPending ? 'Pausing…' : 'Pause'}
+          </Button>
+        )}
+        <Button
+          small
+          disabled={busy}
+          title="Start one run now, outside the slots."
+          onClick={() => {
+            reset();
+            trigger.mutate(schedule.name);
+          }}
+          data-testid="schedule-trigger"
+        >
+          {trigger.isPending ? 'Triggering…' : 'Trigger now'}
+        </Button>
+        <Button
+          small
+          disabled={busy}
+          title="Start a run for each slot of a past range that has none."
+          onClick={() => {
+            reset();
+            setBackfilling(true);
+          }}
+          data-testid="schedule-backfill"
+        >
+          Backfill…
+        </Button>
+      </div>
+      <ErrorBox error={pause.error ?? resume.error ?? trigger.error} testId="schedule-action-error" />
+      {trigger.data && (
+        <p className={styles.result} data-testid="trigger-result">
+          {trigger.data.created ? 'Started' : 'Already started:'} <RunLink runId={trigger.data.runId} />
+        </p>
+      )}
+      {backfilled && (
+        <p className={styles.result} data-testid="backfill-result" data-started={backfilled.started}>
+          Backfill started {plural(backfilled.started, 'run')}
+          {backfilled.skipped > 0 && `, skipped ${plural(backfilled.skipped, 'slot')}`}.
+        </p>
+      )}
+      {backfilling && (
+        <BackfillDialog
+          schedule={schedule}
+          onDone={(result) => {
+            setBackfilling(false);
+            setBackfilled(result);
+          }}
+          onClose={() => setBackfilling(false)}
+        />
+      )}
+    </div>
+  );
+}

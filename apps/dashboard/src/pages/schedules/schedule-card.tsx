@@ -1,0 +1,87 @@
+import { useWorkflows } from '../../api/workflows';
+import type { Schedule } from '../../api/types';
+import { scheduleHref, scheduleRunsHref } from '../../app/router';
+import { RunLink } from '../../components/run-link';
+import { StatusBadge } from '../../components/status-badge';
+import { TimeText } from '../../components/time-text';
+import { describeCron } from '../../lib/cron-text';
+import { plural } from '../../lib/format';
+import { FireTimeList } from './fire-time-list';
+import { ScheduleActions } from './schedule-actions';
+import styles from './schedules.module.css';
+
+/** A schedule: its cron in words, state, last run, next fire times, and the operator's actions. */
+export function ScheduleCard({ schedule }: { schedule: Schedule }) {
+  const workflows = useWorkflows();
+  // A schedule outlives its workflow (kept, paused): flagged when this application no longer registers it.
+  const missing = workflows.data !== undefined && !workflows.data.some((w) => w.name === schedule.workflow);
+  return (
+    <article className={styles.card} data-testid="schedule" data-name={schedule.name} data-paused={schedule.paused}>
+      <header className={styles.cardHeader}>
+        <h2 className={styles.name}>
+          <a href={scheduleHref(schedule.name)}>{schedule.name}</a>
+        </h2>
+        <span className={`${styles.flag} ${schedule.paused ? styles.paused : styles.active}`} data-testid="schedule-state">
+          {schedule.paused ? 'paused' : 'active'}
+        </span>
+        {missing && (
+          <span
+            className={`${styles.flag} ${styles.missing}`}
+            title="No workflow of this name is registered: the schedule is kept, paused."
+            data-testid="workflow-missing"
+          >
+            workflow missing
+          </span>
+        )}
+        <span className={styles.spacer} />
+        <a href={scheduleRunsHref(schedule.name)} data-testid="schedule-runs-link">
+          runs
+        </a>
+      </header>
+      <div className={styles.cardBody}>
+        <section>
+          <p className={styles.words} data-testid="cron-words">
+            {describeCron(schedule.cron, schedule.timezone)}
+          </p>
+          <dl className={styles.facts}>
+            <dt>Cron</dt>
+            <dd className="mono">{schedule.cron}</dd>
+            <dt>Workflow</dt>
+            <dd className="mono">{schedule.workflow}</dd>
+            <dt>Overlap</dt>
+            <dd>{schedule.overlap}</dd>
+            <dt>Source</dt>
+            <dd>{schedule.source === 'decorator' ? '@Workflow decorator' : 'created through the API'}</dd>
+            <dt>Last run</dt>
+            <dd data-testid="last-run">
+              {schedule.lastRun ? (
+                <>
+                  <RunLink runId={schedule.lastRun.runId} />
+                  <StatusBadge status={schedule.lastRun.status} />
+                  <span className="muted">
+                    slot <TimeText iso={schedule.lastRun.scheduledAt} />
+                  </span>
+                </>
+              ) : (
+                <span className="muted">none yet</span>
+              )}
+            </dd>
+            <dt>Skipped</dt>
+            <dd data-testid="skipped-count">
+              {schedule.skippedCount === 0 ? (
+                <span className="muted">no slot</span>
+              ) : (
+                <a href={scheduleHref(schedule.name)}>{plural(schedule.skippedCount, 'slot')}</a>
+              )}
+            </dd>
+          </dl>
+        </section>
+        <section>
+          <h3 className={styles.sectionTitle}>Next fire times (your zone)</h3>
+          <FireTimeList isos={schedule.nextFireTimes} timezone={schedule.timezone} />
+        </section>
+      </div>
+      <ScheduleActions schedule={schedule} />
+    </article>
+  );
+}

@@ -1,0 +1,204 @@
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Cron } from 'croner';
+import { Browser, Page } from 'playwright-core';
+import { DurableWorkflow, ScheduledInput, Step, Workflow, WorkflowContext } from 'nestjs-durable';
+import { launchChromium } from '../setup/browser';
+import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+
+const TOKEN = 'schedules-token-0123456789abcdef';
+const SHOTS = process.env.SCREENSHOTS ?? join(tmpdir(), 'durable-screenshots');
+
+/** Weekdays at 09:00 in Paris: the cron in words, triggered and backfilled from the page ('allow': no slot waits on another). */
+@Workflow('schedule-tally', { schedules: [{ name: 'weekday-9am', cron: '0 9 * * 1-5', timezone: 'Europe/Paris', overlap: 'allow' }] })
+export class Tally implements DurableWorkflow<ScheduledInput, string> {
+  async run(input: ScheduledInput) {
+    return this.record(input.scheduledAt);
+  }
+  @Step() async record(scheduledAt: Date): Promise<string> {
+    return `tallied ${new Date(scheduledAt).toISOString()}`;
+  }
+}
+
+/** Every second, each run waiting for a signal: with overlap 'skip', the slots after the first are skipped. */
+@Workflow('schedule-hold', { schedules: [{ name: 'every-second-held', cron: '* * * * * *', overlap: 'skip' }] })
+export class Hold implements DurableWorkflow<ScheduledInput, unknown> {
+  async run(_: ScheduledInput, ctx: WorkflowContext) {
+    return ctx.waitForSignal('release');
+  }
+}
+
+/** Noon in Paris every other month: five fire times span eight months, so at least one DST transition. */
+@Workflow('schedule-bimonthly', { schedules: [{ name: 'bimonthly-noon', cron: '0 12 1 */2 *', timezone: 'Europe/Paris' }] })
+export class Bimonthly implements DurableWorkflow<ScheduledInput, string> {
+  async run() {
+    return 'done';
+  }
+}
+
+interface ScheduleView {
+  name: string;
+  paused: boolean;
+  nextFireTimes: string[];
+}
+
+describe('the Schedules page in a real browser', () => {
+  const schema = uniqueSchema();
+  const db = new Db(schema);
+  let t: DurableTestApp;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  const api = async <T>(path: string): Promise<T> => {
+    const response = await fetch(`${t.url}/durable/api${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(response.status).toBe(200);
+    return (await response.json()) as T;
+  };
+  const card = (name: string) => page.locator(`[data-testid=schedule][data-name="${name}"]`);
+  const openSchedules = async () => {
+    await page.goto(`${t.url}/durable/#/schedules`);
+    await card('weekday-9am').waitFor();
+  };
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    t = await startApp({ schema, providers: [Tally, Hold, Bimonthly], listen: true, options: { dashboard: { auth: { token: TOKEN } } } });
+    browser = await launchChromium();
+    // The operator's zone is UTC here, so the backfill's inputs are UTC instants.
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 }, timezoneId: 'UTC' });
+    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    page.on('dialog', (dialog) => {
+      pageErrors.push(`unexpected dialog: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+    await page.goto(`${t.url}/durable/`);
+    await page.getByTestId('login-token').fill(TOKEN);
+    await page.getByTestId('login-submit').click();
+    await page.getByTestId('nav-schedules').waitFor();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t.close();
+    await db.dropSchema();
+  });
+
+  afterEach(() => expect(pageErrors).toEqual([]));
+
+  it('lists each schedule with its cron in words and its next five fire times, UTC on hover', async () => {
+    await page.getByTestId('nav-schedules').click();
+    await card('weekday-9am').waitFor();
+    await expect(card('weekday-9am').getByTestId('cron-words').innerText()).resolves.toBe(
+      'At 09:00 AM, Monday through Friday (Europe/Paris)',
+    );
+    const { nextFireTimes } = (await api<{ schedule: ScheduleView }>('/schedules/weekday-9am')).schedule;
+    const fires = card('weekday-9am').getByTestId('fire-time');
+    await expect(fires.count()).resolves.toBe(5);
+    expect(await fires.evaluateAll((items) => items.map((item) => item.getAttribute('data-iso')))).toEqual(nextFireTimes);
+    const first = new Date(nextFireTimes[0]).toISOString().slice(0, 19).replace('T', ' ');
+    await expect(fires.first().locator('time').getAttribute('title')).resolves.toContain(`${first} UTC`);
+    await page.screenshot({ path: join(SHOTS, 'schedules.png') });
+  });
+
+  it('marks the fire times after which the schedule zone changes its UTC offset', async () => {
+    await openSchedules();
+    const fires = card('bimonthly-noon').getByTestId('fire-time');
+    await expect(fires.count()).resolves.toBe(5);
+    const rows = await fires.evaluateAll((items) =>
+      items.map((item) => ({ iso: item.getAttribute('data-iso')!, marked: item.querySelector('[data-testid=dst-mark]') !== null })),
+    );
+    // Noon in Paris is 11:00Z in winter and 10:00Z in summer: a mark exactly where the UTC hour moves.
+    for (let i = 1; i < rows.length; i++) {
+      expect(rows[i].marked).toBe(new Date(rows[i].iso).getUTCHours() !== new Date(rows[i - 1].iso).getUTCHours());
+    }
+    expect(rows.some((row) => row.marked)).toBe(true);
+  });
+
+  it('pauses a schedule, and resumes it, from the page', async () => {
+    await openSchedules();
+    const held = card('every-second-held');
+    await held.getByTestId('schedule-pause').click();
+    await page.locator('[data-testid=schedule][data-name="every-second-held"][data-paused=true]').waitFor();
+    await expect(held.getByTestId('schedule-state').innerText()).resolves.toBe('paused');
+    expect((await api<{ schedule: ScheduleView }>('/schedules/every-second-held')).schedule.paused).toBe(true);
+
+    await held.getByTestId('schedule-resume').click();
+    await page.locator('[data-testid=schedule][data-name="every-second-held"][data-paused=false]').waitFor();
+    expect((await api<{ schedule: ScheduleView }>('/schedules/every-second-held')).schedule.paused).toBe(false);
+  });
+
+  it('triggers a run now, which appears and completes', async () => {
+    await openSchedules();
+    await card('weekday-9am').getByTestId('schedule-trigger').click();
+    const link = card('weekday-9am').getByTestId('trigger-result').locator('a');
+    await link.waitFor();
+    const runId = (await link.getAttribute('title'))!;
+    await expect(t.client.handle(runId).result({ timeout: '10s' })).resolves.toMatch(/^tallied /);
+    await link.click();
+    await page.locator('[data-testid=run-status]', { hasText: 'completed' }).waitFor();
+  });
+
+  it('previews how many runs a backfill starts, then starts exactly those', async () => {
+    await openSchedules();
+    // Seven whole days before today (UTC midnights), so no slot sits on a bound and all are past.
+    const to = new Date();
+    to.setUTCHours(0, 0, 0, 0);
+    const from = new Date(to.getTime() - 7 * 86_400_000);
+    const slots = slotsBetween('0 9 * * 1-5', 'Europe/Paris', from, to);
+    expect(slots.length).toBeGreaterThanOrEqual(5);
+
+    const before = await db.count('runs', "workflow = 'schedule-tally'");
+    await card('weekday-9am').getByTestId('schedule-backfill').click();
+    await page.getByTestId('backfill-from').fill(from.toISOString().slice(0, 16));
+    await page.getByTestId('backfill-to').fill(to.toISOString().slice(0, 16));
+    await expect(page.getByTestId('confirm').isDisabled()).resolves.toBe(true); // no confirming before a preview
+    await page.getByTestId('backfill-preview').click();
+    const preview = page.getByTestId('backfill-preview-count');
+    await preview.waitFor();
+    await expect(preview.getAttribute('data-started')).resolves.toBe(String(slots.length));
+    expect(await db.count('runs', "workflow = 'schedule-tally'")).toBe(before); // the preview started nothing
+    await page.screenshot({ path: join(SHOTS, 'schedule-backfill.png') });
+
+    await page.getByTestId('confirm').click();
+    await expect(card('weekday-9am').getByTestId('backfill-result').getAttribute('data-started')).resolves.toBe(String(slots.length));
+    for (const slot of slots) {
+      await expect(t.client.handle(`schedule:weekday-9am:${slot.toISOString()}`).result({ timeout: '10s' })).resolves.toBe(
+        `tallied ${slot.toISOString()}`,
+      );
+    }
+  });
+
+  it("lists the slots a schedule skipped, with their reasons, on the schedule's page", async () => {
+    await eventually(async () => (await db.count('runs', "workflow = 'schedule-hold'")) > 0, 'the held schedule to start its run');
+    await page.goto(`${t.url}/durable/#/schedules/every-second-held`);
+    const skipped = page.locator('[data-testid=skipped-slot][data-reason=overlap]');
+    await skipped.first().waitFor({ timeout: 15_000 }); // the page polls every 5 s
+    const reasons = await page.getByTestId('skipped-slot').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-reason')));
+    expect(reasons.every((reason) => reason === 'overlap' || reason === 'paused')).toBe(true);
+    await page.screenshot({ path: join(SHOTS, 'schedule-detail.png'), fullPage: true });
+  });
+
+  it("filters the runs list by schedule, from a schedule's link and from the filter", async () => {
+    await openSchedules();
+    await card('weekday-9am').getByTestId('schedule-runs-link').click();
+    await expect(page.getByTestId('filter-schedule').inputValue()).resolves.toBe('weekday-9am');
+    await page.getByTestId('run-row').first().waitFor();
+    const workflowsShown = async () =>
+      page.getByTestId('run-row').evaluateAll((rows) => rows.map((row) => row.querySelectorAll('td')[2]?.textContent));
+    expect(new Set(await workflowsShown())).toEqual(new Set(['schedule-tally']));
+
+    await page.getByTestId('filter-schedule').selectOption('every-second-held');
+    await page.locator('[data-testid=run-row]', { hasText: 'schedule-hold' }).first().waitFor();
+    await eventually(async () => (await workflowsShown()).every((workflow) => workflow === 'schedule-hold'), 'only the held runs');
+  });
+});
+
+/** The slots of a cron in (from, to), from the same cron library the server uses. */
+function slotsBetween(cron: string, timezone: string, from: Date, to: Date): Date[] {
+  const job = new Cron(cron, { timezone, paused: true });
+  const slots: Date[] = [];
+  for (let next = job.nextRun(from); next && next < to; next = job.nextRun(next)) slots.push(next);
+  return slots;
+}
