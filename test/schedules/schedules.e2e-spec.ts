@@ -117,11 +117,13 @@ describe('schedules across instances and restarts', () => {
 
       const from = new Date('2026-01-01T00:00:00Z');
       const to = new Date('2026-01-10T00:00:00Z');
+      expect(await schedules.backfillPreview('nightly', from, to)).toMatchObject({ slots: 9, started: 9, skipped: 0 });
+      expect(await db.count('runs', `id LIKE 'schedule:nightly:2026-01-0%'`)).toBe(0); // a preview starts nothing
       expect(await schedules.backfill('nightly', from, to, { actor: 'ops' })).toEqual({ started: 9, skipped: 0 });
       expect(await schedules.backfill('nightly', from, to)).toEqual({ started: 0, skipped: 9 });
       await eventually(async () => (await db.count('runs', `status = 'completed'`)) === 10, 'the backfilled runs');
       expect(await db.count('runs', `id = 'schedule:nightly:2026-01-01T02:00:00.000Z'`)).toBe(1); // 03:00 Paris in winter
-      expect(await schedules.backfillPreview('nightly', from, to)).toMatchObject({ slots: 9 });
+      expect(await schedules.backfillPreview('nightly', from, to)).toMatchObject({ slots: 9, started: 0, skipped: 9 }); // all ran already
 
       const before = await db.count('runs');
       await expect(schedules.backfill('nightly', new Date('2000-01-01T00:00:00Z'), new Date('2030-01-01T00:00:00Z'))).rejects.toThrow(

@@ -98,9 +98,14 @@ export class ScheduleService {
   }
 
   /** The slots a backfill of this range would cover, without starting anything (the dashboard's preview). */
-  async backfillPreview(name: string, from: Date, to: Date): Promise<{ slots: number; first?: Date; last?: Date }> {
+  async backfillPreview(
+    name: string,
+    from: Date,
+    to: Date,
+  ): Promise<{ started: number; skipped: number; slots: number; first?: Date; last?: Date }> {
     const { slots } = await this.backfillSlots(name, from, to);
-    return { slots: slots.length, first: slots[0], last: slots[slots.length - 1] };
+    const skipped = await this.schedules.countExisting(slots.map((slot) => slotRunId(name, slot)));
+    return { started: slots.length - skipped, skipped, slots: slots.length, first: slots[0], last: slots[slots.length - 1] };
   }
 
   private async backfillSlots(name: string, from: Date, to: Date): Promise<{ row: StoredSchedule; slots: Date[] }> {

@@ -135,6 +135,14 @@ export class ScheduleRepository {
     ]);
   }
 
+  /** How many of these run ids exist already (a backfill's preview: those slots would be skipped). */
+  async countExisting(ids: string[]): Promise<number> {
+    const [row] = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${this.db.tables.runs} WHERE id = ANY($1::text[])`, [
+      ids,
+    ]);
+    return row.n;
+  }
+
   /** Inserts runs a schedule starts outside the pass (backfill, trigger); the ids that were new. */
   async insertRuns(name: string, workflow: string, runs: ScheduledRun[], actor: string): Promise<string[]> {
     const rows = await this.db.query<{ id: string }>(this.sql.insertRuns, [...runParams(runs), workflow, actor, name, this.channel]);
