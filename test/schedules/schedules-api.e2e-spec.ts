@@ -71,7 +71,14 @@ describe('REST: /schedules', () => {
     expect(await (await call(t, 'POST', '/schedules/hourly-digest/resume')).json()).toMatchObject({ paused: false });
     const range = { from: '2026-01-01T00:00:00Z', to: '2026-01-01T05:30:00Z' };
     const preview = await call(t, 'POST', '/schedules/hourly-digest/backfill', { ...range, dryRun: true });
-    expect(await preview.json()).toEqual({ dryRun: true, slots: 6, first: '2026-01-01T00:00:00.000Z', last: '2026-01-01T05:00:00.000Z' });
+    expect(await preview.json()).toEqual({
+      dryRun: true,
+      started: 6,
+      skipped: 0,
+      slots: 6,
+      first: '2026-01-01T00:00:00.000Z',
+      last: '2026-01-01T05:00:00.000Z',
+    });
     expect(await t.get(ScheduleService).list()).toHaveLength(1);
     const done = await call(t, 'POST', '/schedules/hourly-digest/backfill', range);
     expect(await done.json()).toEqual({ dryRun: false, started: 6, skipped: 0 });
