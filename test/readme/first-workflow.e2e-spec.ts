@@ -57,5 +57,5 @@ describe("the README's first workflow", () => {
     } finally {
       await app.close();
     }
-  });
+  }, 120_000); // type-checking the snippet against the whole library takes tens of seconds on a busy 2-core machine
 });
