@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
+import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
 import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 @Workflow('listens')
@@ -160,5 +161,15 @@ describe('a session cut in the middle of a delivery or a checkpoint', () => {
     expect(await run.result({ timeout: '10s' })).toBe('done');
     expect(effects.get(run.runId)).toBe(1);
     expect((await t.client.getRun(run.runId)).attempt).toBe(1);
+  });
+  it('a session cut the moment it is handed out, before its borrower listens, does not end the process: the send lands', async () => {
+    const run = await t.client.start(Listens, null);
+    await eventually(async () => (await t.client.getRun(run.runId)).status === 'waiting', 'the run to wait');
+    // The FATAL of a cut read in the same chunk as the session's ready message reaches the client
+    // before the borrower's await resumes: here, on the next tick after the pool hands it out.
+    const cut = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+    t.get(DurableDatabase).pool.once('acquire', (client) => process.nextTick(() => client.emit('error', cut)));
+    expect(await t.signals.send(run.runId, 'events', 'k-gap', 'after the gap')).toMatchObject({ accepted: true });
+    expect(await run.result({ timeout: '5s' })).toMatchObject({ key: 'k-gap' });
   });
 });

@@ -17,7 +17,9 @@ export class DurableDatabase {
     readonly tables: Tables,
     private readonly owned: boolean,
     private readonly preparedStatements: boolean,
-  ) {}
+  ) {
+    guardSessions(this.pool);
+  }
 
   static async open(
     options: Pick<
@@ -138,4 +140,22 @@ export function baseOptions(connection: DurableModuleOptions['connection']): Pos
     ...rest
   } = source as PostgresDataSourceOptions & { subscribers?: unknown; name?: string };
   return rest as PostgresDataSourceOptions;
+}
+
+/** Marks the clients that carry the listener of `guardSessions`. */
+const GUARDED = Symbol('nestjs-durable:guarded');
+
+/**
+ * A session cut at the moment it is handed out (its FATAL read in the same chunk as its ready message,
+ * before the borrower's continuation has attached a listener) emits 'error' on a client nobody listens
+ * to, which ends the process: pg's promise-form connect and TypeORM's query runners both leave that
+ * gap, and the chaos soak found it. Every client of the pool keeps one listener for its whole life; the
+ * borrower still learns of the cut from its next query, which fails (and is retried where that is safe).
+ */
+function guardSessions(pool: Pool): void {
+  pool.on('acquire', (client: PoolClient & { [GUARDED]?: true }) => {
+    if (client[GUARDED]) return;
+    client[GUARDED] = true;
+    client.on('error', () => undefined);
+  });
 }
