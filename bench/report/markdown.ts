@@ -197,7 +197,7 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
     p(
       `**${s.schedules.toLocaleString('en-US')} per-minute schedules (\`* * * * *\`) due at the same minute boundary**, fired by one worker`,
       `(sweeper every ${s.sweeperMs} ms, batch ${s.batch}, worker concurrency ${s.workerConcurrency}, which also runs the ${s.runs.toLocaleString('en-US')} runs started):`,
-      `each run's insert came **${s.latenessMs.p50} ms after its slot at p50, ${s.latenessMs.p95} ms at p95**, ${s.latenessMs.max} ms at most`,
+      `each run's insert came **${s.latenessMs.p50} ms after its slot at p50, ${s.latenessMs.p95} ms at p95**, ${s.latenessMs.min} ms at least and ${s.latenessMs.max} ms at most`,
       `(the row's created_at, the start of the pass transaction that inserted it; ${s.transactions} transactions), and the last run was`,
       `visible ${s.allVisibleMs} ms after the slot. One sweep interval is the bound on the wait for the first pass; the rest is the pass's own work.`,
       '',
