@@ -22,6 +22,8 @@ export interface Plan {
   simultaneousWakes: number;
   /** Worker concurrency of each of the two draining instances (two times this plus spares stays under max_connections = 100). */
   drainConcurrency: number;
+  /** Per-minute schedules, all due at one minute boundary: the schedules section. */
+  schedules: number;
 }
 
 export function planFor(quick: boolean): Plan {
@@ -49,6 +51,7 @@ export function planFor(quick: boolean): Plan {
         sleepingRuns: 10_000,
         waitingRows: 10_000,
         simultaneousWakes: 2_000,
+        schedules: 1_000,
       }
     : {
         ...common,
@@ -65,5 +68,6 @@ export function planFor(quick: boolean): Plan {
         sleepingRuns: 100_000,
         waitingRows: 1_000_000,
         simultaneousWakes: 10_000,
+        schedules: 10_000,
       };
 }

@@ -1,5 +1,6 @@
 // The benchmark suite: `npm run bench` (full, writes docs/benchmarks.md) or `npm run bench -- --quick` (a smoke).
-// Flags: --quick, --embedded (own Postgres cluster with pg_stat_statements), --only=throughput,signals,…,
+// Flags: --quick, --embedded (own Postgres cluster with pg_stat_statements), --only=<sections> (comma-separated, of
+// ceiling, throughput, latency, statements, signals, sleeps, fanOut, scale, schedules),
 // --report=bench/results/<date>.json (no measuring: re-derive the targets and rewrite the docs from a results file).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -15,6 +16,7 @@ import { checkTargets } from './report/targets';
 import { measureFanOut } from './scenarios/fan-out';
 import { measureLatency } from './scenarios/latency';
 import { measureScale } from './scenarios/scale';
+import { measureSchedules } from './scenarios/schedules';
 import { measureSignals } from './scenarios/signals';
 import { measureSleeps } from './scenarios/sleeps';
 import { measureStatements } from './scenarios/statements';
@@ -74,6 +76,7 @@ async function main(): Promise<number> {
     });
     const fanOut = await section('fanOut', () => measureFanOut(ctx), { children: plan.fanOutChildren });
     const scale = await section('scale', () => measureScale(ctx), {});
+    const schedules = await section('schedules', () => measureSchedules(ctx), {});
 
     const date = new Date().toLocaleDateString('sv-SE'); // YYYY-MM-DD, local
     const partial: Omit<BenchResults, 'targets'> = {
@@ -105,6 +108,7 @@ async function main(): Promise<number> {
       sleepLatenessMs: sleeps,
       perWorkflow: statements,
       scale,
+      schedules,
       fanOut,
       errors: ctx.errors,
     };

@@ -5,6 +5,7 @@ import type { Plan } from '../plan';
 import type { FanOutFigures } from '../scenarios/fan-out';
 import type { LatencyFigures } from '../scenarios/latency';
 import type { ScaleFigures } from '../scenarios/scale';
+import type { ScheduleFigures } from '../scenarios/schedules';
 import type { RoundTripFigures } from '../scenarios/signals';
 import type { SleepFigures } from '../scenarios/sleeps';
 import type { StatementFigures } from '../scenarios/statements';
@@ -32,6 +33,8 @@ export interface BenchResults {
   sleepLatenessMs: SleepFigures;
   perWorkflow: StatementFigures;
   scale: ScaleFigures;
+  /** Absent in results written before the schedules section existed. */
+  schedules?: ScheduleFigures;
   fanOut: FanOutFigures;
   targets: TargetCheck[];
   /** Figures that could not be measured, by scenario and system, with the reason. */

@@ -89,6 +89,22 @@ export function checkTargets(r: Results): TargetCheck[] {
     0,
     'duplicates',
   );
+  const pass = r.schedules?.passNoneDue;
+  add(
+    `schedule pass with ${(pass?.schedules ?? r.plan.schedules ?? 10_000).toLocaleString('en-US')} schedules, none due: < 5 ms (round trips)`,
+    pass?.wallMs.median,
+    '<',
+    5,
+    'ms',
+  );
+  const slots = r.schedules?.slotLateness;
+  add(
+    `${(slots?.schedules ?? r.plan.schedules ?? 10_000).toLocaleString('en-US')} per-minute schedules due at once: slot lateness p95 < one sweep interval (${slots?.sweeperMs ?? 1_000} ms)`,
+    slots?.latenessMs.p95,
+    '<',
+    slots?.sweeperMs ?? 1_000,
+    'ms',
+  );
   return checks;
 }
 

@@ -10,3 +10,6 @@ export const { claimRunsSql } =
 export const { tablesFor } = internal<typeof import('nestjs-durable/dist/persistence/tables')>('persistence/tables');
 export const { DashboardRepository } =
   internal<typeof import('nestjs-durable/dist/persistence/dashboard.repository')>('persistence/dashboard.repository');
+export const { ScheduleRepository } =
+  internal<typeof import('nestjs-durable/dist/persistence/schedule.repository')>('persistence/schedule.repository');
+export const { SchedulePass } = internal<typeof import('nestjs-durable/dist/worker/schedule-pass')>('worker/schedule-pass');

@@ -1,0 +1,204 @@
+import { performance } from 'node:perf_hooks';
+import { Client } from 'pg';
+import { runDurableMigrations } from 'nestjs-durable';
+import type { BenchContext } from '../context';
+import { delay, until } from '../measure';
+import { SchedulePass, ScheduleRepository, tablesFor } from '../scale/library-internals';
+import { round, Spread, spread } from '../stats';
+
+export interface ScheduleFigures {
+  /** The schedule pass (SchedulePass.run, the library's own, over this connection) when no schedule is due. */
+  passNoneDue?: {
+    schedules: number;
+    batch: number;
+    /** The whole pass as a sweep pays it: BEGIN, the due statement, COMMIT. With `schedules` rows, and with none. */
+    wallMs: Spread;
+    emptyWallMs: Spread;
+    /** The due statement alone, EXPLAIN ANALYZE (server side). */
+    executionMs: Spread;
+    plan: string[];
+  };
+  /** `schedules` per-minute schedules whose next slot is the same minute boundary, fired by one worker's sweeper. */
+  slotLateness?: {
+    schedules: number;
+    sweeperMs: number;
+    batch: number;
+    workerConcurrency: number;
+    /** Runs the slot started (should be `schedules`). */
+    runs: number;
+    /** From the slot to the run's insert (its row's created_at: the start of the pass transaction that inserted it). */
+    latenessMs: { min: number; p50: number; p95: number; max: number };
+    /** From the slot until the last run was visible (committed), polled every 50 ms. */
+    allVisibleMs: number;
+    /** Pass transactions that inserted the runs (distinct created_at). */
+    transactions: number;
+  };
+}
+
+const SCHEMA = 'bench_schedules';
+const CRON = '* * * * *';
+
+/**
+ * Durable schedules at scale, in a schema of its own in ours' database: `plan.schedules` per-minute
+ * schedules seeded by SQL, all next due at one minute boundary. Before it, the library's schedule pass
+ * is timed from here with none due (and with an empty table); then a worker process sweeps (its
+ * WakeSweeper, the default interval) and fires the boundary's slot of every schedule, and each run's
+ * insert is set against the slot.
+ */
+export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigures> {
+  const { plan } = ctx;
+  await runDurableMigrations({ connection: ctx.url('ours'), schema: SCHEMA });
+  const db = new Client(ctx.url('ours'));
+  await db.connect();
+  try {
+    await db.query('SET jit = off'); // as on the library's own connections (DurableDatabase)
+    const t = tablesFor(SCHEMA);
+    await db.query(`TRUNCATE ${t.schedules}, ${t.scheduleSkips}, ${t.runs}, ${t.steps}, ${t.history}`);
+    const batch = 100; // the sweeper's default batchSize
+    // The library's repository and pass over this connection: the statements a worker's sweep sends.
+    const database = {
+      tables: t,
+      query: async (sql: string, params?: unknown[]) => (await db.query(sql, params)).rows,
+      transaction: async <T>(fn: (client: Client) => Promise<T>): Promise<T> => {
+        await db.query('BEGIN');
+        try {
+          const result = await fn(db);
+          await db.query('COMMIT');
+          return result;
+        } catch (error) {
+          await db.query('ROLLBACK');
+          throw error;
+        }
+      },
+    };
+    const repository = new ScheduleRepository(database as never);
+    const pass = new SchedulePass({ sweeper: { intervalMs: 1_000, batchSize: batch } } as never, repository, { shiftMs: 0 } as never);
+    const reps = plan.quick ? 20 : 100;
+    const timePass = async (): Promise<number[]> => {
+      const wall: number[] = [];
+      for (let i = 0; i < 5 + reps; i++) {
+        const t0 = performance.now();
+        const started = await pass.run();
+        const elapsed = performance.now() - t0;
+        if (started !== 0) throw new Error(`the pass started ${started} runs where none was due`);
+        if (i >= 5) wall.push(elapsed); // warm-up
+      }
+      return wall;
+    };
+
+    const figures: ScheduleFigures = {};
+    const empty = await ctx.attempt('schedules.passNoneDue', timePass);
+
+    // The next minute boundary that leaves time to seed, time the pass and boot the worker before it.
+    const [{ boundary }] = (
+      await db.query(`SELECT date_trunc('minute', clock_timestamp() + interval '12 seconds') + interval '1 minute' AS boundary`)
+    ).rows as Array<{ boundary: Date }>;
+    const t0 = performance.now();
+    // Row for row as ScheduleService.create leaves a schedule after its first pass: last slot the
+    // previous boundary, next_fire_at the coming one.
+    await db.query(
+      `INSERT INTO ${t.schedules} (name, workflow, cron, timezone, overlap, catchup_window_ms, catchup, input, jitter_ms, source, paused, last_slot, next_fire_at)
+       SELECT 'bench-every-minute-' || g, 'bench-nap', $1, 'UTC', 'skip', 60000, 'latest', '{"ms":1,"report":false}', 0, 'api', false,
+              $2::timestamptz - interval '1 minute', $2::timestamptz
+       FROM generate_series(1, $3::int) g`,
+      [CRON, boundary, plan.schedules],
+    );
+    await db.query(`VACUUM ANALYZE ${t.schedules}`);
+    ctx.log(
+      `  seeded ${plan.schedules} schedules (${CRON}) in ${((performance.now() - t0) / 1000).toFixed(1)} s, due at ${boundary.toISOString()}`,
+    );
+
+    figures.passNoneDue = await ctx.attempt('schedules.passNoneDue', async () => {
+      const wall = await timePass();
+      const due = (repository as unknown as { sql: { due: string } }).sql.due;
+      const execution: number[] = [];
+      let planText: string[] = [];
+      for (let i = 0; i < 2 + Math.max(5, plan.reps); i++) {
+        await db.query('BEGIN');
+        const explained = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${due}`, [batch, 0])).rows[0]['QUERY PLAN'][0];
+        if (i === 0)
+          planText = (await db.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${due}`, [batch, 0])).rows.map(
+            (r) => r['QUERY PLAN'] as string,
+          );
+        await db.query('ROLLBACK');
+        if (i >= 2) execution.push(explained['Execution Time']);
+      }
+      const figure = {
+        schedules: plan.schedules,
+        batch,
+        wallMs: spread(wall),
+        emptyWallMs: spread(empty ?? []),
+        executionMs: spread(execution),
+        plan: planText,
+      };
+      ctx.log(
+        `  schedule pass, none due: ${figure.wallMs.median.toFixed(3)} ms with ${plan.schedules} schedules, ${figure.emptyWallMs.median.toFixed(3)} ms with none (due statement ${figure.executionMs.median.toFixed(3)} ms, EXPLAIN ANALYZE)`,
+      );
+      return figure;
+    });
+    const [{ late }] = (await db.query(`SELECT clock_timestamp() >= $1::timestamptz AS late`, [boundary])).rows as Array<{ late: boolean }>;
+    if (late) ctx.log('  note: the pass timings ran past the boundary; they may include due schedules');
+
+    figures.slotLateness = await ctx.attempt('schedules.slotLateness', async () => {
+      const sweeperMs = 1_000;
+      const spec = { kind: 'ours' as const, concurrency: plan.workerConcurrency, schema: SCHEMA, sweeperMs };
+      return ctx.with([spec], async () => {
+        const [{ waitMs }] = (
+          await db.query(`SELECT extract(epoch FROM $1::timestamptz - clock_timestamp()) * 1000 AS "waitMs"`, [boundary])
+        ).rows as Array<{ waitMs: number }>;
+        if (waitMs < 0) ctx.log('  note: the worker booted after the boundary; lateness includes its boot');
+        ctx.log(`  worker up; the slot is due in ${(Math.max(0, waitMs) / 1000).toFixed(1)} s`);
+        await delay(Math.max(0, waitMs));
+        let allVisibleMs = 0;
+        await until(
+          async () => {
+            const [row] = (
+              await db.query(
+                `SELECT count(*)::int AS n, extract(epoch FROM clock_timestamp() - $1::timestamptz) * 1000 AS since
+                 FROM ${t.runs} WHERE workflow = 'bench-nap' AND id LIKE 'schedule:%'`,
+                [boundary],
+              )
+            ).rows as Array<{ n: number; since: number }>;
+            allVisibleMs = Number(row.since);
+            return row.n >= plan.schedules;
+          },
+          'every slot to start its run',
+          120_000,
+          50,
+        );
+        const [row] = (
+          await db.query(
+            `SELECT count(*)::int AS runs, count(DISTINCT created_at)::int AS transactions,
+                    min(ms) AS min, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50, percentile_cont(0.95) WITHIN GROUP (ORDER BY ms) AS p95, max(ms) AS max
+             FROM (SELECT created_at, extract(epoch FROM created_at - $1::timestamptz) * 1000 AS ms
+                   FROM ${t.runs} WHERE workflow = 'bench-nap' AND id LIKE 'schedule:%') r`,
+            [boundary],
+          )
+        ).rows as Array<Record<string, number>>;
+        const figure = {
+          schedules: plan.schedules,
+          sweeperMs,
+          batch,
+          workerConcurrency: plan.workerConcurrency,
+          runs: Number(row.runs),
+          latenessMs: {
+            min: round(Number(row.min), 1),
+            p50: round(Number(row.p50), 1),
+            p95: round(Number(row.p95), 1),
+            max: round(Number(row.max), 1),
+          },
+          allVisibleMs: round(allVisibleMs, 0),
+          transactions: Number(row.transactions),
+        };
+        ctx.log(
+          `  ${figure.runs} slots fired: late min ${figure.latenessMs.min} ms, p50 ${figure.latenessMs.p50} ms, p95 ${figure.latenessMs.p95} ms, max ${figure.latenessMs.max} ms (sweeper ${sweeperMs} ms); all visible ${figure.allVisibleMs} ms after the slot, ${figure.transactions} pass transactions`,
+        );
+        return figure;
+      });
+    });
+    return figures;
+  } finally {
+    await db.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`).catch(() => undefined);
+    await db.end();
+  }
+}
