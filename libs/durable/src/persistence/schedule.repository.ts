@@ -145,7 +145,10 @@ export class ScheduleRepository {
 
   /** Inserts runs a schedule starts outside the pass (backfill, trigger); the ids that were new. */
   async insertRuns(name: string, workflow: string, runs: ScheduledRun[], actor: string): Promise<string[]> {
-    const rows = await this.db.query<{ id: string }>(this.sql.insertRuns, [...runParams(runs), workflow, actor, name, this.channel]);
+    const rows = await this.db.query<{ id: string }>(this.sql.insertRuns, [
+      ...runParams(runs.map((run) => ({ ...run, workflow, actor, schedule: name }))),
+      this.channel,
+    ]);
     return rows.map((r) => r.id);
   }
 
@@ -175,32 +178,42 @@ export class ScheduleRepository {
   async fire(batch: number, shiftMs: number, decide: (row: StoredSchedule, now: Date) => ScheduleFiring): Promise<number> {
     return this.db.transaction(async (client) => {
       const { rows } = await client.query<StoredSchedule & { db_now: Date }>(this.sql.due, [batch, shiftMs]);
-      let started = 0;
-      for (const row of rows) started += await this.write(client, row, decide(row, row.db_now));
-      return started;
+      if (!rows.length) return 0;
+      const firings = rows.map((row) => ({ row, firing: decide(row, row.db_now) }));
+      return this.write(client, firings);
     });
   }
 
-  private async write(client: PoolClient, row: StoredSchedule, firing: ScheduleFiring): Promise<number> {
-    const actor = ACTOR(row.name);
-    if (firing.cancel) {
+  /**
+   * Writes a batch's decisions in four statements whatever its size (cancels aside, which are rare):
+   * the cancels of `cancelOther`, then every new run, every skipped slot, every schedule's advance.
+   */
+  private async write(client: PoolClient, firings: Array<{ row: StoredSchedule; firing: ScheduleFiring }>): Promise<number> {
+    for (const { row, firing } of firings) {
+      if (!firing.cancel) continue;
       await client.query(this.sql.cancel, [
         firing.cancel,
         `Cancelled by schedule "${row.name}": a new slot started (overlap: cancelOther).`,
-        actor,
+        ACTOR(row.name),
         this.channel,
         'overlap',
       ]);
     }
-    let started = 0;
-    if (firing.runs.length) {
-      const { rows } = await client.query(this.sql.insertRuns, [...runParams(firing.runs), row.workflow, actor, row.name, this.channel]);
-      started = rows.length;
+    const runs = firings.flatMap(({ row, firing }) =>
+      firing.runs.map((run) => ({ ...run, workflow: row.workflow, actor: ACTOR(row.name), schedule: row.name })),
+    );
+    const started = runs.length ? (await client.query(this.sql.insertRuns, [...runParams(runs), this.channel])).rows.length : 0;
+    const skips = firings.flatMap(({ row, firing }) => firing.skips.map((skip) => ({ schedule: row.name, ...skip })));
+    if (skips.length) {
+      await client.query(this.sql.insertSkips, [skips.map((k) => k.schedule), skips.map((k) => k.slot), skips.map((k) => k.reason)]);
     }
-    if (firing.skips.length) {
-      await client.query(this.sql.insertSkips, [row.name, firing.skips.map((s) => s.slot), firing.skips.map((s) => s.reason)]);
-    }
-    await client.query(this.sql.advance, [row.name, firing.lastSlot, firing.nextFireAt, firing.bufferedSlot, firing.lastRunId]);
+    await client.query(this.sql.advance, [
+      firings.map(({ row }) => row.name),
+      firings.map(({ firing }) => firing.lastSlot),
+      firings.map(({ firing }) => firing.nextFireAt),
+      firings.map(({ firing }) => firing.bufferedSlot),
+      firings.map(({ firing }) => firing.lastRunId),
+    ]);
     return started;
   }
 }
@@ -228,7 +241,15 @@ const specParams = (s: ResolvedSchedule) => [
   s.input,
   s.jitterMs,
 ];
-const runParams = (runs: ScheduledRun[]) => [runs.map((r) => r.id), runs.map((r) => r.input), runs.map((r) => r.delayMs)];
+type RunToInsert = ScheduledRun & { workflow: string; actor: string; schedule: string };
+const runParams = (runs: RunToInsert[]) => [
+  runs.map((r) => r.id),
+  runs.map((r) => r.input),
+  runs.map((r) => r.delayMs),
+  runs.map((r) => r.workflow),
+  runs.map((r) => r.actor),
+  runs.map((r) => r.schedule),
+];
 
 function statements(t: Tables) {
   const shiftedNow = (param: string) => `(now() + ${param}::bigint * interval '1 millisecond')`;
@@ -271,28 +292,35 @@ function statements(t: Tables) {
     // $1 ids, $2 inputs, $3 delays in ms, $4 workflow, $5 actor, $6 schedule, $7 wake channel.
     // ON CONFLICT DO NOTHING: a slot another instance fired already starts nothing here. A delayed
     // run (a slot's jitter) waits like a delayed start (kind 'start') and is not NOTIFYed.
+    // One row per run: $1 ids, $2 inputs, $3 delays (ms; > 0 waits as a delayed start), $4 workflows,
+    // $5 actors, $6 schedule names; $7 the wake channel.
     insertRuns: `
-      WITH ins AS (
+      WITH r AS (
+        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[]) AS r(id, input, delay, workflow, actor, schedule)
+      ), ins AS (
         INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind)
-        SELECT r.id, $4, CASE WHEN r.delay > 0 THEN 'waiting' ELSE 'pending' END, r.input, u.until,
+        SELECT r.id, r.workflow, CASE WHEN r.delay > 0 THEN 'waiting' ELSE 'pending' END, r.input, u.until,
                CASE WHEN r.delay > 0 THEN jsonb_build_object('kind', ${waitKindSql('start')}, 'until', u.until, 'since', now()) END,
                CASE WHEN r.delay > 0 THEN ${waitKindSql('start')} END
-        FROM unnest($1::text[], $2::text[], $3::bigint[]) AS r(id, input, delay),
-             LATERAL (SELECT date_trunc('milliseconds', now() + r.delay * interval '1 millisecond') AS until) u
+        FROM r, LATERAL (SELECT date_trunc('milliseconds', now() + r.delay * interval '1 millisecond') AS until) u
         ON CONFLICT (id) DO NOTHING
         RETURNING id, status
       ), history AS (
-        INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, 'started', $5, jsonb_build_object('schedule', $6::text) FROM ins
+        INSERT INTO ${t.history} (run_id, event, actor, detail)
+        SELECT ins.id, 'started', r.actor, jsonb_build_object('schedule', r.schedule) FROM ins JOIN r ON r.id = ins.id
       )
       SELECT id, (SELECT 1 FROM pg_notify($7, ins.id) WHERE ins.status = 'pending') AS notified FROM ins`,
+    // $1 schedule names, $2 slots, $3 reasons: one row per skipped slot.
     insertSkips: `
       INSERT INTO ${t.scheduleSkips} (schedule, slot, reason)
-      SELECT $1, k.slot, k.reason FROM unnest($2::timestamptz[], $3::text[]) AS k(slot, reason)
+      SELECT k.schedule, k.slot, k.reason FROM unnest($1::text[], $2::timestamptz[], $3::text[]) AS k(schedule, slot, reason)
       ON CONFLICT (schedule, slot) DO NOTHING`,
+    // One row per schedule: $1 names, $2 last slots, $3 next fire instants, $4 buffered slots, $5 last run ids.
     advance: `
-      UPDATE ${t.schedules}
-      SET last_slot = $2, next_fire_at = $3, buffered_slot = $4, last_run_id = $5, updated_at = now()
-      WHERE name = $1`,
+      UPDATE ${t.schedules} s
+      SET last_slot = a.last_slot, next_fire_at = a.next_fire_at, buffered_slot = a.buffered_slot, last_run_id = a.last_run_id, updated_at = now()
+      FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[], $4::timestamptz[], $5::text[]) AS a(name, last_slot, next_fire_at, buffered_slot, last_run_id)
+      WHERE s.name = a.name`,
     cancel: cancelSql(t),
   };
 }

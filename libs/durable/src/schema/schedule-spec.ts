@@ -86,9 +86,23 @@ function isTimezone(zone: string): boolean {
   }
 }
 
+/**
+ * Parsed crons by timezone and expression: a pass over thousands of schedules parses each distinct
+ * expression once (a paused Cron only computes instants, so one serves every schedule that shares it).
+ */
+const parsedCrons = new Map<string, Cron>();
+const MAX_PARSED_CRONS = 1_000;
+
 /** A croner pattern that never starts a timer: only its arithmetic is used. */
 export function cronOf(cron: string, timezone: string): Cron {
-  return new Cron(cron, { timezone, paused: true, mode: cron.trim().split(/\s+/).length === 6 ? '6-part' : '5-part' });
+  const key = `${timezone} ${cron}`;
+  let parsed = parsedCrons.get(key);
+  if (!parsed) {
+    parsed = new Cron(cron, { timezone, paused: true, mode: cron.trim().split(/\s+/).length === 6 ? '6-part' : '5-part' });
+    if (parsedCrons.size >= MAX_PARSED_CRONS) parsedCrons.clear();
+    parsedCrons.set(key, parsed);
+  }
+  return parsed;
 }
 
 /** The slots after `after` up to and including `upTo`, oldest first, at most `max` of them. */
