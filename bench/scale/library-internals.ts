@@ -12,4 +12,5 @@ export const { DashboardRepository } =
   internal<typeof import('nestjs-durable/dist/persistence/dashboard.repository')>('persistence/dashboard.repository');
 export const { ScheduleRepository } =
   internal<typeof import('nestjs-durable/dist/persistence/schedule.repository')>('persistence/schedule.repository');
-export const { SchedulePass } = internal<typeof import('nestjs-durable/dist/worker/schedule-pass')>('worker/schedule-pass');
+export const { SchedulePass, SCHEDULES_PER_TRANSACTION } =
+  internal<typeof import('nestjs-durable/dist/worker/schedule-pass')>('worker/schedule-pass');

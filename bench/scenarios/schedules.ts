@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { runDurableMigrations } from 'nestjs-durable';
 import type { BenchContext } from '../context';
 import { delay, until } from '../measure';
-import { SchedulePass, ScheduleRepository, tablesFor } from '../scale/library-internals';
+import { SchedulePass, ScheduleRepository, SCHEDULES_PER_TRANSACTION, tablesFor } from '../scale/library-internals';
 import { round, Spread, spread } from '../stats';
 
 export interface ScheduleFigures {
@@ -54,7 +54,7 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
     await db.query('SET jit = off'); // as on the library's own connections (DurableDatabase)
     const t = tablesFor(SCHEMA);
     await db.query(`TRUNCATE ${t.schedules}, ${t.scheduleSkips}, ${t.runs}, ${t.steps}, ${t.history}`);
-    const batch = 100; // the sweeper's default batchSize
+    const batch = SCHEDULES_PER_TRANSACTION; // the due schedules one pass transaction fires
     // The library's repository and pass over this connection: the statements a worker's sweep sends.
     const database = {
       tables: t,
@@ -72,7 +72,7 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
       },
     };
     const repository = new ScheduleRepository(database as never);
-    const pass = new SchedulePass({ sweeper: { intervalMs: 1_000, batchSize: batch } } as never, repository, { shiftMs: 0 } as never);
+    const pass = new SchedulePass(repository, { shiftMs: 0 } as never);
     const reps = plan.quick ? 20 : 100;
     const timePass = async (): Promise<number[]> => {
       const wall: number[] = [];

@@ -1,6 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { DURABLE_OPTIONS } from '../durable.constants';
-import type { ResolvedDurableOptions } from '../durable-options';
+import { Injectable } from '@nestjs/common';
 import type { ScheduleSkipReason } from '../interfaces';
 import type { ScheduleFiring, ScheduledRun, StoredSchedule } from '../persistence/schedule.repository';
 import { ScheduleRepository } from '../persistence/schedule.repository';
@@ -11,6 +9,11 @@ import { deserialize, serializePayload } from '../schema/serializer';
 /** The most slots one schedule moves through in one pass; a longer backlog takes more passes. */
 const SLOTS_PER_PASS = 1_000;
 const UNFINISHED = new Set(['pending', 'running', 'waiting']);
+/**
+ * Due schedules one pass transaction fires: its writes are four statements whatever the count, so a
+ * minute boundary that makes 10,000 schedules due takes ten transactions, not a hundred.
+ */
+export const SCHEDULES_PER_TRANSACTION = 1_000;
 
 /**
  * Fires the schedules that are due, from the sweeper's tick: no timer per schedule. Each due schedule's
@@ -21,14 +24,13 @@ const UNFINISHED = new Set(['pending', 'running', 'waiting']);
 @Injectable()
 export class SchedulePass {
   constructor(
-    @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
     private readonly schedules: ScheduleRepository,
     private readonly clock: DbClock,
   ) {}
 
   /** Fires everything due, batch after batch; the number of runs started. */
   async run(): Promise<number> {
-    const batch = this.options.sweeper ? this.options.sweeper.batchSize : 100;
+    const batch = SCHEDULES_PER_TRANSACTION;
     let started = 0;
     for (;;) {
       let seen = 0;
