@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Browser, Page } from 'playwright-core';
 import { Breaks, NapLong, operatorWorkflows, ParentOfReview, RefundReview, Review } from '../fixtures/operator.workflows';
-import { launchChromium } from '../setup/browser';
+import { launchChromium, signedInPage } from '../setup/browser';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 const TOKEN = 'browser-token-0123456789abcdef';
@@ -26,16 +26,7 @@ describe('dashboard in a real browser', () => {
     mkdirSync(SHOTS, { recursive: true });
     t = await startApp({ schema, providers: operatorWorkflows, listen: true, options: { dashboard: { auth: { token: TOKEN } } } });
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    page.on('pageerror', (error) => pageErrors.push(String(error)));
-    page.on('dialog', (dialog) => {
-      pageErrors.push(`unexpected dialog: ${dialog.message()}`);
-      void dialog.dismiss();
-    });
-    await page.goto(`${t.url}/durable/`);
-    await page.getByTestId('login-token').fill(TOKEN);
-    await page.getByTestId('login-submit').click();
-    await page.getByTestId('nav-runs').waitFor();
+    page = await signedInPage(browser, t.url, TOKEN, pageErrors);
   }, 60_000);
 
   afterAll(async () => {

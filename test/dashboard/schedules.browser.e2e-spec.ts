@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Cron } from 'croner';
 import { Browser, Page } from 'playwright-core';
 import { DurableWorkflow, ScheduledInput, Step, Workflow, WorkflowContext } from 'nestjs-durable';
-import { launchChromium } from '../setup/browser';
+import { launchChromium, signedInPage } from '../setup/browser';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 const TOKEN = 'schedules-token-0123456789abcdef';
@@ -67,16 +67,7 @@ describe('the Schedules page in a real browser', () => {
     t = await startApp({ schema, providers: [Tally, Hold, Bimonthly], listen: true, options: { dashboard: { auth: { token: TOKEN } } } });
     browser = await launchChromium();
     // The operator's zone is UTC here, so the backfill's inputs are UTC instants.
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 }, timezoneId: 'UTC' });
-    page.on('pageerror', (error) => pageErrors.push(String(error)));
-    page.on('dialog', (dialog) => {
-      pageErrors.push(`unexpected dialog: ${dialog.message()}`);
-      void dialog.dismiss();
-    });
-    await page.goto(`${t.url}/durable/`);
-    await page.getByTestId('login-token').fill(TOKEN);
-    await page.getByTestId('login-submit').click();
-    await page.getByTestId('nav-schedules').waitFor();
+    page = await signedInPage(browser, t.url, TOKEN, pageErrors, { viewport: { width: 1280, height: 900 }, timezoneId: 'UTC' });
   }, 60_000);
 
   afterAll(async () => {
