@@ -16,14 +16,15 @@ const Ticks = defineChannel<number>('ticks');
 /** What each handling saw: the listeners on the lease of the execution handling it, and the heap at two marks. */
 @Injectable()
 class Probe {
-  readonly listeners: number[] = [];
+  /** By message: the listeners on the lease of the execution that handled it (its last handling, were there two). */
+  readonly listeners = new Map<number, number>();
   readonly leases = new Set<unknown>();
   readonly heap = new Map<number, number>();
 
   observe(tick: number): void {
     const lease = runScope.getStore()!.execution.lease;
     this.leases.add(lease);
-    this.listeners.push(lease.listenerCount);
+    this.listeners.set(tick, lease.listenerCount);
     if (tick === WARM_UP || tick === WAKES) {
       gc();
       this.heap.set(tick, process.memoryUsage().heapUsed);
@@ -74,9 +75,9 @@ describe('memory of a long-lived run', () => {
     await t.signals.send(handle.runId, Ticks, 't1', 1);
     expect(await handle.result({ timeout: '110s' })).toBe(WAKES);
 
-    expect(probe.listeners).toHaveLength(WAKES);
+    expect(probe.listeners.size).toBe(WAKES);
     expect(probe.leases.size).toBe(1); // every wake after the first delivery executed under one lease
-    expect(probe.listeners.filter((n) => n !== 1)).toEqual([]); // each execution's own, and none of the ended ones
+    expect([...probe.listeners.values()].filter((n) => n !== 1)).toEqual([]); // each execution's own, and none of the ended ones
     // Ended executions and their journals are collected: 900 more wakes leave the heap where it was, give or take.
     const growth = probe.heap.get(WAKES)! - probe.heap.get(WARM_UP)!;
     expect(growth).toBeLessThan(8 * 1024 * 1024);
