@@ -257,4 +257,17 @@ describe('chaos checks: recovery', () => {
     const cancelled = evidence({ faults: [pause], history: new Map([history('a', ['started', T - 100], ['cancelled', T + 600])]) });
     expect(messages(checkRecovery(cancelled))).toEqual([]);
   });
+
+  it('a stopped worker may carry on with its run when another worker was killed or the server was down during the stop', () => {
+    const runs = new Map([history('a', ['started', T - 100])]);
+    const kill = (worker: number, at: number) =>
+      ({ kind: 'kill', phase: 1, at, endAt: at + 10, worker, pid: 7 }) as unknown as typeof pause;
+    const restart = { kind: 'restart', phase: 1, at: T + 1_000, endAt: T + 2_000, listenBackAt: T + 3_000 } as unknown as typeof pause;
+    expect(messages(checkRecovery(evidence({ faults: [pause, kill(2, T + 3_000)], history: runs })))).toEqual([]);
+    expect(messages(checkRecovery(evidence({ faults: [pause, restart], history: runs })))).toEqual([]);
+    // A kill whose worker was back long before the stop excuses nothing.
+    expect(messages(checkRecovery(evidence({ faults: [pause, kill(2, T - 60_000)], history: runs })))).toEqual([
+      'held by the stopped pid 42, never taken over',
+    ]);
+  });
 });

@@ -7,8 +7,9 @@ const LISTEN_BACK_MS = 15_000;
 
 /**
  * The system comes back from each fault: the runs a killed or stopped worker held are taken over by
- * the others (a stopped worker's during its stop, unless the server was down meanwhile; a run an
- * operator cancelled meanwhile needs none), and after a connection cut or a server restart every
+ * the others (a stopped worker's during its stop, unless the server was down or another worker was
+ * killed meanwhile, when the stopped one may carry on with it; a run an operator cancelled meanwhile
+ * needs none), and after a connection cut or a server restart every
  * worker LISTENs again. Measures each fault's recovery.
  */
 export const checkRecovery: Check = (e) => {
@@ -19,7 +20,7 @@ export const checkRecovery: Check = (e) => {
   };
   for (const f of e.faults.filter((f) => !f.skipped)) {
     if (f.kind === 'kill' || f.kind === 'pause') {
-      const serverDown = e.faults.some((r) => r.kind === 'restart' && r.at < f.endAt && r.endAt > f.at);
+      const serverDown = e.faults.some((r) => r.kind === 'restart' && overlaps(r, f));
       for (const runId of f.held ?? []) {
         const takeover = (e.history.get(runId) ?? []).find(
           (h) => h.event === 'lease-taken-over' && pidOf(h.detail?.previousOwner) === f.pid && h.at.getTime() >= f.at - 50,
@@ -30,6 +31,9 @@ export const checkRecovery: Check = (e) => {
           (h) => h.event === 'cancelled' && h.at.getTime() >= f.at - 50 && h.at.getTime() <= f.endAt,
         );
         if (ms === undefined && cancelled) continue;
+        // With the server down, or the other workers killed meanwhile, no one may have been there to take it
+        // over: the stopped worker carries on after SIGCONT with its token (the stuck check sees it end).
+        if (ms === undefined && f.kind === 'pause' && (serverDown || otherWorkerKilled(e.faults, f))) continue;
         if (ms === undefined)
           violations.push({
             check: 'recovery',
@@ -55,3 +59,12 @@ export const checkRecovery: Check = (e) => {
   }
   return { violations, metrics: { slowestMs: slowest.ms, slowest: slowest.what } };
 };
+
+const overlaps = (a: FaultRecord, b: FaultRecord) => a.at < b.endAt && a.endAt > b.at;
+
+/** Another worker was killed while this one was stopped (a kill's record ends when it is gone: allow its boot). */
+const otherWorkerKilled = (faults: FaultRecord[], f: FaultRecord) =>
+  faults.some((k) => k.kind === 'kill' && !k.skipped && k.worker !== f.worker && k.at < f.endAt && k.endAt + BOOT_MS > f.at);
+
+/** A generous bound on a killed worker's restart and boot on a busy machine. */
+const BOOT_MS = 15_000;

@@ -33,6 +33,9 @@ export interface FaultContext {
   phase: number;
 }
 
+/** How long a fault waits for a stopped or killed worker's statements in flight to finish. */
+const SETTLE_MS = 5_000;
+
 /** How long a cued fault waits for the worker to announce an effect before it strikes anyway. */
 const CUE_MS = 4_000;
 
@@ -45,8 +48,19 @@ export async function cue(ctx: FaultContext, worker: number): Promise<FaultRecor
   return effect && { runId: effect.runId, stepKey: effect.stepKey, ledgerId: effect.ledgerId };
 }
 
-/** Runs the worker with this pid holds right now (the lease owner id is `host:pid:random`). */
+/**
+ * Runs the worker with this pid holds (the lease owner id is `host:pid:random`), read once the
+ * statements it sent before it was stopped or killed have finished (bounded): one still waiting on a
+ * lock when the fault struck may yet commit, and release the run, without anyone taking it over.
+ */
 export async function heldBy(db: HarnessDb, pid: number): Promise<string[]> {
+  for (let end = Date.now() + SETTLE_MS; Date.now() < end; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    const [busy] = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE $1 AND state = 'active'`,
+      [`chaos-%:${pid}`],
+    );
+    if (busy.n === 0) break;
+  }
   const rows = await db.query<{ id: string }>(`SELECT id FROM durable.runs WHERE status = 'running' AND lease_owner LIKE $1`, [
     `%:${pid}:%`,
   ]);

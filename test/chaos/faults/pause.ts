@@ -14,10 +14,8 @@ export async function pauseWorker(ctx: FaultContext, fault: Extract<PlannedFault
   record.at = Date.now();
   record.pid = ctx.fleet.pauseWorker(fault.worker);
   if (record.pid === undefined) return { ...record, skipped: 'worker not up' };
-  // Statements it sent just before the stop may still commit: look at what it holds once they have.
-  await new Promise((resolve) => setTimeout(resolve, 150));
   record.held = await heldBy(ctx.db, record.pid);
-  await new Promise((resolve) => setTimeout(resolve, fault.durationMs - 150));
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, record.at + fault.durationMs - Date.now())));
   ctx.fleet.continueWorker(fault.worker);
   record.endAt = Date.now();
   return record;
