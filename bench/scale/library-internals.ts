@@ -14,3 +14,4 @@ export const { ScheduleRepository } =
   internal<typeof import('nestjs-durable/dist/persistence/schedule.repository')>('persistence/schedule.repository');
 export const { SchedulePass, SCHEDULES_PER_TRANSACTION } =
   internal<typeof import('nestjs-durable/dist/worker/schedule-pass')>('worker/schedule-pass');
+export const { wakeChannel } = internal<typeof import('nestjs-durable/dist/durable.constants')>('durable.constants');

@@ -1,20 +1,20 @@
 import { performance } from 'node:perf_hooks';
-import { Client } from 'pg';
+import { Client, Pool, PoolClient } from 'pg';
 import { runDurableMigrations } from 'nestjs-durable';
 import type { BenchContext } from '../context';
 import { delay, until } from '../measure';
-import { SchedulePass, ScheduleRepository, SCHEDULES_PER_TRANSACTION, tablesFor } from '../scale/library-internals';
-import { round, Spread, spread } from '../stats';
+import { SchedulePass, ScheduleRepository, SCHEDULES_PER_TRANSACTION, tablesFor, wakeChannel } from '../scale/library-internals';
+import { percentile, round, Spread, spread } from '../stats';
 
 export interface ScheduleFigures {
   /** The schedule pass (SchedulePass.run, the library's own, over this connection) when no schedule is due. */
   passNoneDue?: {
     schedules: number;
     batch: number;
-    /** The whole pass as a sweep pays it: BEGIN, the due statement, COMMIT. With `schedules` rows, and with none. */
+    /** The whole pass as a sweep pays it (one read of the earliest next_fire_at, no transaction). With `schedules` rows, and with none. */
     wallMs: Spread;
     emptyWallMs: Spread;
-    /** The due statement alone, EXPLAIN ANALYZE (server side). */
+    /** That read alone, EXPLAIN ANALYZE (server side). */
     executionMs: Spread;
     plan: string[];
   };
@@ -26,9 +26,11 @@ export interface ScheduleFigures {
     workerConcurrency: number;
     /** Runs the slot started (should be `schedules`). */
     runs: number;
-    /** From the slot to the run's insert (its row's created_at: the start of the pass transaction that inserted it). */
+    /** From the slot until the run was visible: its NOTIFY, sent at the commit of the pass transaction that inserted it, arrived here. */
     latenessMs: { min: number; p50: number; p95: number; max: number };
-    /** From the slot until the last run was visible (committed), polled every 50 ms. */
+    /** From the slot to the start of the pass transaction that inserted the run (its row's created_at), p50 and p95. */
+    insertStartMs: { p50: number; p95: number };
+    /** From the slot until every run was visible (polled every 50 ms). */
     allVisibleMs: number;
     /** Pass transactions that inserted the runs (distinct created_at). */
     transactions: number;
@@ -50,24 +52,29 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
   await runDurableMigrations({ connection: ctx.url('ours'), schema: SCHEMA });
   const db = new Client(ctx.url('ours'));
   await db.connect();
+  // The library's repository and pass run over a pool like a worker's (a crowd fires in parallel transactions).
+  const pool = new Pool({ connectionString: ctx.url('ours'), max: 4, options: '-c jit=off' });
   try {
     await db.query('SET jit = off'); // as on the library's own connections (DurableDatabase)
     const t = tablesFor(SCHEMA);
     await db.query(`TRUNCATE ${t.schedules}, ${t.scheduleSkips}, ${t.runs}, ${t.steps}, ${t.history}`);
     const batch = SCHEDULES_PER_TRANSACTION; // the due schedules one pass transaction fires
-    // The library's repository and pass over this connection: the statements a worker's sweep sends.
+    // The statements a worker's sweep sends.
     const database = {
       tables: t,
-      query: async (sql: string, params?: unknown[]) => (await db.query(sql, params)).rows,
-      transaction: async <T>(fn: (client: Client) => Promise<T>): Promise<T> => {
-        await db.query('BEGIN');
+      query: async (sql: string, params?: unknown[]) => (await pool.query(sql, params)).rows,
+      transaction: async <T>(fn: (client: PoolClient) => Promise<T>): Promise<T> => {
+        const client = await pool.connect();
         try {
-          const result = await fn(db);
-          await db.query('COMMIT');
+          await client.query('BEGIN');
+          const result = await fn(client);
+          await client.query('COMMIT');
           return result;
         } catch (error) {
-          await db.query('ROLLBACK');
+          await client.query('ROLLBACK');
           throw error;
+        } finally {
+          client.release();
         }
       },
     };
@@ -78,7 +85,7 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
       const wall: number[] = [];
       for (let i = 0; i < 5 + reps; i++) {
         const t0 = performance.now();
-        const started = await pass.run();
+        const { started } = await pass.run();
         const elapsed = performance.now() - t0;
         if (started !== 0) throw new Error(`the pass started ${started} runs where none was due`);
         if (i >= 5) wall.push(elapsed); // warm-up
@@ -110,17 +117,15 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
 
     figures.passNoneDue = await ctx.attempt('schedules.passNoneDue', async () => {
       const wall = await timePass();
-      const due = (repository as unknown as { sql: { due: string } }).sql.due;
+      const nextDue = (repository as unknown as { sql: { nextDue: string } }).sql.nextDue;
       const execution: number[] = [];
       let planText: string[] = [];
       for (let i = 0; i < 2 + Math.max(5, plan.reps); i++) {
-        await db.query('BEGIN');
-        const explained = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${due}`, [batch, 0])).rows[0]['QUERY PLAN'][0];
+        const explained = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${nextDue}`, [0])).rows[0]['QUERY PLAN'][0];
         if (i === 0)
-          planText = (await db.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${due}`, [batch, 0])).rows.map(
+          planText = (await db.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${nextDue}`, [0])).rows.map(
             (r) => r['QUERY PLAN'] as string,
           );
-        await db.query('ROLLBACK');
         if (i >= 2) execution.push(explained['Execution Time']);
       }
       const figure = {
@@ -132,7 +137,7 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
         plan: planText,
       };
       ctx.log(
-        `  schedule pass, none due: ${figure.wallMs.median.toFixed(3)} ms with ${plan.schedules} schedules, ${figure.emptyWallMs.median.toFixed(3)} ms with none (due statement ${figure.executionMs.median.toFixed(3)} ms, EXPLAIN ANALYZE)`,
+        `  schedule pass, none due: ${figure.wallMs.median.toFixed(3)} ms with ${plan.schedules} schedules, ${figure.emptyWallMs.median.toFixed(3)} ms with none (its read ${figure.executionMs.median.toFixed(3)} ms, EXPLAIN ANALYZE)`,
       );
       return figure;
     });
@@ -148,6 +153,14 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
         ).rows as Array<{ waitMs: number }>;
         if (waitMs < 0) ctx.log('  note: the worker booted after the boundary; lateness includes its boot');
         ctx.log(`  worker up; the slot is due in ${(Math.max(0, waitMs) / 1000).toFixed(1)} s`);
+        // Each pending run's NOTIFY is sent when the pass transaction that inserted it commits: its arrival is when the run became visible.
+        const visibleAt = new Map<string, number>();
+        const listener = new Client(ctx.url('ours'));
+        await listener.connect();
+        listener.on('notification', (n) => {
+          if (n.payload?.startsWith('schedule:') && !visibleAt.has(n.payload)) visibleAt.set(n.payload, Date.now());
+        });
+        await listener.query(`LISTEN ${wakeChannel(SCHEMA)}`);
         await delay(Math.max(0, waitMs));
         let allVisibleMs = 0;
         await until(
@@ -166,10 +179,13 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
           120_000,
           50,
         );
+        await until(async () => visibleAt.size >= plan.schedules, "every run's NOTIFY", 10_000, 20);
+        await listener.end();
+        const visible = [...visibleAt.values()].map((at) => at - boundary.getTime());
         const [row] = (
           await db.query(
             `SELECT count(*)::int AS runs, count(DISTINCT created_at)::int AS transactions,
-                    min(ms) AS min, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50, percentile_cont(0.95) WITHIN GROUP (ORDER BY ms) AS p95, max(ms) AS max
+                    percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50, percentile_cont(0.95) WITHIN GROUP (ORDER BY ms) AS p95
              FROM (SELECT created_at, extract(epoch FROM created_at - $1::timestamptz) * 1000 AS ms
                    FROM ${t.runs} WHERE workflow = 'bench-nap' AND id LIKE 'schedule:%') r`,
             [boundary],
@@ -182,22 +198,24 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
           workerConcurrency: plan.workerConcurrency,
           runs: Number(row.runs),
           latenessMs: {
-            min: round(Number(row.min), 1),
-            p50: round(Number(row.p50), 1),
-            p95: round(Number(row.p95), 1),
-            max: round(Number(row.max), 1),
+            min: round(Math.min(...visible), 1),
+            p50: round(percentile(visible, 50), 1),
+            p95: round(percentile(visible, 95), 1),
+            max: round(Math.max(...visible), 1),
           },
+          insertStartMs: { p50: round(Number(row.p50), 1), p95: round(Number(row.p95), 1) },
           allVisibleMs: round(allVisibleMs, 0),
           transactions: Number(row.transactions),
         };
         ctx.log(
-          `  ${figure.runs} slots fired: late min ${figure.latenessMs.min} ms, p50 ${figure.latenessMs.p50} ms, p95 ${figure.latenessMs.p95} ms, max ${figure.latenessMs.max} ms (sweeper ${sweeperMs} ms); all visible ${figure.allVisibleMs} ms after the slot, ${figure.transactions} pass transactions`,
+          `  ${figure.runs} slots fired, visible (committed) late: min ${figure.latenessMs.min} ms, p50 ${figure.latenessMs.p50} ms, p95 ${figure.latenessMs.p95} ms, max ${figure.latenessMs.max} ms (sweeper ${sweeperMs} ms); all visible ${figure.allVisibleMs} ms after the slot, ${figure.transactions} pass transactions`,
         );
         return figure;
       });
     });
     return figures;
   } finally {
+    await pool.end();
     await db.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`).catch(() => undefined);
     await db.end();
   }

@@ -58,6 +58,23 @@ describe('schedules across instances and restarts', () => {
     expect(await db.count('runs')).toBe(await db.count('runs', `starts_with(id, 'schedule:every-second:')`));
   });
 
+  it('a slot fires at its instant, not at the next sweep: with a 30 s sweep interval a per-second schedule still starts its runs', async () => {
+    const schema = fresh();
+    const db = new Db(schema);
+    const app = await startApp({ schema, providers: [Tick], options: { sweeper: { intervalMs: 30_000 } } });
+    try {
+      // Without the sweep aimed at the next slot, nothing would fire before the interval's first tick, 30 s on.
+      await eventually(async () => (await db.count('runs', `status = 'completed'`)) >= 3, 'three slots fired', 15_000);
+      const [{ late }] = await db.query<{ late: number }>(
+        `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM created_at - substr(id, 23)::timestamptz)) AS late
+         FROM durable.runs`,
+      );
+      expect(late).toBeLessThan(5);
+    } finally {
+      await app.close();
+    }
+  });
+
   it("an operator's pause survives a restart (the decorator does not override it), and a paused schedule's slots are recorded as 'paused'", async () => {
     const schema = fresh();
     const db = new Db(schema);

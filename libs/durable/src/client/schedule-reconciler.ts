@@ -2,6 +2,7 @@ import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { ScheduleRepository } from '../persistence/schedule.repository';
 import { DbClock } from '../runtime/db-clock';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
+import { WakeSweeper } from '../worker/wake-sweeper';
 
 /**
  * At boot, reconciles the schedules declared on @Workflow classes (checked by the explorer at module
@@ -13,10 +14,12 @@ export class ScheduleReconciler implements OnApplicationBootstrap {
     private readonly registry: WorkflowRegistry,
     private readonly schedules: ScheduleRepository,
     private readonly clock: DbClock,
+    private readonly sweeper: WakeSweeper,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     const specs = this.registry.all().flatMap((workflow) => workflow.schedules);
     await this.schedules.reconcile(specs, this.registry.names(), this.clock.shiftMs);
+    this.sweeper.soon();
   }
 }

@@ -8,6 +8,7 @@ import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { cronOf, MAX_BACKFILL_SLOTS, resolveScheduleSpec, scheduleRunPrefix, slotRunId, slotsBetween } from '../schema/schedule-spec';
 import { deserialize, serializePayload } from '../schema/serializer';
 import { DurableWorker } from '../worker/durable.worker';
+import { WakeSweeper } from '../worker/wake-sweeper';
 import { WorkflowClient } from './workflow.client';
 
 const actorOf = (opts: ActorOptions) => opts.actor ?? 'api';
@@ -24,6 +25,7 @@ export class ScheduleService {
     private readonly client: WorkflowClient,
     private readonly worker: DurableWorker,
     private readonly clock: DbClock,
+    private readonly sweeper: WakeSweeper,
   ) {}
 
   /** A new schedule (InvalidArgumentError when the spec is wrong or the name is taken); its first slot is the next after now. */
@@ -33,6 +35,7 @@ export class ScheduleService {
     if (!(await this.schedules.create(resolved, 'api', this.clock.shiftMs))) {
       throw new InvalidArgumentError(`Schedule "${resolved.name}" exists already; change it with update() or pick another name.`);
     }
+    this.sweeper.soon();
     return this.get(resolved.name);
   }
 
@@ -41,6 +44,7 @@ export class ScheduleService {
     const row = await this.stored(name);
     const resolved = resolveScheduleSpec({ ...specOf(row), ...patch, name }, row.workflow);
     await this.schedules.update(resolved, this.clock.shiftMs, row.workflow_missing);
+    this.sweeper.soon();
     return this.get(name);
   }
 

@@ -171,6 +171,12 @@ export class ScheduleRepository {
     return wakeChannel(this.db.tables.schema);
   }
 
+  /** Milliseconds from the database's (shifted) now to the earliest next_fire_at; null when there is no schedule. */
+  async msUntilNextDue(shiftMs: number): Promise<number | null> {
+    const [row] = await this.db.query<{ ms: number | null }>(this.sql.nextDue, [shiftMs]);
+    return row.ms === null ? null : Number(row.ms);
+  }
+
   /**
    * One schedule pass: locks up to `batch` due schedules, asks `decide` for each (given the database's
    * now), and writes every decision in the same transaction. Returns how many runs it started.
@@ -282,6 +288,8 @@ function statements(t: Tables) {
       SELECT s.*, r.status AS last_run_status, r.input AS last_run_input,
              (SELECT count(*)::int FROM ${t.scheduleSkips} k WHERE k.schedule = s.name) AS skipped
       FROM ${t.schedules} s LEFT JOIN ${t.runs} r ON r.id = s.last_run_id`,
+    // $1 the test clock's shift. The index's first entry (schedules_due_idx on next_fire_at).
+    nextDue: `SELECT extract(epoch FROM min(next_fire_at) - ${shiftedNow('$1')}) * 1000 AS ms FROM ${t.schedules}`,
     // $1 batch, $2 the test clock's shift. The last run's status decides overlap.
     due: `
       SELECT s.*, r.status AS last_run_status, NULL AS last_run_input, 0 AS skipped, ${shiftedNow('$2')} AS db_now

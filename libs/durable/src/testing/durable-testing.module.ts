@@ -82,7 +82,7 @@ export class DurableTestingModule {
     await this.schedulePass.run();
     await this.worker.drain();
     // A run that ended may release a schedule's buffered slot: look again until a pass starts nothing.
-    while (await this.schedulePass.run()) await this.worker.drain();
+    while ((await this.schedulePass.run()).started) await this.worker.drain();
   }
 
   /** After a drain: what the run waits for, or undefined when it does not wait. */

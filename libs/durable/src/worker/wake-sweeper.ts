@@ -9,6 +9,9 @@ import { SchedulePass } from './schedule-pass';
  * The fallback that makes every wake certain: on an interval registered with @nestjs/schedule it
  * fires the due schedules, then claims due runs and runs whose lease lapsed. Its cost follows the due
  * schedules and runs (index ranges on next_fire_at and wake_at), not the number of waiting ones.
+ * When the next schedule is due before the next interval, one extra sweep is aimed at that instant
+ * (one timer per instance, whatever the number of schedules), so a slot fires on time, not up to an
+ * interval late.
  */
 @Injectable()
 export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -21,16 +24,24 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
 
   private readonly logger = new Logger('DurableSweeper');
   private firing?: Promise<void>;
+  private nextSlot?: NodeJS.Timeout;
 
   private get name(): string {
     return `nestjs-durable:sweeper:${this.options.schema}`;
   }
 
   onApplicationBootstrap(): void {
-    if (!this.options.sweeper || !this.worker.enabled) return;
-    const timer = setInterval(() => this.tick(), this.options.sweeper.intervalMs);
+    const { sweeper } = this.options;
+    if (!sweeper || !this.worker.enabled) return;
+    const timer = setInterval(() => this.tick(), sweeper.intervalMs);
     timer.unref();
     this.scheduler.addInterval(this.name, timer);
+    this.tick();
+  }
+
+  /** A sweep now: a schedule was created or changed, and its first slot is aimed at without waiting for the interval. */
+  soon(): void {
+    if (this.options.sweeper && this.worker.enabled) this.tick();
   }
 
   /** One sweep: the schedule pass (one at a time here; a slow one is not stacked), then a claim pass. */
@@ -38,14 +49,24 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
     this.firing ??= this.schedules
       .run()
       .then(
-        () => undefined,
+        (pass) => this.aimAt(pass.nextDueInMs),
         (error: Error) => this.logger.error(`The schedule pass failed; the next sweep tries again: ${error.stack ?? error}`),
       )
       .finally(() => (this.firing = undefined));
     void this.firing.then(() => this.worker.sweep());
   }
 
+  /** A sweep at the next schedule's instant, when the interval would come later (database time, so no clock skew). */
+  private aimAt(nextDueInMs: number | null): void {
+    const { sweeper } = this.options;
+    if (!sweeper || nextDueInMs === null || nextDueInMs <= 0 || nextDueInMs >= sweeper.intervalMs) return;
+    clearTimeout(this.nextSlot);
+    this.nextSlot = setTimeout(() => this.tick(), Math.ceil(nextDueInMs));
+    this.nextSlot.unref();
+  }
+
   async beforeApplicationShutdown(): Promise<void> {
+    clearTimeout(this.nextSlot);
     if (this.scheduler.doesExist('interval', this.name)) this.scheduler.deleteInterval(this.name);
     await this.firing;
   }

@@ -1,0 +1,35 @@
+import { cronOf, slotsBetween } from './schedule-spec';
+
+/** A schedule's slots since its last one, up to a pass's now, and the instant it is next due. */
+export interface SlotsAfter {
+  slots: readonly Date[];
+  /** The next slot after them; `now` when the backlog was capped (the next pass goes on with it). */
+  next: Date | null;
+}
+
+/**
+ * The slot arithmetic of one pass (one database `now`), computed once per cron, timezone and last
+ * slot: at a minute boundary thousands of due schedules usually share all three, and each croner
+ * next-instant search costs tens of microseconds.
+ */
+export class SlotCalendar {
+  private readonly known = new Map<string, SlotsAfter>();
+
+  constructor(
+    readonly now: Date,
+    private readonly max: number,
+  ) {}
+
+  after(cron: string, timezone: string, lastSlot: Date): SlotsAfter {
+    const key = `${timezone}\u0000${cron}\u0000${lastSlot.getTime()}`;
+    let found = this.known.get(key);
+    if (!found) {
+      const pattern = cronOf(cron, timezone);
+      const slots = slotsBetween(pattern, lastSlot, this.now, this.max);
+      const next = slots.length === this.max ? this.now : pattern.nextRun(slots.at(-1) ?? lastSlot);
+      found = { slots, next };
+      this.known.set(key, found);
+    }
+    return found;
+  }
+}
