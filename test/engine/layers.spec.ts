@@ -10,6 +10,7 @@ const LAYERS: string[][] = [
   ['wait-kinds'],
   ['interfaces'],
   ['schema'],
+  ['queues'],
   ['durable.constants.ts', 'durable.messages.ts'],
   ['decorators'],
   ['persistence'],

@@ -77,6 +77,7 @@ describe('migrations and boot', () => {
       { name: 'WaitKinds1732900000003' },
       { name: 'DelayedStart1732900000004' },
       { name: 'Schedules1732900000005' },
+      { name: 'Queues1732900000006' },
     ]);
     await db.dropSchema();
   });
@@ -90,6 +91,7 @@ describe('migrations and boot', () => {
       'WaitKinds1732900000003',
       'DelayedStart1732900000004',
       'Schedules1732900000005',
+      'Queues1732900000006',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

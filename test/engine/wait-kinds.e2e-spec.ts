@@ -2,7 +2,7 @@ import { WAIT_KIND_NAMES, WAIT_KINDS, WakeSource } from 'nestjs-durable/wait-kin
 import { Db, DurableTestApp, startApp, uniqueSchema } from '../setup/durable-app';
 
 const TOKEN = 'test-token-0123456789abcdef';
-const WAKE_SOURCES: WakeSource[] = ['signal', 'channel', 'child-end', 'time'];
+const WAKE_SOURCES: WakeSource[] = ['signal', 'channel', 'child-end', 'time', 'slot'];
 
 describe('the registry of wait kinds', () => {
   const schema = uniqueSchema('wk');

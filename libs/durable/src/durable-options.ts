@@ -3,6 +3,7 @@ import type { DashboardOptions, DurableModuleOptions, RetentionOptions } from '.
 import { toMs } from './schema/duration';
 import type { RetentionAges } from './persistence/retention.repository';
 import { tablesFor } from './persistence/tables';
+import { ResolvedQueue, resolveQueues } from './queues/queue-config';
 
 /** Module options with every default filled in and every value checked. */
 export interface ResolvedDurableOptions {
@@ -20,6 +21,7 @@ export interface ResolvedDurableOptions {
   statementTimeoutMs: number;
   idleInTransactionTimeoutMs: number;
   preparedStatements: boolean;
+  queues: ReadonlyMap<string, ResolvedQueue>;
 }
 
 export interface ResolvedRetention extends RetentionAges {
@@ -54,6 +56,7 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
     statementTimeoutMs: options.statementTimeoutMs ?? 60_000,
     idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs ?? 60_000,
     preparedStatements: options.preparedStatements ?? true,
+    queues: resolveQueues(options.queues),
   };
   positiveInteger('statementTimeoutMs', resolved.statementTimeoutMs, 0, 86_400_000);
   positiveInteger('idleInTransactionTimeoutMs', resolved.idleInTransactionTimeoutMs, 0, 86_400_000);

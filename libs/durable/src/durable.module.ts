@@ -26,6 +26,8 @@ import { WakeListener } from './worker/wake-listener';
 import { WakeSweeper } from './worker/wake-sweeper';
 import { SchedulePass } from './worker/schedule-pass';
 import { ScheduleRepository } from './persistence/schedule.repository';
+import { QueueRepository } from './persistence/queue.repository';
+import { QueueReasons } from './client/queue-reasons';
 import { ScheduleService } from './client/schedule.service';
 import { ScheduleReconciler } from './client/schedule-reconciler';
 import { RetentionService } from './worker/retention.service';
@@ -63,6 +65,7 @@ const providers: Provider[] = [
   repository(RunControlRepository),
   repository(RetentionRepository),
   repository(ScheduleRepository),
+  repository(QueueRepository),
   RetentionService,
   DbClock,
   DurableTelemetry,
@@ -76,6 +79,7 @@ const providers: Provider[] = [
   WakeSweeper,
   SchedulePass,
   RunStarter,
+  QueueReasons,
   { provide: CHILD_STARTER, useExisting: RunStarter },
   WorkflowClient,
   SignalService,

@@ -11,7 +11,8 @@ import { serializePayload } from '../schema/serializer';
 import { isStorableText } from '../schema/define-signal';
 import { DurableWorker } from '../worker/durable.worker';
 import { DurableTelemetry } from '../observability/durable-telemetry';
-import type { Duration } from '../interfaces';
+import type { Duration, QueueStartOptions } from '../interfaces';
+import { QueuePlacement, queuePlacementOf } from '../queues/queue-placement';
 import { startDelayOf } from './start-delay';
 
 export interface StartArgs {
@@ -30,6 +31,8 @@ export interface StartArgs {
   startAt?: Date;
   /** A delayed start, measured from the database's clock. Not with `startAt`. */
   delay?: Duration;
+  /** The queue options of the start (the workflow's queue applies without them). */
+  queueing?: QueueStartOptions;
 }
 
 /**
@@ -82,9 +85,16 @@ export class RunStarter implements ChildStarter {
       );
     }
     const delayed = startDelayOf(args);
+    const placement = queuePlacementOf(
+      { ...args.queueing, runId: args.runId, startAt: args.startAt, delay: args.delay },
+      args.workflow.queue,
+      this.options.queues,
+    );
     const input = serializePayload(args.input, `The input of workflow "${args.workflow.name}"`);
+    if (placement.debounce) return this.debounce(args, runId, input, { ...placement, debounce: placement.debounce });
     const started = await this.worker.reserving(
-      !args.manager,
+      // A queued run is only ever taken by admission (under its queue's lock), never by its starter.
+      !args.manager && placement.queue === null,
       (claimBy) =>
         this.runs.start(
           {
@@ -99,12 +109,14 @@ export class RunStarter implements ChildStarter {
             actor: args.actor,
             traceContext: this.telemetry.tracing.captureContext(),
             ...delayed,
+            placement,
           },
           args.manager,
         ),
       (result) => (typeof result === 'object' && result !== null && 'leaseToken' in result ? result : undefined),
     );
     if (started === 'parent-lost') return { runId, created: false, parentLost: true };
+    if (started !== null && typeof started === 'object' && 'duplicateOf' in started) return { runId: started.duplicateOf, created: false };
     if (started === null) {
       const existing = (await this.runs.brief(runId))?.workflow;
       if (existing !== undefined && existing !== args.workflow.name) throw new RunConflictError(runId, existing, args.workflow.name);
@@ -114,5 +126,28 @@ export class RunStarter implements ChildStarter {
     if (started === 'pending' && !args.manager) this.worker.nudge();
     if (typeof started === 'object' && 'startsAt' in started) this.worker.wakeAt(started.startsAt);
     return { runId, created: true };
+  }
+
+  /** A debounced start: the key's run not yet begun takes the input and instant, or a new one waits for it. */
+  private async debounce(
+    args: StartArgs,
+    runId: string,
+    input: string,
+    placement: QueuePlacement & { debounce: NonNullable<QueuePlacement['debounce']> },
+  ): Promise<{ runId: string; created: boolean }> {
+    const debounced = await this.runs.debounce(
+      {
+        id: runId,
+        workflow: args.workflow.name,
+        input,
+        actor: args.actor,
+        traceContext: this.telemetry.tracing.captureContext(),
+        placement,
+      },
+      args.manager,
+    );
+    if (debounced.created) this.telemetry.metrics?.started.inc({ workflow: args.workflow.name });
+    this.worker.wakeAt(debounced.startsAt);
+    return { runId: debounced.runId, created: debounced.created };
   }
 }

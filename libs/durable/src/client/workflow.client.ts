@@ -10,6 +10,7 @@ import { DurableWorker } from '../worker/durable.worker';
 import { WakeBus } from '../runtime/wake-bus';
 import { DurableRunHandle } from './run-handle';
 import { RunStarter } from './run-starter';
+import { QueueReasons } from './queue-reasons';
 
 /** Starts runs and acts on them from outside: controllers, webhooks, scripts, the dashboard. */
 @Injectable()
@@ -21,6 +22,7 @@ export class WorkflowClient {
     private readonly control: RunControlRepository,
     private readonly worker: DurableWorker,
     private readonly bus: WakeBus,
+    private readonly queueReasons: QueueReasons,
   ) {}
 
   /**
@@ -40,6 +42,13 @@ export class WorkflowClient {
       actor: actorOf(opts),
       startAt: opts.startAt,
       delay: opts.delay,
+      queueing: {
+        queue: opts.queue,
+        partitionKey: opts.partitionKey,
+        priority: opts.priority,
+        deduplicationId: opts.deduplicationId,
+        debounce: opts.debounce,
+      },
     });
     return new DurableRunHandle<O>(runId, created, this.runs, this.bus, this.executingHere);
   }
@@ -54,12 +63,15 @@ export class WorkflowClient {
   async getRun(runId: string): Promise<RunView> {
     const run = await this.runs.get(knownRunId(runId));
     if (!run) throw new RunNotFoundError(runId);
+    await this.queueReasons.annotate([run]);
     return run;
   }
 
   /** Newest first, keyset-paged: pass `nextCursor` back as `cursor` for the next page. */
-  listRuns(filter: RunFilter = {}): Promise<{ runs: RunView[]; nextCursor?: string }> {
-    return this.runs.list(filter);
+  async listRuns(filter: RunFilter = {}): Promise<{ runs: RunView[]; nextCursor?: string }> {
+    const page = await this.runs.list(filter);
+    await this.queueReasons.annotate(page.runs);
+    return page;
   }
 
   /** Ends the current wait early: a sleep or backoff finishes now; other waits are re-checked now. */

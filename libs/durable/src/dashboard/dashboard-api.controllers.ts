@@ -288,6 +288,11 @@ export class DashboardMetaController {
   stats(@Input(DashboardMetaController.nothing) _: unknown) {
     return this.service.stats();
   }
+
+  @Get('queues')
+  queues(@Input(DashboardMetaController.nothing) _: unknown) {
+    return this.service.queueViews();
+  }
 }
 
 /** The API's controllers and where each is mounted under `${path}/api`. */

@@ -6,6 +6,8 @@ import { DurableError, RunNotFoundError } from '../errors';
 import type { RunFilter, RunView } from '../interfaces';
 import { DashboardRepository } from '../persistence/dashboard.repository';
 import { RunRepository } from '../persistence/run.repository';
+import { QueueRepository } from '../persistence/queue.repository';
+import { QueueReasons } from '../client/queue-reasons';
 import { deserialize } from '../schema/serializer';
 import { jsonSchemaOf } from '../schema/payload-validator';
 import { toDisplay } from './display';
@@ -44,6 +46,8 @@ export class DashboardService {
     private readonly registry: WorkflowRegistry,
     private readonly runs: RunRepository,
     private readonly dashboard: DashboardRepository,
+    private readonly queueReasons: QueueReasons,
+    private readonly queues: QueueRepository,
   ) {}
 
   runJson(run: RunView): Record<string, unknown> {
@@ -55,14 +59,21 @@ export class DashboardService {
     };
   }
 
+  /** GET /queues: each declared queue's limits, load, backlog by cause, deepest partitions and rate window. */
+  queueViews() {
+    return this.queues.views([...this.options.queues.values()]);
+  }
+
   async list(filter: ListFilter) {
     const page = await this.runs.list(filter);
+    await this.queueReasons.annotate(page.runs);
     return { runs: page.runs.map((r) => this.runJson(r)), ...(page.nextCursor && { nextCursor: page.nextCursor }) };
   }
 
   async detail(runId: string) {
     const run = await this.runs.get(runId);
     if (!run) throw new RunNotFoundError(runId);
+    await this.queueReasons.annotate([run]);
     const rows = await this.dashboard.journal(runId);
     const workflow = this.registry.find(run.workflow);
     const delivered = new Set(rows.signals.map((s) => s.name));

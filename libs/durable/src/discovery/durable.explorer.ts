@@ -1,7 +1,10 @@
-import { Injectable, OnModuleInit, Type } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit, Type } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import { DURABLE_OPTIONS } from '../durable.constants';
+import type { ResolvedDurableOptions } from '../durable-options';
 import { notSingletonMessage } from '../durable.messages';
+import { queueNamed } from '../queues/queue-config';
 import { InvalidArgumentError } from '../errors';
 import type { ChannelDefinition, DurableWorkflow, SignalDefinition, WorkflowOptions } from '../interfaces';
 import type { ResolvedStepOptions } from '../runtime/execution';
@@ -24,6 +27,7 @@ export class DurableExplorer implements OnModuleInit {
     private readonly scanner: MetadataScanner,
     private readonly metadata: DurableMetadataAccessor,
     private readonly registry: WorkflowRegistry,
+    @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
   ) {}
 
   onModuleInit(): void {
@@ -73,6 +77,7 @@ export class DurableExplorer implements OnModuleInit {
       signals: byName(options.signals, 'signal', workflowName),
       channels: byName(options.channels, 'channel', workflowName),
       schedules: (options.schedules ?? []).map((spec) => resolveScheduleSpec(spec, workflowName)),
+      queue: options.queue === undefined ? null : queueNamed(this.options.queues, options.queue, `Workflow "${workflowName}"`).name,
     });
   }
 

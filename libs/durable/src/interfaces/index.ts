@@ -5,3 +5,4 @@ export * from './module-options.interface';
 export * from './run.interface';
 export * from './workflow.interface';
 export * from './schedule.interface';
+export * from './queue.interface';

@@ -1,6 +1,7 @@
 import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { Duration } from './duration.interface';
+import type { QueueOptions } from './queue.interface';
 import type { PostgresDataSourceOptions as TypeOrmPostgresOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions';
 
 export type PostgresDataSourceOptions = Omit<TypeOrmPostgresOptions, 'entities' | 'migrations'>;
@@ -35,6 +36,8 @@ export interface DurableModuleOptions {
    */
   statementTimeoutMs?: number;
   idleInTransactionTimeoutMs?: number;
+  /** Named queues with cluster-wide limits; a workflow joins one with `@Workflow({ queue })` or `start(…, { queue })`. */
+  queues?: Record<string, QueueOptions>;
   /** Send the library's statements as named prepared statements (default true); false behind PgBouncer in transaction mode. */
   preparedStatements?: boolean;
 }

@@ -2,6 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { ErrorInfo } from '../errors/error-info';
 import type { WaitKind, WaitReason } from '../wait-kinds/wait-kind.registry';
 import type { Duration } from './duration.interface';
+import type { QueueStartOptions } from './queue.interface';
 
 export type { ErrorInfo } from '../errors/error-info';
 export type { WaitKind, WaitReason } from '../wait-kinds/wait-kind.registry';
@@ -20,6 +21,10 @@ export interface RunView {
   /** The latest execution's `ctx.attempt`. */
   attempt: number;
   parentRunId?: string;
+  /** Its queue and place in it, when it has one. A pending queued run's `waiting` says why it does not execute yet (kind `queue`). */
+  queue?: string;
+  partitionKey?: string;
+  priority?: number;
   createdAt: Date;
   updatedAt: Date;
   finishedAt?: Date;
@@ -37,8 +42,8 @@ export interface RunFilter {
   cursor?: string;
 }
 
-/** How `WorkflowClient.start` starts a run: its id, and when it executes first. */
-export interface StartOptions {
+/** How `WorkflowClient.start` starts a run: its id, when it executes first, and its place in a queue. */
+export interface StartOptions extends QueueStartOptions {
   /** Any non-empty string of at most 200 characters; a UUID when none is given. An existing id starts nothing. */
   runId?: string;
   /**

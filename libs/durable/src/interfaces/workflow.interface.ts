@@ -20,6 +20,8 @@ export interface WorkflowOptions {
   channels?: ChannelDefinition<any>[];
   /** Durable cron schedules that start this workflow; reconciled with the database at boot. */
   schedules?: ScheduleSpec[];
+  /** The queue (of the module's `queues`) its runs wait in for a slot; none: unlimited. */
+  queue?: string;
 }
 
 export interface StepOptions {

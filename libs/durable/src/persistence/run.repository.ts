@@ -12,6 +12,8 @@ import { finishRunSql } from './sql/finish-run.sql';
 import { parkRunSql, scheduleRetrySql } from './sql/park-run.sql';
 import { releaseRunsSql, renewLeasesSql } from './sql/renew-leases.sql';
 import { startRunSql } from './sql/start-run.sql';
+import { debounceStartSql } from './sql/debounce-start.sql';
+import { DEFAULT_PRIORITY, QueuePlacement } from '../queues/queue-placement';
 import { retryOutsideTransaction, retryTransient } from './transient-retry';
 
 export const RUN_STATUSES: readonly RunStatus[] = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
@@ -79,6 +81,8 @@ export interface StartRunArgs {
   /** A delayed start: the instant, or milliseconds from the database's now() (see startRunSql). */
   startAt?: Date;
   delayMs?: number;
+  /** The run's queue and place in it (none: not queued). */
+  placement?: QueuePlacement;
 }
 
 /** A run a delayed start inserted waiting for its instant. */
@@ -100,6 +104,7 @@ export class RunRepository {
     const t = db.tables;
     this.sql = {
       start: startRunSql(t),
+      debounce: debounceStartSql(t),
       claim: claimRunsSql(t),
       park: parkRunSql(t),
       retry: scheduleRetrySql(t),
@@ -112,10 +117,13 @@ export class RunRepository {
 
   /**
    * Inserts the run; returns it claimed when `claimBy` is set and it is new, its instant when a delayed
-   * start left it waiting, `null` when the id exists, or 'parent-lost' (nothing inserted) when
-   * `parentToken` is no longer the parent's.
+   * start left it waiting, `null` when the id exists, the run holding the deduplication id when one
+   * does, or 'parent-lost' (nothing inserted) when `parentToken` is no longer the parent's.
    */
-  async start(args: StartRunArgs, manager?: EntityManager): Promise<ClaimedRun | DelayedRun | 'pending' | 'parent-lost' | null> {
+  async start(
+    args: StartRunArgs,
+    manager?: EntityManager,
+  ): Promise<ClaimedRun | DelayedRun | 'pending' | 'parent-lost' | { duplicateOf: string } | null> {
     const [row] = await retryOutsideTransaction(manager, () =>
       this.db.query<{
         admitted: boolean;
@@ -142,12 +150,19 @@ export class RunRepository {
           args.parentToken ?? null,
           args.startAt ?? null,
           args.delayMs ?? null,
+          args.placement?.queue ?? null,
+          args.placement?.partitionKey ?? null,
+          args.placement?.priority ?? DEFAULT_PRIORITY,
+          args.placement?.deduplicationId ?? null,
         ],
         manager,
       ),
     );
     if (!row.admitted) return 'parent-lost';
-    if (row.id === null) return null;
+    if (row.id === null) {
+      const duplicate = args.placement?.deduplicationId && (await this.deduplicated(args.placement, manager));
+      return duplicate ? { duplicateOf: duplicate } : null;
+    }
     if (row.status === 'waiting') return { startsAt: row.wake_at };
     if (row.status === 'pending') return 'pending';
     return {
@@ -161,6 +176,54 @@ export class RunRepository {
       wakeSeq: row.wake_seq,
       traceContext: args.traceContext,
     };
+  }
+
+  /** The unfinished run of the placement's queue that holds its deduplication id, if any. */
+  private async deduplicated(placement: QueuePlacement, manager?: EntityManager): Promise<string | undefined> {
+    const [row] = await this.db.query<{ id: string }>(
+      `SELECT id FROM ${this.db.tables.runs} WHERE queue = $1 AND deduplication_id = $2 AND status IN ('pending', 'running', 'waiting')`,
+      [placement.queue, placement.deduplicationId],
+      manager,
+    );
+    return row?.id;
+  }
+
+  /**
+   * A debounced start (see debounceStartSql): the run not yet begun that shares the key takes this
+   * input and instant, or a new run is inserted waiting for it. Retried once when a concurrent start
+   * of the same key inserted between the two halves.
+   */
+  async debounce(
+    args: Omit<StartRunArgs, 'claimBy' | 'leaseMs' | 'parentId' | 'parentStep' | 'parentToken' | 'startAt' | 'delayMs'> & {
+      placement: QueuePlacement & { debounce: NonNullable<QueuePlacement['debounce']> };
+    },
+    manager?: EntityManager,
+  ): Promise<{ runId: string; created: boolean; startsAt: Date }> {
+    const { placement } = args;
+    for (let attempt = 0; ; attempt++) {
+      const [row] = await retryOutsideTransaction(manager, () =>
+        this.db.query<{ id: string; wake_at: Date; created: boolean }>(
+          this.sql.debounce,
+          [
+            args.id,
+            args.workflow,
+            args.input,
+            placement.debounce.key,
+            placement.debounce.delayMs,
+            placement.debounce.maxDelayMs,
+            placement.queue,
+            placement.partitionKey,
+            placement.priority,
+            args.actor,
+            args.traceContext,
+          ],
+          manager,
+        ),
+      );
+      if (row) return { runId: row.id, created: row.created, startsAt: row.wake_at };
+      if (attempt > 0)
+        throw new Error(`A debounced start of "${args.workflow}" (key "${placement.debounce.key}") found no run to join twice.`);
+    }
   }
 
   async claim(owner: string, leaseMs: number, limit: number, workflows: string[]): Promise<ClaimedRun[]> {
@@ -301,7 +364,9 @@ export class RunRepository {
     if (filter.waitingFor) {
       if (!isWaitKind(filter.waitingFor))
         throw new InvalidArgumentError(`Unknown wait kind "${String(filter.waitingFor)}"; use one of ${WAIT_KIND_NAMES.join(', ')}.`);
-      where.push(`status = 'waiting' AND wait_kind = ${param(filter.waitingFor)}`);
+      // A run waiting for a queue's slot is pending: its reason is read, not stored (see QueueReasons).
+      if (filter.waitingFor === 'queue') where.push(`status = 'pending' AND queue IS NOT NULL`);
+      else where.push(`status = 'waiting' AND wait_kind = ${param(filter.waitingFor)}`);
     }
     if (filter.waitingName) where.push(`wait_name = ${param(filter.waitingName)}`);
     if (filter.schedule) where.push(`starts_with(id, ${param(`schedule:${filter.schedule}:`)})`);
@@ -331,7 +396,8 @@ export class RunRepository {
   }
 }
 
-const RUN_COLUMNS = 'id, seq, workflow, status, input, output, error, wait, attempt, parent_id, created_at, updated_at, finished_at';
+const RUN_COLUMNS =
+  'id, seq, workflow, status, input, output, error, wait, attempt, parent_id, queue, partition_key, priority, created_at, updated_at, finished_at';
 
 interface RunRecord {
   id: string;
@@ -344,6 +410,9 @@ interface RunRecord {
   wait: Record<string, unknown> | null;
   attempt: number;
   parent_id: string | null;
+  queue: string | null;
+  partition_key: string | null;
+  priority: number;
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
@@ -369,6 +438,7 @@ export function toRunView(r: RunRecord): RunView {
     view.waiting = wait as unknown as WaitReason;
   }
   if (r.parent_id) view.parentRunId = r.parent_id;
+  if (r.queue) Object.assign(view, { queue: r.queue, priority: r.priority }, r.partition_key ? { partitionKey: r.partition_key } : {});
   if (r.finished_at) view.finishedAt = r.finished_at;
   return view;
 }

@@ -16,6 +16,8 @@ export interface RegisteredWorkflow {
   channels?: Map<string, ChannelDefinition<unknown>>;
   /** Its declared schedules, checked. */
   schedules: ResolvedSchedule[];
+  /** The queue its runs wait in (`@Workflow({ queue })`, a name the module declares); null: none. */
+  queue: string | null;
 }
 
 /** The workflows of this application, by name and by class; filled by the explorer at boot. */

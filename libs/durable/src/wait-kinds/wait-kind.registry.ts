@@ -17,7 +17,9 @@ export type WakeSource =
   /** The end (completed, failed or cancelled) of one of the run's children. */
   | 'child-end'
   /** The run's `wake_at`: an instant the reason holds among its `times`. */
-  | 'time';
+  | 'time'
+  /** A free slot in the run's queue: the claim admits it (a `pending` run; the reason is read, not stored). */
+  | 'slot';
 
 /** The deliveries that wake runs: a signal or a channel message. */
 export type Delivery = Extract<WakeSource, 'signal' | 'channel'>;
@@ -104,6 +106,18 @@ export const WAIT_KINDS = {
     resume: 'finish',
     clock: true,
     times: { until: 'starts' },
+  }),
+  /**
+   * A `pending` run of a queue that the claim has not admitted yet: the reason is worked out when the
+   * run is read (from the queue's running runs, partitions and rate window), never stored on the row.
+   */
+  queue: declare<{ queue: string; cause: 'concurrency' | 'partition' | 'rate'; partitionKey?: string; position?: number }>({
+    label: 'queue',
+    wakes: ['slot'],
+    resume: 'reinvoke',
+    clock: false,
+    subject: 'queue',
+    times: {},
   }),
 } as const;
 

@@ -6,6 +6,7 @@ import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { ClaimedRun, RunRepository } from '../persistence/run.repository';
+import { QueueRepository } from '../persistence/queue.repository';
 import { delay } from '../runtime/execution';
 import { Executor } from '../runtime/executor';
 import { Lease } from '../runtime/lease';
@@ -29,6 +30,8 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   private wanted = false;
   private readonly wantedFor = new Set<string>();
   private saturated = false;
+  /** The last admission left runs of a queue waiting for a slot. */
+  private queueHeldBack = false;
   private claiming?: Promise<void>;
   private renewTimer?: NodeJS.Timeout;
   private renewing?: Promise<void>;
@@ -45,10 +48,15 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   constructor(
     @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
     private readonly runs: RunRepository,
+    private readonly queues: QueueRepository,
     private readonly executor: Executor,
     private readonly registry: WorkflowRegistry,
     private readonly telemetry: DurableTelemetry,
   ) {}
+
+  private get queueList() {
+    return [...this.options.queues.values()];
+  }
 
   get enabled(): boolean {
     return this.options.worker.enabled;
@@ -206,6 +214,18 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
         this.sweepPending = false;
         try {
           claimed = await this.runs.claim(this.id, this.options.leaseMs, ask, this.registry.names());
+          // What is left of the ask goes to the queues' admission (a queued run is never claimed above).
+          if (claimed.length < ask && this.queueList.length) {
+            const admitted = await this.queues.admit(
+              this.queueList,
+              this.id,
+              this.options.leaseMs,
+              ask - claimed.length,
+              this.registry.names(),
+            );
+            claimed.push(...admitted.claimed);
+            this.queueHeldBack = admitted.heldBack;
+          }
           timer?.();
         } catch (error) {
           this.logger.warn(`Claiming runs failed (the sweeper tries again): ${(error as Error).message}`);
@@ -244,10 +264,14 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     this.executions.add(execution);
   }
 
-  /** A claim pass that found no free slot left work behind: now there is one. */
+  /**
+   * A claim pass that found no free slot left work behind, or a queue held runs back at its limit:
+   * an execution ended here, so there is a slot now (in this instance, and maybe in that queue).
+   */
   private slotFreed(): void {
-    if (!this.saturated) return;
+    if (!this.saturated && !this.queueHeldBack) return;
     this.saturated = false;
+    this.queueHeldBack = false;
     this.nudge();
   }
 

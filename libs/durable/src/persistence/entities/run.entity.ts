@@ -28,6 +28,14 @@ export interface RunRow {
   createdAt: Date;
   updatedAt: Date;
   finishedAt: Date | null;
+  /** Flow control (see the queues migration): the queue, the place in it, dedup and debounce, the first execution. */
+  queue: string | null;
+  partitionKey: string | null;
+  priority: number;
+  deduplicationId: string | null;
+  debounceKey: string | null;
+  debounceUntil: Date | null;
+  beganAt: Date | null;
 }
 
 export const runEntity = (schema: string) =>
@@ -58,14 +66,44 @@ export const runEntity = (schema: string) =>
       createdAt: { name: 'created_at', type: 'timestamptz', default: () => 'now()' },
       updatedAt: { name: 'updated_at', type: 'timestamptz', default: () => 'now()' },
       finishedAt: { name: 'finished_at', type: 'timestamptz', nullable: true },
+      queue: { type: 'text', nullable: true },
+      partitionKey: { name: 'partition_key', type: 'text', nullable: true },
+      priority: { type: 'integer', default: 100 },
+      deduplicationId: { name: 'deduplication_id', type: 'text', nullable: true },
+      debounceKey: { name: 'debounce_key', type: 'text', nullable: true },
+      debounceUntil: { name: 'debounce_until', type: 'timestamptz', nullable: true },
+      beganAt: { name: 'began_at', type: 'timestamptz', nullable: true },
     },
     uniques: [{ name: 'runs_seq_key', columns: ['seq'] }],
     checks: [
       { name: 'runs_status_check', expression: `status IN ('pending','running','waiting','completed','failed','cancelled')` },
       { name: 'runs_wait_kind_check', expression: waitKindCheck() },
+      { name: 'runs_priority_check', expression: 'priority BETWEEN 0 AND 1000' },
     ],
     indices: [
-      { name: 'runs_due_idx', columns: ['wakeAt'], where: 'wake_at IS NOT NULL' },
+      // What the plain claim reads: a queue's pending and waiting runs are admitted from the queue's own indexes.
+      { name: 'runs_due_idx', columns: ['wakeAt'], where: `wake_at IS NOT NULL AND (queue IS NULL OR status = 'running')` },
+      { name: 'runs_queue_running_idx', columns: ['queue', 'partitionKey'], where: `status = 'running' AND queue IS NOT NULL` },
+      { name: 'runs_queue_pending_idx', columns: ['queue', 'priority', 'wakeAt'], where: `status = 'pending' AND queue IS NOT NULL` },
+      {
+        name: 'runs_queue_partition_idx',
+        columns: ['queue', 'partitionKey', 'priority', 'wakeAt'],
+        where: `status = 'pending' AND queue IS NOT NULL AND partition_key IS NOT NULL`,
+      },
+      { name: 'runs_queue_waking_idx', columns: ['wakeAt'], where: `status = 'waiting' AND queue IS NOT NULL AND wake_at IS NOT NULL` },
+      { name: 'runs_queue_began_idx', columns: ['queue', 'beganAt'], where: 'queue IS NOT NULL AND began_at IS NOT NULL' },
+      {
+        name: 'runs_deduplication_key',
+        columns: ['queue', 'deduplicationId'],
+        unique: true,
+        where: `deduplication_id IS NOT NULL AND status IN ('pending','running','waiting')`,
+      },
+      {
+        name: 'runs_debounce_key',
+        columns: ['workflow', 'debounceKey'],
+        unique: true,
+        where: `debounce_key IS NOT NULL AND began_at IS NULL AND status IN ('pending','waiting')`,
+      },
       { name: 'runs_status_idx', columns: ['status', 'seq'] },
       { name: 'runs_workflow_idx', columns: ['workflow', 'seq'] },
       { name: 'runs_waiting_idx', columns: ['waitKind', 'waitName'], where: `status = 'waiting'` },

@@ -4,6 +4,7 @@ import { Stats1732900000002 } from './1732900000002-stats';
 import { WaitKinds1732900000003 } from './1732900000003-wait-kinds';
 import { DelayedStart1732900000004 } from './1732900000004-delayed-start';
 import { Schedules1732900000005 } from './1732900000005-schedules';
+import { Queues1732900000006 } from './1732900000006-queues';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -13,4 +14,5 @@ export const DURABLE_MIGRATIONS = [
   WaitKinds1732900000003,
   DelayedStart1732900000004,
   Schedules1732900000005,
+  Queues1732900000006,
 ];

@@ -5,6 +5,8 @@ import { journalColumnsSql } from './load-journal.sql';
  * Claims due runs in one statement: pending and waiting runs whose wake time has come, and running
  * runs whose lease lapsed (for a running run wake_at is its lease expiry). Each claim takes a fresh
  * lease token, the fencing token every later write of the execution must present.
+ * A queue's pending and waiting runs are not claimed here (they are admitted under the queue's lock,
+ * see admit-queued.sql); its running runs are, when their lease lapsed: a takeover keeps the slot.
  * Only workflows this instance knows are claimed, so a run of a workflow removed from the code
  * blocks nothing. Each run comes with its journal, saving the execution a round trip. It is read in
  * this statement's snapshot, so it is `current` only when the row the claim locked is the version
@@ -15,13 +17,13 @@ import { journalColumnsSql } from './load-journal.sql';
 export const claimRunsSql = (t: Tables) => `
 WITH due AS (
   SELECT id, status, lease_owner, wake_at, xmin::text AS version FROM ${t.runs}
-  WHERE wake_at <= now() AND workflow = ANY($4::text[])
+  WHERE wake_at <= now() AND (queue IS NULL OR status = 'running') AND workflow = ANY($4::text[])
   ORDER BY wake_at
   LIMIT $3
   FOR UPDATE SKIP LOCKED
 ), claimed AS (
   UPDATE ${t.runs} r
-  SET status = 'running', lease_owner = $1, lease_token = r.lease_token + 1,
+  SET status = 'running', lease_owner = $1, lease_token = r.lease_token + 1, began_at = COALESCE(r.began_at, now()),
       wake_at = now() + $2 * interval '1 millisecond', updated_at = now()
   FROM due WHERE r.id = due.id
   RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context,

@@ -14,7 +14,9 @@ import { waitKindSql } from './wait-kinds.sql';
  * happened: `admitted` false when the parent's token was stale, `id` null when nothing was inserted.
  * $1 id, $2 workflow, $3 status, $4 input, $5 lease owner, $6 lease ms, $7 parent id, $8 parent step,
  * $9 actor, $10 wake channel, $11 trace context, $12 parent's lease token (null: not a child),
- * $13 start at, $14 start after ms (both null: now).
+ * $13 start at, $14 start after ms (both null: now), $15 queue, $16 partition key, $17 priority,
+ * $18 deduplication id. A queued run is never inserted running (the caller passes 'pending': only
+ * admission takes a queue's slot); a deduplication id an unfinished run of the queue holds inserts nothing.
  */
 export const startRunSql = (t: Tables) => `
 WITH parent AS (
@@ -28,14 +30,15 @@ WITH parent AS (
   SELECT CASE WHEN instant.delayed THEN 'waiting' ELSE $3 END AS status, instant.until, instant.delayed FROM instant
 ), ins AS (
   INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, lease_owner, lease_token, parent_id, parent_step, trace_context,
-                         wait, wait_kind)
+                         wait, wait_kind, queue, partition_key, priority, deduplication_id, began_at)
   SELECT $1, $2, plan.status, $4,
          CASE WHEN plan.delayed THEN plan.until WHEN plan.status = 'running' THEN now() + $6 * interval '1 millisecond' ELSE now() END,
          CASE WHEN plan.status = 'running' THEN $5::text END, CASE WHEN plan.status = 'running' THEN 1 ELSE 0 END, $7, $8, $11,
          CASE WHEN plan.delayed THEN jsonb_build_object('kind', ${waitKindSql('start')}, 'until', plan.until, 'since', now()) END,
-         CASE WHEN plan.delayed THEN ${waitKindSql('start')} END
+         CASE WHEN plan.delayed THEN ${waitKindSql('start')} END,
+         $15::text, $16::text, $17::int, $18::text, CASE WHEN plan.status = 'running' THEN now() END
   FROM admitted, plan WHERE admitted
-  ON CONFLICT (id) DO NOTHING
+  ON CONFLICT DO NOTHING
   RETURNING id, status, wake_at, lease_token, wake_seq, attempt
 ), history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail)

@@ -8,7 +8,8 @@ import { wokenBySql } from './wait-kinds.sql';
  * with its row `version`, xmin) and a CTE `ins` of what was recorded. The run's wake_seq is bumped (so
  * a park racing this delivery re-executes instead), and a run parked on a kind this delivery wakes, under its name
  * ($2), is made due now, or, when `owner` is set (the delivering instance has a free slot), claimed by
- * it at once with a fresh lease token (its history row: claimHistorySql). `wake` says whom to NOTIFY:
+ * it at once with a fresh lease token (its history row: claimHistorySql); a queued run never is (only
+ * admission gives it a slot: it is made due, and the NOTIFY nudges a claim pass). `wake` says whom to NOTIFY:
  * a run executing somewhere, or one parked on this and not claimed here.
  */
 export const wakeOnDeliverySql = (t: Tables, kind: Delivery, owner: string, leaseMs: string) => `
@@ -21,8 +22,8 @@ bump AS (
       lease_token = CASE WHEN w.claim THEN r.lease_token + 1 ELSE r.lease_token END,
       updated_at = CASE WHEN w.claim THEN now() ELSE r.updated_at END
   FROM ins, (
-    SELECT parked, parked AND ${owner}::text IS NOT NULL AS claim, status = 'running' AS running
-    FROM (SELECT status, status = 'waiting' AND ${wokenBySql('wait_kind', kind)} AND wait_name = $2 AS parked FROM run) s
+    SELECT parked, parked AND ${owner}::text IS NOT NULL AND queue IS NULL AS claim, status = 'running' AS running
+    FROM (SELECT status, queue, status = 'waiting' AND ${wokenBySql('wait_kind', kind)} AND wait_name = $2 AS parked FROM run) s
   ) w
   WHERE r.id = $1
   RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.wake_seq,

@@ -1,0 +1,173 @@
+import type { QueueCause, QueueView, WaitReason } from '../interfaces';
+import type { ResolvedQueue } from '../queues/queue-config';
+import { DurableDatabase } from './durable-database';
+import { ClaimedRow, claimedFromRow, ClaimedRun } from './run.repository';
+import { admitQueuedSql, lockQueueSql, promoteDueSql, queuesWithWorkSql } from './sql/admit-queued.sql';
+
+/** Queued runs whose time came that one admission pass moves to pending, at most. */
+const PROMOTE_PER_PASS = 1_000;
+/** The partitions GET /queues lists per queue. */
+const TOP_PARTITIONS = 10;
+
+/** A pending run of a queue, as its wait reason is worked out. */
+export interface QueuedRow {
+  id: string;
+  queue: string;
+  partition_key: string | null;
+}
+
+/** Flow control: admission of queued runs (see admitQueuedSql), and what the queues look like. */
+export class QueueRepository {
+  private readonly sql;
+
+  constructor(private readonly db: DurableDatabase) {
+    const t = db.tables;
+    this.sql = { withWork: queuesWithWorkSql(t), promote: promoteDueSql(t), admit: admitQueuedSql(t) };
+  }
+
+  /**
+   * Admits up to `ask` runs of these queues for `owner`: one transaction that takes the lock of each
+   * queue with work (in name order), moves their due waiting runs to pending, then admits queue by queue.
+   * `held back`: a queue had work and fewer than `ask` runs came (a limit holds some back).
+   */
+  async admit(
+    queues: readonly ResolvedQueue[],
+    owner: string,
+    leaseMs: number,
+    ask: number,
+    workflows: string[],
+  ): Promise<{ claimed: ClaimedRun[]; heldBack: boolean }> {
+    const [first] = await this.db.query<{ queues: string[] }>(
+      `SELECT array_agg(queue ORDER BY queue) AS queues FROM (${this.sql.withWork}) w`,
+      [queues.map((q) => q.name)],
+    );
+    const busy = first.queues ?? [];
+    if (!busy.length) return { claimed: [], heldBack: false };
+    const byName = new Map(queues.map((q) => [q.name, q]));
+    const queriedAt = Date.now();
+    const claimed = await this.db.transaction(async (client) => {
+      for (const name of busy) await client.query(lockQueueSql, [this.db.tables.schema, name]);
+      await client.query(this.sql.promote, [busy, PROMOTE_PER_PASS]);
+      const claimed: ClaimedRun[] = [];
+      for (const name of busy) {
+        if (claimed.length >= ask) break;
+        const q = byName.get(name)!;
+        const { rows } = await client.query<ClaimedRow & { id: string; lateness: number }>(this.sql.admit, [
+          q.name,
+          q.concurrency,
+          q.partitionConcurrency,
+          q.rateLimit?.limit ?? null,
+          q.rateLimit?.periodMs ?? null,
+          ask - claimed.length,
+          workflows,
+          owner,
+          leaseMs,
+        ]);
+        claimed.push(...rows.map((r) => claimedFromRow(r.id, r, queriedAt, Number(r.lateness))));
+      }
+      return claimed;
+    });
+    return { claimed, heldBack: claimed.length < ask };
+  }
+
+  /** Each queue's limits, running and pending runs (by cause), deepest partitions and rate window (GET /queues). */
+  async views(queues: readonly ResolvedQueue[]): Promise<QueueView[]> {
+    const t = this.db.tables;
+    const views: QueueView[] = [];
+    for (const q of queues) {
+      const [row] = await this.db.query<{
+        running: number;
+        pending: number;
+        recent: number | null;
+        partitions: Array<{ key: string; running: number; pending: number }>;
+        held_by_partition: number;
+      }>(
+        `WITH parts AS (
+           SELECT partition_key AS key, count(*)::int AS pending FROM ${t.runs}
+           WHERE queue = $1 AND status = 'pending' AND partition_key IS NOT NULL GROUP BY partition_key
+         ), part_running AS (
+           SELECT partition_key AS key, count(*)::int AS running FROM ${t.runs}
+           WHERE queue = $1 AND status = 'running' AND partition_key IS NOT NULL GROUP BY partition_key
+         )
+         SELECT (SELECT count(*)::int FROM ${t.runs} WHERE queue = $1 AND status = 'running') AS running,
+                (SELECT count(*)::int FROM ${t.runs} WHERE queue = $1 AND status = 'pending') AS pending,
+                CASE WHEN $2::bigint IS NULL THEN NULL
+                     ELSE (SELECT count(*)::int FROM ${t.runs} WHERE queue = $1 AND began_at > now() - $2::bigint * interval '1 millisecond') END AS recent,
+                (SELECT COALESCE(json_agg(p ORDER BY p.pending DESC, p.key), '[]') FROM (
+                   SELECT parts.key, parts.pending, COALESCE(pr.running, 0) AS running FROM parts LEFT JOIN part_running pr USING (key)
+                   ORDER BY parts.pending DESC, parts.key LIMIT $3) p) AS partitions,
+                (SELECT COALESCE(sum(parts.pending), 0)::int FROM parts JOIN part_running pr USING (key) WHERE pr.running >= $4::int) AS held_by_partition`,
+        [q.name, q.rateLimit?.periodMs ?? null, TOP_PARTITIONS, q.partitionConcurrency ?? 2_147_483_647],
+      );
+      const pending: Record<QueueCause, number> = { concurrency: 0, partition: 0, rate: 0 };
+      const rest = row.pending - row.held_by_partition;
+      pending.partition = row.held_by_partition;
+      pending[this.causeOf(q, row.running, row.recent)] += rest;
+      views.push({
+        name: q.name,
+        concurrency: q.concurrency,
+        partitionConcurrency: q.partitionConcurrency,
+        rateLimit: q.rateLimit,
+        running: row.running,
+        pending,
+        partitions: row.partitions,
+        rateWindowUsed: row.recent,
+      });
+    }
+    return views;
+  }
+
+  /**
+   * The wait reasons of pending queued runs (read, never stored): `partition` when its partition is at
+   * its limit, `rate` when the window is used up and the queue has room, else `concurrency`.
+   */
+  async reasons(
+    queues: ReadonlyMap<string, ResolvedQueue>,
+    rows: readonly QueuedRow[],
+    since: Map<string, Date>,
+  ): Promise<Map<string, WaitReason>> {
+    const reasons = new Map<string, WaitReason>();
+    if (!rows.length) return reasons;
+    const t = this.db.tables;
+    const names = [...new Set(rows.map((r) => r.queue))];
+    const counts = await this.db.query<{ queue: string; partition_key: string | null; running: number }>(
+      `SELECT queue, partition_key, count(*)::int AS running FROM ${t.runs} WHERE queue = ANY($1::text[]) AND status = 'running' GROUP BY queue, partition_key`,
+      [names],
+    );
+    const recent = new Map<string, number>();
+    for (const name of names) {
+      const period = queues.get(name)?.rateLimit?.periodMs;
+      if (period === undefined) continue;
+      const [row] = await this.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${t.runs} WHERE queue = $1 AND began_at > now() - $2::bigint * interval '1 millisecond'`,
+        [name, period],
+      );
+      recent.set(name, row.n);
+    }
+    for (const r of rows) {
+      const q = queues.get(r.queue);
+      const running = counts.filter((c) => c.queue === r.queue).reduce((sum, c) => sum + c.running, 0);
+      const inPartition = counts.find((c) => c.queue === r.queue && c.partition_key === r.partition_key)?.running ?? 0;
+      const cause: QueueCause =
+        q && q.partitionConcurrency !== null && r.partition_key !== null && inPartition >= q.partitionConcurrency
+          ? 'partition'
+          : q
+            ? this.causeOf(q, running, recent.get(r.queue) ?? null)
+            : 'concurrency';
+      reasons.set(r.id, {
+        kind: 'queue',
+        queue: r.queue,
+        cause,
+        ...(r.partition_key !== null ? { partitionKey: r.partition_key } : {}),
+        since: since.get(r.id) ?? new Date(),
+      });
+    }
+    return reasons;
+  }
+
+  private causeOf(q: ResolvedQueue, running: number, recent: number | null): QueueCause {
+    if (q.concurrency !== null && running >= q.concurrency) return 'concurrency';
+    if (q.rateLimit && recent !== null && recent >= q.rateLimit.limit) return 'rate';
+    return 'concurrency';
+  }
+}

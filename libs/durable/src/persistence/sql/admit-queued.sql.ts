@@ -1,0 +1,100 @@
+import type { Tables } from '../tables';
+import { journalColumnsSql } from './load-journal.sql';
+
+/*
+ * Admission to a queue: the claim of its pending runs, under the queue's transaction-scoped advisory
+ * lock, so that this statement's snapshot (taken after the lock) sees every admission committed
+ * before it and two instances never both take the last slot. Counts come from the queue's indexes
+ * and are bounded by its limits: running runs (at most `concurrency`), the rate window (at most
+ * `limit`). A parked run is `waiting`, so it holds no slot; a lapsed lease keeps its slot until the
+ * plain claim takes the run over.
+ */
+
+/** The advisory lock of one queue (taken in name order by the caller, so two claims never deadlock). */
+export const lockQueueSql = `SELECT pg_advisory_xact_lock(hashtext('nestjs-durable:queue:' || $1 || ':' || $2))`;
+
+/**
+ * The queues (of $1) with work to admit: pending runs, or waiting runs whose time has come. One index
+ * probe per queue, so an idle queue costs a claim pass next to nothing.
+ */
+export const queuesWithWorkSql = (t: Tables) => `
+SELECT q AS queue FROM unnest($1::text[]) q
+WHERE EXISTS (SELECT 1 FROM ${t.runs} WHERE queue = q AND status = 'pending')
+   OR EXISTS (SELECT 1 FROM ${t.runs} WHERE queue = q AND status = 'waiting' AND wake_at <= now())`;
+
+/**
+ * A queued run whose time came (a sleep, a signal's deadline, a delayed start) is due like one a
+ * delivery woke: it becomes `pending` and enters the queue's order. $1 queues; at most $2 at a time.
+ */
+export const promoteDueSql = (t: Tables) => `
+UPDATE ${t.runs} r SET status = 'pending', updated_at = now()
+WHERE r.id IN (
+  SELECT id FROM ${t.runs} WHERE status = 'waiting' AND queue IS NOT NULL AND wake_at <= now() AND queue = ANY($1::text[])
+  ORDER BY wake_at LIMIT $2 FOR UPDATE SKIP LOCKED
+)`;
+
+/**
+ * The journal comes with each run, read in this statement's snapshot: \`current\` only when no delivery
+ * moved the run's wake_seq between that snapshot and the row this statement updated.
+ * Admits up to $6 pending runs of queue $1, highest priority (lowest number) first, then first due
+ * first. $2 concurrency, $3 partition concurrency, $4 rate limit (each null: none), $5 the rate
+ * period in ms, $7 the workflows this instance knows, $8 owner, $9 lease ms.
+ * With a partition limit, each partition that has pending runs offers its head (as many runs as it
+ * has room for): a partition with a thousand pending runs cannot hide one with a single run. Runs
+ * that have begun before (woken after a park) need a slot but not the rate window.
+ */
+export const admitQueuedSql = (t: Tables) => `
+WITH RECURSIVE room AS (
+  SELECT LEAST($6::int, COALESCE($2::int, $6::int) - (SELECT count(*) FROM ${t.runs} WHERE queue = $1 AND status = 'running')::int) AS n,
+         CASE WHEN $4::int IS NULL THEN $6::int
+              ELSE $4::int - (SELECT count(*) FROM ${t.runs} WHERE queue = $1 AND began_at > now() - $5::bigint * interval '1 millisecond')::int
+         END AS fresh
+), parts AS (
+  (SELECT partition_key FROM ${t.runs}
+   WHERE queue = $1 AND status = 'pending' AND partition_key IS NOT NULL AND $3::int IS NOT NULL
+   ORDER BY partition_key LIMIT 1)
+  UNION ALL
+  SELECT (SELECT r.partition_key FROM ${t.runs} r
+          WHERE r.queue = $1 AND r.status = 'pending' AND r.partition_key > parts.partition_key
+          ORDER BY r.partition_key LIMIT 1)
+  FROM parts WHERE parts.partition_key IS NOT NULL
+), part_room AS (
+  SELECT p.partition_key,
+         $3::int - (SELECT count(*) FROM ${t.runs} r WHERE r.queue = $1 AND r.status = 'running' AND r.partition_key = p.partition_key)::int AS n
+  FROM parts p WHERE p.partition_key IS NOT NULL
+), candidates AS (
+  (SELECT id, priority, wake_at, began_at FROM ${t.runs}
+   WHERE queue = $1 AND status = 'pending' AND workflow = ANY($7::text[]) AND ($3::int IS NULL OR partition_key IS NULL)
+     AND (began_at IS NOT NULL OR (SELECT fresh FROM room) > 0)
+   ORDER BY priority, wake_at LIMIT GREATEST((SELECT n FROM room), 0))
+  UNION ALL
+  SELECT c.* FROM part_room pr, LATERAL (
+    SELECT id, priority, wake_at, began_at FROM ${t.runs}
+    WHERE queue = $1 AND status = 'pending' AND partition_key = pr.partition_key AND workflow = ANY($7::text[])
+      AND (began_at IS NOT NULL OR (SELECT fresh FROM room) > 0)
+    ORDER BY priority, wake_at LIMIT GREATEST(LEAST(pr.n, (SELECT n FROM room)), 0)
+  ) c WHERE pr.n > 0
+), ranked AS (
+  SELECT id, began_at, priority, wake_at,
+         count(*) FILTER (WHERE began_at IS NULL) OVER (ORDER BY priority, wake_at, id) AS fresh_rank
+  FROM candidates
+), chosen AS (
+  SELECT id, wake_at FROM (
+    SELECT id, wake_at, row_number() OVER (ORDER BY priority, wake_at, id) AS rank FROM ranked
+    WHERE began_at IS NOT NULL OR fresh_rank <= (SELECT fresh FROM room)
+  ) admitted WHERE rank <= (SELECT n FROM room)
+), claimed AS (
+  UPDATE ${t.runs} r
+  SET status = 'running', lease_owner = $8, lease_token = r.lease_token + 1, began_at = COALESCE(r.began_at, now()),
+      wake_at = now() + $9 * interval '1 millisecond', updated_at = now()
+  FROM chosen WHERE r.id = chosen.id AND r.status = 'pending'
+  RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context,
+            extract(epoch FROM now() - chosen.wake_at) AS lateness, r.wake_seq AS latest_seq
+), history AS (
+  INSERT INTO ${t.history} (run_id, event, actor, detail)
+  SELECT id, 'claimed', $8, jsonb_build_object('from', 'pending', 'queue', $1::text) FROM claimed
+)
+SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.trace_context, c.lateness,
+       c.latest_seq = (SELECT wake_seq FROM ${t.runs} WHERE id = c.id) AS current,
+       ${journalColumnsSql(t, 'c.id')}
+FROM claimed c`;

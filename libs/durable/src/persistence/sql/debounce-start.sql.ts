@@ -1,0 +1,41 @@
+import type { Tables } from '../tables';
+import { waitKindSql } from './wait-kinds.sql';
+
+/**
+ * A debounced start, one statement. The run of this workflow and key that has not begun (its unique
+ * index, runs_debounce_key) takes the new input, and its start moves to now + delay, never past its
+ * first start + maxDelay (`debounce_until`); it waits as a delayed start. Without one, a new run is
+ * inserted waiting for now + delay. A run being claimed right now has begun once the claim commits:
+ * the update then finds nothing, and a new run is inserted. Nothing comes back only when a
+ * concurrent start inserted the key's run between the two halves (the caller tries again).
+ * $1 new id, $2 workflow, $3 input, $4 key, $5 delay ms, $6 max delay ms (null: none), $7 queue,
+ * $8 partition key, $9 priority, $10 actor, $11 trace context.
+ */
+export const debounceStartSql = (t: Tables) => `
+WITH instant AS (
+  SELECT date_trunc('milliseconds', now() + $5::bigint * interval '1 millisecond') AS until
+), moved AS (
+  UPDATE ${t.runs} r
+  SET input = $3, status = 'waiting', wake_at = LEAST(instant.until, COALESCE(r.debounce_until, instant.until)),
+      wait = jsonb_build_object('kind', ${waitKindSql('start')}, 'until', LEAST(instant.until, COALESCE(r.debounce_until, instant.until)), 'since', now()),
+      wait_kind = ${waitKindSql('start')}, updated_at = now()
+  FROM instant
+  WHERE r.workflow = $2 AND r.debounce_key = $4 AND r.began_at IS NULL AND r.status IN ('pending', 'waiting')
+  RETURNING r.id, r.wake_at
+), ins AS (
+  INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind, queue, partition_key, priority, debounce_key, debounce_until, trace_context)
+  SELECT $1, $2, 'waiting', $3, instant.until,
+         jsonb_build_object('kind', ${waitKindSql('start')}, 'until', instant.until, 'since', now()), ${waitKindSql('start')},
+         $7::text, $8::text, $9::int, $4, date_trunc('milliseconds', now() + $6::bigint * interval '1 millisecond'), $11
+  FROM instant WHERE NOT EXISTS (SELECT 1 FROM moved)
+  ON CONFLICT DO NOTHING
+  RETURNING id, wake_at
+), history AS (
+  INSERT INTO ${t.history} (run_id, event, actor, detail)
+  SELECT id, 'started', $10, jsonb_build_object('startAt', wake_at, 'debounce', $4::text) FROM ins
+  UNION ALL
+  SELECT id, 'debounced', $10, jsonb_build_object('startAt', wake_at, 'debounce', $4::text) FROM moved
+)
+SELECT id, wake_at, false AS created FROM moved
+UNION ALL
+SELECT id, wake_at, true AS created FROM ins`;

@@ -1,0 +1,336 @@
+import { Injectable } from '@nestjs/common';
+import {
+  defineSignal,
+  DurableWorkflow,
+  InvalidArgumentError,
+  SignalService,
+  Step,
+  Workflow,
+  WorkflowClient,
+  WorkflowContext,
+} from 'nestjs-durable';
+import { Pool } from 'pg';
+import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+
+/** Every execution of the work step, recorded in the database (never in process memory): entry and exit. */
+const pool = new Pool({ connectionString: databaseUrl(), max: 8 });
+let visitsTable = '';
+
+@Injectable()
+class Work {
+  @Step()
+  async visit(runId: string, partition: string | null, holdMs: number): Promise<void> {
+    const [{ id }] = (
+      await pool.query(`INSERT INTO ${visitsTable} (run_id, partition_key) VALUES ($1, $2) RETURNING id`, [runId, partition])
+    ).rows as Array<{ id: number }>;
+    await new Promise((resolve) => setTimeout(resolve, holdMs));
+    await pool.query(`UPDATE ${visitsTable} SET exited_at = clock_timestamp() WHERE id = $1`, [id]);
+  }
+}
+
+@Workflow('limited', { queue: 'five' })
+class Limited implements DurableWorkflow<{ partition?: string; holdMs: number }, void> {
+  constructor(private readonly work: Work) {}
+  async run(input: { partition?: string; holdMs: number }, ctx: WorkflowContext) {
+    await this.work.visit(ctx.runId, input.partition ?? null, input.holdMs);
+  }
+}
+
+const go = defineSignal<null>('go');
+@Workflow('approval', { queue: 'single', signals: [go] })
+class Approval implements DurableWorkflow<void, string> {
+  async run(_: void, ctx: WorkflowContext) {
+    await ctx.waitForSignal(go);
+    return 'approved';
+  }
+}
+
+@Workflow('quick')
+class Quick implements DurableWorkflow<{ n?: number }, number> {
+  async run(input: { n?: number }) {
+    return input.n ?? 0;
+  }
+}
+
+const QUEUES = {
+  five: { concurrency: 5 },
+  single: { concurrency: 1 },
+  tenants: { concurrency: 4, partitionConcurrency: 1 },
+  paced: { rateLimit: { limit: 3, period: '1s' as const } },
+};
+
+/** The most visits inside one another, from the recorded entries and exits (per partition when `byPartition`). */
+async function maxOverlap(db: Db, byPartition = false): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    `SELECT COALESCE(max(n), 0)::int AS n FROM (
+       SELECT (SELECT count(*) FROM ${visitsTable} o
+               WHERE o.entered_at <= v.entered_at AND (o.exited_at IS NULL OR o.exited_at > v.entered_at)
+                 ${byPartition ? 'AND o.partition_key IS NOT DISTINCT FROM v.partition_key' : ''}) AS n
+       FROM ${visitsTable} v) x`,
+  );
+  return row.n;
+}
+
+describe('queues: flow control counted on executing runs, cluster-wide', () => {
+  const dbs: Db[] = [];
+  let db: Db;
+  const fresh = async () => {
+    const schema = uniqueSchema('q');
+    db = new Db(schema);
+    dbs.push(db);
+    visitsTable = `"${schema}".visits`;
+    return schema;
+  };
+  const boot = (schema: string, options: Record<string, unknown> = {}) =>
+    startApp({ schema, providers: [Work, Limited, Approval, Quick], options: { queues: QUEUES, ...options } });
+  const visitsTableReady = () =>
+    db.query(
+      `CREATE TABLE ${visitsTable} (id bigserial PRIMARY KEY, run_id text NOT NULL, partition_key text,
+                                    entered_at timestamptz NOT NULL DEFAULT clock_timestamp(), exited_at timestamptz)`,
+    );
+  afterAll(async () => {
+    for (const each of dbs) await each.dropSchema();
+    await pool.end();
+  });
+
+  it('concurrency is never exceeded by even one run: three instances, 200 runs of a queue of 5, overlap measured from the table', async () => {
+    const schema = await fresh();
+    const apps: DurableTestApp[] = [];
+    try {
+      for (let i = 0; i < 3; i++) apps.push(await boot(schema));
+      await visitsTableReady();
+      const clients = apps.map((app) => app.get(WorkflowClient));
+      await Promise.all(Array.from({ length: 200 }, (_, i) => clients[i % 3].start(Limited, { holdMs: 15 })));
+      await eventually(async () => (await db.count('runs', `status = 'completed'`)) === 200, '200 runs completed', 60_000);
+    } finally {
+      await Promise.all(apps.map((app) => app.close()));
+    }
+    expect(await db.count('runs', `workflow = 'limited' AND began_at IS NOT NULL`)).toBe(200);
+    const overlap = await maxOverlap(db);
+    expect(overlap).toBeLessThanOrEqual(5);
+    expect(overlap).toBeGreaterThanOrEqual(2); // the slots are used, not merely never exceeded
+  });
+
+  it('partitions: one run per tenant at a time, and a tenant with 1,000 pending runs does not starve a tenant with one', async () => {
+    const schema = await fresh();
+    const app = await boot(schema);
+    try {
+      await visitsTableReady();
+      const client = app.get(WorkflowClient);
+      for (let i = 0; i < 1_000; i += 100) {
+        await Promise.all(
+          Array.from({ length: 100 }, () =>
+            client.start(Limited, { partition: 'big', holdMs: 40 }, { queue: 'tenants', partitionKey: 'big' }),
+          ),
+        );
+      }
+      const small = await client.start(Limited, { partition: 'small', holdMs: 1 }, { queue: 'tenants', partitionKey: 'small' });
+      await small.result();
+      // The small tenant's run went while the big one's backlog was still deep.
+      expect(await db.count('runs', `partition_key = 'big' AND status = 'pending'`)).toBeGreaterThan(800);
+      await Promise.all(
+        [0, 1, 2].map((i) => client.start(Limited, { partition: `t${i}`, holdMs: 30 }, { queue: 'tenants', partitionKey: `t${i}` })),
+      );
+      await eventually(
+        async () => (await db.count('runs', `partition_key LIKE 't%' AND status = 'completed'`)) === 3,
+        'the other tenants ran',
+      );
+    } finally {
+      await app.close();
+    }
+    expect(await maxOverlap(db, true)).toBe(1);
+  });
+
+  it('parked runs hold no slot: a queue of 1 with 100 runs parked on a signal still executes a new run at once', async () => {
+    const schema = await fresh();
+    const app = await boot(schema, { inlineWaitMs: 0 });
+    try {
+      const client = app.get(WorkflowClient);
+      const parked = await Promise.all(Array.from({ length: 100 }, () => client.start(Approval, undefined)));
+      await eventually(
+        async () => (await db.count('runs', `status = 'waiting' AND wait_kind = 'signal'`)) === 100,
+        '100 runs parked',
+        30_000,
+      );
+      const quick = await client.start(Quick, { n: 7 }, { queue: 'single' });
+      expect(await quick.result()).toBe(7);
+      const signals = app.get(SignalService);
+      await Promise.all(parked.map((run) => signals.signal(run.runId, go, null)));
+      for (const run of parked) expect(await run.result()).toBe('approved');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('priority first (lower runs first), then first in, first out; a pending run says which queue holds it and why', async () => {
+    const schema = await fresh();
+    const app = await boot(schema, { inlineWaitMs: 0 });
+    try {
+      const client = app.get(WorkflowClient);
+      // The queue's one slot is taken by a run that waits in-process for a signal is not possible (it parks): hold it with a long step.
+      await visitsTableReady();
+      const holder = await client.start(Limited, { holdMs: 1_500 }, { queue: 'single' });
+      await eventually(async () => (await db.count('runs', `id = $1 AND status = 'running'`, [holder.runId])) === 1, 'the holder runs');
+      const low = await client.start(Quick, { n: 300 }, { queue: 'single', priority: 300 });
+      const firstDefault = await client.start(Quick, { n: 100 }, { queue: 'single' });
+      const urgent = await client.start(Quick, { n: 0 }, { queue: 'single', priority: 0 });
+      const secondDefault = await client.start(Quick, { n: 101 }, { queue: 'single' });
+      expect((await client.getRun(low.runId)).waiting).toMatchObject({ kind: 'queue', queue: 'single', cause: 'concurrency' });
+      expect((await client.listRuns({ waitingFor: 'queue' })).runs.map((r) => r.runId).sort()).toEqual(
+        [low, firstDefault, urgent, secondDefault].map((h) => h.runId).sort(),
+      );
+      for (const run of [holder, low, firstDefault, urgent, secondDefault]) await run.result();
+      const order = await db.query<{ id: string }>(`SELECT id FROM durable.runs WHERE workflow = 'quick' ORDER BY began_at`);
+      expect(order.map((r) => r.id)).toEqual([urgent, firstDefault, secondDefault, low].map((h) => h.runId));
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a rate limit holds across three instances: no more than 3 runs begin in any sliding second, over at least three windows', async () => {
+    const schema = await fresh();
+    const apps: DurableTestApp[] = [];
+    try {
+      for (let i = 0; i < 3; i++) apps.push(await boot(schema));
+      const clients = apps.map((app) => app.get(WorkflowClient));
+      await Promise.all(Array.from({ length: 12 }, (_, i) => clients[i % 3].start(Quick, { n: i }, { queue: 'paced' })));
+      await eventually(async () => (await db.count('runs', `status = 'completed'`)) === 12, '12 runs completed', 30_000);
+    } finally {
+      await Promise.all(apps.map((app) => app.close()));
+    }
+    const began = (
+      await db.query<{ ms: number }>(`SELECT extract(epoch FROM began_at) * 1000 AS ms FROM durable.runs ORDER BY began_at`)
+    ).map((r) => Number(r.ms));
+    for (let i = 0; i + 3 < began.length; i++) expect(began[i + 3] - began[i]).toBeGreaterThanOrEqual(1_000);
+    expect(began[11] - began[0]).toBeGreaterThanOrEqual(3_000);
+  });
+
+  it('deduplication: while a run with the id is unfinished a start returns it; once it ended, a start makes a new run', async () => {
+    const schema = await fresh();
+    const app = await boot(schema, { inlineWaitMs: 0 });
+    try {
+      const client = app.get(WorkflowClient);
+      const first = await client.start(Approval, undefined, { deduplicationId: 'order-1' });
+      const again = await client.start(Approval, undefined, { deduplicationId: 'order-1' });
+      expect(again.runId).toBe(first.runId);
+      expect(again.created).toBe(false);
+      await app.get(SignalService).signal(first.runId, go, null);
+      await first.result();
+      const after = await client.start(Approval, undefined, { deduplicationId: 'order-1' });
+      expect(after.created).toBe(true);
+      expect(after.runId).not.toBe(first.runId);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('debounce: starts with one key make one run with the last input, its start moved back but never past the first start + maxDelay', async () => {
+    const schema = await fresh();
+    const app = await boot(schema);
+    try {
+      const client = app.get(WorkflowClient);
+      const debounce = { key: 'user-42', delay: '3s' as const, maxDelay: '4s' as const };
+      const first = await client.start(Quick, { n: 1 }, { debounce });
+      const [{ until: firstUntil, cap }] = await db.query<{ until: Date; cap: Date }>(
+        `SELECT wake_at AS until, debounce_until AS cap FROM durable.runs WHERE id = $1`,
+        [first.runId],
+      );
+      expect(cap.getTime() - firstUntil.getTime()).toBe(1_000);
+      await new Promise((resolve) => setTimeout(resolve, 1_500)); // the second start comes later: its delay would pass the cap
+      const second = await client.start(Quick, { n: 2 }, { debounce });
+      expect(second.runId).toBe(first.runId);
+      expect(second.created).toBe(false);
+      const [{ until }] = await db.query<{ until: Date }>(`SELECT wake_at AS until FROM durable.runs WHERE id = $1`, [first.runId]);
+      expect(until.getTime()).toBe(cap.getTime());
+      expect(await first.result()).toBe(2);
+      expect(await db.count('runs')).toBe(1);
+      const next = await client.start(Quick, { n: 3 }, { debounce });
+      expect(next.created).toBe(true);
+      expect(next.runId).not.toBe(first.runId);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('GET /queues: each queue with its limits, running runs, pending runs by cause, deepest partitions and rate window', async () => {
+    const schema = await fresh();
+    const token = 'queues-api-token-0123456789';
+    const app = await startApp({
+      schema,
+      providers: [Work, Limited, Approval, Quick],
+      listen: true,
+      options: { queues: QUEUES, dashboard: { auth: { token } }, worker: { enabled: false } },
+    });
+    try {
+      const client = app.get(WorkflowClient);
+      // No worker here: every run stays pending, so the figures hold still while they are read.
+      await Promise.all(Array.from({ length: 6 }, () => client.start(Quick, {}, { queue: 'tenants', partitionKey: 'acme' })));
+      await client.start(Quick, {}, { queue: 'tenants', partitionKey: 'globex' });
+      await db.query(
+        `UPDATE durable.runs SET status = 'running', began_at = now() WHERE id = (SELECT id FROM durable.runs WHERE partition_key = 'acme' LIMIT 1)`,
+      );
+      const response = await fetch(`${app.url}/durable/api/queues`, { headers: { authorization: `Bearer ${token}` } });
+      expect(response.status).toBe(200);
+      const queues = (await response.json()) as Array<Record<string, unknown>>;
+      expect(queues.map((q) => q.name)).toEqual(['five', 'single', 'tenants', 'paced']);
+      expect(queues.find((q) => q.name === 'tenants')).toEqual({
+        name: 'tenants',
+        concurrency: 4,
+        partitionConcurrency: 1,
+        rateLimit: null,
+        running: 1,
+        // acme is at its limit: its 5 pending runs wait for their partition; globex's one for the next claim.
+        pending: { concurrency: 1, partition: 5, rate: 0 },
+        partitions: [
+          { key: 'acme', pending: 5, running: 1 },
+          { key: 'globex', pending: 1, running: 0 },
+        ],
+        rateWindowUsed: null,
+      });
+      expect(queues.find((q) => q.name === 'paced')).toMatchObject({ rateLimit: { limit: 3, periodMs: 1_000 }, rateWindowUsed: 0 });
+      const globex = (await client.listRuns({ waitingFor: 'queue' })).runs.find((r) => r.partitionKey === 'globex');
+      expect(globex?.waiting).toMatchObject({ kind: 'queue', queue: 'tenants', cause: 'concurrency', partitionKey: 'globex' });
+      const acme = (await client.listRuns({ waitingFor: 'queue' })).runs.find((r) => r.partitionKey === 'acme');
+      expect(acme?.waiting).toMatchObject({ kind: 'queue', cause: 'partition' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('bad input: unknown queues, bad limits, priorities, a debounce without a key: a clear error naming the option, nothing written', async () => {
+    const schema = await fresh();
+    await expect(startApp({ schema, providers: [Limited, Work] })).rejects.toThrow(
+      'Workflow "limited": unknown queue "five"; the module declares no queues',
+    );
+    for (const [queues, message] of [
+      [{ q: { concurrency: -1 } }, 'Queue "q": concurrency must be a whole number from 1'],
+      [{ q: { partitionConcurrency: 1.5 } }, 'Queue "q": partitionConcurrency must be a whole number'],
+      [{ q: { rateLimit: { limit: 5 } } }, 'Queue "q": rateLimit must be { limit, period }'],
+      [{ 'bad name': {} }, 'Queue name "bad name"'],
+    ] as const) {
+      await expect(startApp({ schema, providers: [Quick], options: { queues } as never })).rejects.toThrow(message);
+    }
+    const app = await boot(schema);
+    try {
+      const client = app.get(WorkflowClient);
+      const cases: Array<[object, string]> = [
+        [{ queue: 'nope' }, 'The start option queue: unknown queue "nope"'],
+        [{ priority: 5 }, 'The start option priority needs a queue'],
+        [{ queue: 'five', priority: 1001 }, 'priority must be a whole number from 0 to 1000; got 1001'],
+        [{ queue: 'five', priority: 1.5 }, 'priority must be a whole number from 0 to 1000; got 1.5'],
+        [{ partitionKey: 't1' }, 'The start option partitionKey needs a queue'],
+        [{ debounce: { delay: '1s' } }, 'The start option debounce needs a key'],
+        [{ debounce: { key: 'k', delay: '2s', maxDelay: '1s' } }, 'debounce.maxDelay (1000 ms) must be at least its delay'],
+        [{ debounce: { key: 'k', delay: '1s' }, delay: '1s' }, 'debounce cannot be combined with delay'],
+      ];
+      for (const [opts, message] of cases) {
+        const error = await client.start(Quick, {}, opts).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(InvalidArgumentError);
+        expect((error as Error).message).toContain(message);
+      }
+      expect(await db.count('runs')).toBe(0);
+    } finally {
+      await app.close();
+    }
+  });
+});
