@@ -143,5 +143,11 @@ describe('the example app, started the way npm start does', () => {
     expect(done.order.status).toBe('closed');
     expect(done.order.tracking.map((t: { event: string }) => t.event)).toEqual(['picked-up', 'in-transit', 'delivered']);
     expect(done.payments.map((p: { kind: string }) => p.kind)).toEqual(['charge']);
+    // The shipment (a child run calling the carrier's API) went through the carrier queue.
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const ships = (await json('GET', '/durable/api/runs?workflow=ship-order', undefined, auth)).body.runs as Array<Record<string, unknown>>;
+    expect(ships.find((run) => run.parentRunId === runId)).toMatchObject({ queue: 'carrier', status: 'completed' });
+    const { queues } = (await json('GET', '/durable/api/queues', undefined, auth)).body;
+    expect(queues).toEqual([expect.objectContaining({ name: 'carrier', concurrency: 4, rateLimit: { limit: 100, periodMs: 60_000 } })]);
   });
 });

@@ -271,7 +271,7 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       );
       const response = await fetch(`${app.url}/durable/api/queues`, { headers: { authorization: `Bearer ${token}` } });
       expect(response.status).toBe(200);
-      const queues = (await response.json()) as Array<Record<string, unknown>>;
+      const { queues } = (await response.json()) as { queues: Array<Record<string, unknown>> };
       expect(queues.map((q) => q.name)).toEqual(['five', 'single', 'tenants', 'paced']);
       expect(queues.find((q) => q.name === 'tenants')).toEqual({
         name: 'tenants',

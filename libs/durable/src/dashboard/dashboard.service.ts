@@ -60,8 +60,8 @@ export class DashboardService {
   }
 
   /** GET /queues: each declared queue's limits, load, backlog by cause, deepest partitions and rate window. */
-  queueViews() {
-    return this.queues.views([...this.options.queues.values()]);
+  async queueViews() {
+    return { queues: await this.queues.views([...this.options.queues.values()]) };
   }
 
   async list(filter: ListFilter) {
