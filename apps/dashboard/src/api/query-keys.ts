@@ -20,4 +20,5 @@ export const queryKeys = {
   },
   workflows: [...root, 'workflows'] as const,
   stats: [...root, 'stats'] as const,
+  queues: [...root, 'queues'] as const,
 };

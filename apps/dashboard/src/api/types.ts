@@ -34,6 +34,9 @@ export interface Run {
   attempt: number;
   maxAttempts?: number;
   parentRunId?: string;
+  queue?: string;
+  partitionKey?: string;
+  priority?: number;
   createdAt: string;
   updatedAt: string;
   finishedAt?: string;
@@ -47,6 +50,8 @@ export interface RunFilter {
   signal?: string;
   /** Runs started by this schedule (its slots, triggers and backfills). */
   schedule?: string;
+  /** Runs of this queue. */
+  queue?: string;
   q?: string;
   limit?: number;
   cursor?: string;
@@ -272,4 +277,16 @@ export interface ApiErrorBody {
 export interface PayloadIssue {
   path: string;
   message: string;
+}
+
+/** One queue of GET /queues. */
+export interface Queue {
+  name: string;
+  concurrency: number | null;
+  partitionConcurrency: number | null;
+  rateLimit: { limit: number; periodMs: number } | null;
+  running: number;
+  pending: { concurrency: number; partition: number; rate: number };
+  partitions: Array<{ key: string; running: number; pending: number }>;
+  rateWindowUsed: number | null;
 }

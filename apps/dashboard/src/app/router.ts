@@ -69,6 +69,7 @@ export type Route =
   | { page: 'workflows' }
   | { page: 'schedules' }
   | { page: 'schedule'; name: string }
+  | { page: 'queues' }
   | { page: 'not-found' };
 
 export function matchRoute(path: string): Route {
@@ -76,6 +77,7 @@ export function matchRoute(path: string): Route {
   if (path === '/runs' || path === '/runs/') return { page: 'runs' };
   if (path === '/workflows') return { page: 'workflows' };
   if (path === '/schedules' || path === '/schedules/') return { page: 'schedules' };
+  if (path === '/queues' || path === '/queues/') return { page: 'queues' };
   const run = /^\/runs\/(.+)$/.exec(path);
   if (run) return withDecoded(run[1], (runId) => ({ page: 'run', runId }));
   const schedule = /^\/schedules\/(.+)$/.exec(path);

@@ -3,6 +3,7 @@ import { RunDetailPage } from '../pages/run-detail/run-detail-page';
 import { RunsPage } from '../pages/runs/runs-page';
 import { ScheduleDetailPage } from '../pages/schedules/schedule-detail-page';
 import { SchedulesPage } from '../pages/schedules/schedules-page';
+import { QueuesPage } from '../pages/queues/queues-page';
 import { WorkflowsPage } from '../pages/workflows/workflows-page';
 import { Notice } from '../components/notice';
 import { matchRoute, useHashLocation } from './router';
@@ -24,6 +25,8 @@ export function Routes() {
       return <SchedulesPage />;
     case 'schedule':
       return <ScheduleDetailPage key={route.name} name={route.name} />;
+    case 'queues':
+      return <QueuesPage />;
     case 'not-found':
       return <Notice title="Nothing here">This address matches no page. Use the menu on the left.</Notice>;
   }

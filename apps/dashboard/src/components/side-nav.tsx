@@ -6,6 +6,7 @@ const links = [
   { id: 'runs', label: 'Runs', path: '/runs', active: (p: string) => p.startsWith('/runs') },
   { id: 'workflows', label: 'Workflows', path: '/workflows', active: (p: string) => p.startsWith('/workflows') },
   { id: 'schedules', label: 'Schedules', path: '/schedules', active: (p: string) => p.startsWith('/schedules') },
+  { id: 'queues', label: 'Queues', path: '/queues', active: (p: string) => p.startsWith('/queues') },
 ];
 
 export function SideNav() {

@@ -6,7 +6,7 @@ import styles from './wait-reason-text.module.css';
 
 /**
  * What a run waits for, in words, from the kind's declaration in the registry of wait kinds:
- * its label, its subject ("signal approval, 3 h, deadline in 21 h", "channel events, 5 min",
+ * its label, its subject and detail ("signal approval, 3 h, deadline in 21 h", "queue llm (partition), 2 s",
  * "sleep nightly until 14:05", "delayed start, starts in 4 min 12 s"), and its instants. Past-due
  * times are marked: a run due but not woken is what an operator looks for.
  */
@@ -16,6 +16,8 @@ export function WaitReasonText({ waiting }: { waiting: WaitReason | undefined })
   const declared = WAIT_KIND_DECLARATIONS[waiting.kind];
   const fields: Partial<Record<string, unknown>> = waiting;
   const subject = declared.subject && fields[declared.subject];
+  const detailField: string | undefined = 'detail' in declared ? declared.detail : undefined;
+  const detail = detailField && fields[detailField];
   const times: Partial<Record<string, 'until' | 'deadline' | 'starts'>> = declared.times;
   // A countdown to a start says all there is to say: how long it has waited adds nothing.
   const countsDown = Object.values(times).includes('starts');
@@ -28,6 +30,7 @@ export function WaitReasonText({ waiting }: { waiting: WaitReason | undefined })
           <code>{subject}</code>
         </>
       )}
+      {typeof detail === 'string' && ` (${detail})`}
       {waiting.since && !countsDown && `, ${formatSpan(elapsed(waiting.since, now))}`}
       {Object.entries(times).map(([field, role]) => {
         const iso = fields[field];

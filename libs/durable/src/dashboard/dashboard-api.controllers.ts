@@ -54,6 +54,7 @@ const filterFields = {
   waitingFor: oneOf(WAIT_KIND_NAMES).optional(),
   signal: text(200).optional(),
   schedule: text(120).optional(),
+  queue: text(100).optional(),
 };
 const toRunFilter = <F extends { status?: RunFilter['status']; signal?: string }>({ signal, ...filter }: F) => ({
   ...filter,

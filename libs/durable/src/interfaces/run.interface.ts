@@ -36,6 +36,8 @@ export interface RunFilter {
   waitingFor?: WaitKind;
   /** Runs a schedule started (their ids begin with `schedule:<name>:`). */
   schedule?: string;
+  /** Runs of this queue. */
+  queue?: string;
   /** Page size, 1 to 500 (default 50). */
   limit?: number;
   /** `nextCursor` of the previous page. */

@@ -370,11 +370,13 @@ export class RunRepository {
     }
     if (filter.waitingName) where.push(`wait_name = ${param(filter.waitingName)}`);
     if (filter.schedule) where.push(`starts_with(id, ${param(`schedule:${filter.schedule}:`)})`);
+    if (filter.queue) where.push(`queue = ${param(filter.queue)}`);
     for (const [field, value] of Object.entries({
       workflow: filter.workflow,
       waitingName: filter.waitingName,
       q: filter.q,
       schedule: filter.schedule,
+      queue: filter.queue,
     })) {
       if (typeof value === 'string' && !isStorableText(value))
         throw new InvalidArgumentError(`The ${field} filter cannot hold a NUL character or a lone surrogate.`);

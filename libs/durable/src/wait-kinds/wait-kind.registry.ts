@@ -43,6 +43,8 @@ export interface WaitKindDeclaration<R extends object = object> {
   readonly clock: boolean;
   /** The reason's field naming what the run waits on, shown after the label. */
   readonly subject?: keyof R & string;
+  /** A field saying more about the wait, shown after the subject in parentheses. */
+  readonly detail?: keyof R & string;
   /**
    * The reason's instants, with how the dashboard words each: `until` (the wake), `deadline` (a limit)
    * or `starts` (the instant the run starts, counted down live).
@@ -117,6 +119,7 @@ export const WAIT_KINDS = {
     resume: 'reinvoke',
     clock: false,
     subject: 'queue',
+    detail: 'cause',
     times: {},
   }),
 } as const;

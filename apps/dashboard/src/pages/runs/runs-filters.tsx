@@ -91,10 +91,12 @@ export function RunsFilters({ view }: { view: RunsView }) {
           ))}
         </select>
       </Field>
-      {(view.status !== DEFAULT_STATUS || view.workflow || view.schedule || view.waitingFor || view.signal || view.q) && (
+      {(view.status !== DEFAULT_STATUS || view.workflow || view.schedule || view.queue || view.waitingFor || view.signal || view.q) && (
         <a
           className={styles.reset}
-          href={runsHref(withFilter(view, { status: DEFAULT_STATUS, workflow: '', schedule: '', waitingFor: '', signal: '', q: '' }))}
+          href={runsHref(
+            withFilter(view, { status: DEFAULT_STATUS, workflow: '', schedule: '', queue: '', waitingFor: '', signal: '', q: '' }),
+          )}
         >
           Reset filters
         </a>

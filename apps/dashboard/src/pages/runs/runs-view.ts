@@ -9,6 +9,8 @@ export interface RunsView {
   waitingFor: string;
   signal: string;
   schedule: string;
+  /** Runs of one queue (the Queues page links here). */
+  queue: string;
   q: string;
   limit: number;
   cursor: string;
@@ -27,6 +29,7 @@ export function readRunsView(params: URLSearchParams): RunsView {
     waitingFor: params.get('waitingFor') ?? '',
     signal: params.get('signal') ?? '',
     schedule: params.get('schedule') ?? '',
+    queue: params.get('queue') ?? '',
     q: params.get('q') ?? '',
     limit: PAGE_SIZES.includes(limit) ? limit : 50,
     cursor: params.get('cursor') ?? '',
@@ -36,11 +39,13 @@ export function readRunsView(params: URLSearchParams): RunsView {
 
 export function toRunFilter(view: RunsView): RunFilter {
   return {
-    status: view.status === 'all' ? undefined : view.status,
+    // "Waiting for" implies the status (waiting; pending for a queue's slot).
+    status: view.status === 'all' || view.waitingFor ? undefined : view.status,
     workflow: view.workflow || undefined,
     waitingFor: (view.waitingFor || undefined) as WaitKind | undefined,
     signal: view.signal || undefined,
     schedule: view.schedule || undefined,
+    queue: view.queue || undefined,
     q: view.q || undefined,
     limit: view.limit,
     cursor: view.cursor || undefined,
@@ -54,6 +59,7 @@ export function runsHref(view: RunsView): string {
     waitingFor: view.waitingFor,
     signal: view.signal,
     schedule: view.schedule,
+    queue: view.queue,
     q: view.q,
     limit: view.limit === 50 ? undefined : String(view.limit),
     cursor: view.cursor,

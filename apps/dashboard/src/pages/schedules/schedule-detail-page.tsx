@@ -4,6 +4,7 @@ import type { ScheduledRun } from '../../api/types';
 import { scheduleRunsHref } from '../../app/router';
 import { ErrorBox } from '../../components/error-box';
 import { Notice } from '../../components/notice';
+import { PageLayout } from '../../components/page-layout';
 import { Panel } from '../../components/panel';
 import { RunLink } from '../../components/run-link';
 import { StatusBadge } from '../../components/status-badge';
@@ -33,12 +34,7 @@ export function ScheduleDetailPage({ name }: { name: string }) {
 
   const { schedule, runs, skipped } = query.data;
   return (
-    <div className={styles.page}>
-      <div className={styles.heading}>
-        <a href="#/schedules">Schedules</a>
-        <span className="muted">/</span>
-        <h1 className="mono">{schedule.name}</h1>
-      </div>
+    <PageLayout title={schedule.name} parent={{ href: '#/schedules', label: 'Schedules' }}>
       {query.isError && <ErrorBox error={query.error} />}
       <ScheduleCard schedule={schedule} />
       <Panel title="Recent runs" aside={<a href={scheduleRunsHref(schedule.name)}>all runs of this schedule</a>} flush>
@@ -47,7 +43,7 @@ export function ScheduleDetailPage({ name }: { name: string }) {
       <Panel title={`Skipped slots (${schedule.skippedCount})`} flush testId="skipped-panel">
         <SkippedSlots slots={skipped} />
       </Panel>
-    </div>
+    </PageLayout>
   );
 }
 

@@ -1,6 +1,7 @@
 import { useSchedules } from '../../api/schedules';
 import { ErrorBox } from '../../components/error-box';
 import { Notice } from '../../components/notice';
+import { PageLayout } from '../../components/page-layout';
 import { ScheduleCard } from './schedule-card';
 import styles from './schedules.module.css';
 
@@ -13,11 +14,7 @@ export function SchedulesPage() {
   const list = schedules.data;
 
   return (
-    <div className={styles.page}>
-      <div className={styles.heading}>
-        <h1>Schedules</h1>
-        <span className="muted">{list.length} declared</span>
-      </div>
+    <PageLayout title="Schedules" note={`${list.length} declared`}>
       {schedules.isError && <ErrorBox error={schedules.error} />}
       <div className={styles.list}>
         {list.length === 0 && (
@@ -33,6 +30,6 @@ export function SchedulesPage() {
           <ScheduleCard key={schedule.name} schedule={schedule} />
         ))}
       </div>
-    </div>
+    </PageLayout>
   );
 }

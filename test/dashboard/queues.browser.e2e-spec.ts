@@ -1,0 +1,76 @@
+import { Browser, Page } from 'playwright-core';
+import { DurableWorkflow, Workflow, WorkflowClient } from 'nestjs-durable';
+import { launchChromium, signedInPage } from '../setup/browser';
+import { Db, DurableTestApp, startApp, uniqueSchema } from '../setup/durable-app';
+
+const TOKEN = 'queues-token-0123456789abcdef';
+
+@Workflow('llm-call', { queue: 'llm' })
+export class LlmCall implements DurableWorkflow<{ tenant: string }, string> {
+  async run(input: { tenant: string }) {
+    return input.tenant;
+  }
+}
+
+describe('the Queues page in a real browser', () => {
+  const schema = uniqueSchema();
+  const db = new Db(schema);
+  let t: DurableTestApp;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    // No worker: the backlog holds still while the page shows it.
+    t = await startApp({
+      schema,
+      providers: [LlmCall],
+      listen: true,
+      options: {
+        dashboard: { auth: { token: TOKEN } },
+        worker: { enabled: false },
+        queues: { llm: { concurrency: 2, partitionConcurrency: 1, rateLimit: { limit: 60, period: '1m' } } },
+      },
+    });
+    browser = await launchChromium();
+    page = await signedInPage(browser, t.url, TOKEN, pageErrors);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t.close();
+    await db.dropSchema();
+  });
+
+  afterEach(() => expect(pageErrors).toEqual([]));
+
+  it('shows a backlog with its cause and deepest partitions, and links to the pending runs, each saying why it waits', async () => {
+    const client = t.get(WorkflowClient);
+    for (let i = 0; i < 4; i++) await client.start(LlmCall, { tenant: 'acme' }, { partitionKey: 'acme' });
+    await client.start(LlmCall, { tenant: 'globex' }, { partitionKey: 'globex' });
+    // One of acme's runs executes (as a worker would have admitted it): acme's partition is full.
+    await db.query(
+      `UPDATE durable.runs SET status = 'running', began_at = now() WHERE id = (SELECT id FROM durable.runs WHERE partition_key = 'acme' LIMIT 1)`,
+    );
+
+    await page.getByTestId('nav-queues').click();
+    const card = page.getByTestId('queue-llm');
+    await card.waitFor();
+    await expect(card.getByTestId('queue-running').textContent()).resolves.toBe('1 / 2');
+    await expect(card.getByTestId('queue-pending').textContent()).resolves.toBe('4');
+    await expect(card.getByTestId('queue-rate').textContent()).resolves.toBe('1 / 60');
+    await expect(card.getByTestId('queue-causes').innerText()).resolves.toBe(
+      '1 waiting for a slot of the queue (concurrency)\n3 waiting for a slot of their partition (partition)',
+    );
+    await expect(card.getByTestId('queue-partitions').locator('tbody tr').allInnerTexts()).resolves.toEqual(['acme\t1\t3', 'globex\t0\t1']);
+    await expect(card.textContent()).resolves.toContain('2 at once · 1 per partition · 60 per 1 min');
+
+    await card.getByTestId('queue-pending').click();
+    await page.waitForURL(/#\/runs\?waitingFor=queue&queue=llm/);
+    const rows = page.locator('[data-testid=runs-table] tbody tr');
+    await rows.nth(3).waitFor();
+    await expect(rows.count()).resolves.toBe(4);
+    await expect(rows.allInnerTexts()).resolves.toEqual(expect.arrayContaining([expect.stringContaining('queue llm (partition)')]));
+    await expect(rows.allInnerTexts()).resolves.toEqual(expect.arrayContaining([expect.stringContaining('queue llm (concurrency)')]));
+  });
+});
