@@ -6,6 +6,8 @@ import { admitQueuedSql, lockQueueSql, promoteDueSql, queuesWithWorkSql } from '
 
 /** Queued runs whose time came that one admission pass moves to pending, at most. */
 const PROMOTE_PER_PASS = 1_000;
+/** How deep admission reads a queue's order before it looks at partitions one by one (see admitQueuedSql). */
+const HEAD_DEPTH = 1_000;
 /** The partitions GET /queues lists per queue. */
 const TOP_PARTITIONS = 10;
 
@@ -62,6 +64,7 @@ export class QueueRepository {
           workflows,
           owner,
           leaseMs,
+          HEAD_DEPTH,
         ]);
         claimed.push(...rows.map((r) => claimedFromRow(r.id, r, queriedAt, Number(r.lateness))));
       }

@@ -34,14 +34,18 @@ WHERE r.id IN (
 )`;
 
 /**
- * The journal comes with each run, read in this statement's snapshot: \`current\` only when no delivery
- * moved the run's wake_seq between that snapshot and the row this statement updated.
  * Admits up to $6 pending runs of queue $1, highest priority (lowest number) first, then first due
  * first. $2 concurrency, $3 partition concurrency, $4 rate limit (each null: none), $5 the rate
- * period in ms, $7 the workflows this instance knows, $8 owner, $9 lease ms.
- * With a partition limit, each partition that has pending runs offers its head (as many runs as it
- * has room for): a partition with a thousand pending runs cannot hide one with a single run. Runs
- * that have begun before (woken after a park) need a slot but not the rate window.
+ * period in ms, $7 the workflows this instance knows, $8 owner, $9 lease ms, $10 how deep the
+ * queue's order is read before partitions are looked at one by one.
+ * The head of the queue's order ($10 runs) gives the runs whose partition has room. Only when that
+ * head was full and did not fill the free slots (a few partitions at their limit crowd the front of
+ * the queue) does each partition with pending runs offer its own head, found by a skip scan over
+ * the queue's partition index: a partition with a thousand pending runs cannot hide one with a single
+ * run, and the common case (many partitions, evenly spread) reads a bounded range of one index.
+ * Runs that have begun before (woken after a park) need a slot but not the rate window.
+ * The journal comes with each run, read in this statement's snapshot: `current` only when no delivery
+ * moved the run's wake_seq between that snapshot and the row this statement updated.
  */
 export const admitQueuedSql = (t: Tables) => `
 WITH RECURSIVE room AS (
@@ -49,31 +53,43 @@ WITH RECURSIVE room AS (
          CASE WHEN $4::int IS NULL THEN $6::int
               ELSE $4::int - (SELECT count(*) FROM ${t.runs} WHERE queue = $1 AND began_at > now() - $5::bigint * interval '1 millisecond')::int
          END AS fresh
+), running_parts AS (
+  SELECT partition_key, count(*)::int AS n FROM ${t.runs}
+  WHERE queue = $1 AND status = 'running' AND partition_key IS NOT NULL AND $3::int IS NOT NULL GROUP BY partition_key
+), head AS (
+  SELECT id, partition_key, priority, wake_at, began_at FROM ${t.runs}
+  WHERE queue = $1 AND status = 'pending' AND workflow = ANY($7::text[]) AND (began_at IS NOT NULL OR (SELECT fresh FROM room) > 0)
+  ORDER BY priority, wake_at LIMIT CASE WHEN $3::int IS NULL THEN GREATEST((SELECT n FROM room), 0) ELSE $10::int END
+), head_ok AS (
+  SELECT h.id, h.priority, h.wake_at, h.began_at FROM (
+    SELECT head.*, row_number() OVER (PARTITION BY partition_key ORDER BY priority, wake_at, id) AS k FROM head
+  ) h LEFT JOIN running_parts rp ON rp.partition_key = h.partition_key
+  WHERE $3::int IS NULL OR h.partition_key IS NULL OR h.k + COALESCE(rp.n, 0) <= $3::int
+), deeper AS (
+  SELECT $3::int IS NOT NULL AND (SELECT count(*) FROM head) = $10::int AND (SELECT count(*) FROM head_ok) < (SELECT n FROM room) AS needed
 ), parts AS (
   (SELECT partition_key FROM ${t.runs}
-   WHERE queue = $1 AND status = 'pending' AND partition_key IS NOT NULL AND $3::int IS NOT NULL
+   WHERE queue = $1 AND status = 'pending' AND partition_key IS NOT NULL AND (SELECT needed FROM deeper)
    ORDER BY partition_key LIMIT 1)
   UNION ALL
   SELECT (SELECT r.partition_key FROM ${t.runs} r
           WHERE r.queue = $1 AND r.status = 'pending' AND r.partition_key > parts.partition_key
           ORDER BY r.partition_key LIMIT 1)
   FROM parts WHERE parts.partition_key IS NOT NULL
-), part_room AS (
-  SELECT p.partition_key,
-         $3::int - (SELECT count(*) FROM ${t.runs} r WHERE r.queue = $1 AND r.status = 'running' AND r.partition_key = p.partition_key)::int AS n
-  FROM parts p WHERE p.partition_key IS NOT NULL
-), candidates AS (
-  (SELECT id, priority, wake_at, began_at FROM ${t.runs}
-   WHERE queue = $1 AND status = 'pending' AND workflow = ANY($7::text[]) AND ($3::int IS NULL OR partition_key IS NULL)
-     AND (began_at IS NOT NULL OR (SELECT fresh FROM room) > 0)
-   ORDER BY priority, wake_at LIMIT GREATEST((SELECT n FROM room), 0))
-  UNION ALL
-  SELECT c.* FROM part_room pr, LATERAL (
+), part_heads AS (
+  SELECT c.* FROM parts p LEFT JOIN running_parts rp ON rp.partition_key = p.partition_key, LATERAL (
     SELECT id, priority, wake_at, began_at FROM ${t.runs}
-    WHERE queue = $1 AND status = 'pending' AND partition_key = pr.partition_key AND workflow = ANY($7::text[])
+    WHERE queue = $1 AND status = 'pending' AND partition_key = p.partition_key AND workflow = ANY($7::text[])
       AND (began_at IS NOT NULL OR (SELECT fresh FROM room) > 0)
-    ORDER BY priority, wake_at LIMIT GREATEST(LEAST(pr.n, (SELECT n FROM room)), 0)
-  ) c WHERE pr.n > 0
+    ORDER BY priority, wake_at LIMIT GREATEST(LEAST($3::int - COALESCE(rp.n, 0), (SELECT n FROM room)), 0)
+  ) c WHERE p.partition_key IS NOT NULL
+), unkeyed_heads AS (
+  SELECT id, priority, wake_at, began_at FROM ${t.runs}
+  WHERE queue = $1 AND status = 'pending' AND partition_key IS NULL AND workflow = ANY($7::text[]) AND (SELECT needed FROM deeper)
+    AND (began_at IS NOT NULL OR (SELECT fresh FROM room) > 0)
+  ORDER BY priority, wake_at LIMIT GREATEST((SELECT n FROM room), 0)
+), candidates AS (
+  SELECT * FROM head_ok UNION SELECT * FROM part_heads UNION SELECT * FROM unkeyed_heads
 ), ranked AS (
   SELECT id, began_at, priority, wake_at,
          count(*) FILTER (WHERE began_at IS NULL) OVER (ORDER BY priority, wake_at, id) AS fresh_rank
@@ -87,7 +103,9 @@ WITH RECURSIVE room AS (
   UPDATE ${t.runs} r
   SET status = 'running', lease_owner = $8, lease_token = r.lease_token + 1, began_at = COALESCE(r.began_at, now()),
       wake_at = now() + $9 * interval '1 millisecond', updated_at = now()
-  FROM chosen WHERE r.id = chosen.id AND r.status = 'pending'
+  FROM chosen
+  -- By primary key, one probe per chosen run: a join would let the planner hash the whole backlog.
+  WHERE r.id = ANY(ARRAY(SELECT id FROM chosen)) AND r.id = chosen.id AND r.status = 'pending'
   RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context,
             extract(epoch FROM now() - chosen.wake_at) AS lateness, r.wake_seq AS latest_seq
 ), history AS (
