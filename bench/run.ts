@@ -1,6 +1,6 @@
 // The benchmark suite: `npm run bench` (full, writes docs/benchmarks.md) or `npm run bench -- --quick` (a smoke).
 // Flags: --quick, --embedded (own Postgres cluster with pg_stat_statements), --only=<sections> (comma-separated, of
-// ceiling, throughput, latency, statements, signals, sleeps, fanOut, scale, schedules),
+// ceiling, throughput, latency, statements, signals, sleeps, fanOut, scale, schedules, queues),
 // --report=bench/results/<date>.json (no measuring: re-derive the targets and rewrite the docs from a results file).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -17,6 +17,7 @@ import { measureFanOut } from './scenarios/fan-out';
 import { measureLatency } from './scenarios/latency';
 import { measureScale } from './scenarios/scale';
 import { measureSchedules } from './scenarios/schedules';
+import { measureQueues } from './scenarios/queues';
 import { measureSignals } from './scenarios/signals';
 import { measureSleeps } from './scenarios/sleeps';
 import { measureStatements } from './scenarios/statements';
@@ -77,6 +78,7 @@ async function main(): Promise<number> {
     const fanOut = await section('fanOut', () => measureFanOut(ctx), { children: plan.fanOutChildren });
     const scale = await section('scale', () => measureScale(ctx), {});
     const schedules = await section('schedules', () => measureSchedules(ctx), {});
+    const queues = await section('queues', () => measureQueues(ctx), {});
 
     const date = new Date().toLocaleDateString('sv-SE'); // YYYY-MM-DD, local
     const partial: Omit<BenchResults, 'targets'> = {
@@ -91,7 +93,7 @@ async function main(): Promise<number> {
         'one process per system':
           'each system runs in a child process of its own (node fork), one system at a time; the workflows are started and awaited inside that process, and every timestamp is taken there, so the parent (which only orchestrates) never sits inside a measured interval',
         'same conditions': `nestjs-durable with worker concurrency ${plan.workerConcurrency} (its pool: ${plan.workerConcurrency + 5} connections) and its defaults otherwise (inlineWaitMs 2000, sweeper 1000 ms, leaseMs 30000); DBOS with its default pool of 10 connections (a pool of ${plan.workerConcurrency + 5} measured slower for it at c64 on this machine, about 170 against 300 workflows/s, so it keeps its best); the floor with a pool of ${plan.workerConcurrency + 5}`,
-        DBOS: 'DBOS.registerWorkflow with three DBOS.runStep calls, started with DBOS.startWorkflow and awaited with getResult, after DBOS.launch on its own system database; signals are DBOS.send / DBOS.recv, sleeps DBOS.sleep, fan-out DBOS.startWorkflow inside a workflow; logLevel error, no queues',
+        DBOS: 'DBOS.registerWorkflow with three DBOS.runStep calls, started with DBOS.startWorkflow and awaited with getResult, after DBOS.launch on its own system database; signals are DBOS.send / DBOS.recv, sleeps DBOS.sleep, fan-out DBOS.startWorkflow inside a workflow; logLevel error; its queue (registerQueue with the same concurrency as ours) only in the queues section',
         vacuum: `autovacuum is ${pg.settings.autovacuum} on this server; before each section the bench runs VACUUM ANALYZE in the three databases, as autovacuum would have by then, so no section pays for the dead rows and stale statistics left by the one before (all systems alike)`,
         floor:
           'raw pg, five statements per 3-step workflow, each its own commit: insert the run, three checkpoint inserts, one update to end it',
@@ -109,6 +111,7 @@ async function main(): Promise<number> {
       perWorkflow: statements,
       scale,
       schedules,
+      queues,
       fanOut,
       errors: ctx.errors,
     };

@@ -60,11 +60,16 @@ export async function openDbos(spec: PeerSpec): Promise<Peer> {
     logLevel: 'error',
   });
   await DBOS.launch();
+  // Its queue at the same limit as ours (the worker's concurrency), for the queued throughput.
+  await DBOS.registerQueue('bench', { concurrency: spec.concurrency, onConflict: 'always_update' });
   const handles = new Map<string, WorkflowHandle<string | null>>();
 
   return {
     async runOnce() {
       return (await DBOS.startWorkflow(threeSteps)(1)).getResult();
+    },
+    async runQueued() {
+      return (await DBOS.startWorkflow(threeSteps, { queueName: 'bench' })(1)).getResult();
     },
     waiting: {
       async start() {

@@ -73,6 +73,7 @@ export async function openOurs(spec: PeerSpec): Promise<Peer> {
         worker: { enabled: spec.worker !== false, concurrency: spec.concurrency },
         ...(spec.inlineWaitMs === undefined ? {} : { inlineWaitMs: spec.inlineWaitMs }),
         ...(spec.sweeperMs === undefined ? {} : { sweeper: { intervalMs: spec.sweeperMs } }),
+        queues: { bench: { concurrency: spec.concurrency } },
       }),
     ],
     providers: [ThreeSteps, AwaitGo, Nap, FanOut],
@@ -87,6 +88,9 @@ export async function openOurs(spec: PeerSpec): Promise<Peer> {
   return {
     async runOnce() {
       return (await client.start(ThreeSteps, 1)).result();
+    },
+    async runQueued() {
+      return (await client.start(ThreeSteps, 1, { queue: 'bench' })).result();
     },
     waiting: {
       async start() {

@@ -23,6 +23,8 @@ export interface PeerSpec {
 export interface Peer {
   /** One unit of work, started and awaited: a 3-step workflow (the ceiling: one single-row insert). */
   runOnce(): Promise<unknown>;
+  /** The same 3-step workflow through a queue `bench` whose concurrency is the worker's: what flow control costs. */
+  runQueued?(): Promise<unknown>;
   /** A run waiting for the signal `go`, driven from this process or another. */
   waiting?: WaitingRuns;
   /** Starts a run that sleeps `ms` and resolves, when it wakes, to how late it woke (ms). */

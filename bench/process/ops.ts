@@ -16,6 +16,10 @@ const waiting = (peer: Peer): WaitingRuns => need(peer.waiting, 'wait for signal
  */
 export const ops = {
   loop: (peer: Peer, args: { concurrency: number; durationMs?: number; count?: number }) => closedLoop(() => peer.runOnce(), args),
+  queuedLoop: (peer: Peer, args: { concurrency: number; durationMs?: number }) => {
+    const run = need(peer.runQueued, 'run through a queue').bind(peer);
+    return closedLoop(() => run(), args);
+  },
 
   startWaiting: (peer: Peer) => waiting(peer).start(),
   /** Begins awaiting the run's result here, before anyone delivers; `collect` returns when it arrived. */

@@ -6,6 +6,7 @@ import type { FanOutFigures } from '../scenarios/fan-out';
 import type { LatencyFigures } from '../scenarios/latency';
 import type { ScaleFigures } from '../scenarios/scale';
 import type { ScheduleFigures } from '../scenarios/schedules';
+import type { QueueFigures } from '../scenarios/queues';
 import type { RoundTripFigures } from '../scenarios/signals';
 import type { SleepFigures } from '../scenarios/sleeps';
 import type { StatementFigures } from '../scenarios/statements';
@@ -35,6 +36,8 @@ export interface BenchResults {
   scale: ScaleFigures;
   /** Absent in results written before the schedules section existed. */
   schedules?: ScheduleFigures;
+  /** Absent in results written before the queues section existed. */
+  queues?: QueueFigures;
   fanOut: FanOutFigures;
   targets: TargetCheck[];
   /** Figures that could not be measured, by scenario and system, with the reason. */

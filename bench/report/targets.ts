@@ -105,6 +105,16 @@ export function checkTargets(r: Results): TargetCheck[] {
     slots?.sweeperMs ?? 1_000,
     'ms',
   );
+  const queued = r.queues?.throughput;
+  add(`queued throughput at c64 >= 85% of unqueued (same process)`, queued && round(queued.ratio, 3), '>=', 0.85, 'x unqueued');
+  const admission = r.queues?.admission;
+  add(
+    `queue admission < 10 ms with ${(admission?.pending ?? 1_000_000).toLocaleString('en-US')} pending runs over ${(admission?.partitions ?? 10_000).toLocaleString('en-US')} partitions (round trip, with a partition limit)`,
+    admission?.partitionedMs.median,
+    '<',
+    10,
+    'ms',
+  );
   return checks;
 }
 

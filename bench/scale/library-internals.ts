@@ -15,3 +15,5 @@ export const { ScheduleRepository } =
 export const { SchedulePass, SCHEDULES_PER_TRANSACTION } =
   internal<typeof import('nestjs-durable/dist/worker/schedule-pass')>('worker/schedule-pass');
 export const { wakeChannel } = internal<typeof import('nestjs-durable/dist/durable.constants')>('durable.constants');
+export const { admitQueuedSql } =
+  internal<typeof import('nestjs-durable/dist/persistence/sql/admit-queued.sql')>('persistence/sql/admit-queued.sql');

@@ -96,7 +96,7 @@ export class DurableDatabase {
   }
 
   /** Runs `fn` in a transaction on one pooled connection. */
-  async transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (client: PoolClient) => Promise<T>, opening?: string): Promise<T> {
     const client = await this.pool.connect();
     // A checked-out client has no pool listener for 'error': a session cut mid-transaction would emit
     // one nobody handles and end the process. The failing query rejects anyway; that is the error we report.
@@ -104,7 +104,8 @@ export class DurableDatabase {
     const onError = (error: Error) => (broken = error);
     client.on('error', onError);
     try {
-      await client.query('BEGIN');
+      // `opening`: statements without parameters sent with BEGIN, in the same round trip.
+      await client.query(opening ? `BEGIN; ${opening}` : 'BEGIN');
       const result = await fn(client);
       await client.query('COMMIT');
       return result;

@@ -2,7 +2,7 @@ import type { QueueCause, QueueView, WaitReason } from '../interfaces';
 import type { ResolvedQueue } from '../queues/queue-config';
 import { DurableDatabase } from './durable-database';
 import { ClaimedRow, claimedFromRow, ClaimedRun } from './run.repository';
-import { admitQueuedSql, lockQueueSql, promoteDueSql, queuesWithWorkSql } from './sql/admit-queued.sql';
+import { admitQueuedSql, lockQueuesSql, promoteDueSql, queuesWithWorkSql } from './sql/admit-queued.sql';
 
 /** Queued runs whose time came that one admission pass moves to pending, at most. */
 const PROMOTE_PER_PASS = 1_000;
@@ -29,7 +29,8 @@ export class QueueRepository {
 
   /**
    * Admits up to `ask` runs of these queues for `owner`: one transaction that takes the lock of each
-   * queue with work (in name order), moves their due waiting runs to pending, then admits queue by queue.
+   * queue with work (in name order, with its BEGIN), moves their due waiting runs to pending (when
+   * there are any), then admits queue by queue.
    * `held back`: a queue had work and fewer than `ask` runs came (a limit holds some back).
    */
   async admit(
@@ -39,37 +40,37 @@ export class QueueRepository {
     ask: number,
     workflows: string[],
   ): Promise<{ claimed: ClaimedRun[]; heldBack: boolean }> {
-    const [first] = await this.db.query<{ queues: string[] }>(
-      `SELECT array_agg(queue ORDER BY queue) AS queues FROM (${this.sql.withWork}) w`,
-      [queues.map((q) => q.name)],
-    );
-    const busy = first.queues ?? [];
-    if (!busy.length) return { claimed: [], heldBack: false };
+    const withWork = await this.db.query<{ queue: string; due: boolean }>(this.sql.withWork, [queues.map((q) => q.name)]);
+    if (!withWork.length) return { claimed: [], heldBack: false };
+    const busy = withWork.map((w) => w.queue).sort();
+    const due = withWork.filter((w) => w.due).map((w) => w.queue);
     const byName = new Map(queues.map((q) => [q.name, q]));
     const queriedAt = Date.now();
-    const claimed = await this.db.transaction(async (client) => {
-      for (const name of busy) await client.query(lockQueueSql, [this.db.tables.schema, name]);
-      await client.query(this.sql.promote, [busy, PROMOTE_PER_PASS]);
-      const claimed: ClaimedRun[] = [];
-      for (const name of busy) {
-        if (claimed.length >= ask) break;
-        const q = byName.get(name)!;
-        const { rows } = await client.query<ClaimedRow & { id: string; lateness: number }>(this.sql.admit, [
-          q.name,
-          q.concurrency,
-          q.partitionConcurrency,
-          q.rateLimit?.limit ?? null,
-          q.rateLimit?.periodMs ?? null,
-          ask - claimed.length,
-          workflows,
-          owner,
-          leaseMs,
-          HEAD_DEPTH,
-        ]);
-        claimed.push(...rows.map((r) => claimedFromRow(r.id, r, queriedAt, Number(r.lateness))));
-      }
-      return claimed;
-    });
+    const claimed = await this.db.transaction(
+      async (client) => {
+        if (due.length) await client.query(this.sql.promote, [due, PROMOTE_PER_PASS]);
+        const claimed: ClaimedRun[] = [];
+        for (const name of busy) {
+          if (claimed.length >= ask) break;
+          const q = byName.get(name)!;
+          const { rows } = await client.query<ClaimedRow & { id: string; lateness: number }>(this.sql.admit, [
+            q.name,
+            q.concurrency,
+            q.partitionConcurrency,
+            q.rateLimit?.limit ?? null,
+            q.rateLimit?.periodMs ?? null,
+            ask - claimed.length,
+            workflows,
+            owner,
+            leaseMs,
+            HEAD_DEPTH,
+          ]);
+          claimed.push(...rows.map((r) => claimedFromRow(r.id, r, queriedAt, Number(r.lateness))));
+        }
+        return claimed;
+      },
+      lockQueuesSql(this.db.tables.schema, busy),
+    );
     return { claimed, heldBack: claimed.length < ask };
   }
 

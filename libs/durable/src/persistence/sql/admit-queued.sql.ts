@@ -10,15 +10,22 @@ import { journalColumnsSql } from './load-journal.sql';
  * plain claim takes the run over.
  */
 
-/** The advisory lock of one queue (taken in name order by the caller, so two claims never deadlock). */
-export const lockQueueSql = `SELECT pg_advisory_xact_lock(hashtext('nestjs-durable:queue:' || $1 || ':' || $2))`;
+/**
+ * The advisory locks of these queues, in the order given (the caller sorts them, so two claims never
+ * deadlock), as statements without parameters that go out with the transaction's BEGIN. Queue names
+ * are checked at boot to letters, digits and . _ : - and the schema to an identifier, so they are
+ * safe as literals.
+ */
+export const lockQueuesSql = (schema: string, queues: readonly string[]) =>
+  queues.map((queue) => `SELECT pg_advisory_xact_lock(hashtext('nestjs-durable:queue:${schema}:${queue}'))`).join('; ');
 
 /**
- * The queues (of $1) with work to admit: pending runs, or waiting runs whose time has come. One index
- * probe per queue, so an idle queue costs a claim pass next to nothing.
+ * The queues (of $1) with work to admit: pending runs, or waiting runs whose time has come (those
+ * must first become pending: `due`). Index probes only, so an idle queue costs a claim pass next to nothing.
  */
 export const queuesWithWorkSql = (t: Tables) => `
-SELECT q AS queue FROM unnest($1::text[]) q
+SELECT q AS queue, EXISTS (SELECT 1 FROM ${t.runs} WHERE queue = q AND status = 'waiting' AND wake_at <= now()) AS due
+FROM unnest($1::text[]) q
 WHERE EXISTS (SELECT 1 FROM ${t.runs} WHERE queue = q AND status = 'pending')
    OR EXISTS (SELECT 1 FROM ${t.runs} WHERE queue = q AND status = 'waiting' AND wake_at <= now())`;
 
