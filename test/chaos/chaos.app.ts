@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { INestApplication, INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DurableModule } from 'nestjs-durable';
-import { ChaosChild, ChaosOrder, Ledger } from './chaos.workflows';
+import { CHAOS_QUEUE, ChaosChild, ChaosOrder, Ledger } from './chaos.workflows';
 import type { EngineOptions } from './profiles';
 
 /** What a chaos process is told by the harness, through its environment. */
@@ -47,6 +47,7 @@ export async function bootChaosApp(role: 'worker' | 'sender', executes = role ==
           intervalMs: engine.retention.intervalMs,
         },
         dashboard: !worker && { auth: { insecureNoAuth: true } },
+        queues: { [CHAOS_QUEUE.name]: { concurrency: CHAOS_QUEUE.concurrency } },
         shutdownGraceMs: 0,
       }),
     ],

@@ -98,7 +98,10 @@ export class Ledger {
 /** Transient database errors (killed connections, a restarting server) fail an attempt: retry soon and often. */
 const RETRY = { maxAttempts: 200, initialDelay: '100ms', backoffFactor: 2, maxDelay: '1s' } as const;
 
-@Workflow('chaos-child', { retry: RETRY })
+/** The chaos app's queue (chaos.app.ts): every child waits in it for one of its few slots (checks/queues.ts). */
+export const CHAOS_QUEUE = { name: 'chaos-children', concurrency: 2 };
+
+@Workflow('chaos-child', { retry: RETRY, queue: CHAOS_QUEUE.name })
 export class ChaosChild implements DurableWorkflow<{ parent: string }, { packed: Effect; shipped: Effect }> {
   constructor(private readonly ledger: Ledger) {}
 

@@ -5,6 +5,7 @@ import type { Evidence, Violation } from './checks/data';
 import { checkEffects } from './checks/effects';
 import { checkFencing } from './checks/fencing';
 import { checkOperator } from './checks/operator';
+import { checkQueues } from './checks/queues';
 import { checkRecovery } from './checks/recovery';
 import { checkRetention } from './checks/retention';
 import { checkSignals } from './checks/signals';
@@ -29,6 +30,7 @@ export const CHECKS = {
   operator: checkOperator,
   transactions: checkTransactions,
   retention: checkRetention,
+  queues: checkQueues,
 } satisfies Record<string, Check>;
 
 export type CheckName = keyof typeof CHECKS;

@@ -89,6 +89,7 @@ export function summaryTable(facts: RunFacts, e: Evidence, v: Verdict): string {
       'runs deleted by retention: completed / cancelled (children among them)',
       `${m('retention', 'completed')} / ${m('retention', 'cancelled')} (${m('retention', 'children')})`,
     ],
+    ['queue admissions of children / most running at once (concurrency 2)', `${m('queues', 'admissions')} / ${m('queues', 'mostRunning')}`],
     ['worker boots retried (server down)', facts.bootRetries],
     ['violations', v.violations.length],
   ];

@@ -2,6 +2,7 @@ import { serialize } from 'nestjs-durable/schema/serializer';
 import { parseOptions } from '../profiles';
 import type { Evidence, HistoryRow, RunRow, StepRow } from './data';
 import { checkOperator } from './operator';
+import { checkQueues } from './queues';
 import { checkRecovery } from './recovery';
 import { checkRetention } from './retention';
 import { checkTerminal } from './terminal';
@@ -269,5 +270,30 @@ describe('chaos checks: recovery', () => {
     expect(messages(checkRecovery(evidence({ faults: [pause, kill(2, T - 60_000)], history: runs })))).toEqual([
       'held by the stopped pid 42, never taken over',
     ]);
+  });
+});
+
+describe('chaos checks: queues', () => {
+  const claimed = (at: number) => ['claimed', at, { queue: 'chaos-children' }] as [string, number, Record<string, unknown>];
+  it('a queue is never over its concurrency, counted from admissions to the events that leave running, kills and takeovers included', () => {
+    // Two admitted, one parks, a third is admitted; the second is taken over (it keeps its slot) and ends.
+    const within = evidence({
+      history: new Map([
+        history('a', claimed(T), ['parked', T + 100]),
+        history('b', claimed(T + 10), ['lease-taken-over', T + 400], ['completed', T + 500]),
+        history('c', claimed(T + 200), ['completed', T + 300]),
+      ]),
+    });
+    expect(messages(checkQueues(within))).toEqual([]);
+    expect(checkQueues(within).metrics).toEqual({ admissions: 3, mostRunning: 2 });
+    // A third admitted while two still run (the taken-over one included) is a violation.
+    const over = evidence({
+      history: new Map([
+        history('a', claimed(T), ['completed', T + 600]),
+        history('b', claimed(T + 10), ['lease-taken-over', T + 400], ['completed', T + 500]),
+        history('c', claimed(T + 450), ['completed', T + 460]),
+      ]),
+    });
+    expect(messages(checkQueues(over))).toEqual([expect.stringMatching(/with 3 runs of queue chaos-children running \(concurrency 2\)$/)]);
   });
 });
