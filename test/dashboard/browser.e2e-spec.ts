@@ -1,41 +1,29 @@
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { Breaks, NapLong, operatorWorkflows, ParentOfReview, RefundReview, Review } from '../fixtures/operator.workflows';
-import { launchChromium, signedInPage } from '../setup/browser';
-import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { dashboardSuite } from '../setup/browser';
+import { DurableTestApp, eventually, uniqueSchema } from '../setup/durable-app';
 
 const TOKEN = 'browser-token-0123456789abcdef';
 /** Screenshots go to SCREENSHOTS (docs/images when refreshing the docs), else to a temporary folder. */
 const SHOTS = process.env.SCREENSHOTS ?? join(tmpdir(), 'durable-screenshots');
 
 describe('dashboard in a real browser', () => {
-  const schema = uniqueSchema();
-  const db = new Db(schema);
+  const suite = dashboardSuite({ schema: uniqueSchema(), token: TOKEN, providers: operatorWorkflows });
+  const { db } = suite;
   let t: DurableTestApp;
-  let browser: Browser;
   let page: Page;
-  const pageErrors: string[] = [];
+  beforeAll(() => {
+    mkdirSync(SHOTS, { recursive: true });
+    t = suite.app;
+    page = suite.page;
+  });
 
   const waiting = (runId: string) =>
     eventually(async () => (await t.client.getRun(runId).catch(() => undefined))?.status === 'waiting', `${runId} to wait`);
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
-
-  beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    t = await startApp({ schema, providers: operatorWorkflows, listen: true, options: { dashboard: { auth: { token: TOKEN } } } });
-    browser = await launchChromium();
-    page = await signedInPage(browser, t.url, TOKEN, pageErrors);
-  }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await t.close();
-    await db.dropSchema();
-  });
-
-  afterEach(() => expect(pageErrors).toEqual([]));
 
   it('serves the page with a Content Security Policy that forbids inline scripts', async () => {
     const response = await fetch(`${t.url}/durable/`);

@@ -1,7 +1,6 @@
-import { Browser, Page } from 'playwright-core';
 import { DurableWorkflow, Workflow, WorkflowClient } from 'nestjs-durable';
-import { launchChromium, signedInPage } from '../setup/browser';
-import { Db, DurableTestApp, startApp, uniqueSchema } from '../setup/durable-app';
+import { dashboardSuite } from '../setup/browser';
+import { uniqueSchema } from '../setup/durable-app';
 
 const TOKEN = 'queues-token-0123456789abcdef';
 
@@ -13,39 +12,20 @@ export class LlmCall implements DurableWorkflow<{ tenant: string }, string> {
 }
 
 describe('the Queues page in a real browser', () => {
-  const schema = uniqueSchema();
-  const db = new Db(schema);
-  let t: DurableTestApp;
-  let browser: Browser;
-  let page: Page;
-  const pageErrors: string[] = [];
-
-  beforeAll(async () => {
-    // No worker: the backlog holds still while the page shows it.
-    t = await startApp({
-      schema,
-      providers: [LlmCall],
-      listen: true,
-      options: {
-        dashboard: { auth: { token: TOKEN } },
-        worker: { enabled: false },
-        queues: { llm: { concurrency: 2, partitionConcurrency: 1, rateLimit: { limit: 60, period: '1m' } } },
-      },
-    });
-    browser = await launchChromium();
-    page = await signedInPage(browser, t.url, TOKEN, pageErrors);
-  }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await t.close();
-    await db.dropSchema();
+  // No worker: the backlog holds still while the page shows it.
+  const suite = dashboardSuite({
+    schema: uniqueSchema(),
+    token: TOKEN,
+    providers: [LlmCall],
+    options: {
+      worker: { enabled: false },
+      queues: { llm: { concurrency: 2, partitionConcurrency: 1, rateLimit: { limit: 60, period: '1m' } } },
+    },
   });
 
-  afterEach(() => expect(pageErrors).toEqual([]));
-
   it('shows a backlog with its cause and deepest partitions, and links to the pending runs, each saying why it waits', async () => {
-    const client = t.get(WorkflowClient);
+    const { app, page, db } = suite;
+    const client = app.get(WorkflowClient);
     for (let i = 0; i < 4; i++) await client.start(LlmCall, { tenant: 'acme' }, { partitionKey: 'acme' });
     await client.start(LlmCall, { tenant: 'globex' }, { partitionKey: 'globex' });
     // One of acme's runs executes (as a worker would have admitted it): acme's partition is full.

@@ -2,10 +2,10 @@ import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cron } from 'croner';
-import { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { DurableWorkflow, ScheduledInput, Step, Workflow, WorkflowContext } from 'nestjs-durable';
-import { launchChromium, signedInPage } from '../setup/browser';
-import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { dashboardSuite } from '../setup/browser';
+import { DurableTestApp, eventually, uniqueSchema } from '../setup/durable-app';
 
 const TOKEN = 'schedules-token-0123456789abcdef';
 const SHOTS = process.env.SCREENSHOTS ?? join(tmpdir(), 'durable-screenshots');
@@ -44,12 +44,21 @@ interface ScheduleView {
 }
 
 describe('the Schedules page in a real browser', () => {
-  const schema = uniqueSchema();
-  const db = new Db(schema);
+  const suite = dashboardSuite({
+    schema: uniqueSchema(),
+    token: TOKEN,
+    providers: [Tally, Hold, Bimonthly],
+    // The operator's zone is UTC here, so the backfill's inputs are UTC instants.
+    page: { viewport: { width: 1280, height: 900 }, timezoneId: 'UTC' },
+  });
+  const { db } = suite;
   let t: DurableTestApp;
-  let browser: Browser;
   let page: Page;
-  const pageErrors: string[] = [];
+  beforeAll(() => {
+    mkdirSync(SHOTS, { recursive: true });
+    t = suite.app;
+    page = suite.page;
+  });
 
   const api = async <T>(path: string): Promise<T> => {
     const response = await fetch(`${t.url}/durable/api${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
@@ -61,22 +70,6 @@ describe('the Schedules page in a real browser', () => {
     await page.goto(`${t.url}/durable/#/schedules`);
     await card('weekday-9am').waitFor();
   };
-
-  beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    t = await startApp({ schema, providers: [Tally, Hold, Bimonthly], listen: true, options: { dashboard: { auth: { token: TOKEN } } } });
-    browser = await launchChromium();
-    // The operator's zone is UTC here, so the backfill's inputs are UTC instants.
-    page = await signedInPage(browser, t.url, TOKEN, pageErrors, { viewport: { width: 1280, height: 900 }, timezoneId: 'UTC' });
-  }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await t.close();
-    await db.dropSchema();
-  });
-
-  afterEach(() => expect(pageErrors).toEqual([]));
 
   it('lists each schedule with its cron in words and its next five fire times, UTC on hover', async () => {
     await page.getByTestId('nav-schedules').click();

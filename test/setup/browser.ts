@@ -1,4 +1,7 @@
+import type { Provider } from '@nestjs/common';
+import type { DurableModuleOptions } from 'nestjs-durable';
 import { Browser, BrowserContextOptions, chromium, Page } from 'playwright-core';
+import { Db, DurableTestApp, startApp } from './durable-app';
 
 /**
  * Debian's Chromium, headless, driven by playwright-core (no browser is ever downloaded). The flags
@@ -41,4 +44,48 @@ export async function signedInPage(
   await page.getByTestId('login-submit').click();
   await page.getByTestId('nav-runs').waitFor();
   return page;
+}
+
+/**
+ * The setup every dashboard browser suite shares: before the suite, the app (listening, the dashboard
+ * behind `token`), Debian's Chromium and a signed-in page; after it, all closed and the schema
+ * dropped; after each test, no page error. Read `app` and `page` inside hooks and tests.
+ */
+export function dashboardSuite(args: {
+  schema: string;
+  token: string;
+  providers: Provider[];
+  options?: Partial<DurableModuleOptions>;
+  page?: BrowserContextOptions;
+}): { readonly app: DurableTestApp; readonly page: Page; readonly db: Db } {
+  const db = new Db(args.schema);
+  const errors: string[] = [];
+  let app: DurableTestApp | undefined;
+  let browser: Browser | undefined;
+  let page: Page | undefined;
+  beforeAll(async () => {
+    app = await startApp({
+      schema: args.schema,
+      providers: args.providers,
+      listen: true,
+      options: { dashboard: { auth: { token: args.token } }, ...args.options },
+    });
+    browser = await launchChromium();
+    page = await signedInPage(browser, app.url, args.token, errors, args.page);
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    await db.dropSchema();
+  });
+  afterEach(() => expect(errors).toEqual([]));
+  return {
+    get app() {
+      return app!;
+    },
+    get page() {
+      return page!;
+    },
+    db,
+  };
 }

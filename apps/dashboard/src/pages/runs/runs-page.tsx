@@ -4,6 +4,7 @@ import { useCanMutate } from '../../app/session-context';
 import { Button } from '../../components/button';
 import { ErrorBox } from '../../components/error-box';
 import { Notice } from '../../components/notice';
+import { PageLayout } from '../../components/page-layout';
 import { navigate } from '../../app/router';
 import { BulkBar } from './bulk-bar';
 import { type BulkReport, BulkResults } from './bulk-results';
@@ -25,13 +26,15 @@ export function RunsPage({ params }: { params: URLSearchParams }) {
   const nextCursor = runs.data?.nextCursor;
 
   return (
-    <div className={styles.page}>
-      <div className={styles.heading}>
-        <h1>Runs</h1>
-        <span className="muted">{describeStatus(view.status)}</span>
-        {runs.isFetching && <span className={styles.live} title="Refreshing" />}
-      </div>
-
+    <PageLayout
+      title="Runs"
+      note={
+        <>
+          {describeStatus(view.status)}
+          {runs.isFetching && <span className={styles.live} title="Refreshing" />}
+        </>
+      }
+    >
       <RunsFilters view={view} />
       {canMutate && <BulkBar selection={selection} runs={list} signalFilter={view.signal} onReport={setReport} />}
       {report && <BulkResults report={report} onDismiss={() => setReport(null)} />}
@@ -67,7 +70,7 @@ export function RunsPage({ params }: { params: URLSearchParams }) {
           Next →
         </Button>
       </div>
-    </div>
+    </PageLayout>
   );
 }
 

@@ -3,6 +3,7 @@ import { useWorkflows } from '../../api/workflows';
 import { useCanMutate } from '../../app/session-context';
 import { ErrorBox } from '../../components/error-box';
 import { Notice } from '../../components/notice';
+import { PageLayout } from '../../components/page-layout';
 import { Panel } from '../../components/panel';
 import { StartRunForm } from './start-run-form';
 import { WorkflowCard } from './workflow-card';
@@ -20,11 +21,7 @@ export function WorkflowsPage() {
   const selected = chosen ?? list[0]?.name ?? '';
 
   return (
-    <div className={styles.page}>
-      <div className={styles.heading}>
-        <h1>Workflows</h1>
-        <span className="muted">{list.length} registered</span>
-      </div>
+    <PageLayout title="Workflows" note={`${list.length} registered`}>
       <div className={canMutate ? styles.columns : undefined}>
         <div className={styles.list}>
           {list.length === 0 && <Notice title="No workflow is registered">Decorate a class with @Workflow() and import its module.</Notice>}
@@ -40,6 +37,6 @@ export function WorkflowsPage() {
           </aside>
         )}
       </div>
-    </div>
+    </PageLayout>
   );
 }
