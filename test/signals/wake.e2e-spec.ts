@@ -18,8 +18,10 @@ class AwaitGo implements DurableWorkflow<null, string> {
 class InTurn implements DurableWorkflow<null, unknown[]> {
   async run(_: null, ctx: WorkflowContext) {
     const a = await ctx.waitForSignal<string>('a');
-    const m = await ctx.receive<string>('m');
-    await ctx.ack('m', m.key);
+    // One message, taken as the contract says a channel is consumed: a bare receive then ack would wait
+    // again on a re-run (acked messages are gone from receive), and a re-run comes whenever the wait
+    // for 'b' is woken in-process.
+    const m = await ctx.consume<string>('m', () => undefined, { until: () => true });
     const b = await ctx.waitForSignal<string>('b');
     return [a, m.payload, b];
   }
@@ -165,10 +167,7 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
     }
   });
 
-  // Skipped for now: under load on a 2-core machine a run is left unfinished in about 1 run of 4 (the
-  // test hangs to its timeout even with a sweeper on), on this engine; the engine before issue 12 failed
-  // it under load too, faster and differently. Not yet diagnosed: see the closing note of this change.
-  it.skip('signals and messages racing each other from two claiming instances: every run takes each once and none is left waiting', async () => {
+  it('signals and messages racing each other from two claiming instances: every run takes each once and none is left waiting', async () => {
     const a = await boot({ sweeper: false, worker: { concurrency: 20 } });
     const b = await boot({ sweeper: false, worker: { concurrency: 20 } });
     const handles = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).client.start(InTurn, null)));
