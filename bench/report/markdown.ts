@@ -201,7 +201,7 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
       `(its NOTIFY, sent at the commit of the pass transaction that inserted it, arrived at a listener); those transactions started`,
       `${s.insertStartMs.p50} ms (p50) and ${s.insertStartMs.p95} ms (p95) after the slot (${s.transactions} transactions), and every run was visible ${s.allVisibleMs} ms`,
       `after it. The sweeper aims a pass at the next schedule's instant, so the first batch starts within milliseconds of the slot;`,
-      `the rest is the pass's own work (${s.batch.toLocaleString('en-US')} schedules a transaction; after a full first one, three transactions side by side) beside the runs it started.`,
+      `the rest is the pass's own work (${s.batch.toLocaleString('en-US')} schedules a transaction, up to four transactions side by side from the start) beside the runs it started.`,
       '',
     );
   }

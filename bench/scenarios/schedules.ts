@@ -121,9 +121,9 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
       const execution: number[] = [];
       let planText: string[] = [];
       for (let i = 0; i < 2 + Math.max(5, plan.reps); i++) {
-        const explained = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${nextDue}`, [0])).rows[0]['QUERY PLAN'][0];
+        const explained = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${nextDue}`, [0, 10_000])).rows[0]['QUERY PLAN'][0];
         if (i === 0)
-          planText = (await db.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${nextDue}`, [0])).rows.map(
+          planText = (await db.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${nextDue}`, [0, 10_000])).rows.map(
             (r) => r['QUERY PLAN'] as string,
           );
         if (i >= 2) execution.push(explained['Execution Time']);

@@ -2,6 +2,7 @@ import type { ErrorInfo, RunStatus, WaitKind } from '../interfaces';
 import { WAIT_KIND_NAMES } from '../wait-kinds/wait-kind.registry';
 import { DurableDatabase } from './durable-database';
 import { RUN_STATUSES } from './run.repository';
+import { PLAIN_CLAIMABLE } from './sql/claim-runs.sql';
 
 export interface RunJournalRows {
   steps: Array<{
@@ -74,7 +75,7 @@ export class DashboardRepository {
   async stats(sweepIntervalMs: number, leaseMs: number): Promise<StatsRows> {
     const t = this.db.tables;
     const capped = (where: string) => `(SELECT count(*) FROM (SELECT 1 FROM ${t.runs} WHERE ${where} LIMIT $3) c)::int`;
-    const overdueWhere = (ms: string | number) => `wake_at < now() - ${ms} * interval '1 millisecond'`;
+    const overdueWhere = (ms: string | number) => `wake_at < now() - ${ms} * interval '1 millisecond' AND ${PLAIN_CLAIMABLE}`;
     const [row] = await this.db.query<{
       by_status: Array<{ status: RunStatus; n: number }>;
       by_kind: Array<{ kind: WaitKind; n: number }>;

@@ -7,7 +7,7 @@ import { deserialize } from '../schema/serializer';
 import { isStorableText } from '../schema/define-signal';
 import { DurableDatabase } from './durable-database';
 import { journalFromRow, JournalRow, LoadedJournal } from './journal.repository';
-import { claimRunsSql } from './sql/claim-runs.sql';
+import { claimRunsSql, PLAIN_CLAIMABLE } from './sql/claim-runs.sql';
 import { finishRunSql } from './sql/finish-run.sql';
 import { parkRunSql, scheduleRetrySql } from './sql/park-run.sql';
 import { releaseRunsSql, renewLeasesSql } from './sql/renew-leases.sql';
@@ -314,7 +314,7 @@ export class RunRepository {
   async waitingFigures(overdueMs: number): Promise<{ waiting: Record<string, number>; overdue: number }> {
     const [row] = await this.db.query<{ waiting: Array<{ kind: string; n: number }>; overdue: number }>(
       `SELECT (SELECT COALESCE(json_agg(json_build_object('kind', wait_kind, 'n', n)), '[]') FROM (SELECT wait_kind, count(*)::int AS n FROM ${this.db.tables.runs} WHERE status = 'waiting' GROUP BY wait_kind) k) AS waiting,
-              (SELECT count(*)::int FROM ${this.db.tables.runs} WHERE wake_at < now() - $1 * interval '1 millisecond') AS overdue`,
+              (SELECT count(*)::int FROM ${this.db.tables.runs} WHERE wake_at < now() - $1 * interval '1 millisecond' AND ${PLAIN_CLAIMABLE}) AS overdue`,
       [overdueMs],
     );
     const waiting = Object.fromEntries(WAIT_KIND_NAMES.map((kind) => [kind, 0]));

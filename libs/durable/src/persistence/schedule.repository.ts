@@ -171,10 +171,13 @@ export class ScheduleRepository {
     return wakeChannel(this.db.tables.schema);
   }
 
-  /** Milliseconds from the database's (shifted) now to the earliest next_fire_at; null when there is no schedule. */
-  async msUntilNextDue(shiftMs: number): Promise<number | null> {
-    const [row] = await this.db.query<{ ms: number | null }>(this.sql.nextDue, [shiftMs]);
-    return row.ms === null ? null : Number(row.ms);
+  /**
+   * Milliseconds from the database's (shifted) now to the earliest next_fire_at (null when there is no
+   * schedule), and how many are due now, counted up to `upTo`.
+   */
+  async nextDue(shiftMs: number, upTo: number): Promise<{ inMs: number | null; due: number }> {
+    const [row] = await this.db.query<{ ms: number | null; due: number }>(this.sql.nextDue, [shiftMs, upTo]);
+    return { inMs: row.ms === null ? null : Number(row.ms), due: row.due };
   }
 
   /**
@@ -288,8 +291,11 @@ function statements(t: Tables) {
       SELECT s.*, r.status AS last_run_status, r.input AS last_run_input,
              (SELECT count(*)::int FROM ${t.scheduleSkips} k WHERE k.schedule = s.name) AS skipped
       FROM ${t.schedules} s LEFT JOIN ${t.runs} r ON r.id = s.last_run_id`,
-    // $1 the test clock's shift. The index's first entry (schedules_due_idx on next_fire_at).
-    nextDue: `SELECT extract(epoch FROM min(next_fire_at) - ${shiftedNow('$1')}) * 1000 AS ms FROM ${t.schedules}`,
+    // $1 the test clock's shift, $2 the most due ones to count. The index's first entry, and its range up to now (schedules_due_idx).
+    nextDue: `
+      SELECT extract(epoch FROM min(next_fire_at) - ${shiftedNow('$1')}) * 1000 AS ms,
+             (SELECT count(*) FROM (SELECT 1 FROM ${t.schedules} WHERE next_fire_at <= ${shiftedNow('$1')} LIMIT $2) d)::int AS due
+      FROM ${t.schedules}`,
     // $1 batch, $2 the test clock's shift. The last run's status decides overlap.
     due: `
       SELECT s.*, r.status AS last_run_status, NULL AS last_run_input, 0 AS skipped, ${shiftedNow('$2')} AS db_now

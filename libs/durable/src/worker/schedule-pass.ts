@@ -17,7 +17,7 @@ const UNFINISHED = new Set(['pending', 'running', 'waiting']);
  */
 export const SCHEDULES_PER_TRANSACTION = 2_500;
 /** Pass transactions side by side when a crowd is due: enough to keep Postgres busy while one waits on its client. */
-const PARALLEL_TRANSACTIONS = 3;
+const PARALLEL_TRANSACTIONS = 4;
 
 /** What a pass did, and when (database time) the next schedule is due: the sweeper aims its next pass there. */
 export interface SchedulePassResult {
@@ -40,15 +40,17 @@ export class SchedulePass {
   ) {}
 
   /**
-   * Fires everything due. With nothing due it is one indexed read, no transaction. A first batch
-   * that comes back full means a crowd is due (a minute boundary shared by thousands): the rest is
-   * fired by PARALLEL_TRANSACTIONS transactions side by side (SKIP LOCKED keeps their batches apart).
-   * Afterwards it reads when the next schedule is due.
+   * Fires everything due. With nothing due it is one indexed read, no transaction. That read also
+   * counts the schedules due (up to what the lanes take in one round): a crowd at one boundary is fired
+   * by up to PARALLEL_TRANSACTIONS transactions side by side from the start (SKIP LOCKED keeps their
+   * batches apart), each going on while its batches come back full. Afterwards it reads when the next
+   * schedule is due.
    */
   async run(): Promise<SchedulePassResult> {
     const { shiftMs } = this.clock;
-    const before = await this.schedules.msUntilNextDue(shiftMs);
-    if (before === null || before > 0) return { started: 0, nextDueInMs: before };
+    const upTo = PARALLEL_TRANSACTIONS * SCHEDULES_PER_TRANSACTION;
+    const before = await this.schedules.nextDue(shiftMs, upTo);
+    if (before.inMs === null || before.inMs > 0) return { started: 0, nextDueInMs: before.inMs };
     let started = 0;
     /** Fires one batch; true when it was full (more may be due). */
     const batch = async (): Promise<boolean> => {
@@ -62,16 +64,15 @@ export class SchedulePass {
       started += fired;
       return seen === SCHEDULES_PER_TRANSACTION;
     };
-    if (await batch()) {
-      const lanes = await Promise.allSettled(
-        Array.from({ length: PARALLEL_TRANSACTIONS }, async () => {
-          while (await batch());
-        }),
-      );
-      const failed = lanes.find((lane): lane is PromiseRejectedResult => lane.status === 'rejected');
-      if (failed) throw failed.reason;
-    }
-    return { started, nextDueInMs: await this.schedules.msUntilNextDue(shiftMs) };
+    const lanes = Math.max(1, Math.min(PARALLEL_TRANSACTIONS, Math.ceil(before.due / SCHEDULES_PER_TRANSACTION)));
+    const ended = await Promise.allSettled(
+      Array.from({ length: lanes }, async () => {
+        while (await batch());
+      }),
+    );
+    const failed = ended.find((lane): lane is PromiseRejectedResult => lane.status === 'rejected');
+    if (failed) throw failed.reason;
+    return { started, nextDueInMs: (await this.schedules.nextDue(shiftMs, 0)).inMs };
   }
 }
 

@@ -1,6 +1,7 @@
 import { EntitySchema } from 'typeorm';
 import type { WaitKind } from '../../wait-kinds/wait-kind.registry';
 import { waitKindCheck } from '../sql/wait-kinds.sql';
+import { PLAIN_CLAIMABLE } from '../sql/claim-runs.sql';
 
 /** A row of `runs`: one workflow run, its status, its wait and its lease. */
 export interface RunRow {
@@ -82,7 +83,7 @@ export const runEntity = (schema: string) =>
     ],
     indices: [
       // What the plain claim reads: a queue's pending and waiting runs are admitted from the queue's own indexes.
-      { name: 'runs_due_idx', columns: ['wakeAt'], where: `wake_at IS NOT NULL AND (queue IS NULL OR status = 'running')` },
+      { name: 'runs_due_idx', columns: ['wakeAt'], where: PLAIN_CLAIMABLE },
       { name: 'runs_queue_running_idx', columns: ['queue', 'partitionKey'], where: `status = 'running' AND queue IS NOT NULL` },
       { name: 'runs_queue_pending_idx', columns: ['queue', 'priority', 'wakeAt'], where: `status = 'pending' AND queue IS NOT NULL` },
       {

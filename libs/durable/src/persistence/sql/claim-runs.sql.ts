@@ -14,10 +14,17 @@ import { journalColumnsSql } from './load-journal.sql';
  * from a lapsed lease (whose worker may still have checkpointed meanwhile); else it is read afresh.
  * $1 owner, $2 lease ms, $3 batch size, $4 workflow names.
  */
+/**
+ * The rows of `runs_due_idx`, the predicate every statement over due runs repeats so the planner uses
+ * that index: what the plain claim takes when its time comes (a queue's pending and waiting runs wait
+ * for admission instead, and are neither claimed here nor overdue).
+ */
+export const PLAIN_CLAIMABLE = `wake_at IS NOT NULL AND (queue IS NULL OR status = 'running')`;
+
 export const claimRunsSql = (t: Tables) => `
 WITH due AS (
   SELECT id, status, lease_owner, wake_at, xmin::text AS version FROM ${t.runs}
-  WHERE wake_at <= now() AND (queue IS NULL OR status = 'running') AND workflow = ANY($4::text[])
+  WHERE wake_at <= now() AND ${PLAIN_CLAIMABLE} AND workflow = ANY($4::text[])
   ORDER BY wake_at
   LIMIT $3
   FOR UPDATE SKIP LOCKED
