@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
+import type { ResolvedQueue } from '../queues/queue-config';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { ClaimedRun, RunRepository } from '../persistence/run.repository';
 import { QueueRepository } from '../persistence/queue.repository';
@@ -52,11 +53,12 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     private readonly executor: Executor,
     private readonly registry: WorkflowRegistry,
     private readonly telemetry: DurableTelemetry,
-  ) {}
-
-  private get queueList() {
-    return [...this.options.queues.values()];
+  ) {
+    this.queueList = [...options.queues.values()];
   }
+
+  /** The module's queues, which each claim pass offers to admission when the plain claim left room. */
+  private readonly queueList: ResolvedQueue[];
 
   get enabled(): boolean {
     return this.options.worker.enabled;

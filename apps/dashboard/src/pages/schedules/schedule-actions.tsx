@@ -25,6 +25,34 @@ export function ScheduleActions({ schedule }: { schedule: Schedule }) {
     setBackfilled(null);
   };
 
+  const buttons = [
+    schedule.paused
+      ? {
+          testId: 'schedule-resume',
+          title: 'Fire again from the next slot; the slots passed while paused stay skipped.',
+          label: resume.isPending ? 'Resuming…' : 'Resume',
+          run: () => resume.mutate(schedule.name),
+        }
+      : {
+          testId: 'schedule-pause',
+          title: 'Start no run until resumed; each slot meanwhile is recorded as skipped (paused). Kept across restarts and deploys.',
+          label: pause.isPending ? 'Pausing…' : 'Pause',
+          run: () => pause.mutate(schedule.name),
+        },
+    {
+      testId: 'schedule-trigger',
+      title: 'Start one run now, outside the slots.',
+      label: trigger.isPending ? 'Triggering…' : 'Trigger now',
+      run: () => trigger.mutate(schedule.name),
+    },
+    {
+      testId: 'schedule-backfill',
+      title: 'Start a run for each slot of a past range that has none.',
+      label: 'Backfill…',
+      run: () => setBackfilling(true),
+    },
+  ];
+
   if (!canMutate)
     return (
       <div className={styles.actionGroup}>
@@ -34,57 +62,21 @@ export function ScheduleActions({ schedule }: { schedule: Schedule }) {
   return (
     <div className={styles.actionGroup}>
       <div className={styles.actions}>
-        {schedule.paused ? (
+        {buttons.map((button) => (
           <Button
+            key={button.testId}
             small
             disabled={busy}
-            title="Fire again from the next slot; the slots passed while paused stay skipped."
+            title={button.title}
             onClick={() => {
               reset();
-              resume.mutate(schedule.name);
+              button.run();
             }}
-            data-testid="schedule-resume"
+            data-testid={button.testId}
           >
-            {resume.isPending ? 'Resuming…' : 'Resume'}
+            {button.label}
           </Button>
-        ) : (
-          <Button
-            small
-            disabled={busy}
-            title="Start no run until resumed; each slot meanwhile is recorded as skipped (paused). Kept across restarts and deploys."
-            onClick={() => {
-              reset();
-              pause.mutate(schedule.name);
-            }}
-            data-testid="schedule-pause"
-          >
-            {pause.isPending ? 'Pausing…' : 'Pause'}
-          </Button>
-        )}
-        <Button
-          small
-          disabled={busy}
-          title="Start one run now, outside the slots."
-          onClick={() => {
-            reset();
-            trigger.mutate(schedule.name);
-          }}
-          data-testid="schedule-trigger"
-        >
-          {trigger.isPending ? 'Triggering…' : 'Trigger now'}
-        </Button>
-        <Button
-          small
-          disabled={busy}
-          title="Start a run for each slot of a past range that has none."
-          onClick={() => {
-            reset();
-            setBackfilling(true);
-          }}
-          data-testid="schedule-backfill"
-        >
-          Backfill…
-        </Button>
+        ))}
       </div>
       <ErrorBox error={pause.error ?? resume.error ?? trigger.error} testId="schedule-action-error" />
       {trigger.data && (

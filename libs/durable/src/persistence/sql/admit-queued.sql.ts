@@ -24,10 +24,12 @@ export const lockQueuesSql = (schema: string, queues: readonly string[]) =>
  * must first become pending: `due`). Index probes only, so an idle queue costs a claim pass next to nothing.
  */
 export const queuesWithWorkSql = (t: Tables) => `
-SELECT q AS queue, EXISTS (SELECT 1 FROM ${t.runs} WHERE queue = q AND status = 'waiting' AND wake_at <= now()) AS due
-FROM unnest($1::text[]) q
-WHERE EXISTS (SELECT 1 FROM ${t.runs} WHERE queue = q AND status = 'pending')
-   OR EXISTS (SELECT 1 FROM ${t.runs} WHERE queue = q AND status = 'waiting' AND wake_at <= now())`;
+SELECT queue, due FROM (
+  SELECT q AS queue,
+         EXISTS (SELECT 1 FROM ${t.runs} WHERE queue = q AND status = 'pending') AS pending,
+         EXISTS (SELECT 1 FROM ${t.runs} WHERE queue = q AND status = 'waiting' AND wake_at <= now()) AS due
+  FROM unnest($1::text[]) q
+) w WHERE pending OR due`;
 
 /**
  * A queued run whose time came (a sleep, a signal's deadline, a delayed start) is due like one a
