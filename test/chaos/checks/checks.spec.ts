@@ -259,6 +259,15 @@ describe('chaos checks: recovery', () => {
     expect(messages(checkRecovery(cancelled))).toEqual([]);
   });
 
+  it('a run a killed worker held may be cancelled before its lease lapsed; a cancel long after a missed takeover excuses nothing', () => {
+    const kill = { ...pause, kind: 'kill', endAt: T + 50 } as typeof pause;
+    const cancelledAt = (at: number) =>
+      evidence({ faults: [kill], history: new Map([history('a', ['started', T - 100], ['cancelled', at])]) });
+    // Cancelled 800 ms after the kill, inside the 2 s lease: nobody was due to take it over yet.
+    expect(messages(checkRecovery(cancelledAt(T + 800)))).toEqual([]);
+    expect(messages(checkRecovery(cancelledAt(T + 60_000)))).toEqual(['held by the killed pid 42, never taken over']);
+  });
+
   it('a stopped worker may carry on with its run when another worker was killed or the server was down during the stop', () => {
     const runs = new Map([history('a', ['started', T - 100])]);
     const kill = (worker: number, at: number) =>

@@ -8,8 +8,8 @@ const LISTEN_BACK_MS = 15_000;
 /**
  * The system comes back from each fault: the runs a killed or stopped worker held are taken over by
  * the others (a stopped worker's during its stop, unless the server was down or another worker was
- * killed meanwhile, when the stopped one may carry on with it; a run an operator cancelled meanwhile
- * needs none), and after a connection cut or a server restart every
+ * killed meanwhile, when the stopped one may carry on with it; a run an operator cancelled before its
+ * takeover was due needs none), and after a connection cut or a server restart every
  * worker LISTENs again. Measures each fault's recovery.
  */
 export const checkRecovery: Check = (e) => {
@@ -26,9 +26,11 @@ export const checkRecovery: Check = (e) => {
           (h) => h.event === 'lease-taken-over' && pidOf(h.detail?.previousOwner) === f.pid && h.at.getTime() >= f.at - 50,
         );
         const ms = takeover && takeover.at.getTime() - f.at;
-        // An operator's cancel during the fault closes the run: there is nothing left to take over.
+        // An operator's cancel before anyone had to take the run over closes it: nothing is left to take
+        // over. A stopped worker's run is due during the stop; a killed one's once its lease has lapsed.
+        const dueBy = f.endAt + (f.kind === 'kill' ? e.profile.engine.leaseMs + TAKEOVER_SLACK_MS : 0);
         const cancelled = (e.history.get(runId) ?? []).some(
-          (h) => h.event === 'cancelled' && h.at.getTime() >= f.at - 50 && h.at.getTime() <= f.endAt,
+          (h) => h.event === 'cancelled' && h.at.getTime() >= f.at - 50 && h.at.getTime() <= dueBy,
         );
         if (ms === undefined && cancelled) continue;
         // With the server down, or the other workers killed meanwhile, no one may have been there to take it
@@ -65,6 +67,9 @@ const overlaps = (a: FaultRecord, b: FaultRecord) => a.at < b.endAt && a.endAt >
 /** Another worker was killed while this one was stopped (a kill's record ends when it is gone: allow its boot). */
 const otherWorkerKilled = (faults: FaultRecord[], f: FaultRecord) =>
   faults.some((k) => k.kind === 'kill' && !k.skipped && k.worker !== f.worker && k.at < f.endAt && k.endAt + BOOT_MS > f.at);
+
+/** After a killed worker's lease lapses: a sweep or claim pass on a busy machine. */
+const TAKEOVER_SLACK_MS = 3_000;
 
 /** A generous bound on a killed worker's restart and boot on a busy machine. */
 const BOOT_MS = 15_000;
