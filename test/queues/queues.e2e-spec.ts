@@ -9,7 +9,7 @@ import {
   WorkflowClient,
   WorkflowContext,
 } from 'nestjs-durable';
-import { Pool } from 'pg';
+import { Client, Pool } from 'pg';
 import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 /** Every execution of the work step, recorded in the database (never in process memory): entry and exit. */
@@ -159,6 +159,34 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       for (const run of parked) expect(await run.result()).toBe('approved');
     } finally {
       await app.close();
+    }
+  });
+
+  it("a queued start NOTIFYs its queue's name on the queue channel: another instance admits at once, and a freed slot admits what a limit held back, no sweeper", async () => {
+    const schema = await fresh();
+    const listener = new Client(databaseUrl());
+    await listener.connect();
+    const heard: Array<{ channel: string; payload?: string }> = [];
+    listener.on('notification', (n) => heard.push({ channel: n.channel, payload: n.payload }));
+    await listener.query(`LISTEN "nestjs_durable_${schema}:queues"; LISTEN "nestjs_durable_${schema}"`);
+    const worker = await boot(schema, { sweeper: false });
+    const starter = await boot(schema, { sweeper: false, worker: { enabled: false } });
+    try {
+      await visitsTableReady();
+      const client = starter.get(WorkflowClient);
+      const first = await client.start(Limited, { holdMs: 300 }, { queue: 'single' });
+      const second = await client.start(Limited, { holdMs: 1 }, { queue: 'single' });
+      // Only the worker instance executes: the NOTIFY woke its admission, the first run's end its second.
+      await first.result({ timeout: '10s' });
+      await second.result({ timeout: '10s' });
+      expect(heard).toEqual([
+        { channel: `nestjs_durable_${schema}:queues`, payload: 'single' },
+        { channel: `nestjs_durable_${schema}:queues`, payload: 'single' },
+      ]);
+      expect(await maxOverlap(db)).toBe(1);
+    } finally {
+      await Promise.all([worker.close(), starter.close()]);
+      await listener.end();
     }
   });
 

@@ -11,3 +11,8 @@ export const DURABLE_DATA_SOURCE = 'DURABLE_DATA_SOURCE';
 
 /** The NOTIFY channel every instance LISTENs on; the payload is a run id. */
 export const wakeChannel = (schema: string) => `nestjs_durable_${schema}`;
+/**
+ * The NOTIFY channel of new queued runs: the payload is the queue's name, so an instance admits from
+ * that queue at once, without a plain claim or a look at the other queues.
+ */
+export const queueChannel = (schema: string) => `${wakeChannel(schema)}:queues`;

@@ -123,7 +123,10 @@ export class RunStarter implements ChildStarter {
       return { runId, created: false };
     }
     this.telemetry.metrics?.started.inc({ workflow: args.workflow.name });
-    if (started === 'pending' && !args.manager) this.worker.nudge();
+    if (started === 'pending' && !args.manager) {
+      if (placement.queue === null) this.worker.nudge();
+      else this.worker.nudgeQueue(placement.queue);
+    }
     if (typeof started === 'object' && 'startsAt' in started) this.worker.wakeAt(started.startsAt);
     return { runId, created: true };
   }

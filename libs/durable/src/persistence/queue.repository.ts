@@ -30,8 +30,10 @@ export class QueueRepository {
   /**
    * Admits up to `ask` runs of these queues for `owner`: one transaction that takes the lock of each
    * queue with work (in name order, with its BEGIN), moves their due waiting runs to pending (when
-   * there are any), then admits queue by queue.
-   * `held back`: a queue had work and fewer than `ask` runs came (a limit holds some back).
+   * there are any), then admits queue by queue. Without `probe` the queues are known to have new
+   * pending runs (their NOTIFY or a local start said so): no look which have work, no promotion.
+   * `heldBack`: the queues where a limit left pending runs behind (or that admitted none although they
+   * had work), worth another admission when a slot frees.
    */
   async admit(
     queues: readonly ResolvedQueue[],
@@ -39,13 +41,17 @@ export class QueueRepository {
     leaseMs: number,
     ask: number,
     workflows: string[],
-  ): Promise<{ claimed: ClaimedRun[]; heldBack: boolean }> {
-    const withWork = await this.db.query<{ queue: string; due: boolean }>(this.sql.withWork, [queues.map((q) => q.name)]);
-    if (!withWork.length) return { claimed: [], heldBack: false };
+    { probe }: { probe: boolean },
+  ): Promise<{ claimed: ClaimedRun[]; heldBack: string[] }> {
+    const withWork = probe
+      ? await this.db.query<{ queue: string; due: boolean }>(this.sql.withWork, [queues.map((q) => q.name)])
+      : queues.map((q) => ({ queue: q.name, due: false }));
+    if (!withWork.length) return { claimed: [], heldBack: [] };
     const busy = withWork.map((w) => w.queue).sort();
     const due = withWork.filter((w) => w.due).map((w) => w.queue);
     const byName = new Map(queues.map((q) => [q.name, q]));
     const queriedAt = Date.now();
+    const heldBack: string[] = [];
     const claimed = await this.db.transaction(
       async (client) => {
         if (due.length) await client.query(this.sql.promote, [due, PROMOTE_PER_PASS]);
@@ -53,7 +59,7 @@ export class QueueRepository {
         for (const name of busy) {
           if (claimed.length >= ask) break;
           const q = byName.get(name)!;
-          const { rows } = await client.query<ClaimedRow & { id: string; lateness: number }>(this.sql.admit, [
+          const { rows } = await client.query<ClaimedRow & { id: string; lateness: number; held_back: boolean }>(this.sql.admit, [
             q.name,
             q.concurrency,
             q.partitionConcurrency,
@@ -65,13 +71,14 @@ export class QueueRepository {
             leaseMs,
             HEAD_DEPTH,
           ]);
+          if (!rows.length || rows[0].held_back) heldBack.push(name);
           claimed.push(...rows.map((r) => claimedFromRow(r.id, r, queriedAt, Number(r.lateness))));
         }
         return claimed;
       },
       lockQueuesSql(this.db.tables.schema, busy),
     );
-    return { claimed, heldBack: claimed.length < ask };
+    return { claimed, heldBack };
   }
 
   /** Each queue's limits, running and pending runs (by cause), deepest partitions and rate window (GET /queues). */

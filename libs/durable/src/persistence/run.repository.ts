@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { wakeChannel } from '../durable.constants';
+import { queueChannel, wakeChannel } from '../durable.constants';
 import { InvalidArgumentError } from '../errors';
 import type { ErrorInfo, RunFilter, RunStatus, RunView, WaitReason } from '../interfaces';
 import { isWaitKind, ParkingReason, WAIT_KIND_NAMES, WAIT_TIME_FIELDS } from '../wait-kinds/wait-kind.registry';
@@ -112,6 +112,7 @@ export class RunRepository {
       renew: renewLeasesSql(t),
       release: releaseRunsSql(t),
       channel: wakeChannel(t.schema),
+      queueChannel: queueChannel(t.schema),
     };
   }
 
@@ -154,6 +155,7 @@ export class RunRepository {
           args.placement?.partitionKey ?? null,
           args.placement?.priority ?? DEFAULT_PRIORITY,
           args.placement?.deduplicationId ?? null,
+          this.sql.queueChannel,
         ],
         manager,
       ),

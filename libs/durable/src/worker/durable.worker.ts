@@ -30,9 +30,11 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   private accepting = false;
   private wanted = false;
   private readonly wantedFor = new Set<string>();
+  /** Queues a new run entered: admission from these alone, when nothing else is wanted. */
+  private readonly wantedQueues = new Set<string>();
   private saturated = false;
-  /** The last admission left runs of a queue waiting for a slot. */
-  private queueHeldBack = false;
+  /** Queues whose last admission left runs waiting for a slot: a slot freeing here admits from them. */
+  private readonly queuesHeldBack = new Set<string>();
   private claiming?: Promise<void>;
   private renewTimer?: NodeJS.Timeout;
   private renewing?: Promise<void>;
@@ -95,13 +97,28 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     this.claimPass();
   }
 
+  /**
+   * Asks for an admission pass of this queue soon (a run entered it). Alone, such a pass neither runs
+   * the plain claim nor looks which other queues have work: a queued start costs the lock, the
+   * admission and the commit.
+   */
+  nudgeQueue(queue: string): void {
+    if (!this.accepting || !this.queueList.some((q) => q.name === queue)) return;
+    this.wantedQueues.add(queue);
+    this.claimPass();
+  }
+
+  private get anyWanted(): boolean {
+    return this.wanted || this.wantedFor.size > 0 || this.wantedQueues.size > 0;
+  }
+
   private claimPass(): void {
     this.claiming ??= this.bootContext
       .runInAsyncScope(() => this.claimWhileWanted())
       .finally(() => {
         this.claiming = undefined;
         // A nudge that came after the pass's last look found it still set and relied on it: honour it now.
-        if ((this.wanted || this.wantedFor.size) && this.accepting) this.claimPass();
+        if (this.anyWanted && this.accepting) this.claimPass();
       });
   }
 
@@ -202,9 +219,13 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
 
   private async claimWhileWanted(): Promise<void> {
     const batch = this.options.sweeper ? this.options.sweeper.batchSize : 100;
-    while ((this.wanted || this.wantedFor.size) && this.accepting) {
+    while (this.anyWanted && this.accepting) {
+      // A pass asked for by new queued runs alone admits from their queues and claims nothing else.
+      const plain = this.wanted || this.wantedFor.size > 0;
+      const queues = plain ? this.queueList : this.queueList.filter((q) => this.wantedQueues.has(q.name));
       this.wanted = false;
       this.wantedFor.clear();
+      this.wantedQueues.clear();
       for (;;) {
         const ask = Math.min(this.free, batch);
         if (ask <= 0) {
@@ -215,18 +236,15 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
         const timer = this.telemetry.metrics?.claimPassDuration.startTimer({ trigger: this.sweepPending ? 'sweep' : 'wake' });
         this.sweepPending = false;
         try {
-          claimed = await this.runs.claim(this.id, this.options.leaseMs, ask, this.registry.names());
+          claimed = plain ? await this.runs.claim(this.id, this.options.leaseMs, ask, this.registry.names()) : [];
           // What is left of the ask goes to the queues' admission (a queued run is never claimed above).
-          if (claimed.length < ask && this.queueList.length) {
-            const admitted = await this.queues.admit(
-              this.queueList,
-              this.id,
-              this.options.leaseMs,
-              ask - claimed.length,
-              this.registry.names(),
-            );
+          if (claimed.length < ask && queues.length) {
+            const admitted = await this.queues.admit(queues, this.id, this.options.leaseMs, ask - claimed.length, this.registry.names(), {
+              probe: plain,
+            });
             claimed.push(...admitted.claimed);
-            this.queueHeldBack = admitted.heldBack;
+            for (const q of queues) this.queuesHeldBack.delete(q.name);
+            for (const name of admitted.heldBack) this.queuesHeldBack.add(name);
           }
           timer?.();
         } catch (error) {
@@ -271,9 +289,10 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
    * an execution ended here, so there is a slot now (in this instance, and maybe in that queue).
    */
   private slotFreed(): void {
-    if (!this.saturated && !this.queueHeldBack) return;
+    for (const queue of this.queuesHeldBack) this.nudgeQueue(queue);
+    this.queuesHeldBack.clear();
+    if (!this.saturated) return;
     this.saturated = false;
-    this.queueHeldBack = false;
     this.nudge();
   }
 

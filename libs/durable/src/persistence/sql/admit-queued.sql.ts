@@ -54,7 +54,9 @@ WHERE r.id IN (
  * run, and the common case (many partitions, evenly spread) reads a bounded range of one index.
  * Runs that have begun before (woken after a park) need a slot but not the rate window.
  * The journal comes with each run, read in this statement's snapshot: `current` only when no delivery
- * moved the run's wake_seq between that snapshot and the row this statement updated.
+ * moved the run's wake_seq between that snapshot and the row this statement updated. `held_back`
+ * (on every row) says a limit left pending runs behind: candidates not chosen, or a head read to its
+ * limit (more may wait past it), so a slot freeing later is worth another admission.
  */
 export const admitQueuedSql = (t: Tables) => `
 WITH RECURSIVE room AS (
@@ -123,5 +125,7 @@ WITH RECURSIVE room AS (
 )
 SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.trace_context, c.lateness,
        c.latest_seq = (SELECT wake_seq FROM ${t.runs} WHERE id = c.id) AS current,
+       (SELECT count(*) FROM candidates) > (SELECT count(*) FROM chosen)
+         OR (SELECT count(*) FROM head) >= CASE WHEN $3::int IS NULL THEN GREATEST((SELECT n FROM room), 0) ELSE $10::int END AS held_back,
        ${journalColumnsSql(t, 'c.id')}
 FROM claimed c`;

@@ -15,7 +15,8 @@ import { waitKindSql } from './wait-kinds.sql';
  * $1 id, $2 workflow, $3 status, $4 input, $5 lease owner, $6 lease ms, $7 parent id, $8 parent step,
  * $9 actor, $10 wake channel, $11 trace context, $12 parent's lease token (null: not a child),
  * $13 start at, $14 start after ms (both null: now), $15 queue, $16 partition key, $17 priority,
- * $18 deduplication id. A queued run is never inserted running (the caller passes 'pending': only
+ * $18 deduplication id, $19 the queue channel (a new queued run NOTIFYs its queue's name there, not
+ * its id on the wake channel). A queued run is never inserted running (the caller passes 'pending': only
  * admission takes a queue's slot); a deduplication id an unfinished run of the queue holds inserts nothing.
  */
 export const startRunSql = (t: Tables) => `
@@ -47,5 +48,6 @@ WITH parent AS (
                                                      'startAt', CASE WHEN ins.status = 'waiting' THEN ins.wake_at END)), '{}'::jsonb)
   FROM ins
 )
-SELECT admitted.admitted, ins.*, (SELECT 1 FROM pg_notify($10, ins.id) WHERE ins.status = 'pending') AS notified
+SELECT admitted.admitted, ins.*, (SELECT 1 FROM pg_notify(CASE WHEN $15::text IS NULL THEN $10 ELSE $19 END, COALESCE($15::text, ins.id))
+                             WHERE ins.status = 'pending') AS notified
 FROM admitted LEFT JOIN ins ON true`;
