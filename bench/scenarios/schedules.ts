@@ -79,7 +79,7 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
       },
     };
     const repository = new ScheduleRepository(database as never);
-    const pass = new SchedulePass(repository, { shiftMs: 0 } as never);
+    const pass = new SchedulePass(repository, { shiftMs: 0 } as never, { find: () => undefined } as never);
     const reps = plan.quick ? 20 : 100;
     const timePass = async (): Promise<number[]> => {
       const wall: number[] = [];

@@ -155,6 +155,34 @@ describe('schedules across instances and restarts', () => {
     }
   });
 
+  it("a queued workflow's scheduled runs enter its queue: slots, trigger and backfill wait for admission and keep its concurrency", async () => {
+    @Workflow('queued-tick', { queue: 'one', schedules: [{ name: 'queued-every-second', cron: '* * * * * *', overlap: 'allow' }] })
+    class QueuedTick implements DurableWorkflow<ScheduledInput, null> {
+      async run() {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        return null;
+      }
+    }
+    const schema = fresh();
+    const db = new Db(schema);
+    const app = await startApp({ schema, providers: [QueuedTick], options: { queues: { one: { concurrency: 1 } } } });
+    try {
+      const schedules = app.get(ScheduleService);
+      await schedules.trigger('queued-every-second');
+      await schedules.backfill('queued-every-second', new Date('2026-01-01T00:00:00Z'), new Date('2026-01-01T00:00:04Z'));
+      await eventually(async () => (await db.count('runs', `status = 'completed'`)) >= 8, 'slots, trigger and backfill ran', 30_000);
+    } finally {
+      await app.close();
+    }
+    // Every run went through the queue: admitted (history 'claimed' from the queue), never two at once.
+    expect(await db.count('runs', `queue IS DISTINCT FROM 'one'`)).toBe(0);
+    const overlapping = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM durable.runs a JOIN durable.runs b ON a.id < b.id
+       WHERE a.began_at < b.updated_at AND b.began_at < a.updated_at AND a.status = 'completed' AND b.status = 'completed'`,
+    );
+    expect(overlapping[0].n).toBe(0);
+  });
+
   it('an invalid cron, an unknown timezone or two schedules with one name fail the boot naming the schedule, and nothing is written', async () => {
     const cases: Array<[unknown[], RegExp]> = [
       [[declaring('bad-cron', { name: 'bad-cron', cron: '61 * * * *' })], /Schedule "bad-cron": cron "61 \* \* \* \*" is invalid/],

@@ -93,7 +93,9 @@ export class ScheduleService {
         input: serializePayload({ ...deserialize<object>(row.input), scheduledAt: slot }, `Schedule "${name}": input`),
         delayMs: 0,
       }));
-      started += (await this.schedules.insertRuns(name, row.workflow, chunk, actorOf(opts))).length;
+      started += (
+        await this.schedules.insertRuns(name, row.workflow, this.registry.find(row.workflow)?.queue ?? null, chunk, actorOf(opts))
+      ).length;
     }
     if (started) this.worker.nudge();
     const result = { started, skipped: slots.length - started };

@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import { wakeChannel } from '../durable.constants';
+import { queueChannel, wakeChannel } from '../durable.constants';
 import { InvalidArgumentError } from '../errors';
 import type { RunStatus, ScheduleSkipReason } from '../interfaces';
 import type { ResolvedSchedule } from '../schema/schedule-spec';
@@ -143,11 +143,11 @@ export class ScheduleRepository {
     return row.n;
   }
 
-  /** Inserts runs a schedule starts outside the pass (backfill, trigger); the ids that were new. */
-  async insertRuns(name: string, workflow: string, runs: ScheduledRun[], actor: string): Promise<string[]> {
+  /** Inserts runs a schedule starts outside the pass (a backfill) into `queue`; the ids that were new. */
+  async insertRuns(name: string, workflow: string, queue: string | null, runs: ScheduledRun[], actor: string): Promise<string[]> {
     const rows = await this.db.query<{ id: string }>(this.sql.insertRuns, [
-      ...runParams(runs.map((run) => ({ ...run, workflow, actor, schedule: name }))),
-      this.channel,
+      ...runParams(runs.map((run) => ({ ...run, workflow, queue, actor, schedule: name }))),
+      ...this.channels,
     ]);
     return rows.map((r) => r.id);
   }
@@ -171,6 +171,11 @@ export class ScheduleRepository {
     return wakeChannel(this.db.tables.schema);
   }
 
+  /** The NOTIFY channels of new runs: the wake channel (a run id), the queue channel (a queue's name). */
+  private get channels(): [string, string] {
+    return [this.channel, queueChannel(this.db.tables.schema)];
+  }
+
   /**
    * Milliseconds from the database's (shifted) now to the earliest next_fire_at (null when there is no
    * schedule), and how many are due now, counted up to `upTo`.
@@ -184,12 +189,17 @@ export class ScheduleRepository {
    * One schedule pass: locks up to `batch` due schedules, asks `decide` for each (given the database's
    * now), and writes every decision in the same transaction. Returns how many runs it started.
    */
-  async fire(batch: number, shiftMs: number, decide: (row: StoredSchedule, now: Date) => ScheduleFiring): Promise<number> {
+  async fire(
+    batch: number,
+    shiftMs: number,
+    decide: (row: StoredSchedule, now: Date) => ScheduleFiring,
+    queueOf: (workflow: string) => string | null,
+  ): Promise<number> {
     return this.db.transaction(async (client) => {
       const { rows } = await client.query<StoredSchedule & { db_now: Date }>(this.sql.due, [batch, shiftMs]);
       if (!rows.length) return 0;
       const firings = rows.map((row) => ({ row, firing: decide(row, row.db_now) }));
-      return this.write(client, firings);
+      return this.write(client, firings, queueOf);
     });
   }
 
@@ -197,7 +207,11 @@ export class ScheduleRepository {
    * Writes a batch's decisions in four statements whatever its size (cancels aside, which are rare):
    * the cancels of `cancelOther`, then every new run, every skipped slot, every schedule's advance.
    */
-  private async write(client: PoolClient, firings: Array<{ row: StoredSchedule; firing: ScheduleFiring }>): Promise<number> {
+  private async write(
+    client: PoolClient,
+    firings: Array<{ row: StoredSchedule; firing: ScheduleFiring }>,
+    queueOf: (workflow: string) => string | null,
+  ): Promise<number> {
     for (const { row, firing } of firings) {
       if (!firing.cancel) continue;
       await client.query(this.sql.cancel, [
@@ -209,9 +223,15 @@ export class ScheduleRepository {
       ]);
     }
     const runs = firings.flatMap(({ row, firing }) =>
-      firing.runs.map((run) => ({ ...run, workflow: row.workflow, actor: ACTOR(row.name), schedule: row.name })),
+      firing.runs.map((run) => ({
+        ...run,
+        workflow: row.workflow,
+        queue: queueOf(row.workflow),
+        actor: ACTOR(row.name),
+        schedule: row.name,
+      })),
     );
-    const started = runs.length ? (await client.query(this.sql.insertRuns, [...runParams(runs), this.channel])).rows.length : 0;
+    const started = runs.length ? (await client.query(this.sql.insertRuns, [...runParams(runs), ...this.channels])).rows.length : 0;
     const skips = firings.flatMap(({ row, firing }) => firing.skips.map((skip) => ({ schedule: row.name, ...skip })));
     if (skips.length) {
       await client.query(this.sql.insertSkips, [skips.map((k) => k.schedule), skips.map((k) => k.slot), skips.map((k) => k.reason)]);
@@ -250,7 +270,7 @@ const specParams = (s: ResolvedSchedule) => [
   s.input,
   s.jitterMs,
 ];
-type RunToInsert = ScheduledRun & { workflow: string; actor: string; schedule: string };
+type RunToInsert = ScheduledRun & { workflow: string; queue: string | null; actor: string; schedule: string };
 const runParams = (runs: RunToInsert[]) => [
   runs.map((r) => r.id),
   runs.map((r) => r.input),
@@ -258,6 +278,7 @@ const runParams = (runs: RunToInsert[]) => [
   runs.map((r) => r.workflow),
   runs.map((r) => r.actor),
   runs.map((r) => r.schedule),
+  runs.map((r) => r.queue),
 ];
 
 function statements(t: Tables) {
@@ -303,27 +324,30 @@ function statements(t: Tables) {
       WHERE s.next_fire_at <= ${shiftedNow('$2')}
       ORDER BY s.next_fire_at LIMIT $1
       FOR UPDATE OF s SKIP LOCKED`,
-    // $1 ids, $2 inputs, $3 delays in ms, $4 workflow, $5 actor, $6 schedule, $7 wake channel.
     // ON CONFLICT DO NOTHING: a slot another instance fired already starts nothing here. A delayed
-    // run (a slot's jitter) waits like a delayed start (kind 'start') and is not NOTIFYed.
+    // run (a slot's jitter) waits like a delayed start (kind 'start') and is not NOTIFYed. A run of a
+    // queued workflow enters its queue (admission takes it) and NOTIFYs the queue's name.
     // One row per run: $1 ids, $2 inputs, $3 delays (ms; > 0 waits as a delayed start), $4 workflows,
-    // $5 actors, $6 schedule names; $7 the wake channel.
+    // $5 actors, $6 schedule names, $7 queues; $8 the wake channel, $9 the queue channel.
     insertRuns: `
       WITH r AS (
-        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[]) AS r(id, input, delay, workflow, actor, schedule)
+        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[])
+          AS r(id, input, delay, workflow, actor, schedule, queue)
       ), ins AS (
-        INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind)
+        INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind, queue)
         SELECT r.id, r.workflow, CASE WHEN r.delay > 0 THEN 'waiting' ELSE 'pending' END, r.input, u.until,
                CASE WHEN r.delay > 0 THEN jsonb_build_object('kind', ${waitKindSql('start')}, 'until', u.until, 'since', now()) END,
-               CASE WHEN r.delay > 0 THEN ${waitKindSql('start')} END
+               CASE WHEN r.delay > 0 THEN ${waitKindSql('start')} END, r.queue
         FROM r, LATERAL (SELECT date_trunc('milliseconds', now() + r.delay * interval '1 millisecond') AS until) u
         ON CONFLICT (id) DO NOTHING
-        RETURNING id, status
+        RETURNING id, status, queue
       ), history AS (
         INSERT INTO ${t.history} (run_id, event, actor, detail)
         SELECT ins.id, 'started', r.actor, jsonb_build_object('schedule', r.schedule) FROM ins JOIN r ON r.id = ins.id
       )
-      SELECT id, (SELECT 1 FROM pg_notify($7, ins.id) WHERE ins.status = 'pending') AS notified FROM ins`,
+      SELECT id, (SELECT 1 FROM pg_notify(CASE WHEN ins.queue IS NULL THEN $8 ELSE $9 END, COALESCE(ins.queue, ins.id))
+                  WHERE ins.status = 'pending') AS notified
+      FROM ins`,
     // $1 schedule names, $2 slots, $3 reasons: one row per skipped slot.
     insertSkips: `
       INSERT INTO ${t.scheduleSkips} (schedule, slot, reason)

@@ -3,6 +3,7 @@ import type { ScheduleSkipReason } from '../interfaces';
 import type { ScheduleFiring, ScheduledRun, StoredSchedule } from '../persistence/schedule.repository';
 import { ScheduleRepository } from '../persistence/schedule.repository';
 import { DbClock } from '../runtime/db-clock';
+import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { jitterOf, slotRunId } from '../schema/schedule-spec';
 import { SlotCalendar } from '../schema/slot-calendar';
 import { deserialize, serializePayload } from '../schema/serializer';
@@ -37,7 +38,11 @@ export class SchedulePass {
   constructor(
     private readonly schedules: ScheduleRepository,
     private readonly clock: DbClock,
+    private readonly registry: WorkflowRegistry,
   ) {}
+
+  /** The queue a schedule's runs enter: their workflow's (`@Workflow({ queue })`), if any. */
+  private readonly queueOf = (workflow: string) => this.registry.find(workflow)?.queue ?? null;
 
   /**
    * Fires everything due. With nothing due it is one indexed read, no transaction. That read also
@@ -56,11 +61,16 @@ export class SchedulePass {
     const batch = async (): Promise<boolean> => {
       let seen = 0;
       let calendar: SlotCalendar | undefined;
-      const fired = await this.schedules.fire(SCHEDULES_PER_TRANSACTION, shiftMs, (row, now) => {
-        seen++;
-        if (calendar?.now.getTime() !== now.getTime()) calendar = new SlotCalendar(now, SLOTS_PER_PASS);
-        return decide(row, calendar);
-      });
+      const fired = await this.schedules.fire(
+        SCHEDULES_PER_TRANSACTION,
+        shiftMs,
+        (row, now) => {
+          seen++;
+          if (calendar?.now.getTime() !== now.getTime()) calendar = new SlotCalendar(now, SLOTS_PER_PASS);
+          return decide(row, calendar);
+        },
+        this.queueOf,
+      );
       started += fired;
       return seen === SCHEDULES_PER_TRANSACTION;
     };
