@@ -78,6 +78,7 @@ describe('migrations and boot', () => {
       { name: 'DelayedStart1732900000004' },
       { name: 'Schedules1732900000005' },
       { name: 'Queues1732900000006' },
+      { name: 'Select1732900000007' },
     ]);
     await db.dropSchema();
   });
@@ -92,6 +93,7 @@ describe('migrations and boot', () => {
       'DelayedStart1732900000004',
       'Schedules1732900000005',
       'Queues1732900000006',
+      'Select1732900000007',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

@@ -13,6 +13,16 @@ class AwaitGo implements DurableWorkflow<null, string> {
   }
 }
 
+/** The same wait as a select: the signal, or an hour's timer. */
+@Workflow('select-go')
+class SelectGo implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.step('before', () => true);
+    const won = await ctx.select('go-or-hour', { go: ctx.signal<string>('go'), hour: ctx.timer('1h') });
+    return won.key === 'go' ? won.value : 'timed out';
+  }
+}
+
 /** Waits for a signal, a message and another signal, in turn: three parks, three wakes. */
 @Workflow('in-turn')
 class InTurn implements DurableWorkflow<null, unknown[]> {
@@ -40,7 +50,7 @@ class EffectThenGo implements DurableWorkflow<null, unknown[]> {
   }
 }
 
-const providers = [AwaitGo, InTurn, EffectThenGo];
+const providers = [AwaitGo, SelectGo, InTurn, EffectThenGo];
 
 describe('waking: in-process, across instances, and the lost-wakeup race', () => {
   const schema = uniqueSchema();
@@ -186,10 +196,10 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
   });
 
   /** Signals delivered while their runs race to the park; the sweeper is off, so a lost wakeup hangs. */
-  const lostWakeupRace = async (senderWorker: object) => {
+  const lostWakeupRace = async (senderWorker: object, workflow: typeof AwaitGo | typeof SelectGo = AwaitGo) => {
     const worker = await boot({ sweeper: false, worker: { concurrency: 20 } });
     const sender = await boot({ sweeper: false, worker: senderWorker });
-    const handles = await Promise.all(Array.from({ length: 200 }, () => sender.client.start(AwaitGo, null)));
+    const handles = await Promise.all(Array.from({ length: 200 }, () => sender.client.start(workflow, null)));
     await Promise.all(
       handles.map(async (h, i) => {
         await new Promise((r) => setTimeout(r, (i * 7) % 40));
@@ -199,7 +209,7 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
     const outputs = await Promise.all(handles.map((h) => h.result({ timeout: '30s' })));
     expect(outputs).toEqual(handles.map((h) => h.runId));
     const stuck = await db.query(
-      `SELECT r.id FROM durable.runs r JOIN durable.signals s ON s.run_id = r.id AND s.name = r.wait_name WHERE r.status = 'waiting' AND r.wait_kind = 'signal'`,
+      `SELECT r.id FROM durable.runs r JOIN durable.signals s ON s.run_id = r.id AND s.name = 'go' WHERE r.status = 'waiting'`,
     );
     expect(stuck).toEqual([]);
     void worker;
@@ -210,6 +220,9 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
 
   it('the same race with deliveries that claim the runs they wake: none is left waiting on a delivered signal', () =>
     lostWakeupRace({ concurrency: 20 }));
+
+  it('the same race with runs parking on a select whose arm is the signal: none is left waiting on it', () =>
+    lostWakeupRace({ enabled: false }, SelectGo));
 
   it('after the LISTEN connection is killed it reconnects, and cross-instance wakes work again without the sweeper', async () => {
     const b = await boot({ sweeper: false });

@@ -4,5 +4,6 @@ export * from './payload-schema.interface';
 export * from './module-options.interface';
 export * from './run.interface';
 export * from './workflow.interface';
+export * from './select.interface';
 export * from './schedule.interface';
 export * from './queue.interface';

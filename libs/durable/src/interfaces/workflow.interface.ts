@@ -3,6 +3,7 @@ import type { Duration } from './duration.interface';
 import type { PayloadSchema } from './payload-schema.interface';
 import type { RetryPolicy } from './retry-policy.interface';
 import type { ScheduleSpec } from './schedule.interface';
+import type { SelectArm, SelectArms, SelectOptions, SelectResult } from './select.interface';
 
 /** What a `@Workflow` class implements. */
 export interface DurableWorkflow<I = unknown, O = unknown> {
@@ -104,4 +105,16 @@ export interface WorkflowContext {
   startChild<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: { step: string }): Promise<ChildHandle<O>>;
   /** Fan-in: resolves like Promise.all; the first unfinished child parks the parent. */
   all<T extends readonly ChildHandle<unknown>[]>(handles: T): Promise<{ [K in keyof T]: ChildResult<T[K]> }>;
+  /**
+   * The first of several things: the arm that is ready first (the earliest delivered among those ready
+   * when it looks, ties to the first listed) is journaled under `name` and returned on every later
+   * execution. Losing arms consume nothing: signals stay buffered, messages un-acked, children running.
+   */
+  select<A extends SelectArms>(name: string, arms: A, opts?: SelectOptions): Promise<SelectResult<A>>;
+  /** A select arm: the signal's payload (buffered, it is ready at once). */
+  signal<T>(signal: SignalRef<T>): SelectArm<T>;
+  /** A select arm: the oldest un-acked message of the channel, not acked by the select. */
+  message<T>(channel: ChannelRef<T>): SelectArm<ChannelMessage<T>>;
+  /** A select arm: an instant, or a duration from the first time the select looks (journaled once); its value is the instant. */
+  timer(at: Duration | Date): SelectArm<Date>;
 }

@@ -60,7 +60,7 @@ export class DeliveryRepository {
     );
     if (!row.open) return scope.workflows ? { status: 'refused' } : this.closedOrMissing(runId, manager);
     if (row.delivered_at) {
-      const claimed = claimedWith(row, queriedAt, (journal) => journal.signals.push({ name, payload }));
+      const claimed = claimedWith(row, queriedAt, (journal) => journal.signals.push({ name, payload, deliveredAt: row.delivered_at! }));
       return { status: 'done', accepted: true, deliveredAt: row.delivered_at, woken: Number(row.woken) > 0, claimed };
     }
     const [first] = await this.db.query<{ delivered_at: Date }>(

@@ -25,6 +25,8 @@ export interface StoredChild {
   status: string;
   output: string | null;
   error: ErrorInfo | null;
+  /** When it ended (read on demand only; a select's earliest-delivered rule compares it). */
+  endedAt?: Date;
 }
 
 export interface LoadedJournal {
@@ -34,7 +36,7 @@ export interface LoadedJournal {
   wakeSeq: string;
   leaseToken: string;
   steps: Array<StoredStep & { key: string }>;
-  signals: Array<{ name: string; payload: string | null }>;
+  signals: Array<{ name: string; payload: string | null; deliveredAt: string | Date }>;
   messages: StoredMessage[];
   children: StoredChild[];
 }
@@ -146,7 +148,7 @@ export class JournalRepository {
   /** Those of the run's children `ids` that have ended, with their outcomes (for a parent awaiting them). */
   async readChildren(runId: string, ids: string[]): Promise<StoredChild[]> {
     return this.db.query<StoredChild>(
-      `SELECT id, status, output, error FROM ${this.db.tables.runs} WHERE parent_id = $1 AND id = ANY($2::text[]) AND status IN ${FINISHED}`,
+      `SELECT id, status, output, error, updated_at AS "endedAt" FROM ${this.db.tables.runs} WHERE parent_id = $1 AND id = ANY($2::text[]) AND status IN ${FINISHED}`,
       [runId, ids],
     );
   }

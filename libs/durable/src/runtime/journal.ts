@@ -4,6 +4,8 @@ import type { LoadedJournal, StoredChild, StoredMessage, StoredStep } from '../p
 export class Journal {
   readonly steps = new Map<string, StoredStep>();
   readonly signals = new Map<string, string | null>();
+  /** When each buffered signal was delivered (ms since the epoch): a select's earliest-delivered rule. */
+  readonly signalTimes = new Map<string, number>();
   /** Un-acked messages per channel, oldest first. */
   readonly messages = new Map<string, StoredMessage[]>();
   /** Children known to have ended, with their outcomes (the load brings the one the run parked on; result() reads others). */
@@ -24,13 +26,22 @@ export class Journal {
   static from(loaded: LoadedJournal): Journal {
     const journal = new Journal(loaded.wakeSeq, loaded.dbNow, loaded.leaseToken);
     for (const { key, ...step } of loaded.steps) journal.steps.set(key, step);
-    for (const signal of loaded.signals) journal.signals.set(signal.name, signal.payload);
-    for (const message of loaded.messages) {
-      const list = journal.messages.get(message.channel) ?? [];
-      list.push(message);
-      journal.messages.set(message.channel, list);
-    }
+    journal.takeDeliveries(loaded);
     for (const child of loaded.children) journal.children.set(child.id, child);
     return journal;
+  }
+
+  /** The buffered signals and un-acked messages of a load, in place of the ones held (a wait in-process read them again). */
+  takeDeliveries(loaded: Pick<LoadedJournal, 'signals' | 'messages'>): void {
+    for (const signal of loaded.signals) {
+      this.signals.set(signal.name, signal.payload);
+      this.signalTimes.set(signal.name, new Date(signal.deliveredAt).getTime());
+    }
+    this.messages.clear();
+    for (const message of loaded.messages) {
+      const list = this.messages.get(message.channel) ?? [];
+      list.push(message);
+      this.messages.set(message.channel, list);
+    }
   }
 }

@@ -4,6 +4,10 @@ import type {
   ChildHandle,
   ChildResult,
   Duration,
+  SelectArm,
+  SelectArms,
+  SelectOptions,
+  SelectResult,
   SignalOutcome,
   SignalRef,
   StepOptions,
@@ -17,6 +21,7 @@ import { runScope } from './run-scope';
 import { ack, consume, receive } from './primitives/channels';
 import { all, startChild } from './primitives/children';
 import { waitForSignal, waitForSignalWithin } from './primitives/signals';
+import { MessageArm, select, SignalArm, TimerArm } from './primitives/select';
 import { sleep } from './primitives/sleep';
 
 /** The `ctx` handed to `run(input, ctx)`: the durable primitives, bound to one execution. */
@@ -77,5 +82,21 @@ export class DurableWorkflowContext implements WorkflowContext {
 
   all<T extends readonly ChildHandle<unknown>[]>(handles: T): Promise<{ [K in keyof T]: ChildResult<T[K]> }> {
     return all(handles);
+  }
+
+  select<A extends SelectArms>(name: string, arms: A, opts?: SelectOptions): Promise<SelectResult<A>> {
+    return select(this.execution, name, arms, opts);
+  }
+
+  signal<T>(signal: SignalRef<T>): SelectArm<T> {
+    return new SignalArm(signal);
+  }
+
+  message<T>(channel: ChannelRef<T>): SelectArm<ChannelMessage<T>> {
+    return new MessageArm<ChannelMessage<T>>(channel);
+  }
+
+  timer(at: Duration | Date): SelectArm<Date> {
+    return new TimerArm(at);
   }
 }

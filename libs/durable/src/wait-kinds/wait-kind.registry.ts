@@ -24,6 +24,17 @@ export type WakeSource =
 /** The deliveries that wake runs: a signal or a channel message. */
 export type Delivery = Extract<WakeSource, 'signal' | 'channel'>;
 
+/**
+ * One arm of a parked select, as its wait reason lists it: `name` is the signal's, the channel's or
+ * the child run's id (deliveries match on kind and name); `until` a timer's instant.
+ */
+export interface SelectArmReason {
+  arm: string;
+  kind: 'signal' | 'channel' | 'child' | 'timer';
+  name?: string;
+  until?: Date;
+}
+
 /** The reason's own fields of kind R, known to the type system only. */
 declare const reasonShape: unique symbol;
 
@@ -92,6 +103,19 @@ export const WAIT_KINDS = {
     clock: false,
     subject: 'childRunId',
     times: {},
+  }),
+  /**
+   * `select`: the first of its arms. A delivery wakes it through an arm of its kind and name (the
+   * reason's `arms`), any child's end wakes it (it reads its child arms again), and `wake_at` is its
+   * earliest timer or deadline.
+   */
+  select: declare<{ name: string; arms: SelectArmReason[]; deadline?: Date }>({
+    label: 'select',
+    wakes: ['signal', 'channel', 'child-end', 'time'],
+    resume: 'reinvoke',
+    clock: true,
+    subject: 'name',
+    times: { deadline: 'deadline' },
   }),
   /** A failed attempt with attempts left: the backoff's end. */
   retry: declare<{ until: Date; error: ErrorInfo }>({

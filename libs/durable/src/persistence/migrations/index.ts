@@ -5,6 +5,7 @@ import { WaitKinds1732900000003 } from './1732900000003-wait-kinds';
 import { DelayedStart1732900000004 } from './1732900000004-delayed-start';
 import { Schedules1732900000005 } from './1732900000005-schedules';
 import { Queues1732900000006 } from './1732900000006-queues';
+import { Select1732900000007 } from './1732900000007-select';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -15,4 +16,5 @@ export const DURABLE_MIGRATIONS = [
   DelayedStart1732900000004,
   Schedules1732900000005,
   Queues1732900000006,
+  Select1732900000007,
 ];

@@ -12,7 +12,7 @@ import { claimedByDeliverySql, claimHistorySql, wakeOnDeliverySql } from './wake
  */
 export const deliverSignalSql = (t: Tables) => `
 WITH run AS (
-  SELECT id, status, wait_kind, wait_name, queue, xmin::text AS version FROM ${t.runs}
+  SELECT id, status, wait, wait_kind, wait_name, queue, xmin::text AS version FROM ${t.runs}
   WHERE id = $1 AND status NOT IN ('completed', 'cancelled') AND ($6::text[] IS NULL OR workflow = ANY($6::text[]))
   FOR UPDATE
 ), ins AS (

@@ -14,7 +14,7 @@ export const journalColumnsSql = (t: Tables, id: string) => `
   (SELECT wake_seq FROM ${t.runs} WHERE id = ${id}) AS wake_seq,
   (SELECT COALESCE(json_agg(json_build_object('key', key, 'kind', kind, 'outcome', outcome, 'result', result, 'error', error)), '[]')
      FROM ${t.steps} WHERE run_id = ${id}) AS steps,
-  (SELECT COALESCE(json_agg(json_build_object('name', name, 'payload', payload)), '[]')
+  (SELECT COALESCE(json_agg(json_build_object('name', name, 'payload', payload, 'deliveredAt', delivered_at)), '[]')
      FROM ${t.signals} WHERE run_id = ${id}) AS signals,
   (SELECT COALESCE(json_agg(json_build_object('channel', channel, 'key', key, 'seq', seq, 'payload', payload, 'sentAt', sent_at) ORDER BY seq), '[]')
      FROM ${t.messages} WHERE run_id = ${id} AND acked_at IS NULL) AS messages,

@@ -12,7 +12,7 @@ export const lockRunSql = (t: Tables) => `SELECT workflow, status FROM ${t.runs}
  */
 export const sendMessageSql = (t: Tables) => `
 WITH run AS (
-  SELECT id, status, wait_kind, wait_name, queue, xmin::text AS version FROM ${t.runs} WHERE id = $1
+  SELECT id, status, wait, wait_kind, wait_name, queue, xmin::text AS version FROM ${t.runs} WHERE id = $1
 ), ins AS (
   INSERT INTO ${t.messages} (run_id, channel, key, seq, payload, source)
   VALUES ($1, $2, $3, COALESCE((SELECT max(seq) FROM ${t.messages} WHERE run_id = $1 AND channel = $2), 0) + 1, $4, $5)

@@ -7,7 +7,7 @@ import { wokenBySql } from './wait-kinds.sql';
  * The wake half of deliver-then-wake, as a CTE `bump` over a CTE `run` (the locked run row as it was,
  * with its row `version`, xmin) and a CTE `ins` of what was recorded. The run's wake_seq is bumped (so
  * a park racing this delivery re-executes instead), and a run parked on a kind this delivery wakes, under its name
- * ($2), is made due now, or, when `owner` is set (the delivering instance has a free slot), claimed by
+ * ($2) or with an arm of this kind and name among its reason's `arms` (a select), is made due now, or, when `owner` is set (the delivering instance has a free slot), claimed by
  * it at once with a fresh lease token (its history row: claimHistorySql); a queued run never is (only
  * admission gives it a slot: it is made due, and the NOTIFY nudges a claim pass). `wake` says whom to NOTIFY:
  * a run executing somewhere, or one parked on this and not claimed here.
@@ -23,12 +23,20 @@ bump AS (
       updated_at = CASE WHEN w.claim THEN now() ELSE r.updated_at END
   FROM ins, (
     SELECT parked, parked AND ${owner}::text IS NOT NULL AND queue IS NULL AS claim, status = 'running' AS running
-    FROM (SELECT status, queue, status = 'waiting' AND ${wokenBySql('wait_kind', kind)} AND wait_name = $2 AS parked FROM run) s
+    FROM (SELECT status, queue, status = 'waiting' AND ${wokenBySql('wait_kind', kind)} AND ${parkedOnSql(kind)} AS parked FROM run) s
   ) w
   WHERE r.id = $1
   RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.wake_seq,
             w.claim AS claimed, w.running OR (w.parked AND NOT w.claim) AS wake
 )`;
+
+/**
+ * The run waits on this delivery (its name $2): under the wait's own name, or through one of a select's
+ * arms. Never null (a select parks without a wait_name): a null would fall through the CASEs below to
+ * "due now".
+ */
+const parkedOnSql = (kind: Delivery) =>
+  `COALESCE(wait_name = $2 OR wait->'arms' @> jsonb_build_array(jsonb_build_object('kind', '${kind}', 'name', $2::text)), false)`;
 
 /**
  * The history row of a claim made by a delivery, as rows to append (UNION ALL) to the delivery's own

@@ -46,12 +46,17 @@ export function all<T extends readonly ChildHandle<unknown>[]>(handles: T): Prom
   return Promise.all(handles.map((handle) => handle.result())) as Promise<{ [K in keyof T]: ChildResult<T[K]> }>;
 }
 
-class ExecutionChildHandle<O> implements ChildHandle<O> {
+export class ExecutionChildHandle<O> implements ChildHandle<O> {
   constructor(
     private readonly execution: Execution,
     readonly runId: string,
     private readonly step: string,
   ) {}
+
+  /** Whether this handle was made by `execution` (a select arm must be a child of the run selecting). */
+  belongsTo(execution: Execution): boolean {
+    return this.execution === execution;
+  }
 
   /**
    * The child's outcome, memoized in the parent's journal. Waits in-process up to inlineWaitMs for

@@ -1,0 +1,208 @@
+import { InvalidArgumentError } from '../../errors';
+import type { ChannelRef, ChildEnd, Duration, SelectArm, SelectArms, SelectOptions, SelectResult, SignalRef } from '../../interfaces';
+import type { SelectArmReason } from '../../wait-kinds/wait-kind.registry';
+import { checkName } from '../../schema/define-signal';
+import { toMs } from '../../schema/duration';
+import { deserialize, serialize } from '../../schema/serializer';
+import { Execution, never } from '../execution';
+import { ExecutionChildHandle } from './children';
+import { declaredName } from './declared';
+import { journaledInstant } from './sleep';
+
+/** The arms `ctx.signal`, `ctx.message` and `ctx.timer` build: what each waits on, nothing else. */
+export class SignalArm<T> implements SelectArm<T> {
+  readonly arm = 'signal';
+  constructor(readonly ref: SignalRef<T>) {}
+}
+export class MessageArm<T> implements SelectArm<T> {
+  readonly arm = 'message';
+  constructor(readonly ref: ChannelRef<unknown>) {}
+}
+export class TimerArm implements SelectArm<Date> {
+  readonly arm = 'timer';
+  constructor(readonly at: Duration | Date) {}
+}
+
+/** An arm checked against the workflow, with the name it waits on (a signal, a channel, a child run). */
+type Armed =
+  | { key: string; kind: 'signal'; name: string }
+  | { key: string; kind: 'channel'; name: string }
+  | { key: string; kind: 'child'; name: string }
+  | { key: string; kind: 'timer'; until: number };
+
+/** An arm that is ready: when it became so (the rule is earliest first), and its value. */
+interface Ready {
+  key: string;
+  at: number;
+  value: () => unknown;
+}
+
+/** `deadline` is the select's own result key, so no arm may take it. */
+const DEADLINE = 'deadline';
+
+/**
+ * The first of several things. The winner is checkpointed once under `select:<name>` and returned on
+ * every later execution, whatever arrived since. Among the arms ready when the select looks, the
+ * earliest delivered wins (signal delivery, message send, child end, timer instant; the deadline
+ * counts as an arm listed last), ties to the first listed. Nothing is consumed for a losing arm. With
+ * nothing ready the run waits in-process when its next instant is within inlineWaitMs, else parks with
+ * one reason listing every arm; a delivery to any arm, a child's end or the next instant wakes it.
+ */
+export async function select<A extends SelectArms>(
+  execution: Execution,
+  name: string,
+  arms: A,
+  opts: SelectOptions = {},
+): Promise<SelectResult<A>> {
+  if (!execution.isActive) return never();
+  execution.assertNotInStep('select');
+  checkName(name, 'select');
+  const key = execution.keyFor(`select:${name}`);
+  const stored = execution.journal.steps.get(key);
+  if (stored) return execution.replay(key, stored);
+  const entries = checkedArms(execution, name, arms, opts);
+  const armed: Armed[] = [];
+  for (const [arm, value] of entries) armed.push(await resolveArm(execution, key, name, arm, value));
+  const deadline =
+    opts.deadline === undefined ? undefined : await instant(execution, `${key}:deadline`, 'deadline', opts.deadline, name, DEADLINE);
+  const { deps } = execution;
+  for (;;) {
+    await readChildren(execution, armed);
+    const now = deps.clock.now();
+    const ready = armed.flatMap((arm) => readiness(execution, arm, now));
+    if (deadline !== undefined && deadline <= now) ready.push({ key: DEADLINE, at: deadline, value: () => undefined });
+    // Earliest first; sort is stable, so a tie keeps the order the arms were listed in.
+    const winner = ready.sort((a, b) => a.at - b.at)[0];
+    if (winner) {
+      const result = winner.key === DEADLINE ? { key: DEADLINE } : { key: winner.key, value: winner.value() };
+      const kept = await execution.checkpoint(
+        key,
+        'select',
+        { outcome: 'ok', result: serialize(result, `The winner of select("${name}")`), error: null },
+        null,
+      );
+      return execution.replay(key, kept);
+    }
+    const instants = [...armed.flatMap((arm) => (arm.kind === 'timer' ? [arm.until] : [])), ...(deadline === undefined ? [] : [deadline])];
+    const next = instants.length ? Math.min(...instants) : undefined;
+    if (next === undefined || next - now > deps.inlineWaitMs) {
+      return execution.suspend({
+        reason: {
+          kind: 'select',
+          name,
+          arms: armed.map(reasonOf),
+          ...(deadline === undefined ? {} : { deadline: new Date(deadline) }),
+        },
+        name: null,
+        wakeAt: next === undefined ? null : new Date(next),
+      });
+    }
+    await deps.bus.nextWake(execution.runId, next - now);
+    if (!execution.isActive) return never();
+    await refreshDeliveries(execution, armed);
+  }
+}
+
+/** The arms as given, checked: a clear error (and nothing written) for anything that is not one. */
+function checkedArms(execution: Execution, name: string, arms: SelectArms, opts: SelectOptions): Array<[string, unknown]> {
+  if (typeof arms !== 'object' || arms === null || Array.isArray(arms))
+    throw new InvalidArgumentError(
+      `select("${name}") needs its arms as an object of named arms; got ${Array.isArray(arms) ? 'an array' : String(arms)}.`,
+    );
+  const entries = Object.entries(arms);
+  if (!entries.length) throw new InvalidArgumentError(`select("${name}") needs at least one arm; got none.`);
+  if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError(`select("${name}") options must be an object.`);
+  if (opts.deadline !== undefined) checkInstant(opts.deadline, name, DEADLINE);
+  for (const [arm, value] of entries) {
+    if (arm === DEADLINE)
+      throw new InvalidArgumentError(`select("${name}"): "deadline" is the select's own result; name the arm otherwise.`);
+    checkName(arm, `select("${name}") arm`);
+    const isArm = value instanceof SignalArm || value instanceof MessageArm || value instanceof TimerArm;
+    if (!isArm && !(value instanceof ExecutionChildHandle))
+      throw new InvalidArgumentError(
+        `select("${name}") arm "${arm}" must be ctx.signal(…), ctx.message(…), ctx.timer(…) or a child handle of this run.`,
+      );
+    if (value instanceof TimerArm) checkInstant(value.at, name, arm);
+    if (value instanceof ExecutionChildHandle && !value.belongsTo(execution))
+      throw new InvalidArgumentError(
+        `select("${name}") arm "${arm}": the child handle belongs to another execution; start the child in this run.`,
+      );
+  }
+  return entries;
+}
+
+/** One arm, resolved: a signal or channel by its declared name, a child by its run id, a timer by its journaled instant. */
+async function resolveArm(execution: Execution, key: string, name: string, arm: string, value: unknown): Promise<Armed> {
+  if (value instanceof SignalArm) return { key: arm, kind: 'signal', name: declaredName(execution.workflow, 'signal', value.ref) };
+  if (value instanceof MessageArm) return { key: arm, kind: 'channel', name: declaredName(execution.workflow, 'channel', value.ref) };
+  if (value instanceof TimerArm)
+    return { key: arm, kind: 'timer', until: await instant(execution, `${key}:timer:${arm}`, 'sleep', value.at, name, arm) };
+  return { key: arm, kind: 'child', name: (value as ExecutionChildHandle<unknown>).runId };
+}
+
+/** Throws unless `at` is a valid Date or duration: checked for every arm before anything is journaled. */
+function checkInstant(at: Duration | Date, name: string, arm: string): void {
+  if (at instanceof Date) {
+    if (Number.isNaN(at.getTime())) throw new InvalidArgumentError(`select("${name}") ${arm} needs a valid Date or a duration.`);
+  } else toMs(at, `select("${name}") ${arm}`);
+}
+
+/** A timer's or the deadline's instant, journaled once (a Date as given, a duration from the database's now). */
+async function instant(execution: Execution, key: string, kind: string, at: Duration | Date, name: string, arm: string): Promise<number> {
+  if (at instanceof Date) return journaledInstant(execution, key, kind, undefined, at);
+  return journaledInstant(execution, key, kind, toMs(at, `select("${name}") ${arm}`));
+}
+
+/** The arm's readiness now, from the journal: when it became ready and its value; nothing when it is not. */
+function readiness(execution: Execution, arm: Armed, now: number): Ready[] {
+  const { journal } = execution;
+  switch (arm.kind) {
+    case 'signal':
+      if (!journal.signals.has(arm.name)) return [];
+      return [{ key: arm.key, at: journal.signalTimes.get(arm.name) ?? now, value: () => deserialize(journal.signals.get(arm.name)) }];
+    case 'channel': {
+      const next = journal.messages.get(arm.name)?.[0];
+      if (!next) return [];
+      const sentAt = new Date(next.sentAt);
+      return [
+        {
+          key: arm.key,
+          at: sentAt.getTime(),
+          value: () => ({ key: next.key, seq: Number(next.seq), payload: deserialize(next.payload), sentAt }),
+        },
+      ];
+    }
+    case 'child': {
+      const child = journal.children.get(arm.name);
+      if (!child) return [];
+      const end: () => ChildEnd<unknown> = () =>
+        child.status === 'completed'
+          ? { status: 'completed', output: deserialize(child.output) }
+          : { status: child.status as 'failed' | 'cancelled', error: child.error ?? { name: 'Error', message: `child ${child.status}` } };
+      return [{ key: arm.key, at: child.endedAt ? new Date(child.endedAt).getTime() : now, value: end }];
+    }
+    case 'timer':
+      return arm.until <= now ? [{ key: arm.key, at: arm.until, value: () => new Date(arm.until) }] : [];
+  }
+}
+
+/** Reads whether the child arms not yet known to have ended have: one round trip, none without child arms. */
+async function readChildren(execution: Execution, armed: Armed[]): Promise<void> {
+  const open = armed
+    .filter((arm) => arm.kind === 'child' && !execution.journal.children.has(arm.name))
+    .map((arm) => (arm as { name: string }).name);
+  if (!open.length) return;
+  for (const child of await execution.deps.journal.readChildren(execution.runId, open)) execution.journal.children.set(child.id, child);
+}
+
+/** After an in-process wait: the signals and messages of the arms, read again (a delivery may have come). */
+async function refreshDeliveries(execution: Execution, armed: Armed[]): Promise<void> {
+  if (!armed.some((arm) => arm.kind === 'signal' || arm.kind === 'channel')) return;
+  execution.journal.takeDeliveries(await execution.deps.journal.load(execution.runId));
+}
+
+function reasonOf(arm: Armed): SelectArmReason {
+  return arm.kind === 'timer'
+    ? { arm: arm.key, kind: 'timer', until: new Date(arm.until) }
+    : { arm: arm.key, kind: arm.kind, name: arm.name };
+}
