@@ -34,6 +34,15 @@ export class AwaitGo implements DurableWorkflow<null, string> {
   }
 }
 
+/** The same wait as a select of two arms: `go`, or an hour's timer that never fires in the bench. */
+@Workflow('bench-select-go')
+export class SelectGo implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext): Promise<string> {
+    const won = await ctx.select('go-or-hour', { go: ctx.signal<string>('go'), hour: ctx.timer('1h') });
+    return won.key === 'go' ? won.value : 'timed out';
+  }
+}
+
 /**
  * Sleeps `ms` and, when asked to report, hands back how late it woke against the instant it first
  * asked for. Also the workflow of the runs the scale section seeds by SQL (report false).
@@ -76,7 +85,7 @@ export async function openOurs(spec: PeerSpec): Promise<Peer> {
         queues: { bench: { concurrency: spec.concurrency } },
       }),
     ],
-    providers: [ThreeSteps, AwaitGo, Nap, FanOut],
+    providers: [ThreeSteps, AwaitGo, SelectGo, Nap, FanOut],
   })
   class BenchModule {}
 
@@ -93,8 +102,8 @@ export async function openOurs(spec: PeerSpec): Promise<Peer> {
       return (await client.start(ThreeSteps, 1, { queue: 'bench' })).result();
     },
     waiting: {
-      async start() {
-        const handle = await client.start(AwaitGo, null);
+      async start(select) {
+        const handle = await client.start(select ? SelectGo : AwaitGo, null);
         handles.set(handle.runId, handle);
         await until(async () => (await client.getRun(handle.runId)).status === 'waiting', `run ${handle.runId} to wait`);
         return handle.runId;

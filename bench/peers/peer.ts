@@ -35,8 +35,8 @@ export interface Peer {
 }
 
 export interface WaitingRuns {
-  /** Starts a run and resolves once it waits for `go`. */
-  start(): Promise<string>;
+  /** Starts a run and resolves once it waits for `go` (with `select`, in a select of `go` and a timer; ours only). */
+  start(select?: boolean): Promise<string>;
   /** Resolves when the run has completed, as its starter sees it. */
   result(runId: string): Promise<unknown>;
   /** Delivers `go` to the run. */

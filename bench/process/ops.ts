@@ -21,7 +21,7 @@ export const ops = {
     return closedLoop(() => run(), args);
   },
 
-  startWaiting: (peer: Peer) => waiting(peer).start(),
+  startWaiting: (peer: Peer, args: { select: boolean }) => waiting(peer).start(args.select),
   /** Begins awaiting the run's result here, before anyone delivers; `collect` returns when it arrived. */
   arm: async (peer: Peer, args: { runId: string }) => {
     armed.set(args.runId, waiting(peer).result(args.runId).then(epochMs));

@@ -82,11 +82,12 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
   p(
     'In-process: one instance waits, delivers and awaits. Cross-instance: instance A executes the waiting run and awaits it;',
     'instance B delivers (ours: a second Nest application with its worker disabled, so the wake travels by NOTIFY;',
-    'DBOS: a `DBOSClient`).',
+    'DBOS: a `DBOSClient`). Select: in-process, the run waiting in `ctx.select` on the signal and an hour-long timer.',
     '',
   );
   percentileTable(p, [
     ['nestjs-durable, in-process', r.signalRoundTripMs.inProcess.ours],
+    ['nestjs-durable, in-process, select of two arms', r.signalRoundTripMs.select?.ours],
     ['DBOS, in-process', r.signalRoundTripMs.inProcess.dbos],
     ['nestjs-durable, cross-instance', r.signalRoundTripMs.crossInstance.ours],
     ['DBOS, cross-instance', r.signalRoundTripMs.crossInstance.dbos],

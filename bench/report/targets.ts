@@ -42,6 +42,13 @@ export function checkTargets(r: Results): TargetCheck[] {
     'x DBOS',
   );
   add(
+    'select round trip p50 (two arms, one delivered) within 1.2x of the in-process signal round trip',
+    ratio(signals.select?.ours?.p50.median, signals.inProcess.ours?.p50.median),
+    '<=',
+    1.2,
+    'x signal',
+  );
+  add(
     'cross-instance signal round trip p50 no worse than DBOS',
     ratio(signals.crossInstance.ours?.p50.median, signals.crossInstance.dbos?.p50.median),
     '<=',
