@@ -11,7 +11,13 @@ export interface ErrorInfo {
   message: string;
 }
 
-type OnTheWire<V> = V extends Date ? string : V;
+type OnTheWire<V> = V extends Date
+  ? string
+  : V extends readonly (infer E)[]
+    ? OnTheWire<E>[]
+    : V extends object
+      ? { [F in keyof V]: OnTheWire<V[F]> }
+      : V;
 
 /** Why a run waits, from the library's registry of wait kinds (its times as ISO strings). */
 export type WaitReason = StoredWaitReason extends infer W

@@ -7,8 +7,9 @@ import styles from './wait-reason-text.module.css';
 /**
  * What a run waits for, in words, from the kind's declaration in the registry of wait kinds:
  * its label, its subject and detail ("signal approval, 3 h, deadline in 21 h", "queue llm (partition), 2 s",
- * "sleep nightly until 14:05", "delayed start, starts in 4 min 12 s"), and its instants. Past-due
- * times are marked: a run due but not woken is what an operator looks for.
+ * "sleep nightly until 14:05", "delayed start, starts in 4 min 12 s"), and its instants; a select
+ * lists its arms ("select decision: approved (signal), reminder until 14:05"). Past-due times are
+ * marked: a run due but not woken is what an operator looks for.
  */
 export function WaitReasonText({ waiting }: { waiting: WaitReason | undefined }) {
   if (!waiting) return <span className="muted">—</span>;
@@ -31,6 +32,7 @@ export function WaitReasonText({ waiting }: { waiting: WaitReason | undefined })
         </>
       )}
       {typeof detail === 'string' && ` (${detail})`}
+      {waiting.kind === 'select' && <Arms arms={waiting.arms} now={now} />}
       {waiting.since && !countsDown && `, ${formatSpan(elapsed(waiting.since, now))}`}
       {Object.entries(times).map(([field, role]) => {
         const iso = fields[field];
@@ -38,6 +40,22 @@ export function WaitReasonText({ waiting }: { waiting: WaitReason | undefined })
         if (role === 'starts') return <StartsIn key={field} iso={iso} />;
         return role === 'deadline' ? <Due key={field} iso={iso} now={now} label={field} /> : <Until key={field} iso={iso} now={now} />;
       })}
+    </span>
+  );
+}
+
+/** A select's arms: each by its name, with what it waits on (or its timer's instant). */
+function Arms({ arms, now }: { arms: Extract<WaitReason, { kind: 'select' }>['arms']; now: number }) {
+  return (
+    <span data-testid="select-arms">
+      :{' '}
+      {arms.map((arm, i) => (
+        <span key={arm.arm}>
+          {i > 0 && ', '}
+          <code>{arm.arm}</code>
+          {arm.until ? <Until iso={arm.until} now={now} /> : ` (${arm.kind}${arm.name && arm.name !== arm.arm ? ` ${arm.name}` : ''})`}
+        </span>
+      ))}
     </span>
   );
 }
