@@ -15,6 +15,7 @@ export interface ResolvedDurableOptions {
   leaseMs: number;
   inlineWaitMs: number;
   shutdownGraceMs: number;
+  deadlineGraceMs: number;
   dashboard: (DashboardOptions & { path: string }) | false;
   retention: ResolvedRetention | false;
   metrics: { registry?: unknown; prefix: string } | false;
@@ -50,6 +51,7 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
     // A default follows the options it depends on, so that setting one never makes another's default invalid.
     inlineWaitMs: options.inlineWaitMs ?? Math.min(2_000, Math.floor(leaseMs / 2)),
     shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
+    deadlineGraceMs: toMs(options.deadlineGrace ?? '30s', 'deadlineGrace'),
     dashboard: resolveDashboard(options.dashboard),
     retention: resolveRetention(options.retention),
     metrics: options.metrics ? { registry: options.metrics.registry, prefix: options.metrics.prefix ?? 'durable_' } : false,

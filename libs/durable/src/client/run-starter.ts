@@ -5,15 +5,16 @@ import type { RegisteredWorkflow } from '../runtime/workflow.registry';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { InvalidArgumentError, RunConflictError } from '../errors';
-import { RunRepository } from '../persistence/run.repository';
+import { RunLimits, RunRepository } from '../persistence/run.repository';
 import type { ChildStarter } from '../runtime/child-starter';
 import { serializePayload } from '../schema/serializer';
 import { isStorableText } from '../schema/define-signal';
 import { DurableWorker } from '../worker/durable.worker';
 import { DurableTelemetry } from '../observability/durable-telemetry';
-import type { Duration, QueueStartOptions } from '../interfaces';
+import type { Duration, QueueStartOptions, StartOptions } from '../interfaces';
 import { QueuePlacement, queuePlacementOf } from '../queues/queue-placement';
 import { startDelayOf } from './start-delay';
+import { runLimitsOf } from './run-limits';
 
 export interface StartArgs {
   workflow: RegisteredWorkflow;
@@ -33,6 +34,10 @@ export interface StartArgs {
   delay?: Duration;
   /** The queue options of the start (the workflow's queue applies without them). */
   queueing?: QueueStartOptions;
+  /** The run's deadline (the workflow's `timeout` applies without one). */
+  limits?: Pick<StartOptions, 'timeout' | 'deadline' | 'timeoutIncludesQueue'>;
+  /** A child that keeps neither its parent's deadline nor its parent's cancel. */
+  detached?: boolean;
 }
 
 /**
@@ -62,6 +67,7 @@ export class RunStarter implements ChildStarter {
     childId: string;
     workflow: RegisteredWorkflow;
     input: unknown;
+    detached: boolean;
   }): Promise<boolean> {
     const { parentLost } = await this.insert({
       workflow: args.workflow,
@@ -72,6 +78,7 @@ export class RunStarter implements ChildStarter {
       parentStep: args.step,
       parentToken: args.parentToken,
       actor: `run:${args.parentId}`,
+      detached: args.detached,
     });
     return !parentLost;
   }
@@ -85,13 +92,14 @@ export class RunStarter implements ChildStarter {
       );
     }
     const delayed = startDelayOf(args);
+    const limits = runLimitsOf(args.limits ?? {}, args.workflow);
     const placement = queuePlacementOf(
       { ...args.queueing, runId: args.runId, startAt: args.startAt, delay: args.delay },
       args.workflow.queue,
       this.options.queues,
     );
     const input = serializePayload(args.input, `The input of workflow "${args.workflow.name}"`);
-    if (placement.debounce) return this.debounce(args, runId, input, { ...placement, debounce: placement.debounce });
+    if (placement.debounce) return this.debounce(args, runId, input, { ...placement, debounce: placement.debounce }, limits);
     const started = await this.worker.reserving(
       // A queued run is only ever taken by admission (under its queue's lock), never by its starter.
       !args.manager && placement.queue === null,
@@ -110,6 +118,8 @@ export class RunStarter implements ChildStarter {
             traceContext: this.telemetry.tracing.captureContext(),
             ...delayed,
             placement,
+            limits,
+            detached: args.detached,
           },
           args.manager,
         ),
@@ -137,6 +147,7 @@ export class RunStarter implements ChildStarter {
     runId: string,
     input: string,
     placement: QueuePlacement & { debounce: NonNullable<QueuePlacement['debounce']> },
+    limits: RunLimits,
   ): Promise<{ runId: string; created: boolean }> {
     const debounced = await this.runs.debounce(
       {
@@ -146,6 +157,7 @@ export class RunStarter implements ChildStarter {
         actor: args.actor,
         traceContext: this.telemetry.tracing.captureContext(),
         placement,
+        limits,
       },
       args.manager,
     );

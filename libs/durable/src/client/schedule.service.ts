@@ -4,7 +4,7 @@ import { InvalidArgumentError, ScheduleNotFoundError } from '../errors';
 import type { ActorOptions, RunHandle, ScheduleSkip, ScheduleSpec, ScheduleView, WorkflowRef } from '../interfaces';
 import { ScheduleRepository, StoredSchedule } from '../persistence/schedule.repository';
 import { DbClock } from '../runtime/db-clock';
-import { WorkflowRegistry } from '../runtime/workflow.registry';
+import { scheduledWorkflow, WorkflowRegistry } from '../runtime/workflow.registry';
 import { cronOf, MAX_BACKFILL_SLOTS, resolveScheduleSpec, scheduleRunPrefix, slotRunId, slotsBetween } from '../schema/schedule-spec';
 import { deserialize, serializePayload } from '../schema/serializer';
 import { DurableWorker } from '../worker/durable.worker';
@@ -93,9 +93,8 @@ export class ScheduleService {
         input: serializePayload({ ...deserialize<object>(row.input), scheduledAt: slot }, `Schedule "${name}": input`),
         delayMs: 0,
       }));
-      started += (
-        await this.schedules.insertRuns(name, row.workflow, this.registry.find(row.workflow)?.queue ?? null, chunk, actorOf(opts))
-      ).length;
+      started += (await this.schedules.insertRuns(name, row.workflow, scheduledWorkflow(this.registry, row.workflow), chunk, actorOf(opts)))
+        .length;
     }
     if (started) this.worker.nudge();
     const result = { started, skipped: slots.length - started };

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
-import { RunNotFoundError } from '../errors';
+import { InvalidArgumentError, RunNotFoundError } from '../errors';
 import { storableText } from '../schema/define-signal';
 import { knownRunId } from './run-id';
 import type { ActorOptions, RunFilter, RunHandle, RunView, StartOptions, TxOptions, WorkflowRef } from '../interfaces';
@@ -49,6 +49,7 @@ export class WorkflowClient {
         deduplicationId: opts.deduplicationId,
         debounce: opts.debounce,
       },
+      limits: { timeout: opts.timeout, deadline: opts.deadline, timeoutIncludesQueue: opts.timeoutIncludesQueue },
     });
     return new DurableRunHandle<O>(runId, created, this.runs, this.bus, this.executingHere);
   }
@@ -87,6 +88,20 @@ export class WorkflowClient {
       actorOf(opts),
     );
     this.worker.revoke(changed);
+  }
+
+  /**
+   * Sets (extends, shortens) or clears (null) the deadline of a run that has not ended, or of a failed
+   * run before a retry; attached children that had inherited its deadline follow it. A deadline
+   * already past makes the run's awaited call throw DeadlineExceededError now (a graceful stop).
+   * Recorded in history.
+   */
+  async setDeadline(runId: string, deadline: Date | null, opts: ActorOptions = {}): Promise<void> {
+    if (deadline !== null && (!(deadline instanceof Date) || Number.isNaN(deadline.getTime())))
+      throw new InvalidArgumentError(
+        `setDeadline needs a valid Date, or null to clear the deadline; got ${deadline instanceof Date ? 'an invalid Date' : typeof deadline}.`,
+      );
+    await this.control.setDeadline(knownRunId(runId), deadline, actorOf(opts));
   }
 
   /** Runs a failed run again from its checkpoints, its stored permanent step failures cleared. */

@@ -112,9 +112,15 @@ export class DashboardRunsController {
         runId: text(200).nullish(),
         startAt: instant().optional(),
         delay: duration().optional(),
+        timeout: duration().optional(),
+        deadline: instant().optional(),
+        timeoutIncludesQueue: z.boolean().optional(),
       })
       .refine((body) => body.startAt === undefined || body.delay === undefined, {
         error: 'give either "startAt" or "delay", not both',
+      })
+      .refine((body) => body.timeout === undefined || body.deadline === undefined, {
+        error: 'give either "timeout" or "deadline", not both',
       }),
   });
   @Post()
@@ -128,6 +134,9 @@ export class DashboardRunsController {
       runId: body.runId ?? undefined,
       startAt: body.startAt,
       delay: body.delay as Duration | undefined,
+      timeout: body.timeout as Duration | undefined,
+      deadline: body.deadline,
+      timeoutIncludesQueue: body.timeoutIncludesQueue,
       actor: actor(request),
     });
     response.status(handle.created ? 201 : 200);
@@ -183,6 +192,18 @@ export class DashboardRunsController {
   ) {
     await this.client.cancel(params.id, body?.reason ?? undefined, { actor: actor(request) });
     return { runId: params.id, status: (await this.client.getRun(params.id)).status };
+  }
+
+  static readonly deadline = endpoint({ params: z.strictObject(runId), body: z.strictObject({ deadline: instant().nullable() }) });
+  @Post(':id/deadline')
+  @Action()
+  async setDeadline(
+    @Input(DashboardRunsController.deadline) { params, body }: EndpointInput<typeof DashboardRunsController.deadline>,
+    @Req() request: DashboardRequest,
+  ) {
+    await this.client.setDeadline(params.id, body.deadline, { actor: actor(request) });
+    const run = await this.client.getRun(params.id);
+    return { runId: params.id, status: run.status, deadline: run.deadline ?? null };
   }
 
   static readonly retry = endpoint({ params: z.strictObject(runId), body: noBody });

@@ -12,6 +12,7 @@ import { DEFAULT_RUN_RETRY, NO_RETRY, resolveRetryPolicy } from '../runtime/retr
 import { runScope } from '../runtime/run-scope';
 import { checkName } from '../schema/define-signal';
 import { resolveScheduleSpec } from '../schema/schedule-spec';
+import { toMs } from '../schema/duration';
 import { DurableMetadataAccessor } from './durable-metadata.accessor';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
 
@@ -78,6 +79,11 @@ export class DurableExplorer implements OnModuleInit {
       channels: byName(options.channels, 'channel', workflowName),
       schedules: (options.schedules ?? []).map((spec) => resolveScheduleSpec(spec, workflowName)),
       queue: options.queue === undefined ? null : queueNamed(this.options.queues, options.queue, `Workflow "${workflowName}"`).name,
+      timeoutMs: options.timeout === undefined ? undefined : toMs(options.timeout, `Workflow "${workflowName}" timeout`),
+      deadlineGraceMs:
+        options.deadlineGrace === undefined
+          ? this.options.deadlineGraceMs
+          : toMs(options.deadlineGrace, `Workflow "${workflowName}" deadlineGrace`),
     });
   }
 

@@ -14,3 +14,4 @@ export * from './run-failed.error';
 export * from './invalid-argument.error';
 export * from './result-timeout.error';
 export * from './schedule-not-found.error';
+export * from './deadline-exceeded.error';

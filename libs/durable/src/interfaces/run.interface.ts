@@ -25,6 +25,10 @@ export interface RunView {
   queue?: string;
   partitionKey?: string;
   priority?: number;
+  /** The instant the run must end by (see `StartOptions.deadline`); absent: none, or not yet set (a queued run's timeout starts when it begins). */
+  deadline?: Date;
+  /** A child started with `{ detached: true }`: it keeps neither its parent's deadline nor its parent's cancel. */
+  detached?: boolean;
   createdAt: Date;
   updatedAt: Date;
   finishedAt?: Date;
@@ -55,6 +59,15 @@ export interface StartOptions extends QueueStartOptions {
   startAt?: Date;
   /** A delayed start, measured from the database's clock; not with `startAt`. */
   delay?: Duration;
+  /**
+   * A run deadline as a duration: from the run's creation, or from its first execution for a queued
+   * or delayed run (unless `timeoutIncludesQueue`). Overrides the workflow's `timeout`; not with `deadline`.
+   */
+  timeout?: Duration;
+  /** A run deadline as an instant, which must be ahead. Overrides the workflow's `timeout`; not with `timeout`. */
+  deadline?: Date;
+  /** Count `timeout` from the run's creation even when it waits in a queue or for a delayed start first. */
+  timeoutIncludesQueue?: boolean;
 }
 
 /** Join the caller's TypeORM transaction: the write commits or rolls back with it. */

@@ -23,6 +23,13 @@ export interface WorkflowOptions {
   schedules?: ScheduleSpec[];
   /** The queue (of the module's `queues`) its runs wait in for a slot; none: unlimited. */
   queue?: string;
+  /**
+   * A run deadline for every run of this workflow: the run must end within this time of its creation
+   * (a queued or delayed run: of its first execution). `start(…, { timeout | deadline })` overrides it.
+   */
+  timeout?: Duration;
+  /** How long a run may go on after its deadline to clean up before it is failed; default the module's `deadlineGrace`. */
+  deadlineGrace?: Duration;
 }
 
 export interface StepOptions {
@@ -72,6 +79,16 @@ export interface ChildHandle<O> {
 
 export type ChildResult<H> = H extends ChildHandle<infer O> ? O : never;
 
+export interface ChildStartOptions {
+  /** Memoizes the spawn: the child's id is derived from the parent's and this step. */
+  step: string;
+  /**
+   * A detached child keeps its own deadline only (not the earlier of its own and its parent's) and is
+   * not cancelled with its parent. Default false.
+   */
+  detached?: boolean;
+}
+
 /** The durable primitives a run uses; passed to `run(input, ctx)`. */
 export interface WorkflowContext {
   readonly runId: string;
@@ -102,7 +119,7 @@ export interface WorkflowContext {
     opts: { until: (message: ChannelMessage<T>) => boolean },
   ): Promise<ChannelMessage<T>>;
   /** Spawns a child run memoized by `step`: a replay reattaches to the same child, never a second one. */
-  startChild<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: { step: string }): Promise<ChildHandle<O>>;
+  startChild<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: ChildStartOptions): Promise<ChildHandle<O>>;
   /** Fan-in: resolves like Promise.all; the first unfinished child parks the parent. */
   all<T extends readonly ChildHandle<unknown>[]>(handles: T): Promise<{ [K in keyof T]: ChildResult<T[K]> }>;
   /**

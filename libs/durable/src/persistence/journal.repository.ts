@@ -35,6 +35,8 @@ export interface LoadedJournal {
   queriedAt: number;
   wakeSeq: string;
   leaseToken: string;
+  /** The run's deadline, if it has one. */
+  deadline: Date | null;
   steps: Array<StoredStep & { key: string }>;
   signals: Array<{ name: string; payload: string | null; deliveredAt: string | Date }>;
   messages: StoredMessage[];
@@ -44,6 +46,7 @@ export interface LoadedJournal {
 /** The columns of journalColumnsSql as the driver returns them. */
 export interface JournalRow {
   db_now: Date;
+  deadline: Date | null;
   wake_seq: string;
   steps: LoadedJournal['steps'];
   signals: LoadedJournal['signals'];
@@ -56,6 +59,7 @@ export const journalFromRow = (row: JournalRow, leaseToken: string, queriedAt: n
   queriedAt,
   wakeSeq: row.wake_seq,
   leaseToken,
+  deadline: row.deadline,
   steps: row.steps,
   signals: row.signals,
   messages: row.messages,

@@ -4,7 +4,8 @@ import { DurableDatabase } from './durable-database';
 import type { Tables } from './tables';
 import { retryRolledBack } from './transient-retry';
 import { wakeParentSql } from './sql/wake.sql';
-import { resumeFinishesSql } from './sql/wait-kinds.sql';
+import { resumeFinishesSql, waitKindSql } from './sql/wait-kinds.sql';
+import { DEADLINE_PASSED_KEY } from '../runtime/run-deadline';
 
 /** What an operator action changed. */
 export interface ControlResult {
@@ -24,7 +25,13 @@ export class RunControlRepository {
 
   constructor(private readonly db: DurableDatabase) {
     const t = db.tables;
-    this.sql = { cancel: cancelSql(t), resume: resumeSql(t), retry: retrySql(t), channel: wakeChannel(t.schema) };
+    this.sql = {
+      cancel: cancelSql(t),
+      resume: resumeSql(t),
+      retry: retrySql(t),
+      deadline: setDeadlineSql(t),
+      channel: wakeChannel(t.schema),
+    };
   }
 
   async cancel(runId: string, reason: string | undefined, actor: string): Promise<ControlResult> {
@@ -41,6 +48,12 @@ export class RunControlRepository {
   async retry(runId: string, actor: string): Promise<ControlResult> {
     const [row] = await this.transition(this.sql.retry, [runId, actor, this.sql.channel]);
     return this.check(runId, 'retry', row, ['failed']);
+  }
+
+  /** Sets or clears (null) the deadline of an unfinished or failed run, and of the attached children that had inherited it. */
+  async setDeadline(runId: string, deadline: Date | null, actor: string): Promise<ControlResult> {
+    const [row] = await this.transition(this.sql.deadline, [runId, deadline, actor, this.sql.channel]);
+    return this.check(runId, 'setDeadline', row, ['pending', 'running', 'waiting', 'failed']);
   }
 
   /** One transition statement; a deadlock (the cascade locks children and parents) rolled it back whole, so it is tried again. */
@@ -60,6 +73,43 @@ export class RunControlRepository {
   }
 }
 
+/**
+ * An operator's new deadline ($2, null: none) for a run that has not ended (or failed: to retry it
+ * under a later one), and for its attached (not detached) unfinished descendants whose deadline was
+ * the run's: they had inherited it, and follow it. Each loses a journaled passing of the old deadline
+ * (the call that threw waits again), wake_seq moves (an execution about to park re-reads the new
+ * deadline instead), and a run parked on a wait the deadline may cap is made due, to park again by
+ * the new one (a delayed start or a retry backoff keeps its time). Recorded in history.
+ * $1 run, $2 deadline, $3 actor, $4 wake channel.
+ */
+const setDeadlineSql = (t: Tables) => `
+WITH RECURSIVE target AS (
+  SELECT id, status, deadline FROM ${t.runs} WHERE id = $1 FOR UPDATE
+), tree AS (
+  SELECT id FROM target WHERE status IN ('pending', 'running', 'waiting', 'failed')
+  UNION
+  SELECT r.id FROM ${t.runs} r JOIN tree ON r.parent_id = tree.id
+  WHERE r.status IN ('pending', 'running', 'waiting') AND NOT r.detached AND r.deadline IS NOT DISTINCT FROM (SELECT deadline FROM target)
+), changed AS (
+  UPDATE ${t.runs} r
+  SET deadline = $2::timestamptz, timeout_ms = CASE WHEN r.id = $1 THEN NULL ELSE r.timeout_ms END, wake_seq = r.wake_seq + 1,
+      wake_at = CASE WHEN r.status = 'waiting' AND r.wait_kind NOT IN (${waitKindSql('start')}, ${waitKindSql('retry')}) THEN now() ELSE r.wake_at END,
+      updated_at = now()
+  WHERE r.id IN (SELECT id FROM tree)
+  RETURNING r.id, r.status
+), cleared AS (
+  DELETE FROM ${t.steps} WHERE run_id IN (SELECT id FROM changed) AND key = '${DEADLINE_PASSED_KEY}'
+), history AS (
+  INSERT INTO ${t.history} (run_id, event, actor, detail)
+  SELECT id, 'deadline-set', $3,
+         jsonb_strip_nulls(jsonb_build_object('from', (SELECT deadline FROM target), 'to', $2::timestamptz,
+                                              'inheritedFrom', CASE WHEN id = $1 THEN NULL ELSE $1::text END))
+  FROM changed
+)
+SELECT (SELECT status FROM target) AS previous,
+       (SELECT array_agg(id) FROM changed) AS changed,
+       (SELECT count(*) FROM changed, pg_notify($4, changed.id) WHERE changed.status IN ('running', 'waiting')) AS woken`;
+
 /** $1 run, $2 reason (error message), $3 actor, $4 wake channel, $5 reason as given. */
 export const cancelSql = (t: Tables) => `
 WITH RECURSIVE target AS (
@@ -67,7 +117,7 @@ WITH RECURSIVE target AS (
 ), tree AS (
   SELECT id FROM ${t.runs} WHERE id = $1
   UNION
-  SELECT r.id FROM ${t.runs} r JOIN tree ON r.parent_id = tree.id WHERE r.status IN ('pending', 'running', 'waiting')
+  SELECT r.id FROM ${t.runs} r JOIN tree ON r.parent_id = tree.id WHERE r.status IN ('pending', 'running', 'waiting') AND NOT r.detached
 ), cancelled AS (
   UPDATE ${t.runs}
   SET status = 'cancelled', error = jsonb_build_object('name', 'CancelledError', 'message', $2::text),

@@ -38,6 +38,8 @@ export interface ClaimedRun {
   /** Seconds between the run's wake time and its claim. */
   lateness?: number;
   wakeSeq?: string;
+  /** A fresh run's deadline (a claimed run's comes with its journal). */
+  deadline?: Date | null;
   /** Read by the claim itself, so the execution need not load it. */
   journal?: LoadedJournal;
 }
@@ -83,6 +85,17 @@ export interface StartRunArgs {
   delayMs?: number;
   /** The run's queue and place in it (none: not queued). */
   placement?: QueuePlacement;
+  /** Its deadline (see startRunSql): an instant, or a timeout, from now or (queued, delayed) from its first execution. */
+  limits?: RunLimits;
+  /** A child that keeps neither its parent's deadline nor its parent's cancel. */
+  detached?: boolean;
+}
+
+/** A run's deadline as a start asks for it: an instant, or a timeout and where it counts from. */
+export interface RunLimits {
+  deadline?: Date;
+  timeoutMs?: number;
+  timeoutIncludesQueue?: boolean;
 }
 
 /** A run a delayed start inserted waiting for its instant. */
@@ -134,6 +147,7 @@ export class RunRepository {
         lease_token: string;
         wake_seq: string;
         attempt: number;
+        deadline: Date | null;
       }>(
         this.sql.start,
         [
@@ -156,6 +170,10 @@ export class RunRepository {
           args.placement?.priority ?? DEFAULT_PRIORITY,
           args.placement?.deduplicationId ?? null,
           this.sql.queueChannel,
+          args.limits?.deadline ?? null,
+          args.limits?.timeoutMs ?? null,
+          args.limits?.timeoutIncludesQueue ?? false,
+          args.detached ?? false,
         ],
         manager,
       ),
@@ -176,6 +194,7 @@ export class RunRepository {
       leaseToken: row.lease_token,
       fresh: true,
       wakeSeq: row.wake_seq,
+      deadline: row.deadline,
       traceContext: args.traceContext,
     };
   }
@@ -196,7 +215,7 @@ export class RunRepository {
    * of the same key inserted between the two halves.
    */
   async debounce(
-    args: Omit<StartRunArgs, 'claimBy' | 'leaseMs' | 'parentId' | 'parentStep' | 'parentToken' | 'startAt' | 'delayMs'> & {
+    args: Omit<StartRunArgs, 'claimBy' | 'leaseMs' | 'parentId' | 'parentStep' | 'parentToken' | 'startAt' | 'delayMs' | 'detached'> & {
       placement: QueuePlacement & { debounce: NonNullable<QueuePlacement['debounce']> };
     },
     manager?: EntityManager,
@@ -218,6 +237,9 @@ export class RunRepository {
             placement.priority,
             args.actor,
             args.traceContext,
+            args.limits?.deadline ?? null,
+            args.limits?.timeoutMs ?? null,
+            args.limits?.timeoutIncludesQueue ?? false,
           ],
           manager,
         ),
@@ -264,6 +286,7 @@ export class RunRepository {
     output: string | null,
     error: ErrorInfo | null,
     actor: string,
+    graceMs?: number,
   ): Promise<boolean> {
     const rows = await retryTransient(() =>
       this.db.query(this.sql.finish, [
@@ -274,6 +297,7 @@ export class RunRepository {
         error ? JSON.stringify(error) : null,
         actor,
         this.sql.channel,
+        graceMs ?? null,
       ]),
     );
     return rows.length > 0;
@@ -401,7 +425,7 @@ export class RunRepository {
 }
 
 const RUN_COLUMNS =
-  'id, seq, workflow, status, input, output, error, wait, attempt, parent_id, queue, partition_key, priority, created_at, updated_at, finished_at';
+  'id, seq, workflow, status, input, output, error, wait, attempt, parent_id, queue, partition_key, priority, deadline, detached, created_at, updated_at, finished_at';
 
 interface RunRecord {
   id: string;
@@ -417,6 +441,8 @@ interface RunRecord {
   queue: string | null;
   partition_key: string | null;
   priority: number;
+  deadline: Date | null;
+  detached: boolean;
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
@@ -443,6 +469,8 @@ export function toRunView(r: RunRecord): RunView {
   }
   if (r.parent_id) view.parentRunId = r.parent_id;
   if (r.queue) Object.assign(view, { queue: r.queue, priority: r.priority }, r.partition_key ? { partitionKey: r.partition_key } : {});
+  if (r.deadline) view.deadline = r.deadline;
+  if (r.detached) view.detached = true;
   if (r.finished_at) view.finishedAt = r.finished_at;
   return view;
 }

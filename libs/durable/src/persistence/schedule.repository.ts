@@ -144,9 +144,9 @@ export class ScheduleRepository {
   }
 
   /** Inserts runs a schedule starts outside the pass (a backfill) into `queue`; the ids that were new. */
-  async insertRuns(name: string, workflow: string, queue: string | null, runs: ScheduledRun[], actor: string): Promise<string[]> {
+  async insertRuns(name: string, workflow: string, settings: ScheduledWorkflow, runs: ScheduledRun[], actor: string): Promise<string[]> {
     const rows = await this.db.query<{ id: string }>(this.sql.insertRuns, [
-      ...runParams(runs.map((run) => ({ ...run, workflow, queue, actor, schedule: name }))),
+      ...runParams(runs.map((run) => ({ ...run, workflow, ...settings, actor, schedule: name }))),
       ...this.channels,
     ]);
     return rows.map((r) => r.id);
@@ -193,13 +193,13 @@ export class ScheduleRepository {
     batch: number,
     shiftMs: number,
     decide: (row: StoredSchedule, now: Date) => ScheduleFiring,
-    queueOf: (workflow: string) => string | null,
+    settingsOf: (workflow: string) => ScheduledWorkflow,
   ): Promise<number> {
     return this.db.transaction(async (client) => {
       const { rows } = await client.query<StoredSchedule & { db_now: Date }>(this.sql.due, [batch, shiftMs]);
       if (!rows.length) return 0;
       const firings = rows.map((row) => ({ row, firing: decide(row, row.db_now) }));
-      return this.write(client, firings, queueOf);
+      return this.write(client, firings, settingsOf);
     });
   }
 
@@ -210,7 +210,7 @@ export class ScheduleRepository {
   private async write(
     client: PoolClient,
     firings: Array<{ row: StoredSchedule; firing: ScheduleFiring }>,
-    queueOf: (workflow: string) => string | null,
+    settingsOf: (workflow: string) => ScheduledWorkflow,
   ): Promise<number> {
     for (const { row, firing } of firings) {
       if (!firing.cancel) continue;
@@ -226,7 +226,7 @@ export class ScheduleRepository {
       firing.runs.map((run) => ({
         ...run,
         workflow: row.workflow,
-        queue: queueOf(row.workflow),
+        ...settingsOf(row.workflow),
         actor: ACTOR(row.name),
         schedule: row.name,
       })),
@@ -270,7 +270,12 @@ const specParams = (s: ResolvedSchedule) => [
   s.input,
   s.jitterMs,
 ];
-type RunToInsert = ScheduledRun & { workflow: string; queue: string | null; actor: string; schedule: string };
+/** What a schedule's runs take from their workflow: its queue, and its timeout (counted from each run's first execution). */
+export interface ScheduledWorkflow {
+  queue: string | null;
+  timeoutMs: number | null;
+}
+type RunToInsert = ScheduledRun & ScheduledWorkflow & { workflow: string; actor: string; schedule: string };
 const runParams = (runs: RunToInsert[]) => [
   runs.map((r) => r.id),
   runs.map((r) => r.input),
@@ -279,6 +284,7 @@ const runParams = (runs: RunToInsert[]) => [
   runs.map((r) => r.actor),
   runs.map((r) => r.schedule),
   runs.map((r) => r.queue),
+  runs.map((r) => r.timeoutMs),
 ];
 
 function statements(t: Tables) {
@@ -328,16 +334,17 @@ function statements(t: Tables) {
     // run (a slot's jitter) waits like a delayed start (kind 'start') and is not NOTIFYed. A run of a
     // queued workflow enters its queue (admission takes it) and NOTIFYs the queue's name.
     // One row per run: $1 ids, $2 inputs, $3 delays (ms; > 0 waits as a delayed start), $4 workflows,
-    // $5 actors, $6 schedule names, $7 queues; $8 the wake channel, $9 the queue channel.
+    // $5 actors, $6 schedule names, $7 queues, $8 timeouts (ms, from the first execution); $9 the wake
+    // channel, $10 the queue channel.
     insertRuns: `
       WITH r AS (
-        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[])
-          AS r(id, input, delay, workflow, actor, schedule, queue)
+        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[])
+          AS r(id, input, delay, workflow, actor, schedule, queue, timeout_ms)
       ), ins AS (
-        INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind, queue)
+        INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind, queue, timeout_ms)
         SELECT r.id, r.workflow, CASE WHEN r.delay > 0 THEN 'waiting' ELSE 'pending' END, r.input, u.until,
                CASE WHEN r.delay > 0 THEN jsonb_build_object('kind', ${waitKindSql('start')}, 'until', u.until, 'since', now()) END,
-               CASE WHEN r.delay > 0 THEN ${waitKindSql('start')} END, r.queue
+               CASE WHEN r.delay > 0 THEN ${waitKindSql('start')} END, r.queue, r.timeout_ms
         FROM r, LATERAL (SELECT date_trunc('milliseconds', now() + r.delay * interval '1 millisecond') AS until) u
         ON CONFLICT (id) DO NOTHING
         RETURNING id, status, queue
@@ -345,7 +352,7 @@ function statements(t: Tables) {
         INSERT INTO ${t.history} (run_id, event, actor, detail)
         SELECT ins.id, 'started', r.actor, jsonb_build_object('schedule', r.schedule) FROM ins JOIN r ON r.id = ins.id
       )
-      SELECT id, (SELECT 1 FROM pg_notify(CASE WHEN ins.queue IS NULL THEN $8 ELSE $9 END, COALESCE(ins.queue, ins.id))
+      SELECT id, (SELECT 1 FROM pg_notify(CASE WHEN ins.queue IS NULL THEN $9 ELSE $10 END, COALESCE(ins.queue, ins.id))
                   WHERE ins.status = 'pending') AS notified
       FROM ins`,
     // $1 schedule names, $2 slots, $3 reasons: one row per skipped slot.

@@ -17,5 +17,7 @@ export interface ChildStarter {
     childId: string;
     workflow: RegisteredWorkflow;
     input: unknown;
+    /** Keeps its own deadline only, and is not cancelled with the parent. */
+    detached: boolean;
   }): Promise<boolean>;
 }

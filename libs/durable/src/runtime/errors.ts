@@ -1,5 +1,6 @@
 import {
   ChildWorkflowFailedError,
+  DeadlineExceededError,
   InvalidArgumentError,
   InvalidPayloadError,
   NonRetryableError,
@@ -23,6 +24,7 @@ const NON_RETRYABLE = [
   InvalidArgumentError,
   InvalidPayloadError,
   RunConflictError,
+  DeadlineExceededError,
 ];
 
 export function isNonRetryable(error: unknown): boolean {
@@ -41,6 +43,9 @@ export function errorInfo(error: unknown): ErrorInfo {
 export function rebuildError(stored: ErrorInfo & Record<string, unknown>): Error {
   if (stored.name === 'ChildWorkflowFailedError' && typeof stored.childRunId === 'string') {
     return new ChildWorkflowFailedError(stored.childRunId, stored.childStatus as 'failed' | 'cancelled', stored.childError as ErrorInfo);
+  }
+  if (stored.name === 'DeadlineExceededError' && typeof stored.runId === 'string' && typeof stored.deadline === 'string') {
+    return new DeadlineExceededError(stored.runId, new Date(stored.deadline), stored.message);
   }
   const error = new NonRetryableError(stored.message);
   error.name = stored.name;

@@ -14,10 +14,15 @@ import { runScope } from './run-scope';
 import { deserialize, serialize } from '../schema/serializer';
 import type { ChildStarter } from './child-starter';
 import type { DurableTelemetry } from '../observability/durable-telemetry';
+import { RunDeadline } from './run-deadline';
 
-/** How one execution of `run()` ended. */
+/** How one execution of `run()` ended; `expired`: the grace after the run's deadline ended first. */
 export type ExecutionOutcome =
-  { type: 'completed'; output: unknown } | { type: 'failed'; error: unknown } | { type: 'park'; wait: WaitSpec } | { type: 'lost' };
+  | { type: 'completed'; output: unknown }
+  | { type: 'failed'; error: unknown }
+  | { type: 'park'; wait: WaitSpec }
+  | { type: 'lost' }
+  | { type: 'expired' };
 
 export interface ExecutionDeps {
   journal: JournalRepository;
@@ -45,6 +50,7 @@ export class Execution {
   private active = true;
   private readonly keyCounts = new Map<string, number>();
   private readonly inflight = new Set<Promise<unknown>>();
+  readonly deadline = new RunDeadline(this);
 
   constructor(
     readonly run: ClaimedRun,
@@ -68,7 +74,8 @@ export class Execution {
    * Runs `run(input, ctx)` to its outcome (its result, or a suspension or the lease's loss if one came
    * first); steps still running then finish and checkpoint before the run parks, unless the lease is
    * lost. Listens on the lease only meanwhile: a lease held through many executions (wakes in-process,
-   * parks that lost a race) keeps none of the ended ones.
+   * parks that lost a race) keeps none of the ended ones. The end of the grace after the run's
+   * deadline ends it as `expired` whatever it is doing, without waiting for its steps.
    */
   async execute(input: unknown, ctx: unknown): Promise<ExecutionOutcome> {
     let signalLost!: () => void;
@@ -77,17 +84,23 @@ export class Execution {
       signalLost();
       this.end({ type: 'lost' });
     });
+    const graceMs = this.deadline.msToGraceEnd();
+    const graceTimer = graceMs === undefined ? undefined : setTimeout(() => this.end({ type: 'expired' }), graceMs);
     try {
-      runScope
-        .run({ execution: this, inStep: false }, () => Promise.resolve().then(() => this.workflow.instance.run(input, ctx as never)))
-        .then(
-          (output) => this.end({ type: 'completed', output }),
-          (error) => this.end({ type: 'failed', error }),
-        );
+      if (graceMs !== 0) {
+        runScope
+          .run({ execution: this, inStep: false }, () => Promise.resolve().then(() => this.workflow.instance.run(input, ctx as never)))
+          .then(
+            (output) => this.end({ type: 'completed', output }),
+            (error) => this.end({ type: 'failed', error }),
+          );
+      }
       const outcome = await this.outcome;
+      if (outcome.type === 'expired') return outcome;
       while (this.inflight.size && !this.lease.lost) await Promise.race([Promise.allSettled([...this.inflight]), lost]);
       return outcome;
     } finally {
+      clearTimeout(graceTimer);
       unsubscribe();
     }
   }
@@ -99,9 +112,15 @@ export class Execution {
     return count === 1 ? name : `${name}#${count}`;
   }
 
-  /** Pauses the run durably; the returned promise never settles. */
+  /** Pauses the run durably, to wake by the run's deadline at the latest; the returned promise never settles. */
   suspend(wait: WaitSpec): Promise<never> {
-    this.end({ type: 'park', wait });
+    this.end({ type: 'park', wait: { ...wait, wakeAt: this.deadline.capWake(wait.wakeAt) } });
+    return never();
+  }
+
+  /** The grace after the run's deadline is over: the run is failed, whatever its code does next. */
+  expire(): Promise<never> {
+    this.end({ type: 'expired' });
     return never();
   }
 

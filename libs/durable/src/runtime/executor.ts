@@ -12,7 +12,8 @@ import { errorInfo, isNonRetryable } from './errors';
 import { Execution, ExecutionDeps } from './execution';
 import { Journal } from './journal';
 import type { Lease } from './lease';
-import { backoffMs, ResolvedRetryPolicy } from './retry-policy';
+import { backoffMs, NO_RETRY, ResolvedRetryPolicy } from './retry-policy';
+import { DeadlineExceededError } from '../errors';
 import { deserialize, serialize } from '../schema/serializer';
 import { DurableWorkflowContext } from './workflow-context';
 import type { ResolvedDurableOptions } from '../durable-options';
@@ -75,7 +76,9 @@ export class Executor implements OnModuleInit {
       telemetry: this.telemetry,
     };
     const input = deserialize(run.input);
-    let journal = run.fresh ? Journal.empty(run.wakeSeq ?? '0') : this.observed(run.journal ?? (await this.journals.load(run.id)));
+    let journal = run.fresh
+      ? Journal.empty(run.wakeSeq ?? '0', run.deadline)
+      : this.observed(run.journal ?? (await this.journals.load(run.id)));
     for (;;) {
       if (lease.lost) return;
       const execution = new Execution(run, workflow, journal, deps, lease);
@@ -88,7 +91,15 @@ export class Executor implements OnModuleInit {
         case 'completed':
           return this.complete(run, outcome.output, actor);
         case 'failed':
-          return this.fail(run, outcome.error, workflow.retry, actor);
+          // Past the run's deadline a failed attempt is not retried: the next would only fail at the deadline again.
+          return this.fail(run, outcome.error, execution.deadline.passed ? NO_RETRY : workflow.retry, actor);
+        case 'expired': {
+          if (await this.expire(run, journal, workflow.deadlineGraceMs, actor)) return;
+          // An operator moved the deadline meanwhile: execute again under the new one.
+          journal = this.observed(await this.journals.load(run.id));
+          if (journal.leaseToken !== run.leaseToken) return;
+          continue;
+        }
         case 'park': {
           const wait = this.telemetry.tracing.start(`durable.wait ${outcome.wait.reason.kind}`, {
             'durable.run_id': run.id,
@@ -118,10 +129,12 @@ export class Executor implements OnModuleInit {
     try {
       encoded = serialize(output, `The output of run "${run.id}"`);
     } catch (error) {
-      return this.end(run, 'failed', null, errorInfo(error), actor);
+      await this.end(run, 'failed', null, errorInfo(error), actor);
+      return undefined;
     }
     // The value handed to local result() callers is the stored one, decoded, as a read would give it.
-    return this.end(run, 'completed', encoded, null, actor);
+    await this.end(run, 'completed', encoded, null, actor);
+    return undefined;
   }
 
   private async fail(run: ClaimedRun, error: unknown, retry: ResolvedRetryPolicy, actor: string): Promise<Date | undefined> {
@@ -136,7 +149,24 @@ export class Executor implements OnModuleInit {
       return scheduled ? new Date(this.clock.now() + delayMs) : undefined;
     }
     this.logger.error(`Run ${run.id} (${run.workflow}) failed: ${info.name}: ${info.message}`);
-    return this.end(run, 'failed', null, info, actor);
+    await this.end(run, 'failed', null, info, actor);
+    return undefined;
+  }
+
+  /**
+   * Fails a run whose deadline's grace is over, unless an operator moved its deadline meanwhile (the
+   * statement checks the stored one) or the lease is gone: false then, and the caller looks which.
+   */
+  private async expire(run: ClaimedRun, journal: Journal, graceMs: number, actor: string): Promise<boolean> {
+    const deadline = new Date(journal.deadline!);
+    const error = new DeadlineExceededError(
+      run.id,
+      deadline,
+      `Run "${run.id}" passed its deadline (${deadline.toISOString()}) and did not end within its grace of ${graceMs} ms.`,
+    );
+    const ended = await this.end(run, 'failed', null, errorInfo(error), actor, graceMs);
+    if (ended) this.logger.warn(error.message);
+    return ended;
   }
 
   private async end(
@@ -145,10 +175,11 @@ export class Executor implements OnModuleInit {
     output: string | null,
     error: ErrorInfo | null,
     actor: string,
-  ): Promise<undefined> {
-    if (!(await this.runs.finish(run, status, output, error, actor))) return undefined;
+    graceMs?: number,
+  ): Promise<boolean> {
+    if (!(await this.runs.finish(run, status, output, error, actor, graceMs))) return false;
     this.telemetry.metrics?.ended.inc({ workflow: run.workflow, status });
     this.bus.finished(run.id, status === 'completed' ? { status, output: deserialize(output) } : { status, error: error! });
-    return undefined;
+    return true;
   }
 }

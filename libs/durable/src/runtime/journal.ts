@@ -14,17 +14,20 @@ export class Journal {
   private constructor(
     readonly wakeSeq: string,
     readonly dbNow: Date,
+    /** The run's deadline (ms since the epoch), as loaded; undefined: none. */
+    readonly deadline: number | undefined,
     /** The run's lease token when loaded (tells a lost lease from a moved wake_seq after a refused park). */
     readonly leaseToken?: string,
   ) {}
 
   /** A run started here a moment ago: nothing is journaled, nothing needs loading. */
-  static empty(wakeSeq: string): Journal {
-    return new Journal(wakeSeq, new Date());
+  static empty(wakeSeq: string, deadline: Date | null | undefined): Journal {
+    return new Journal(wakeSeq, new Date(), deadline ? new Date(deadline).getTime() : undefined);
   }
 
   static from(loaded: LoadedJournal): Journal {
-    const journal = new Journal(loaded.wakeSeq, loaded.dbNow, loaded.leaseToken);
+    const deadline = loaded.deadline ? new Date(loaded.deadline).getTime() : undefined;
+    const journal = new Journal(loaded.wakeSeq, loaded.dbNow, deadline, loaded.leaseToken);
     for (const { key, ...step } of loaded.steps) journal.steps.set(key, step);
     journal.takeDeliveries(loaded);
     for (const child of loaded.children) journal.children.set(child.id, child);

@@ -3,6 +3,7 @@ import type {
   ChannelRef,
   ChildHandle,
   ChildResult,
+  ChildStartOptions,
   Duration,
   SelectArm,
   SelectArms,
@@ -76,7 +77,7 @@ export class DurableWorkflowContext implements WorkflowContext {
     return consume(this.execution, channel, handle, opts.until);
   }
 
-  startChild<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: { step: string }): Promise<ChildHandle<O>> {
+  startChild<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: ChildStartOptions): Promise<ChildHandle<O>> {
     return startChild(this.execution, workflow, input, opts);
   }
 

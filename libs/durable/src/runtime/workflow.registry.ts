@@ -18,6 +18,16 @@ export interface RegisteredWorkflow {
   schedules: ResolvedSchedule[];
   /** The queue its runs wait in (`@Workflow({ queue })`, a name the module declares); null: none. */
   queue: string | null;
+  /** `@Workflow({ timeout })` in milliseconds; undefined: no deadline unless a start gives one. */
+  timeoutMs?: number;
+  /** How long its runs go on after their deadline before they are failed. */
+  deadlineGraceMs: number;
+}
+
+/** What a schedule's runs of `name` take from the workflow: its queue and its timeout (none when it is not registered here). */
+export function scheduledWorkflow(registry: WorkflowRegistry, name: string): { queue: string | null; timeoutMs: number | null } {
+  const workflow = registry.find(name);
+  return { queue: workflow?.queue ?? null, timeoutMs: workflow?.timeoutMs ?? null };
 }
 
 /** The workflows of this application, by name and by class; filled by the explorer at boot. */

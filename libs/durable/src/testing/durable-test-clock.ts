@@ -11,7 +11,7 @@ const MOVED_FIELDS = [...new Set(waitKindsWhere((kind) => kind.clock).flatMap((k
 
 /**
  * Moves a test schema's durable time forward: every journaled instant ahead (sleeps, signal deadlines,
- * retry backoffs, wake times of the wait kinds the registry lets the clock move) is brought nearer by the step, which is what the passing of that time
+ * retry backoffs, wake times of the wait kinds the registry lets the clock move, run deadlines) is brought nearer by the step, which is what the passing of that time
  * would do. It advances from one wake to the next and lets each due run execute before going on, so
  * timers set by a run woken on the way fire in order too. Schedules' time moves with it (their slots
  * fire on the way, in order). Date.now() itself does not move.
@@ -66,6 +66,10 @@ export class DurableTestClock {
          SET wake_at = wake_at - ${back},
              wait = ${MOVED_FIELDS.reduce((wait, field) => `CASE WHEN wait ? '${field}' THEN jsonb_set(${wait}, '{${field}}', ${shifted(`wait->>'${field}'`)}) ELSE ${wait} END`, 'wait')}
          WHERE ${this.movable} AND wake_at IS NOT NULL`,
+        [ms],
+      );
+      await manager.query(
+        `UPDATE ${t.runs} SET deadline = deadline - ${back} WHERE deadline IS NOT NULL AND status IN ('pending', 'running', 'waiting')`,
         [ms],
       );
       await manager.query(

@@ -3,7 +3,7 @@ import type { ScheduleSkipReason } from '../interfaces';
 import type { ScheduleFiring, ScheduledRun, StoredSchedule } from '../persistence/schedule.repository';
 import { ScheduleRepository } from '../persistence/schedule.repository';
 import { DbClock } from '../runtime/db-clock';
-import { WorkflowRegistry } from '../runtime/workflow.registry';
+import { scheduledWorkflow, WorkflowRegistry } from '../runtime/workflow.registry';
 import { jitterOf, slotRunId } from '../schema/schedule-spec';
 import { SlotCalendar } from '../schema/slot-calendar';
 import { deserialize, serializePayload } from '../schema/serializer';
@@ -41,8 +41,8 @@ export class SchedulePass {
     private readonly registry: WorkflowRegistry,
   ) {}
 
-  /** The queue a schedule's runs enter: their workflow's (`@Workflow({ queue })`), if any. */
-  private readonly queueOf = (workflow: string) => this.registry.find(workflow)?.queue ?? null;
+  /** What a schedule's runs take from their workflow: its queue and its timeout. */
+  private readonly settingsOf = (workflow: string) => scheduledWorkflow(this.registry, workflow);
 
   /**
    * Fires everything due. With nothing due it is one indexed read, no transaction. That read also
@@ -69,7 +69,7 @@ export class SchedulePass {
           if (calendar?.now.getTime() !== now.getTime()) calendar = new SlotCalendar(now, SLOTS_PER_PASS);
           return decide(row, calendar);
         },
-        this.queueOf,
+        this.settingsOf,
       );
       started += fired;
       return seen === SCHEDULES_PER_TRANSACTION;

@@ -37,6 +37,10 @@ export interface RunRow {
   debounceKey: string | null;
   debounceUntil: Date | null;
   beganAt: Date | null;
+  /** Run deadlines (see that migration): the instant to end by, a timeout counted from the first execution, a detached child. */
+  deadline: Date | null;
+  timeoutMs: string | null;
+  detached: boolean;
 }
 
 export const runEntity = (schema: string) =>
@@ -74,6 +78,9 @@ export const runEntity = (schema: string) =>
       debounceKey: { name: 'debounce_key', type: 'text', nullable: true },
       debounceUntil: { name: 'debounce_until', type: 'timestamptz', nullable: true },
       beganAt: { name: 'began_at', type: 'timestamptz', nullable: true },
+      deadline: { type: 'timestamptz', nullable: true },
+      timeoutMs: { name: 'timeout_ms', type: 'bigint', nullable: true },
+      detached: { type: 'boolean', default: false },
     },
     uniques: [{ name: 'runs_seq_key', columns: ['seq'] }],
     checks: [

@@ -6,6 +6,7 @@ import { DelayedStart1732900000004 } from './1732900000004-delayed-start';
 import { Schedules1732900000005 } from './1732900000005-schedules';
 import { Queues1732900000006 } from './1732900000006-queues';
 import { Select1732900000007 } from './1732900000007-select';
+import { RunDeadlines1732900000008 } from './1732900000008-run-deadlines';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -17,4 +18,5 @@ export const DURABLE_MIGRATIONS = [
   Schedules1732900000005,
   Queues1732900000006,
   Select1732900000007,
+  RunDeadlines1732900000008,
 ];

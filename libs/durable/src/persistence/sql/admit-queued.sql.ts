@@ -1,5 +1,5 @@
 import type { Tables } from '../tables';
-import { journalColumnsSql } from './load-journal.sql';
+import { beginDeadlineSql, journalColumnsSql } from './load-journal.sql';
 
 /*
  * Admission to a queue: the claim of its pending runs, under the queue's transaction-scoped advisory
@@ -112,18 +112,18 @@ WITH RECURSIVE room AS (
   ) admitted WHERE rank <= (SELECT n FROM room)
 ), claimed AS (
   UPDATE ${t.runs} r
-  SET status = 'running', lease_owner = $8, lease_token = r.lease_token + 1, began_at = COALESCE(r.began_at, now()),
-      wake_at = now() + $9 * interval '1 millisecond', updated_at = now()
+  SET status = 'running', lease_owner = $8, lease_token = r.lease_token + 1, deadline = ${beginDeadlineSql('r')},
+      began_at = COALESCE(r.began_at, now()), wake_at = now() + $9 * interval '1 millisecond', updated_at = now()
   FROM chosen
   -- By primary key, one probe per chosen run: a join would let the planner hash the whole backlog.
   WHERE r.id = ANY(ARRAY(SELECT id FROM chosen)) AND r.id = chosen.id AND r.status = 'pending'
-  RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context,
+  RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.deadline,
             extract(epoch FROM now() - chosen.wake_at) AS lateness, r.wake_seq AS latest_seq
 ), history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail)
   SELECT id, 'claimed', $8, jsonb_build_object('from', 'pending', 'queue', $1::text) FROM claimed
 )
-SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.trace_context, c.lateness,
+SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.trace_context, c.lateness, c.deadline,
        c.latest_seq = (SELECT wake_seq FROM ${t.runs} WHERE id = c.id) AS current,
        (SELECT count(*) FROM candidates) > (SELECT count(*) FROM chosen)
          OR (SELECT count(*) FROM head) >= CASE WHEN $3::int IS NULL THEN GREATEST((SELECT n FROM room), 0) ELSE $10::int END AS held_back,

@@ -1,5 +1,5 @@
 import type { Tables } from '../tables';
-import { journalColumnsSql } from './load-journal.sql';
+import { beginDeadlineSql, journalColumnsSql } from './load-journal.sql';
 
 /**
  * Claims due runs in one statement: pending and waiting runs whose wake time has come, and running
@@ -30,10 +30,10 @@ WITH due AS (
   FOR UPDATE SKIP LOCKED
 ), claimed AS (
   UPDATE ${t.runs} r
-  SET status = 'running', lease_owner = $1, lease_token = r.lease_token + 1, began_at = COALESCE(r.began_at, now()),
-      wake_at = now() + $2 * interval '1 millisecond', updated_at = now()
+  SET status = 'running', lease_owner = $1, lease_token = r.lease_token + 1, deadline = ${beginDeadlineSql('r')},
+      began_at = COALESCE(r.began_at, now()), wake_at = now() + $2 * interval '1 millisecond', updated_at = now()
   FROM due WHERE r.id = due.id
-  RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context,
+  RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.deadline,
             extract(epoch FROM now() - due.wake_at) AS lateness, due.status AS previous_status, due.lease_owner AS previous_owner,
             due.version
 ), history AS (
@@ -42,7 +42,7 @@ WITH due AS (
          jsonb_build_object('from', previous_status, 'previousOwner', previous_owner)
   FROM claimed
 )
-SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.trace_context, c.lateness,
+SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.trace_context, c.lateness, c.deadline,
        c.previous_status <> 'running' AND c.version = (SELECT xmin::text FROM ${t.runs} WHERE id = c.id) AS current,
        ${journalColumnsSql(t, 'c.id')}
 FROM claimed c`;

@@ -26,6 +26,14 @@ export const journalColumnsSql = (t: Tables, id: string) => `
 /** The statuses of a run that has ended. */
 export const FINISHED = `('completed', 'failed', 'cancelled')`;
 
-/** Everything an execution reads, in one round trip whatever its size, with the run's lease token. $1 run. */
+/** Everything an execution reads, in one round trip whatever its size, with the run's lease token and deadline. $1 run. */
 export const loadJournalSql = (t: Tables) => `
-SELECT (SELECT lease_token FROM ${t.runs} WHERE id = $1) AS lease_token, ${journalColumnsSql(t, '$1')}`;
+SELECT r.lease_token, r.deadline, ${journalColumnsSql(t, '$1')} FROM (SELECT 1) one LEFT JOIN ${t.runs} r ON r.id = $1`;
+
+/**
+ * A run's deadline as the claim that begins it sets it (`r` the row being claimed): a timeout that
+ * counts from the first execution (a queued or delayed run's) becomes an instant now. Claims return
+ * the new value themselves: the journal columns read the statement's snapshot, from before the claim.
+ */
+export const beginDeadlineSql = (r: string) =>
+  `CASE WHEN ${r}.began_at IS NULL AND ${r}.timeout_ms IS NOT NULL THEN LEAST(${r}.deadline, now() + ${r}.timeout_ms * interval '1 millisecond') ELSE ${r}.deadline END`;

@@ -18,34 +18,46 @@ import { waitKindSql } from './wait-kinds.sql';
  * $18 deduplication id, $19 the queue channel (a new queued run NOTIFYs its queue's name there, not
  * its id on the wake channel). A queued run is never inserted running (the caller passes 'pending': only
  * admission takes a queue's slot); a deduplication id an unfinished run of the queue holds inserts nothing.
+ * Its deadline: $20 an instant, or $21 a timeout in ms, counted from now, or, for a queued or delayed
+ * run unless $22 (the timeout includes the wait), kept in timeout_ms for the claim that begins it
+ * (beginDeadlineSql); a child that is not detached ($23) takes the earlier of its own and its parent's.
  */
 export const startRunSql = (t: Tables) => `
 WITH parent AS (
-  SELECT 1 FROM ${t.runs} WHERE id = $7 AND lease_token = $12::bigint FOR SHARE
+  SELECT deadline FROM ${t.runs} WHERE id = $7 AND lease_token = $12::bigint FOR SHARE
 ), admitted AS (
   SELECT $12::bigint IS NULL OR EXISTS (SELECT 1 FROM parent) AS admitted
 ), instant AS (
   SELECT until, until > now() AS delayed
   FROM (SELECT date_trunc('milliseconds', COALESCE($13::timestamptz, now() + $14::bigint * interval '1 millisecond')) AS until) s
 ), plan AS (
-  SELECT CASE WHEN instant.delayed THEN 'waiting' ELSE $3 END AS status, instant.until, instant.delayed FROM instant
+  SELECT CASE WHEN instant.delayed THEN 'waiting' ELSE $3 END AS status, instant.until, instant.delayed,
+         $20::timestamptz IS NULL AND $21::bigint IS NOT NULL AND (COALESCE(instant.delayed, false) OR $15::text IS NOT NULL) AND NOT $22::boolean AS deferred
+  FROM instant
+), limits AS (
+  SELECT CASE WHEN plan.deferred THEN $21::bigint END AS timeout_ms,
+         LEAST(COALESCE($20::timestamptz, CASE WHEN NOT plan.deferred THEN now() + $21::bigint * interval '1 millisecond' END),
+               CASE WHEN NOT $23::boolean THEN (SELECT deadline FROM parent) END) AS deadline
+  FROM plan
 ), ins AS (
   INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, lease_owner, lease_token, parent_id, parent_step, trace_context,
-                         wait, wait_kind, queue, partition_key, priority, deduplication_id, began_at)
+                         wait, wait_kind, queue, partition_key, priority, deduplication_id, began_at, deadline, timeout_ms, detached)
   SELECT $1, $2, plan.status, $4,
          CASE WHEN plan.delayed THEN plan.until WHEN plan.status = 'running' THEN now() + $6 * interval '1 millisecond' ELSE now() END,
          CASE WHEN plan.status = 'running' THEN $5::text END, CASE WHEN plan.status = 'running' THEN 1 ELSE 0 END, $7, $8, $11,
          CASE WHEN plan.delayed THEN jsonb_build_object('kind', ${waitKindSql('start')}, 'until', plan.until, 'since', now()) END,
          CASE WHEN plan.delayed THEN ${waitKindSql('start')} END,
-         $15::text, $16::text, $17::int, $18::text, CASE WHEN plan.status = 'running' THEN now() END
-  FROM admitted, plan WHERE admitted
+         $15::text, $16::text, $17::int, $18::text, CASE WHEN plan.status = 'running' THEN now() END,
+         limits.deadline, limits.timeout_ms, $23::boolean
+  FROM admitted, plan, limits WHERE admitted
   ON CONFLICT DO NOTHING
-  RETURNING id, status, wake_at, lease_token, wake_seq, attempt
+  RETURNING id, status, wake_at, lease_token, wake_seq, attempt, deadline
 ), history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail)
   SELECT id, 'started', $9,
          NULLIF(jsonb_strip_nulls(jsonb_build_object('parentRunId', $7::text, 'step', $8::text,
-                                                     'startAt', CASE WHEN ins.status = 'waiting' THEN ins.wake_at END)), '{}'::jsonb)
+                                                     'startAt', CASE WHEN ins.status = 'waiting' THEN ins.wake_at END,
+                                                     'deadline', ins.deadline, 'timeoutMs', $21::bigint, 'detached', NULLIF($23::boolean, false))), '{}'::jsonb)
   FROM ins
 )
 SELECT admitted.admitted, ins.*, (SELECT 1 FROM pg_notify(CASE WHEN $15::text IS NULL THEN $10 ELSE $19 END, COALESCE($15::text, ins.id))

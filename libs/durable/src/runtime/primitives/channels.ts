@@ -9,8 +9,11 @@ export async function receive<T>(execution: Execution, ref: ChannelRef<T>): Prom
   if (!execution.isActive) return never();
   execution.assertNotInStep('receive');
   const channel = declaredName(execution.workflow, 'channel', ref);
+  const key = execution.keyFor(`receive:${channel}`);
+  execution.deadline.replayAt(key);
   const next = execution.journal.messages.get(channel)?.[0];
   if (next) return { key: next.key, seq: Number(next.seq), payload: deserialize<T>(next.payload), sentAt: new Date(next.sentAt) };
+  await execution.deadline.beforeWait(key);
   return execution.suspend({ reason: { kind: 'channel', channel }, name: channel, wakeAt: null });
 }
 

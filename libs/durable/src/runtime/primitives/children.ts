@@ -1,5 +1,6 @@
 import { ChildWorkflowFailedError } from '../../errors';
-import type { ChildHandle, ChildResult, WorkflowRef } from '../../interfaces';
+import { InvalidArgumentError } from '../../errors';
+import type { ChildHandle, ChildResult, ChildStartOptions, WorkflowRef } from '../../interfaces';
 import type { StoredChild, StoredStep } from '../../persistence/journal.repository';
 import { checkName } from '../../schema/define-signal';
 import { Execution, never } from '../execution';
@@ -13,11 +14,13 @@ export async function startChild<I, O>(
   execution: Execution,
   ref: WorkflowRef<I, O>,
   input: I,
-  opts: { step: string },
+  opts: ChildStartOptions,
 ): Promise<ChildHandle<O>> {
   if (!execution.isActive) return never();
   execution.assertNotInStep('startChild');
   const step = checkName(opts?.step, 'child step');
+  if (opts.detached !== undefined && typeof opts.detached !== 'boolean')
+    throw new InvalidArgumentError(`startChild("${step}"): detached must be a boolean; got ${typeof opts.detached}.`);
   const key = `child:${step}`;
   const childId = `${execution.runId}/${step}`;
   if (!execution.journal.steps.has(key)) {
@@ -29,6 +32,7 @@ export async function startChild<I, O>(
       childId,
       workflow,
       input,
+      detached: opts.detached ?? false,
     });
     if (!started) return execution.lose();
     await execution.checkpoint(
@@ -67,6 +71,7 @@ export class ExecutionChildHandle<O> implements ChildHandle<O> {
     if (!execution.isActive) return never();
     execution.assertNotInStep('result');
     const key = `child-result:${this.step}`;
+    execution.deadline.replayAt(key);
     const stored = execution.journal.steps.get(key);
     if (stored) return execution.replay<O>(key, stored);
     const { journal, deps } = execution;
@@ -78,11 +83,14 @@ export class ExecutionChildHandle<O> implements ChildHandle<O> {
         const kept = await execution.checkpoint(key, 'child-result', childOutcome(child), null);
         return execution.replay<O>(key, kept);
       }
-      const left = budgetEnd - Date.now();
-      if (refreshed && left <= 0) {
-        return execution.suspend({ reason: { kind: 'child', childRunId: this.runId, step: this.step }, name: this.runId, wakeAt: null });
+      if (refreshed) {
+        await execution.deadline.beforeWait(key);
+        const left = execution.deadline.capMs(budgetEnd - Date.now());
+        if (left <= 0) {
+          return execution.suspend({ reason: { kind: 'child', childRunId: this.runId, step: this.step }, name: this.runId, wakeAt: null });
+        }
+        await deps.bus.nextWake(execution.runId, left);
       }
-      if (refreshed) await deps.bus.nextWake(execution.runId, left);
       if (!execution.isActive) return never();
       await refreshChildren(execution, this.runId);
       refreshed = true;

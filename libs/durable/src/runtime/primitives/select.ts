@@ -58,6 +58,7 @@ export async function select<A extends SelectArms>(
   execution.assertNotInStep('select');
   checkName(name, 'select');
   const key = execution.keyFor(`select:${name}`);
+  execution.deadline.replayAt(key);
   const stored = execution.journal.steps.get(key);
   if (stored) return execution.replay(key, stored);
   const entries = checkedArms(execution, name, arms, opts);
@@ -83,9 +84,12 @@ export async function select<A extends SelectArms>(
       );
       return execution.replay(key, kept);
     }
+    const limit = await execution.deadline.beforeWait(key);
     const instants = [...armed.flatMap((arm) => (arm.kind === 'timer' ? [arm.until] : [])), ...(deadline === undefined ? [] : [deadline])];
     const next = instants.length ? Math.min(...instants) : undefined;
-    if (next === undefined || next - now > deps.inlineWaitMs) {
+    // Parked, the run's deadline caps the wake (suspend); in-process, this wait ends by it.
+    const inProcessUntil = limit === undefined ? next : Math.min(next ?? limit, limit);
+    if (next === undefined || inProcessUntil! - now > deps.inlineWaitMs) {
       return execution.suspend({
         reason: {
           kind: 'select',
@@ -97,7 +101,7 @@ export async function select<A extends SelectArms>(
         wakeAt: next === undefined ? null : new Date(next),
       });
     }
-    await deps.bus.nextWake(execution.runId, next - now);
+    await deps.bus.nextWake(execution.runId, inProcessUntil! - now);
     if (!execution.isActive) return never();
     await refreshDeliveries(execution, armed);
   }

@@ -10,8 +10,11 @@ export async function waitForSignal<T>(execution: Execution, ref: SignalRef<T>):
   if (!execution.isActive) return never();
   execution.assertNotInStep('waitForSignal');
   const name = declaredName(execution.workflow, 'signal', ref);
+  const key = execution.keyFor(`signal:${name}`);
+  execution.deadline.replayAt(key);
   const { signals } = execution.journal;
   if (signals.has(name)) return deserialize<T>(signals.get(name));
+  await execution.deadline.beforeWait(key);
   return execution.suspend({ reason: { kind: 'signal', name }, name, wakeAt: null });
 }
 
@@ -28,6 +31,7 @@ export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRe
   const timeoutKey = `${deadlineKey}:timed-out`;
   const { journal, deps } = execution;
   const received = (): SignalOutcome<T> => ({ received: true, payload: deserialize<T>(journal.signals.get(name)) });
+  execution.deadline.replayAt(deadlineKey);
   if (journal.steps.has(timeoutKey)) return { received: false };
   if (journal.signals.has(name)) return received();
   const deadline = await journaledInstant(execution, deadlineKey, 'deadline', ms);
@@ -38,10 +42,12 @@ export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRe
       await execution.checkpoint(timeoutKey, 'timeout', { outcome: 'ok', result: null, error: null }, null);
       return { received: false };
     }
-    if (remaining > deps.inlineWaitMs) {
+    await execution.deadline.beforeWait(deadlineKey);
+    const inProcess = execution.deadline.capMs(remaining);
+    if (inProcess > deps.inlineWaitMs) {
       return execution.suspend({ reason: { kind: 'signal', name, deadline: new Date(deadline) }, name, wakeAt: new Date(deadline) });
     }
-    await deps.bus.nextWake(execution.runId, remaining);
+    await deps.bus.nextWake(execution.runId, inProcess);
     if (!execution.isActive) return never();
     const payload = await deps.journal.readSignal(execution.runId, name);
     if (payload !== undefined) journal.signals.set(name, payload);

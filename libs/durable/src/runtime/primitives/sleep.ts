@@ -6,18 +6,26 @@ import { deserialize, serialize } from '../../schema/serializer';
 /**
  * A durable timer. The wake instant is journaled on first encounter (from the database clock for a
  * duration), so a resumed run waits only the remainder. A short remainder waits in-process; a longer
- * one parks the run with wake_at at the instant, holding no worker and no timer.
+ * one parks the run with wake_at at the instant, holding no worker and no timer. A run deadline
+ * before the instant ends the sleep there with DeadlineExceededError.
  */
 export async function sleep(execution: Execution, name: string, ms: number | undefined, at?: Date): Promise<void> {
   if (!execution.isActive) return never();
   execution.assertNotInStep('sleep');
   checkName(name, 'sleep');
   const key = execution.keyFor(`sleep:${name}`);
+  execution.deadline.replayAt(key);
   const until = await journaledInstant(execution, key, 'sleep', ms, at);
-  const remaining = until - execution.deps.clock.now();
-  if (remaining <= 0) return;
-  if (remaining <= execution.deps.inlineWaitMs) return delay(remaining);
-  return execution.suspend({ reason: { kind: 'sleep', name, until: new Date(until) }, name: key, wakeAt: new Date(until) });
+  for (;;) {
+    const remaining = until - execution.deps.clock.now();
+    if (remaining <= 0) return;
+    await execution.deadline.beforeWait(key);
+    const inProcess = execution.deadline.capMs(remaining);
+    if (inProcess > execution.deps.inlineWaitMs)
+      return execution.suspend({ reason: { kind: 'sleep', name, until: new Date(until) }, name: key, wakeAt: new Date(until) });
+    await delay(inProcess);
+    if (!execution.isActive) return never();
+  }
 }
 
 /** The instant stored under `key`, journaling now() + ms (or `at`) the first time. */

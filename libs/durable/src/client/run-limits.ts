@@ -1,0 +1,40 @@
+import { InvalidArgumentError } from '../errors';
+import type { StartOptions } from '../interfaces';
+import type { RunLimits } from '../persistence/run.repository';
+import type { RegisteredWorkflow } from '../runtime/workflow.registry';
+import { MAX_DURATION_MS, toMs } from '../schema/duration';
+
+/**
+ * The deadline a start asks for (`timeout` or `deadline`, not both; else the workflow's `timeout`),
+ * checked before anything is written: InvalidArgumentError naming the option at fault.
+ */
+export function runLimitsOf(
+  opts: Pick<StartOptions, 'timeout' | 'deadline' | 'timeoutIncludesQueue'>,
+  workflow: Pick<RegisteredWorkflow, 'timeoutMs'>,
+): RunLimits {
+  const { timeout, deadline, timeoutIncludesQueue } = opts;
+  if (timeout !== undefined && deadline !== undefined) {
+    throw new InvalidArgumentError(
+      'start() takes either timeout or deadline, not both: give the time the run may take, or the instant it must end by.',
+    );
+  }
+  if (timeoutIncludesQueue !== undefined && typeof timeoutIncludesQueue !== 'boolean') {
+    throw new InvalidArgumentError(`The start option timeoutIncludesQueue must be a boolean; got ${typeof timeoutIncludesQueue}.`);
+  }
+  if (deadline !== undefined) {
+    if (!(deadline instanceof Date) || Number.isNaN(deadline.getTime())) {
+      throw new InvalidArgumentError(
+        `The start option deadline must be a valid Date; got ${deadline instanceof Date ? 'an invalid Date' : typeof deadline}.`,
+      );
+    }
+    const ahead = deadline.getTime() - Date.now();
+    if (ahead <= 0) throw new InvalidArgumentError(`The start option deadline must be ahead; ${deadline.toISOString()} has passed.`);
+    if (ahead > MAX_DURATION_MS)
+      throw new InvalidArgumentError(`The start option deadline must be at most 100 years ahead; got ${deadline.toISOString()}.`);
+    return { deadline };
+  }
+  const timeoutMs = timeout === undefined ? workflow.timeoutMs : toMs(timeout, 'The start option timeout');
+  if (timeoutMs === undefined) return {};
+  if (timeoutMs <= 0) throw new InvalidArgumentError('The start option timeout must be more than 0.');
+  return { timeoutMs, timeoutIncludesQueue };
+}

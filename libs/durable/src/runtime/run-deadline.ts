@@ -1,0 +1,93 @@
+import { DeadlineExceededError } from '../errors';
+import type { Execution } from './execution';
+import { rebuildError } from './errors';
+
+/** The journal key of the deadline's passing: the call it was thrown at. */
+export const DEADLINE_PASSED_KEY = 'run-deadline:passed';
+
+/** The longest a Node timer can be set for; a grace end further off is left to the next execution. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * A run's deadline, as one execution enforces it. Before the deadline every wait wakes by it. Past
+ * it, the first wait that cannot complete throws DeadlineExceededError, journaled with that call's
+ * key (an error outcome, so an operator's retry clears it) so that a re-execution throws at the same
+ * call whatever arrived since; from then on waits wake by the end of the grace, and at that end the
+ * run is failed whatever it is doing. Steps are never interrupted: the grace is for cleanup steps.
+ */
+export class RunDeadline {
+  constructor(private readonly execution: Execution) {}
+
+  /** The deadline (ms since the epoch); undefined: the run has none. */
+  get at(): number | undefined {
+    return this.execution.journal.deadline;
+  }
+
+  /** The end of the grace: the run is failed then. */
+  get graceEnd(): number | undefined {
+    return this.at === undefined ? undefined : this.at + this.execution.workflow.deadlineGraceMs;
+  }
+
+  /** The instant every wait must wake by: the deadline, or the grace's end once it has passed. */
+  get limit(): number | undefined {
+    return this.execution.journal.steps.has(DEADLINE_PASSED_KEY) ? this.graceEnd : this.at;
+  }
+
+  /** Whether the deadline has passed (a failed attempt is then not retried). */
+  get passed(): boolean {
+    return this.at !== undefined && this.at <= this.execution.deps.clock.now();
+  }
+
+  /** Milliseconds until the grace ends, for the execution's timer; undefined without one a timer can hold. */
+  msToGraceEnd(): number | undefined {
+    const end = this.graceEnd;
+    if (end === undefined) return undefined;
+    const ms = end - this.execution.deps.clock.now();
+    return ms <= MAX_TIMER_MS ? Math.max(0, ms) : undefined;
+  }
+
+  /** At the call the deadline's passing was journaled at, a re-execution throws it again. */
+  replayAt(key: string): void {
+    const passed = this.execution.journal.steps.get(DEADLINE_PASSED_KEY);
+    if (passed?.error && (passed.error as { at?: string }).at === key) throw rebuildError(passed.error as never);
+  }
+
+  /**
+   * Before a wait that cannot complete now (its key given): past the deadline, the first such wait
+   * throws DeadlineExceededError, journaled; past the grace, the run is failed. Returns the instant
+   * the wait must wake by, if any.
+   */
+  async beforeWait(key: string): Promise<number | undefined> {
+    const { execution } = this;
+    const at = this.at;
+    if (at === undefined) return undefined;
+    const now = execution.deps.clock.now();
+    if (now >= this.graceEnd!) return execution.expire();
+    if (execution.journal.steps.has(DEADLINE_PASSED_KEY) || now < at) return this.limit;
+    const error = new DeadlineExceededError(execution.runId, new Date(at));
+    await execution.checkpoint(
+      DEADLINE_PASSED_KEY,
+      'deadline-passed',
+      {
+        outcome: 'error',
+        result: null,
+        error: { name: error.name, message: error.message, runId: execution.runId, deadline: new Date(at).toISOString(), at: key } as never,
+      },
+      null,
+    );
+    throw error;
+  }
+
+  /** `ms` shortened to end at the limit, for a wait in-process. */
+  capMs(ms: number): number {
+    const limit = this.limit;
+    return limit === undefined ? ms : Math.max(0, Math.min(ms, limit - this.execution.deps.clock.now()));
+  }
+
+  /** A wake instant brought forward to the limit, for a park. */
+  capWake(wakeAt: Date | null): Date | null {
+    const limit = this.limit;
+    if (limit === undefined) return wakeAt;
+    return wakeAt === null || limit < wakeAt.getTime() ? new Date(limit) : wakeAt;
+  }
+}

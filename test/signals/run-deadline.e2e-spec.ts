@@ -1,0 +1,293 @@
+import {
+  DeadlineExceededError,
+  DurableWorkflow,
+  Duration,
+  InvalidArgumentError,
+  InvalidTransitionError,
+  RunFailedError,
+  Workflow,
+  WorkflowContext,
+} from 'nestjs-durable';
+import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+
+/** How many times each cleanup step's body ran, in this process. */
+const ran = new Map<string, number>();
+const count = (runId: string, what: string) => {
+  const key = `${runId}:${what}`;
+  ran.set(key, (ran.get(key) ?? 0) + 1);
+  return what;
+};
+const isDeadline = (error: unknown) => error instanceof DeadlineExceededError;
+
+/** Waits for a signal; at the deadline, cleans up in a step, pauses, and returns what it did. */
+@Workflow('dl-cleanup', { deadlineGrace: '30s' })
+class Cleanup implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    try {
+      await ctx.waitForSignal<string>('approval');
+      return 'approved';
+    } catch (error) {
+      if (!isDeadline(error)) throw error;
+      await ctx.step('release-hold', () => count(ctx.runId, 'release-hold'));
+      await ctx.waitForSignal('cleanup-done'); // a wait inside the grace: it parks, and the replay throws again above
+      return 'cleaned up';
+    }
+  }
+}
+
+/** Swallows the deadline and keeps waiting: ended at the grace's end all the same. */
+@Workflow('dl-stubborn', { deadlineGrace: '600ms' })
+class Stubborn implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    try {
+      await ctx.waitForSignal('never');
+    } catch {
+      await ctx.step('noted', () => count(ctx.runId, 'noted'));
+      await ctx.waitForSignal('never-either');
+    }
+    return 'unreachable';
+  }
+}
+
+/** A step that does not end by the grace's end: the run is failed while it runs. */
+@Workflow('dl-slow-step', { deadlineGrace: '300ms' })
+class SlowStep implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.step('slow', () => new Promise<string>((resolve) => setTimeout(() => resolve('done'), 60_000).unref()));
+    return 'unreachable';
+  }
+}
+
+/** A long sleep under a shorter deadline: the sleep throws at the deadline. */
+@Workflow('dl-sleeper', { timeout: '400ms' })
+class Sleeper implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    try {
+      await ctx.sleep('nap', '1h');
+      return 'slept';
+    } catch (error) {
+      return isDeadline(error) ? 'woken by the deadline' : 'other';
+    }
+  }
+}
+
+/** A select with its own deadline, under the run's: whichever is earlier decides. */
+@Workflow('dl-select')
+class SelectUnder implements DurableWorkflow<{ selectDeadline: Duration }, unknown> {
+  async run(input: { selectDeadline: Duration }, ctx: WorkflowContext) {
+    try {
+      return await ctx.select('answer', { yes: ctx.signal('yes') }, { deadline: input.selectDeadline });
+    } catch (error) {
+      return isDeadline(error) ? { key: 'run-deadline' } : { key: 'other' };
+    }
+  }
+}
+
+@Workflow('dl-waiter')
+class Waiter implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.waitForSignal<string>('go');
+  }
+}
+
+/** Starts an attached and a detached child, then waits. */
+@Workflow('dl-parent')
+class Parent implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.startChild(Waiter, null, { step: 'attached' });
+    await ctx.startChild(Waiter, null, { step: 'detached', detached: true });
+    return ctx.waitForSignal<string>('done');
+  }
+}
+
+/** Opened by the test: holds the queue's one lane while closed. */
+let openLane!: () => void;
+const lane = new Promise<void>((resolve) => (openLane = resolve));
+
+/** A workflow with a timeout of its own, in a queue of one lane, for the queued case. */
+@Workflow('dl-timed', { timeout: '1h', queue: 'one-lane' })
+class Timed implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.step('hold', () => lane.then(() => 'held'));
+    return 'done';
+  }
+}
+
+const HOUR = 3_600_000;
+
+describe('run deadlines: the awaited call throws, cleanup runs in the grace, the run ends at the grace', () => {
+  const schema = uniqueSchema('dl');
+  const db = new Db(schema);
+  const apps: DurableTestApp[] = [];
+  const boot = async (options: Record<string, unknown> = {}) => {
+    const app = await startApp({
+      schema,
+      providers: [Cleanup, Stubborn, SlowStep, Sleeper, SelectUnder, Waiter, Parent, Timed],
+      options: { inlineWaitMs: 100, queues: { 'one-lane': { concurrency: 1 } }, ...options },
+    });
+    apps.push(app);
+    return app;
+  };
+  let app: DurableTestApp;
+  beforeAll(async () => {
+    app = await boot();
+  });
+  afterAll(async () => {
+    await Promise.all(apps.map((a) => a.close()));
+    await db.dropSchema();
+  });
+
+  /** The name of the signal (or the select) a run waits on. */
+  const waitingFor = async (runId: string) => {
+    const waiting = (await app.client.getRun(runId)).waiting;
+    return waiting && 'name' in waiting ? waiting.name : undefined;
+  };
+  const failure = async (runId: string) => {
+    const error = await app.client
+      .handle(runId)
+      .result({ timeout: '20s' })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(RunFailedError);
+    return (error as RunFailedError).error;
+  };
+
+  it('the parked wait throws DeadlineExceededError at the deadline; the cleanup step runs once, and the replay throws at the same call', async () => {
+    const run = await app.client.start(Cleanup, null, { timeout: '500ms' });
+    const view = await app.client.getRun(run.runId);
+    expect(view.deadline).toBeInstanceOf(Date);
+    expect(view.deadline!.getTime() - view.createdAt.getTime()).toBeGreaterThanOrEqual(490);
+    await eventually(async () => (await waitingFor(run.runId)) === 'cleanup-done', 'in its cleanup');
+    // The signal the run had waited for arrives late: the replay still throws where the deadline passed.
+    await app.signals.signal(run.runId, 'approval', 'too late');
+    await app.signals.signal(run.runId, 'cleanup-done', null);
+    expect(await run.result({ timeout: '10s' })).toBe('cleaned up');
+    expect(ran.get(`${run.runId}:release-hold`)).toBe(1);
+    expect(await db.count('steps', `run_id = $1 AND kind = 'deadline-passed'`, [run.runId])).toBe(1);
+  });
+
+  it('a workflow that swallows the error and keeps waiting is failed with DeadlineExceededError at the grace, not retried', async () => {
+    const run = await app.client.start(Stubborn, null, { timeout: '300ms' });
+    const error = await failure(run.runId);
+    expect(error).toMatchObject({ name: 'DeadlineExceededError', message: expect.stringMatching(/grace of 600 ms/) });
+    expect(ran.get(`${run.runId}:noted`)).toBe(1);
+    expect((await app.client.getRun(run.runId)).attempt).toBe(1);
+  });
+
+  it('a step still running at the grace end does not hold the run: it is failed then', async () => {
+    const started = Date.now();
+    const run = await app.client.start(SlowStep, null, { timeout: '300ms' });
+    expect(await failure(run.runId)).toMatchObject({ name: 'DeadlineExceededError' });
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it('a sleep longer than the run deadline throws at the deadline (@Workflow timeout)', async () => {
+    const run = await app.client.start(Sleeper, null);
+    expect(await run.result({ timeout: '10s' })).toBe('woken by the deadline');
+  });
+
+  it('children inherit the deadline; a detached child neither inherits it nor is cancelled with its parent; an operator change cascades to inheritors', async () => {
+    const deadline = new Date(Date.now() + HOUR);
+    const parent = await app.client.start(Parent, null, { deadline });
+    await eventually(async () => (await waitingFor(parent.runId)) === 'done', 'parent parked');
+    const attached = await app.client.getRun(`${parent.runId}/attached`);
+    const detached = await app.client.getRun(`${parent.runId}/detached`);
+    expect(attached.deadline?.getTime()).toBe(deadline.getTime());
+    expect(attached.detached).toBeUndefined();
+    expect(detached.deadline).toBeUndefined();
+    expect(detached.detached).toBe(true);
+
+    const later = new Date(deadline.getTime() + HOUR);
+    await app.client.setDeadline(parent.runId, later, { actor: 'ops' });
+    expect((await app.client.getRun(parent.runId)).deadline?.getTime()).toBe(later.getTime());
+    expect((await app.client.getRun(attached.runId)).deadline?.getTime()).toBe(later.getTime());
+    expect((await app.client.getRun(detached.runId)).deadline).toBeUndefined();
+    expect(await db.count('history', `run_id = $1 AND event = 'deadline-set' AND actor = 'ops'`, [parent.runId])).toBe(1);
+    expect(
+      await db.count('history', `run_id = $1 AND event = 'deadline-set' AND detail->>'inheritedFrom' = $2`, [attached.runId, parent.runId]),
+    ).toBe(1);
+
+    await app.client.cancel(parent.runId);
+    expect((await app.client.getRun(attached.runId)).status).toBe('cancelled');
+    expect((await app.client.getRun(detached.runId)).status).toBe('waiting');
+    await app.signals.signal(detached.runId, 'go', 'still here');
+    expect(await app.client.handle(detached.runId).result({ timeout: '10s' })).toBe('still here');
+  });
+
+  it('an operator extends a deadline that has passed: the journaled passing is cleared and the call waits again', async () => {
+    const run = await app.client.start(Cleanup, null, { timeout: '300ms' });
+    await eventually(async () => (await waitingFor(run.runId)) === 'cleanup-done', 'in its cleanup');
+    await app.client.setDeadline(run.runId, new Date(Date.now() + HOUR));
+    await eventually(async () => (await waitingFor(run.runId)) === 'approval', 'waiting for approval again');
+    expect(await db.count('steps', `run_id = $1 AND kind = 'deadline-passed'`, [run.runId])).toBe(0);
+    await app.signals.signal(run.runId, 'approval', 'in time now');
+    expect(await run.result({ timeout: '10s' })).toBe('approved');
+  });
+
+  it('an operator shortens a deadline: the parked run wakes by the new one; clearing removes it', async () => {
+    const run = await app.client.start(Waiter, null, { deadline: new Date(Date.now() + HOUR) });
+    await eventually(async () => (await waitingFor(run.runId)) === 'go', 'parked');
+    await app.client.setDeadline(run.runId, null);
+    expect((await app.client.getRun(run.runId)).deadline).toBeUndefined();
+    await app.client.setDeadline(run.runId, new Date(Date.now() + 300));
+    expect(await failure(run.runId)).toMatchObject({ name: 'DeadlineExceededError' });
+    await expect(app.client.setDeadline(run.runId, null)).resolves.toBeUndefined(); // a failed run: before a retry
+    const done = await app.client.start(Waiter, null);
+    await app.signals.signal(done.runId, 'go', 'x');
+    await done.result({ timeout: '10s' });
+    await expect(app.client.setDeadline(done.runId, null)).rejects.toThrow(InvalidTransitionError);
+  });
+
+  it("the select's own deadline and the run's: whichever is earlier decides, across an application restart", async () => {
+    const runDeadlineFirst = await app.client.start(SelectUnder, { selectDeadline: '1h' }, { timeout: '1500ms' });
+    const selectDeadlineFirst = await app.client.start(SelectUnder, { selectDeadline: '1500ms' }, { timeout: '1h' });
+    for (const run of [runDeadlineFirst, selectDeadlineFirst])
+      await eventually(async () => (await app.client.getRun(run.runId)).waiting?.kind === 'select', 'parked on the select');
+    await app.close();
+    app = await boot();
+    expect(await app.client.handle(runDeadlineFirst.runId).result({ timeout: '10s' })).toEqual({ key: 'run-deadline' });
+    expect(await app.client.handle(selectDeadlineFirst.runId).result({ timeout: '10s' })).toEqual({ key: 'deadline' });
+  });
+
+  it('a queued or delayed run counts its timeout from its first execution, unless timeoutIncludesQueue', async () => {
+    const blocker = await app.client.start(Timed, null);
+    await eventually(async () => (await app.client.getRun(blocker.runId)).status === 'running', 'the lane taken');
+    const queued = await app.client.start(Timed, null);
+    const included = await app.client.start(Timed, null, { timeout: '2h', timeoutIncludesQueue: true });
+    const delayed = await app.client.start(Waiter, null, { delay: '1h', timeout: '1h' });
+    expect((await app.client.getRun(queued.runId)).deadline).toBeUndefined();
+    expect((await app.client.getRun(delayed.runId)).deadline).toBeUndefined();
+    expect((await app.client.getRun(included.runId)).deadline!.getTime() - Date.now()).toBeGreaterThan(2 * HOUR - 60_000);
+    expect((await app.client.getRun(blocker.runId)).deadline!.getTime() - Date.now()).toBeGreaterThan(HOUR - 60_000);
+
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // the queued run's timeout must not count this second
+    const opened = Date.now();
+    openLane();
+    await queued.result({ timeout: '10s' });
+    expect((await app.client.getRun(queued.runId)).deadline!.getTime()).toBeGreaterThanOrEqual(opened + HOUR - 50);
+    await app.client.resume(delayed.runId);
+    await eventually(async () => (await app.client.getRun(delayed.runId)).deadline, 'the delayed run begun with its deadline');
+  });
+
+  it('bad input: timeout and deadline both, a deadline past or invalid, a bad timeout: a clear error, nothing written', async () => {
+    const before = await db.count('runs');
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ timeout: '1h', deadline: new Date(Date.now() + HOUR) }, /either timeout or deadline, not both/],
+      [{ deadline: new Date(Date.now() - 1_000) }, /deadline must be ahead/],
+      [{ deadline: new Date('nope') }, /deadline must be a valid Date/],
+      [{ deadline: '2030-01-01' }, /deadline must be a valid Date/],
+      [{ timeout: 'soon' }, /timeout/],
+      [{ timeout: 0 }, /timeout must be more than 0/],
+      [{ timeout: '1h', timeoutIncludesQueue: 'yes' }, /timeoutIncludesQueue must be a boolean/],
+    ];
+    for (const [opts, message] of cases) {
+      await expect(app.client.start(Waiter, null, opts as never)).rejects.toThrow(InvalidArgumentError);
+      await expect(app.client.start(Waiter, null, opts as never)).rejects.toThrow(message);
+    }
+    await expect(app.client.setDeadline('no-such-run', null)).rejects.toThrow(/no-such-run/);
+    await expect(app.client.setDeadline('x', new Date('nope'))).rejects.toThrow(/valid Date, or null/);
+    expect(await db.count('runs')).toBe(before);
+  });
+});
