@@ -1,5 +1,5 @@
 import { ChildProcess } from 'node:child_process';
-import { FulfillOrder, Ledger, ShipOrder } from '../fixtures/order-flow.workflows';
+import { FulfillOrder, Ledger, SelectThenSlow, ShipOrder } from '../fixtures/order-flow.workflows';
 import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 import { kill, ready, spawnTs } from '../setup/processes';
 
@@ -21,7 +21,7 @@ describe('crash recovery: the seed\'s "putting it together" flow survives SIGKIL
     // A client-only application: it starts runs and delivers signals, and executes nothing.
     client = await startApp({
       schema,
-      providers: [Ledger, FulfillOrder, ShipOrder],
+      providers: [Ledger, FulfillOrder, ShipOrder, SelectThenSlow],
       options: { connection: { type: 'postgres', url: databaseUrl(), schema }, worker: { enabled: false } },
     });
     await db.query(`CREATE TABLE ${Ledger.table(schema)} (id serial PRIMARY KEY, run_id text NOT NULL, effect text NOT NULL)`);
@@ -72,5 +72,25 @@ describe('crash recovery: the seed\'s "putting it together" flow survives SIGKIL
     expect(await db.count('runs', 'parent_id = $1', [handle.runId])).toBe(1);
     const sleeps = await db.query(`SELECT result FROM durable.steps WHERE run_id = $1 AND key = 'sleep:delivery-window'`, [handle.runId]);
     expect(sleeps).toHaveLength(1);
+  });
+
+  it("a select's winner survives SIGKILL: the re-run returns it though another arm arrived while no worker was alive", async () => {
+    const first = await worker();
+    const handle = await client.client.start(SelectThenSlow, { ms: 2_000 });
+    await eventually(async () => (await client.client.getRun(handle.runId)).waiting?.kind === 'select', 'parked on the select', 20_000);
+    await client.signals.signal(handle.runId, 'a', 'first');
+    // Killed inside the step after the select: its winner is journaled, the step is not.
+    await eventually(
+      async () =>
+        (await db.count('steps', `run_id = $1 AND key = 'select:decision'`, [handle.runId])) === 1 &&
+        (await db.query(`SELECT 1 FROM ${Ledger.table(schema)} WHERE run_id = $1`, [handle.runId])).length === 1,
+      'the slow step under way',
+      20_000,
+    );
+    await kill(first);
+    await client.signals.signal(handle.runId, 'b', 'arrived during the downtime');
+    await worker();
+    expect(await client.client.handle(handle.runId).result({ timeout: '30s' })).toEqual({ key: 'a', value: 'first' });
+    expect(await db.count('steps', `run_id = $1 AND kind = 'select'`, [handle.runId])).toBe(1);
   });
 });

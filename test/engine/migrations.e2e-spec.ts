@@ -79,6 +79,7 @@ describe('migrations and boot', () => {
       { name: 'Schedules1732900000005' },
       { name: 'Queues1732900000006' },
       { name: 'Select1732900000007' },
+      { name: 'RunDeadlines1732900000008' },
     ]);
     await db.dropSchema();
   });
@@ -94,6 +95,7 @@ describe('migrations and boot', () => {
       'Schedules1732900000005',
       'Queues1732900000006',
       'Select1732900000007',
+      'RunDeadlines1732900000008',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

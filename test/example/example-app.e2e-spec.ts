@@ -97,11 +97,28 @@ describe('the example app, started the way npm start does', () => {
     expect(placed.status).toBe(201);
     const { orderId, runId } = placed.body;
 
-    await eventually(async () => (await order(orderId)).run.waiting?.name === 'manager-approval', 'the order to wait for approval', 20_000);
+    // The approval is a select (approve, reject, or an escalation timer) under the order's run deadline.
+    const awaiting = await eventually(
+      async () => {
+        const current = await order(orderId);
+        return current.run.waiting?.kind === 'select' && current;
+      },
+      'the order to wait for approval',
+      20_000,
+    );
+    expect(awaiting.run.waiting).toMatchObject({
+      name: 'approval',
+      arms: [
+        { arm: 'approve', kind: 'signal', name: 'manager-approval' },
+        { arm: 'reject', kind: 'signal', name: 'manager-rejection' },
+        { arm: 'escalate', kind: 'timer' },
+      ],
+    });
+    expect(Date.parse(awaiting.run.deadline)).toBeGreaterThan(Date.now());
     const approval = await json(
       'POST',
       `/durable/api/runs/${runId}/signals/manager-approval`,
-      { payload: { approved: true, approver: 'maria' } },
+      { payload: { approver: 'maria' } },
       {
         authorization: `Bearer ${TOKEN}`,
         'x-durable-request': '1',

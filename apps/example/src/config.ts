@@ -10,7 +10,11 @@ export const config = {
   dashboardToken: process.env.DASHBOARD_TOKEN ?? randomBytes(12).toString('hex'),
   adminKey: process.env.ADMIN_KEY ?? 'admin-demo-key',
   /** Waits are short by default so a demo order finishes in minutes; production values are days. */
+  /** A manager who has not decided by then is reminded (the order escalates); the approval gives up at approvalTimeout. */
+  approvalEscalation: (process.env.APPROVAL_ESCALATION ?? '2m') as Duration,
   approvalTimeout: (process.env.APPROVAL_TIMEOUT ?? '10m') as Duration,
+  /** The whole order must close by then (a run deadline): a late order is refunded. */
+  orderTimeout: (process.env.ORDER_TIMEOUT ?? '1h') as Duration,
   deliveryWindow: (process.env.DELIVERY_WINDOW ?? '30s') as Duration,
   feedbackTimeout: (process.env.FEEDBACK_TIMEOUT ?? '2m') as Duration,
 };

@@ -16,3 +16,6 @@ export const wakeChannel = (schema: string) => `nestjs_durable_${schema}`;
  * that queue at once, without a plain claim or a look at the other queues.
  */
 export const queueChannel = (schema: string) => `${wakeChannel(schema)}:queues`;
+
+/** The journal key of a run's passing of its deadline (the awaited call it was thrown at); an operator's new deadline deletes it. */
+export const DEADLINE_PASSED_KEY = 'run-deadline:passed';

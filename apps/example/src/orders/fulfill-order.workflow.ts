@@ -1,8 +1,8 @@
-import { DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
+import { DeadlineExceededError, DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
 import { config } from '../config';
 import { PaymentsService } from '../payments/payments.service';
 import { ShipOrder } from '../shipping/ship-order.workflow';
-import { APPROVAL_THRESHOLD_CENTS, CarrierEvents, DeliveryFeedback, ManagerApproval } from './order.contracts';
+import { APPROVAL_THRESHOLD_CENTS, CarrierEvents, DeliveryFeedback, ManagerApproval, ManagerRejection } from './order.contracts';
 import { OrdersService } from './orders.service';
 
 export interface FulfillOrderInput {
@@ -12,14 +12,16 @@ export interface FulfillOrderInput {
 
 export type FulfillOrderResult =
   | { orderId: string; outcome: 'closed'; paymentId: string; trackingNumber: string; rating: number | null }
-  | { orderId: string; outcome: 'rejected' | 'approval-timed-out'; refundId: string };
+  | { orderId: string; outcome: 'rejected' | 'approval-timed-out' | 'expired'; refundId: string };
 
 /**
  * An order from payment to feedback. Every side effect is a step, so the run can be interrupted
  * anywhere (crash, deploy, days of waiting) and picks up where it was without doing anything twice.
+ * The whole order runs under a deadline (OrdersService starts it with `timeout`): past it, the call
+ * the run awaits throws DeadlineExceededError and the order is refunded within the grace.
  */
 @Workflow('fulfill-order', {
-  signals: [ManagerApproval, DeliveryFeedback],
+  signals: [ManagerApproval, ManagerRejection, DeliveryFeedback],
   channels: [CarrierEvents],
   retry: { maxAttempts: 5, initialDelay: '2s', backoffFactor: 2, maxDelay: '1m' },
 })
@@ -29,18 +31,36 @@ export class FulfillOrder implements DurableWorkflow<FulfillOrderInput, FulfillO
     private readonly orders: OrdersService,
   ) {}
 
-  async run({ orderId, amountCents }: FulfillOrderInput, ctx: WorkflowContext): Promise<FulfillOrderResult> {
+  async run(input: FulfillOrderInput, ctx: WorkflowContext): Promise<FulfillOrderResult> {
+    try {
+      return await this.fulfil(input, ctx);
+    } catch (error) {
+      if (!(error instanceof DeadlineExceededError)) throw error;
+      // Cleanup inside the deadline's grace: steps still run (and once), so the refund is not lost.
+      const { refundId } = await this.payments.refund(input.orderId, input.amountCents);
+      await this.orders.setStatus(input.orderId, 'expired');
+      return { orderId: input.orderId, outcome: 'expired', refundId };
+    }
+  }
+
+  private async fulfil({ orderId, amountCents }: FulfillOrderInput, ctx: WorkflowContext): Promise<FulfillOrderResult> {
     const { paymentId } = await this.payments.charge(orderId, amountCents);
     await this.orders.setStatus(orderId, 'charged');
 
-    // Large orders wait for a manager (from the dashboard), and give up after a deadline.
+    // Large orders wait for a manager (from the dashboard): approved, rejected, or a reminder first.
     if (amountCents >= APPROVAL_THRESHOLD_CENTS) {
       await this.orders.setStatus(orderId, 'awaiting-approval');
-      const decision = await ctx.waitForSignal(ManagerApproval, { timeout: config.approvalTimeout });
-      if (!decision.received || !decision.payload.approved) {
+      const approve = ctx.signal(ManagerApproval);
+      const reject = ctx.signal(ManagerRejection);
+      let decision = await ctx.select('approval', { approve, reject, escalate: ctx.timer(config.approvalEscalation) });
+      if (decision.key === 'escalate') {
+        await this.orders.setStatus(orderId, 'escalated');
+        decision = await ctx.select('escalated-approval', { approve, reject }, { deadline: config.approvalTimeout });
+      }
+      if (decision.key !== 'approve') {
         const { refundId } = await this.payments.refund(orderId, amountCents);
         await this.orders.setStatus(orderId, 'rejected');
-        return { orderId, outcome: decision.received ? 'rejected' : 'approval-timed-out', refundId };
+        return { orderId, outcome: decision.key === 'reject' ? 'rejected' : 'approval-timed-out', refundId };
       }
     }
 

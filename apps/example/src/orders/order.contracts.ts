@@ -5,10 +5,9 @@ import { defineChannel, defineSignal } from 'nestjs-durable';
  * The typed contracts of an order's run, shared by the workflow, the webhooks and the dashboard
  * (which shows each schema as the form for that signal).
  */
-export const ManagerApproval = defineSignal(
-  'manager-approval',
-  z.object({ approved: z.boolean(), approver: z.string().min(1), note: z.string().optional() }),
-);
+export const ManagerApproval = defineSignal('manager-approval', z.object({ approver: z.string().min(1), note: z.string().optional() }));
+
+export const ManagerRejection = defineSignal('manager-rejection', z.object({ approver: z.string().min(1), reason: z.string().min(1) }));
 
 export const DeliveryFeedback = defineSignal(
   'delivery-feedback',

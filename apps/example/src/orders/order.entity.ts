@@ -1,7 +1,17 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
 
 export type OrderStatus =
-  'placed' | 'charged' | 'awaiting-approval' | 'shipping' | 'in-transit' | 'delivered' | 'closed' | 'rejected' | 'unpaid';
+  | 'placed'
+  | 'charged'
+  | 'awaiting-approval'
+  | 'escalated'
+  | 'shipping'
+  | 'in-transit'
+  | 'delivered'
+  | 'closed'
+  | 'rejected'
+  | 'expired'
+  | 'unpaid';
 
 @Entity('orders')
 export class Order {

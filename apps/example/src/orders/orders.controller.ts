@@ -24,6 +24,10 @@ export class OrdersController {
     if (!order) throw new NotFoundException(`No order ${id}.`);
     const run = await this.workflows.getRun(orderRunId(id));
     const payments = await this.orders.payments(id);
-    return { order, payments, run: { runId: run.runId, status: run.status, waiting: run.waiting, output: run.output } };
+    return {
+      order,
+      payments,
+      run: { runId: run.runId, status: run.status, waiting: run.waiting, deadline: run.deadline, output: run.output },
+    };
   }
 }

@@ -6,6 +6,7 @@ import { Payment } from '../payments/payment.entity';
 import { Order, OrderStatus } from './order.entity';
 import { orderRunId } from './order.contracts';
 import { FulfillOrder } from './fulfill-order.workflow';
+import { config } from '../config';
 
 export interface PlaceOrder {
   customer: string;
@@ -27,7 +28,8 @@ export class OrdersService {
       const run = await this.workflows.start(
         FulfillOrder,
         { orderId, amountCents: order.amountCents },
-        { runId: orderRunId(orderId), manager },
+        // The whole order has a deadline: past it, the run refunds (see FulfillOrder).
+        { runId: orderRunId(orderId), manager, timeout: config.orderTimeout },
       );
       return { orderId, runId: run.runId };
     });
@@ -47,7 +49,7 @@ export class OrdersService {
   async findUnpaid(placedBefore: Date): Promise<string[]> {
     const rows: Array<{ id: string }> = await this.db.query(
       `SELECT o.id FROM orders o
-        WHERE o.created_at < $1 AND o.status NOT IN ('rejected', 'closed', 'unpaid')
+        WHERE o.created_at < $1 AND o.status NOT IN ('rejected', 'closed', 'unpaid', 'expired')
           AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.kind = 'charge')
         ORDER BY o.created_at`,
       [placedBefore],

@@ -1,11 +1,10 @@
-import { wakeChannel } from '../durable.constants';
+import { DEADLINE_PASSED_KEY, wakeChannel } from '../durable.constants';
 import { InvalidTransitionError, RunNotFoundError } from '../errors';
 import { DurableDatabase } from './durable-database';
 import type { Tables } from './tables';
 import { retryRolledBack } from './transient-retry';
 import { wakeParentSql } from './sql/wake.sql';
 import { resumeFinishesSql, waitKindSql } from './sql/wait-kinds.sql';
-import { DEADLINE_PASSED_KEY } from '../runtime/run-deadline';
 
 /** What an operator action changed. */
 export interface ControlResult {

@@ -1,9 +1,7 @@
 import { DeadlineExceededError } from '../errors';
 import type { Execution } from './execution';
 import { rebuildError } from './errors';
-
-/** The journal key of the deadline's passing: the call it was thrown at. */
-export const DEADLINE_PASSED_KEY = 'run-deadline:passed';
+import { DEADLINE_PASSED_KEY } from '../durable.constants';
 
 /** The longest a Node timer can be set for; a grace end further off is left to the next execution. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
