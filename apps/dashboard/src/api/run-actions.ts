@@ -1,7 +1,7 @@
 import { useMutation } from '@tanstack/react-query';
 import { apiPost, runPath } from './client';
 import { useInvalidateRuns } from './invalidate';
-import type { MessageDelivery, SignalDelivery, TransitionResult } from './types';
+import type { DeadlineResult, MessageDelivery, SignalDelivery, TransitionResult } from './types';
 
 // Operator actions on one run. Each settles by invalidating runs and stats, also on failure:
 // a 409 usually means the page was stale.
@@ -39,6 +39,11 @@ export function retryRun(runId: string): Promise<TransitionResult> {
   return apiPost<TransitionResult>(`${runPath(runId)}/retry`);
 }
 
+/** Sets (an ISO instant) or clears (null) the run's deadline; inheriting children follow it. */
+export function setDeadline({ runId, deadline }: { runId: string; deadline: string | null }): Promise<DeadlineResult> {
+  return apiPost<DeadlineResult>(`${runPath(runId)}/deadline`, { deadline });
+}
+
 export function useDeliverSignal() {
   const invalidate = useInvalidateRuns();
   return useMutation({ mutationFn: deliverSignal, onSettled: invalidate });
@@ -62,4 +67,9 @@ export function useCancelRun() {
 export function useRetryRun() {
   const invalidate = useInvalidateRuns();
   return useMutation({ mutationFn: retryRun, onSettled: invalidate });
+}
+
+export function useSetDeadline() {
+  const invalidate = useInvalidateRuns();
+  return useMutation({ mutationFn: setDeadline, onSettled: invalidate });
 }

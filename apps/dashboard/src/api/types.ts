@@ -43,6 +43,10 @@ export interface Run {
   queue?: string;
   partitionKey?: string;
   priority?: number;
+  /** The instant the run must end by; absent: none (or a queued run's timeout, not started yet). */
+  deadline?: string;
+  /** A child started with `{ detached: true }`: neither its parent's deadline nor its cancel reach it. */
+  detached?: true;
   createdAt: string;
   updatedAt: string;
   finishedAt?: string;
@@ -70,7 +74,8 @@ export interface RunList {
 
 export interface JournalStep {
   key: string;
-  kind: 'step' | 'sleep' | 'deadline' | 'timeout' | 'child' | 'child-result';
+  /** `deadline-passed`: where the run's deadline passed (an error outcome, DeadlineExceededError). */
+  kind: 'step' | 'sleep' | 'deadline' | 'timeout' | 'child' | 'child-result' | 'deadline-passed';
   outcome: 'ok' | 'error';
   result?: unknown;
   error?: ErrorInfo;
@@ -119,6 +124,13 @@ export interface HistoryEntry {
   detail: unknown;
 }
 
+/** The detail of a `deadline-set` event: the deadline before and after (absent: none); a child's row names the run it followed. */
+export interface DeadlineSetDetail {
+  from?: string;
+  to?: string;
+  inheritedFrom?: string;
+}
+
 export interface RunDetail {
   run: Run;
   steps: JournalStep[];
@@ -161,6 +173,11 @@ export interface MessageDelivery {
 export interface TransitionResult {
   runId: string;
   status: RunStatus;
+}
+
+/** POST /runs/:id/deadline: the run's deadline as stored now (null: none). */
+export interface DeadlineResult extends TransitionResult {
+  deadline: string | null;
 }
 
 export interface Outcome {

@@ -9,4 +9,6 @@ export function isClosed(status: RunStatus): boolean {
 export const canResume = (status: RunStatus) => status === 'waiting';
 export const canCancel = (status: RunStatus) => status !== 'completed' && status !== 'cancelled';
 export const canRetry = (status: RunStatus) => status === 'failed';
+/** Whether the run's deadline still governs it, so can be moved: a failed run's too, a retry runs under it. */
+export const deadlineCounts = (status: RunStatus) => status !== 'completed' && status !== 'cancelled';
 export const acceptsDeliveries = (status: RunStatus) => status !== 'completed' && status !== 'cancelled';

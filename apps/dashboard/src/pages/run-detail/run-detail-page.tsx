@@ -7,7 +7,8 @@ import { ErrorBox } from '../../components/error-box';
 import { Notice } from '../../components/notice';
 import { Panel } from '../../components/panel';
 import { type TabSpec, Tabs } from '../../components/tabs';
-import { acceptsDeliveries } from '../../lib/run-status';
+import { acceptsDeliveries, deadlineCounts } from '../../lib/run-status';
+import { DeadlineForm } from './deadline-form';
 import { MessageForm } from './message-form';
 import { RunActions } from './run-actions';
 import { RunHeader } from './run-header';
@@ -101,6 +102,11 @@ function ActionsColumn({ detail }: { detail: RunDetail }) {
       <Panel title="Actions">
         <RunActions detail={detail} />
       </Panel>
+      {deadlineCounts(detail.run.status) && (
+        <Panel title="Deadline">
+          <DeadlineForm run={detail.run} />
+        </Panel>
+      )}
       {open ? (
         <>
           <Panel title="Deliver a signal">

@@ -1,9 +1,11 @@
 import type { RunDetail } from '../../api/types';
 import { hrefFor } from '../../app/router';
+import { DeadlineCountdown } from '../../components/deadline-countdown';
 import { RunLink } from '../../components/run-link';
 import { StatusBadge } from '../../components/status-badge';
 import { TimeText } from '../../components/time-text';
 import { WaitReasonText } from '../../components/wait-reason-text';
+import { deadlineCounts } from '../../lib/run-status';
 import styles from './run-detail.module.css';
 
 /** Who the run is, where it stands and why it waits. */
@@ -53,6 +55,16 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
             </dd>
           </div>
         )}
+        {run.deadline && (
+          <div>
+            <dt>Deadline</dt>
+            <dd className={styles.deadline} data-testid="run-deadline" data-iso={run.deadline}>
+              <TimeText iso={run.deadline} mode="timestamp" />
+              {/* A completed or cancelled run is past caring: no countdown. */}
+              {deadlineCounts(run.status) && <DeadlineCountdown iso={run.deadline} />}
+            </dd>
+          </div>
+        )}
         {(parent || run.parentRunId) && (
           <div>
             <dt>Parent</dt>
@@ -63,6 +75,15 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
                   <span className="muted">{parent.workflow}</span>
                   <StatusBadge status={parent.status} testId="parent-status" />
                 </>
+              )}
+              {run.detached && (
+                <span
+                  className={styles.detached}
+                  title="Started with { detached: true }: it keeps neither its parent's deadline nor its parent's cancel."
+                  data-testid="detached"
+                >
+                  detached
+                </span>
               )}
             </dd>
           </div>

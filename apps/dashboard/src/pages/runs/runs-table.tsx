@@ -1,9 +1,11 @@
 import { useEffect, useRef } from 'react';
 import type { Run } from '../../api/types';
+import { DeadlineCountdown } from '../../components/deadline-countdown';
 import { RunLink } from '../../components/run-link';
 import { StatusBadge } from '../../components/status-badge';
 import { TimeText } from '../../components/time-text';
 import { WaitReasonText } from '../../components/wait-reason-text';
+import { deadlineCounts } from '../../lib/run-status';
 import styles from './runs.module.css';
 import type { Selection } from './use-selection';
 
@@ -66,6 +68,8 @@ export function RunsTable({ runs, selection }: RunsTableProps) {
               <StatusBadge status={run.status} />
             </td>
             <td className={styles.wait} data-testid="wait-reason">
+              {/* First, so a long reason's ellipsis never hides it: which runs race a deadline, at a glance. */}
+              {run.deadline && deadlineCounts(run.status) && <DeadlineCountdown iso={run.deadline} compact />}
               {run.waiting ? (
                 <WaitReasonText waiting={run.waiting} />
               ) : run.error ? (

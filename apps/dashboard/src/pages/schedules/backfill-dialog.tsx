@@ -6,6 +6,7 @@ import { ConfirmDialog } from '../../components/confirm-dialog';
 import { ErrorBox } from '../../components/error-box';
 import { Field } from '../../components/field';
 import { serverNow } from '../../lib/clock';
+import { fromLocalInput, toLocalInput } from '../../lib/datetime-local';
 import { plural } from '../../lib/format';
 import styles from './schedules.module.css';
 
@@ -85,17 +86,10 @@ export function BackfillDialog({ schedule, onDone, onClose }: BackfillDialogProp
   );
 }
 
-/** 'YYYY-MM-DDTHH:mm' in the browser's zone, as a datetime-local input holds it. */
-function toLocalInput(ms: number): string {
-  const d = new Date(ms);
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
-}
-
 /** The inputs as UTC instants; undefined unless both are set and the start comes first. */
 function toRange(from: string, to: string): { from: string; to: string } | undefined {
-  const start = new Date(from); // a datetime-local value without an offset reads as local time
-  const end = new Date(to);
-  if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime()) || start >= end) return undefined;
-  return { from: start.toISOString(), to: end.toISOString() };
+  const start = fromLocalInput(from);
+  const end = fromLocalInput(to);
+  if (start === undefined || end === undefined || start >= end) return undefined;
+  return { from: new Date(start).toISOString(), to: new Date(end).toISOString() };
 }

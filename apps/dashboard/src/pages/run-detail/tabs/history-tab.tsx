@@ -1,5 +1,6 @@
-import type { HistoryEntry } from '../../../api/types';
+import type { DeadlineSetDetail, HistoryEntry } from '../../../api/types';
 import { JsonBlock } from '../../../components/json-block';
+import { RunLink } from '../../../components/run-link';
 import { TimeText } from '../../../components/time-text';
 import styles from '../run-detail.module.css';
 
@@ -19,18 +20,14 @@ export function HistoryTab({ history }: { history: HistoryEntry[] }) {
         </thead>
         <tbody>
           {history.map((entry) => (
-            <tr key={entry.id} data-testid="history-row">
+            <tr key={entry.id} data-testid="history-row" data-event={entry.event}>
               <td className={styles.nowrap}>
                 <TimeText iso={entry.at} mode="timestamp" />
               </td>
               <td className="mono">{entry.event}</td>
               <td>{entry.actor}</td>
               <td className={styles.payloadCell}>
-                {entry.detail === null || entry.detail === undefined ? (
-                  <span className="muted">—</span>
-                ) : (
-                  <JsonBlock value={entry.detail} compact />
-                )}
+                <Detail entry={entry} />
               </td>
             </tr>
           ))}
@@ -38,4 +35,28 @@ export function HistoryTab({ history }: { history: HistoryEntry[] }) {
       </table>
     </div>
   );
+}
+
+function Detail({ entry }: { entry: HistoryEntry }) {
+  if (entry.event === 'deadline-set') return <DeadlineChange detail={entry.detail as DeadlineSetDetail} />;
+  if (entry.detail === null || entry.detail === undefined) return <span className="muted">—</span>;
+  return <JsonBlock value={entry.detail} compact />;
+}
+
+/** "from 2024-03-03 14:05:00 to 2024-03-03 15:05:00": instants to compare, not JSON to read; a child's row names the run it followed. */
+function DeadlineChange({ detail }: { detail: DeadlineSetDetail }) {
+  return (
+    <span data-testid="deadline-change">
+      from <DeadlineAt iso={detail.from} /> to <DeadlineAt iso={detail.to} />
+      {detail.inheritedFrom && (
+        <>
+          , following <RunLink runId={detail.inheritedFrom} />
+        </>
+      )}
+    </span>
+  );
+}
+
+function DeadlineAt({ iso }: { iso: string | undefined }) {
+  return iso ? <TimeText iso={iso} mode="timestamp" /> : <span className="muted">none</span>;
 }

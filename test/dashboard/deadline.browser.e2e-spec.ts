@@ -1,0 +1,173 @@
+import type { Page } from 'playwright-core';
+import { DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
+import { dashboardSuite } from '../setup/browser';
+import { DurableTestApp, eventually, uniqueSchema } from '../setup/durable-app';
+
+const TOKEN = 'deadline-token-0123456789abcdef';
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+// A grace long enough that a deadline set a minute or two back still makes the awaited call throw
+// (past the grace, the run would be failed outright, with no journaled passing).
+@Workflow('await-go', { deadlineGrace: '10m' })
+export class AwaitGo implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.waitForSignal('go');
+  }
+}
+
+@Workflow('spawn-detached')
+export class SpawnDetached implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.startChild(AwaitGo, null, { step: 'helper', detached: true });
+    return ctx.waitForSignal('done');
+  }
+}
+
+/** A run waiting for its signal, with a deadline an hour ahead. */
+async function startRacing(t: DurableTestApp) {
+  const run = await t.client.start(AwaitGo, null, { deadline: new Date(Date.now() + HOUR) });
+  await eventually(async () => (await t.client.getRun(run.runId)).waiting?.kind === 'signal', `${run.runId} to wait for its signal`);
+  return run;
+}
+
+const runUrl = (t: DurableTestApp, runId: string) => `${t.url}/durable/#/runs/${encodeURIComponent(runId)}`;
+
+/** 'YYYY-MM-DDTHH:mm' in UTC, as the page's datetime-local input holds it (the page's zone is UTC). */
+const utcInput = (ms: number) => new Date(ms).toISOString().slice(0, 16);
+
+describe('a run deadline on the dashboard, in a real browser', () => {
+  // The operator's zone is UTC, so the page's local times are the instants' UTC times.
+  const suite = dashboardSuite({
+    schema: uniqueSchema(),
+    token: TOKEN,
+    providers: [AwaitGo, SpawnDetached],
+    options: { inlineWaitMs: 0 },
+    page: { timezoneId: 'UTC' },
+  });
+  let t: DurableTestApp;
+  let page: Page;
+  beforeAll(() => {
+    t = suite.app;
+    page = suite.page;
+  });
+
+  const stored = async (runId: string) => (await t.client.getRun(runId)).deadline?.getTime();
+  const shownDeadline = async () => Date.parse((await page.getByTestId('run-deadline').getAttribute('data-iso')) ?? '');
+  const openRun = async (runId: string) => {
+    await page.goto(runUrl(t, runId));
+    await page.locator('[data-testid=run-id]', { hasText: runId }).waitFor();
+  };
+
+  it('the run page shows the deadline and a live countdown; a preset extends it from the deadline, and Clear removes it', async () => {
+    const run = await startRacing(t);
+    const deadline = (await stored(run.runId))!;
+    await openRun(run.runId);
+
+    const fact = page.getByTestId('run-deadline');
+    await expect(shownDeadline()).resolves.toBe(deadline);
+    await expect(fact.innerText()).resolves.toContain(new Date(deadline).toISOString().slice(0, 19).replace('T', ' '));
+    const countdown = fact.getByTestId('deadline-countdown');
+    const first = await countdown.innerText();
+    expect(first).toMatch(/^in (59 min( \d{1,2} s)?|1 h)$/);
+    await eventually(async () => (await countdown.innerText()) !== first, 'the countdown to tick');
+
+    await page.getByTestId('deadline-extend-1h').click();
+    await eventually(async () => (await stored(run.runId)) === deadline + HOUR, 'the stored deadline to move an hour on');
+    await eventually(async () => (await shownDeadline()) === deadline + HOUR, 'the page to show the new deadline');
+    await expect(countdown.innerText()).resolves.toMatch(/^in (1 h 59 min|2 h)$/);
+
+    await page.getByTestId('tab-history').click();
+    const change = page.locator('[data-testid=history-row][data-event=deadline-set]').getByTestId('deadline-change');
+    await expect(change.innerText()).resolves.toMatch(/^from \d{4}-\d\d-\d\d \d\d:\d\d:\d\d to \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+
+    await page.getByTestId('deadline-clear').click();
+    await eventually(async () => (await stored(run.runId)) === undefined, 'the stored deadline to be cleared');
+    await fact.waitFor({ state: 'detached' });
+    await expect(page.getByTestId('deadline-clear').count()).resolves.toBe(0);
+    await expect(change.last().innerText()).resolves.toMatch(/ to none$/);
+    await t.client.cancel(run.runId);
+  });
+
+  it('the runs list marks the runs racing a deadline, and only them', async () => {
+    const racing = await startRacing(t);
+    const calm = await t.client.start(AwaitGo, null);
+    await page.goto(`${t.url}/durable/#/runs?status=all&workflow=await-go`);
+    const indicator = (runId: string) => page.locator(`[data-testid=run-row][data-run-id="${runId}"]`).getByTestId('deadline-countdown');
+    await expect(indicator(racing.runId).innerText()).resolves.toMatch(/^in (59 min|1 h)$/);
+    await expect(indicator(racing.runId).getAttribute('title')).resolves.toContain(
+      (await t.client.getRun(racing.runId)).deadline!.toISOString(),
+    );
+    await page.locator(`[data-testid=run-row][data-run-id="${calm.runId}"]`).waitFor();
+    await expect(indicator(calm.runId).count()).resolves.toBe(0);
+    await Promise.all([t.client.cancel(racing.runId), t.client.cancel(calm.runId)]);
+  });
+
+  it('an exact instant is set as typed; one already passed is confirmed first, and the run stops there', async () => {
+    const run = await startRacing(t);
+    await openRun(run.runId);
+    const later = Math.floor((Date.now() + 2 * HOUR) / MINUTE) * MINUTE;
+    await page.getByTestId('deadline-input').fill(utcInput(later));
+    await page.getByTestId('deadline-set').click();
+    await eventually(async () => (await stored(run.runId)) === later, 'the typed deadline to be stored');
+
+    await page.getByTestId('deadline-input').fill(utcInput(Date.now() - 2 * MINUTE));
+    await page.getByTestId('deadline-set').click();
+    await page.getByTestId('confirm').click();
+    await page.locator('[data-testid=run-status]', { hasText: 'failed' }).waitFor();
+    await expect((await t.client.getRun(run.runId)).error).toMatchObject({ name: 'DeadlineExceededError' });
+    await page.locator('[data-testid=run-deadline] [data-testid=deadline-countdown][data-passed]').waitFor();
+
+    await page.getByTestId('tab-journal').click();
+    const passed = page.getByTestId('journal-step').filter({ hasText: 'deadline-passed' });
+    await expect(passed.innerText()).resolves.toMatch(/DeadlineExceededError: Run ".+" passed its deadline/);
+  });
+
+  it("shows the server's refusal when the run ended behind a stale page (409)", async () => {
+    const run = await startRacing(t);
+    const detail = `/durable/api/runs/${encodeURIComponent(run.runId)}`;
+    const isDetail = (url: URL) => url.pathname === detail;
+    const loaded = page.waitForResponse((response) => isDetail(new URL(response.url())));
+    await openRun(run.runId);
+    const stale = await (await loaded).json();
+    // The page keeps seeing the run as it was: its refreshes get that first answer again.
+    await page.route(isDetail, (route) => route.fulfill({ json: stale }));
+    try {
+      await t.client.cancel(run.runId);
+      await page.getByTestId('deadline-extend-15m').click();
+      const error = await page.getByTestId('deadline-error').innerText();
+      expect(error).toContain('INVALID_TRANSITION');
+      expect(error).toContain(`Cannot setDeadline run "${run.runId}": it is cancelled`);
+    } finally {
+      await page.unroute(isDetail);
+    }
+  });
+
+  it('a detached child says so beside its parent', async () => {
+    const parent = await t.client.start(SpawnDetached, null);
+    await eventually(async () => (await t.client.getRun(parent.runId)).waiting?.kind === 'signal', 'the parent to wait');
+    await openRun(parent.runId);
+    await page.getByTestId('tab-children').click();
+    await page.getByTestId('child-row').locator('a').click();
+    await expect(page.getByTestId('detached').innerText()).resolves.toBe('detached');
+    await t.client.cancel(parent.runId);
+  });
+});
+
+describe('a run deadline on a read-only dashboard', () => {
+  const suite = dashboardSuite({
+    schema: uniqueSchema(),
+    token: TOKEN,
+    providers: [AwaitGo],
+    options: { inlineWaitMs: 0, dashboard: { auth: { token: TOKEN }, readOnly: true } },
+  });
+
+  it('shows the deadline but no control to move it', async () => {
+    const { app, page } = suite;
+    const run = await startRacing(app);
+    await page.goto(runUrl(app, run.runId));
+    await page.getByTestId('run-deadline').getByTestId('deadline-countdown').waitFor();
+    await expect(page.getByTestId('deadline-form').count()).resolves.toBe(0);
+    await app.client.cancel(run.runId);
+  });
+});
