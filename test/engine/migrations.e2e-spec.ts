@@ -80,6 +80,7 @@ describe('migrations and boot', () => {
       { name: 'Queues1732900000006' },
       { name: 'Select1732900000007' },
       { name: 'RunDeadlines1732900000008' },
+      { name: 'BusinessKeys1732900000009' },
     ]);
     await db.dropSchema();
   });
@@ -96,6 +97,7 @@ describe('migrations and boot', () => {
       'Queues1732900000006',
       'Select1732900000007',
       'RunDeadlines1732900000008',
+      'BusinessKeys1732900000009',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

@@ -226,13 +226,20 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
     expect(await run.result({ timeout: '10s' })).toBe('approved');
   });
 
-  it('an operator shortens a deadline: the parked run wakes by the new one; clearing removes it', async () => {
+  it('an operator shortens a deadline: the parked run wakes by the new one; clearing removes it; a past instant counts as now', async () => {
     const run = await app.client.start(Waiter, null, { deadline: new Date(Date.now() + HOUR) });
     await eventually(async () => (await waitingFor(run.runId)) === 'go', 'parked');
     await app.client.setDeadline(run.runId, null);
     expect((await app.client.getRun(run.runId)).deadline).toBeUndefined();
     await app.client.setDeadline(run.runId, new Date(Date.now() + 300));
     expect(await failure(run.runId)).toMatchObject({ name: 'DeadlineExceededError' });
+    // An instant already past counts as now: a graceful stop with the whole grace, not a failure at once.
+    const stopped = await app.client.start(Cleanup, null, { deadline: new Date(Date.now() + HOUR) });
+    await eventually(async () => (await waitingFor(stopped.runId)) === 'approval', 'waiting for approval');
+    const asked = Date.now();
+    await app.client.setDeadline(stopped.runId, new Date(asked - HOUR));
+    expect((await app.client.getRun(stopped.runId)).deadline!.getTime()).toBeGreaterThanOrEqual(asked - 1_000);
+    await eventually(async () => (await waitingFor(stopped.runId)) === 'cleanup-done', 'in its cleanup');
     await expect(app.client.setDeadline(run.runId, null)).resolves.toBeUndefined(); // a failed run: before a retry
     const done = await app.client.start(Waiter, null);
     await app.signals.signal(done.runId, 'go', 'x');

@@ -15,6 +15,7 @@ import type { Duration, QueueStartOptions, StartOptions } from '../interfaces';
 import { QueuePlacement, queuePlacementOf } from '../queues/queue-placement';
 import { startDelayOf } from './start-delay';
 import { runLimitsOf } from './run-limits';
+import { checkKeys } from '../schema/business-keys';
 
 export interface StartArgs {
   workflow: RegisteredWorkflow;
@@ -38,6 +39,8 @@ export interface StartArgs {
   limits?: Pick<StartOptions, 'timeout' | 'deadline' | 'timeoutIncludesQueue'>;
   /** A child that keeps neither its parent's deadline nor its parent's cancel. */
   detached?: boolean;
+  /** Its business keys. */
+  keys?: Record<string, string>;
 }
 
 /**
@@ -93,13 +96,14 @@ export class RunStarter implements ChildStarter {
     }
     const delayed = startDelayOf(args);
     const limits = runLimitsOf(args.limits ?? {}, args.workflow);
+    const keys = args.keys === undefined ? undefined : checkKeys(args.keys, 'The start option keys');
     const placement = queuePlacementOf(
       { ...args.queueing, runId: args.runId, startAt: args.startAt, delay: args.delay },
       args.workflow.queue,
       this.options.queues,
     );
     const input = serializePayload(args.input, `The input of workflow "${args.workflow.name}"`);
-    if (placement.debounce) return this.debounce(args, runId, input, { ...placement, debounce: placement.debounce }, limits);
+    if (placement.debounce) return this.debounce(args, runId, input, { ...placement, debounce: placement.debounce }, limits, keys);
     const started = await this.worker.reserving(
       // A queued run is only ever taken by admission (under its queue's lock), never by its starter.
       !args.manager && placement.queue === null,
@@ -120,6 +124,7 @@ export class RunStarter implements ChildStarter {
             placement,
             limits,
             detached: args.detached,
+            keys,
           },
           args.manager,
         ),
@@ -128,7 +133,7 @@ export class RunStarter implements ChildStarter {
     if (started === 'parent-lost') return { runId, created: false, parentLost: true };
     if (started !== null && typeof started === 'object' && 'duplicateOf' in started) return { runId: started.duplicateOf, created: false };
     if (started === null) {
-      const existing = (await this.runs.brief(runId))?.workflow;
+      const existing = (await this.runs.brief(runId, args.manager))?.workflow;
       if (existing !== undefined && existing !== args.workflow.name) throw new RunConflictError(runId, existing, args.workflow.name);
       return { runId, created: false };
     }
@@ -148,6 +153,7 @@ export class RunStarter implements ChildStarter {
     input: string,
     placement: QueuePlacement & { debounce: NonNullable<QueuePlacement['debounce']> },
     limits: RunLimits,
+    keys: Record<string, string> | undefined,
   ): Promise<{ runId: string; created: boolean }> {
     const debounced = await this.runs.debounce(
       {
@@ -158,6 +164,7 @@ export class RunStarter implements ChildStarter {
         traceContext: this.telemetry.tracing.captureContext(),
         placement,
         limits,
+        keys,
       },
       args.manager,
     );

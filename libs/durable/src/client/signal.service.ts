@@ -4,8 +4,20 @@ import type { ResolvedDurableOptions } from '../durable-options';
 import type { EntityManager } from 'typeorm';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { knownRunId } from './run-id';
-import { RunClosedError, RunNotFoundError, WorkflowNotFoundError } from '../errors';
-import type { ActorOptions, ChannelRef, MessageDelivery, PayloadSchema, SignalDelivery, SignalRef, TxOptions } from '../interfaces';
+import { InvalidArgumentError, RunClosedError, RunNotFoundError, WorkflowNotFoundError } from '../errors';
+import type {
+  ActorOptions,
+  ChannelRef,
+  MessageDelivery,
+  PayloadSchema,
+  RunHandle,
+  SignalByKeysOptions,
+  SignalDelivery,
+  SignalRef,
+  SignalWithStartRun,
+  TxOptions,
+  WorkflowRef,
+} from '../interfaces';
 import { deliverySchema, sharedDeliverySchema } from './delivery-schema';
 import { DeliveryRepository, DeliveryResult, DeliveryScope } from '../persistence/delivery.repository';
 import { RunRepository } from '../persistence/run.repository';
@@ -16,6 +28,13 @@ import { validatePayload } from '../schema/payload-validator';
 import { DurableWorker } from '../worker/durable.worker';
 import { WakeBus } from '../runtime/wake-bus';
 import { DurableTelemetry } from '../observability/durable-telemetry';
+import { DurableDatabase } from '../persistence/durable-database';
+import { checkKeys } from '../schema/business-keys';
+import { RunStarter } from './run-starter';
+import { DurableRunHandle } from './run-handle';
+
+/** The most runs one fan-out to all may deliver to: one statement, whole or not at all. */
+const MAX_FAN_OUT = 1_000;
 
 /**
  * Delivers signals and channel messages into runs, from any process: at-least-once transport in,
@@ -32,6 +51,8 @@ export class SignalService {
     private readonly worker: DurableWorker,
     private readonly bus: WakeBus,
     private readonly telemetry: DurableTelemetry,
+    private readonly starter: RunStarter,
+    private readonly db: DurableDatabase,
   ) {}
 
   /** Journals the signal at most once per (run, name): the first payload wins; a redelivery is `accepted: false`. */
@@ -62,6 +83,88 @@ export class SignalService {
     );
     if (result.woken && !opts.manager) this.wakeHere(runId);
     return { runId, name, accepted: result.accepted, deliveredAt: result.deliveredAt };
+  }
+
+  /**
+   * Delivers the signal to the open runs (not completed or cancelled) that have every one of `keys`,
+   * of the registered workflows that accept it (or of `workflow`): each takes it at most once (its
+   * first payload stays), and is woken. `fanOut: 'one'` delivers to the oldest only. One statement:
+   * every delivery is recorded or none (more than 1,000 matches refuses with InvalidArgumentError).
+   * No match: `[]`, nothing recorded.
+   */
+  async signalByKeys<T>(
+    keys: Record<string, string>,
+    signal: SignalRef<T>,
+    payload: T,
+    opts: SignalByKeysOptions & TxOptions & ActorOptions = {},
+  ): Promise<SignalDelivery[]> {
+    const name = checkName(typeof signal === 'string' ? signal : signal?.name, 'signal');
+    const checked = checkKeys(keys, 'signalByKeys keys', true);
+    if (opts.fanOut !== undefined && opts.fanOut !== 'all' && opts.fanOut !== 'one')
+      throw new InvalidArgumentError(`signalByKeys fanOut must be 'all' or 'one'; got ${JSON.stringify(opts.fanOut)}.`);
+    const { workflows, schema } = this.takersOf(name, signal, opts.workflow);
+    const what = `The payload of signal "${name}"`;
+    const encoded = serializePayload(await validatePayload(schema, payload, what), what);
+    const actor = storableText(String(opts.actor ?? 'api'));
+    const fanOut = opts.fanOut === 'one' ? ({ one: true } as const) : { most: MAX_FAN_OUT };
+    const result = await this.deliveries.signalByKeys(JSON.stringify(checked), name, encoded, actor, workflows, fanOut, opts.manager);
+    if ('tooMany' in result)
+      throw new InvalidArgumentError(
+        `signalByKeys: more than ${MAX_FAN_OUT} open runs have the keys ${JSON.stringify(checked)}; nothing was delivered. Narrow the keys or name the workflow.`,
+      );
+    if (!opts.manager) for (const runId of result.woken) this.wakeHere(runId);
+    return result.deliveries.map((d) => ({ runId: d.runId, name, accepted: d.accepted, deliveredAt: d.deliveredAt }));
+  }
+
+  /**
+   * Starts the run if it does not exist, then delivers the signal, in one transaction (the caller's
+   * with `manager`): concurrent calls start one run and deliver once (the first payload wins).
+   * `created` says whether this call started it; a run of another workflow under the id is a RunConflictError.
+   */
+  async signalWithStart<I, O, T>(
+    workflow: WorkflowRef<I, O>,
+    run: SignalWithStartRun<I>,
+    signal: SignalRef<T>,
+    payload: T,
+    opts: TxOptions & ActorOptions = {},
+  ): Promise<{ run: RunHandle<O>; delivery: SignalDelivery }> {
+    const registered = this.registry.resolve(workflow as WorkflowRef<unknown, unknown>);
+    if (typeof run !== 'object' || run === null || typeof run.runId !== 'string')
+      throw new InvalidArgumentError('signalWithStart needs { runId, input }: the run id is what makes the start happen once.');
+    const both = async (manager: EntityManager) => {
+      const { runId, created } = await this.starter.start({
+        workflow: registered,
+        input: run.input,
+        runId: run.runId,
+        manager,
+        actor: storableText(String(opts.actor ?? 'api')),
+        keys: run.keys,
+      });
+      const delivery = await this.signal(runId, signal, payload, { manager, actor: opts.actor });
+      return { runId, created, delivery };
+    };
+    const { runId, created, delivery } = opts.manager ? await both(opts.manager) : await this.db.dataSource.transaction(both);
+    if (!opts.manager) {
+      this.worker.nudge();
+      this.bus.wake(runId);
+    }
+    return { run: new DurableRunHandle<O>(runId, created, this.runs, this.bus, (id) => this.worker.isExecuting(id)), delivery };
+  }
+
+  /** The workflows whose runs may take the signal, and the one schema it is validated with. */
+  private takersOf(name: string, signal: SignalRef<unknown>, workflow?: WorkflowRef<any, any>) {
+    if (workflow !== undefined) {
+      const registered = this.registry.resolve(workflow as WorkflowRef<unknown, unknown>);
+      declaredName(registered, 'signal', name);
+      return { workflows: [registered.name], schema: deliverySchema(registered, 'signal', name, signal) };
+    }
+    const shared = sharedDeliverySchema(this.registry.all(), 'signal', name, signal);
+    if (shared) return shared;
+    const takers = this.registry.all().filter((w) => w.signals?.has(name) ?? true);
+    if (!takers.length) return { workflows: [], schema: undefined };
+    throw new InvalidArgumentError(
+      `signalByKeys: the workflows ${takers.map((w) => `"${w.name}"`).join(', ')} validate signal "${name}" differently; name the one you mean with { workflow }.`,
+    );
   }
 
   /** Appends a message to a channel of the run, deduplicated by (run, channel, key). */

@@ -50,6 +50,7 @@ export class WorkflowClient {
         debounce: opts.debounce,
       },
       limits: { timeout: opts.timeout, deadline: opts.deadline, timeoutIncludesQueue: opts.timeoutIncludesQueue },
+      keys: opts.keys,
     });
     return new DurableRunHandle<O>(runId, created, this.runs, this.bus, this.executingHere);
   }
@@ -93,7 +94,7 @@ export class WorkflowClient {
   /**
    * Sets (extends, shortens) or clears (null) the deadline of a run that has not ended, or of a failed
    * run before a retry; attached children that had inherited its deadline follow it. A deadline
-   * already past makes the run's awaited call throw DeadlineExceededError now (a graceful stop).
+   * already past counts as now: the awaited call throws DeadlineExceededError now, and the run has its whole grace (a graceful stop).
    * Recorded in history.
    */
   async setDeadline(runId: string, deadline: Date | null, opts: ActorOptions = {}): Promise<void> {

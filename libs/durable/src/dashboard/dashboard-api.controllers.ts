@@ -55,6 +55,17 @@ const filterFields = {
   signal: text(200).optional(),
   schedule: text(120).optional(),
   queue: text(100).optional(),
+  keys: z.record(z.string(), z.string({ error: 'must be a string' })).optional(),
+};
+/** The query's `key.<name>=<value>` parameters gathered into `keys` (checked by the run list itself). */
+const gatherKeys = (query: unknown) => {
+  const gathered: Record<string, unknown> = {};
+  const keys: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
+    if (name.startsWith('key.')) keys[name.slice('key.'.length)] = value;
+    else gathered[name] = value;
+  }
+  return Object.keys(keys).length ? { ...gathered, keys } : gathered;
 };
 const toRunFilter = <F extends { status?: RunFilter['status']; signal?: string }>({ signal, ...filter }: F) => ({
   ...filter,
@@ -81,16 +92,19 @@ export class DashboardRunsController {
 
   static readonly list = endpoint({
     query: z
-      .strictObject({
-        ...filterFields,
-        q: text(200).optional(),
-        limit: z
-          .string()
-          .refine((s) => /^\d{1,3}$/.test(s) && +s >= 1 && +s <= 500, 'must be a whole number from 1 to 500')
-          .transform(Number)
-          .optional(),
-        cursor: z.string().refine(isRunCursor, 'is not a cursor returned by GET /runs').optional(),
-      })
+      .preprocess(
+        gatherKeys,
+        z.strictObject({
+          ...filterFields,
+          q: text(200).optional(),
+          limit: z
+            .string()
+            .refine((s) => /^\d{1,3}$/.test(s) && +s >= 1 && +s <= 500, 'must be a whole number from 1 to 500')
+            .transform(Number)
+            .optional(),
+          cursor: z.string().refine(isRunCursor, 'is not a cursor returned by GET /runs').optional(),
+        }),
+      )
       .transform(toRunFilter),
   });
   @Get()

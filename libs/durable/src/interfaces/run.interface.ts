@@ -3,6 +3,7 @@ import type { ErrorInfo } from '../errors/error-info';
 import type { WaitKind, WaitReason } from '../wait-kinds/wait-kind.registry';
 import type { Duration } from './duration.interface';
 import type { QueueStartOptions } from './queue.interface';
+import type { WorkflowRef } from './workflow.interface';
 
 export type { ErrorInfo } from '../errors/error-info';
 export type { WaitKind, WaitReason } from '../wait-kinds/wait-kind.registry';
@@ -29,6 +30,8 @@ export interface RunView {
   deadline?: Date;
   /** A child started with `{ detached: true }`: it keeps neither its parent's deadline nor its parent's cancel. */
   detached?: boolean;
+  /** Its business keys, when it has any. */
+  keys?: Record<string, string>;
   createdAt: Date;
   updatedAt: Date;
   finishedAt?: Date;
@@ -42,6 +45,8 @@ export interface RunFilter {
   schedule?: string;
   /** Runs of this queue. */
   queue?: string;
+  /** Runs having every one of these business keys. */
+  keys?: Record<string, string>;
   /** Page size, 1 to 500 (default 50). */
   limit?: number;
   /** `nextCursor` of the previous page. */
@@ -68,6 +73,8 @@ export interface StartOptions extends QueueStartOptions {
   deadline?: Date;
   /** Count `timeout` from the run's creation even when it waits in a queue or for a delayed start first. */
   timeoutIncludesQueue?: boolean;
+  /** Business keys (up to 16 names to strings): find and signal the run by what it is about (`listRuns({ keys })`, `signalByKeys`). */
+  keys?: Record<string, string>;
 }
 
 /** Join the caller's TypeORM transaction: the write commits or rolls back with it. */
@@ -104,4 +111,19 @@ export interface MessageDelivery {
   /** False for a redelivery of the key: nothing was recorded. */
   accepted: boolean;
   seq: number;
+}
+
+/** `SignalService.signalByKeys` options. */
+export interface SignalByKeysOptions {
+  /** Only runs of this workflow (also picks the schema when workflows declare the signal differently). */
+  workflow?: WorkflowRef<any, any>;
+  /** 'all' (default): every matched run; 'one': the oldest. */
+  fanOut?: 'all' | 'one';
+}
+
+/** The run `signalWithStart` starts when it does not exist. */
+export interface SignalWithStartRun<I> {
+  runId: string;
+  input: I;
+  keys?: Record<string, string>;
 }

@@ -134,4 +134,6 @@ export interface WorkflowContext {
   message<T>(channel: ChannelRef<T>): SelectArm<ChannelMessage<T>>;
   /** A select arm: an instant, or a duration from the first time the select looks (journaled once); its value is the instant. */
   timer(at: Duration | Date): SelectArm<Date>;
+  /** Adds or replaces business keys of this run (a tracking number once known), journaled once; see `listRuns({ keys })`, `signalByKeys`. */
+  setKeys(keys: Record<string, string>): Promise<void>;
 }

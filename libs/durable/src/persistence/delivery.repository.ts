@@ -4,6 +4,7 @@ import { DurableDatabase } from './durable-database';
 import type { LoadedJournal } from './journal.repository';
 import { ClaimedRow, ClaimedRun, claimedFromRow } from './run.repository';
 import { deliverSignalSql } from './sql/deliver-signal.sql';
+import { deliverByKeysSql } from './sql/deliver-by-keys.sql';
 import { lockRunSql, sendMessageSql } from './sql/send-message.sql';
 import { retryOutsideTransaction, retryTransient } from './transient-retry';
 
@@ -29,7 +30,13 @@ export class DeliveryRepository {
 
   constructor(private readonly db: DurableDatabase) {
     const t = db.tables;
-    this.sql = { signal: deliverSignalSql(t), lock: lockRunSql(t), send: sendMessageSql(t), channel: wakeChannel(t.schema) };
+    this.sql = {
+      signal: deliverSignalSql(t),
+      byKeys: deliverByKeysSql(t),
+      lock: lockRunSql(t),
+      send: sendMessageSql(t),
+      channel: wakeChannel(t.schema),
+    };
   }
 
   /** One statement, keyed by (run, name): retried through transient errors outside a caller's transaction. */
@@ -108,6 +115,36 @@ export class DeliveryRepository {
     };
     if (manager) return run((sql, params) => this.db.query(sql, params, manager));
     return retryTransient(() => this.db.transaction((client) => run(async (sql, params) => (await client.query(sql, params)).rows)));
+  }
+
+  /**
+   * A signal to the open runs of `workflows` that have every key (see deliverByKeysSql): one
+   * statement, so it is whole or not at all; `tooMany` (nothing written) when a fan-out to all
+   * matched more than `most`. Keyed by (run, name) per run: retried through transient errors.
+   */
+  async signalByKeys(
+    keys: string,
+    name: string,
+    payload: string,
+    actor: string,
+    workflows: string[],
+    fanOut: { one: true } | { most: number },
+    manager?: EntityManager,
+  ): Promise<{ tooMany: true } | { deliveries: Array<{ runId: string; accepted: boolean; deliveredAt: Date }>; woken: string[] }> {
+    const limit = 'one' in fanOut ? 1 : fanOut.most + 1;
+    const most = 'one' in fanOut ? null : fanOut.most;
+    const [row] = await retryOutsideTransaction(manager, () =>
+      this.db.query<{ ok: boolean; deliveries: Array<{ runId: string; accepted: boolean; deliveredAt: string }>; woken: string[] | null }>(
+        this.sql.byKeys,
+        [keys, name, payload, actor, this.sql.channel, workflows, limit, most],
+        manager,
+      ),
+    );
+    if (!row.ok) return { tooMany: true };
+    return {
+      deliveries: row.deliveries.map((d) => ({ runId: d.runId, accepted: d.accepted, deliveredAt: new Date(d.deliveredAt) })),
+      woken: row.woken ?? [],
+    };
   }
 
   private async closedOrMissing(runId: string, manager?: EntityManager): Promise<DeliveryResult<never>> {

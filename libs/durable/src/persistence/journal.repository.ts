@@ -3,6 +3,7 @@ import { DurableDatabase } from './durable-database';
 import { checkpointConflictSql, checkpointSql, timerSql } from './sql/checkpoint.sql';
 import { FINISHED, loadJournalSql } from './sql/load-journal.sql';
 import { ackMessageSql } from './sql/send-message.sql';
+import { setKeysSql } from './sql/set-keys.sql';
 import { retryTransient } from './transient-retry';
 
 export interface StoredStep {
@@ -82,6 +83,7 @@ export class JournalRepository {
     this.sql = {
       load: loadJournalSql(t),
       checkpoint: checkpointSql(t),
+      setKeys: setKeysSql(t),
       conflict: checkpointConflictSql(t),
       timer: timerSql(t),
       ack: ackMessageSql(t),
@@ -138,6 +140,15 @@ export class JournalRepository {
       const [row] = await this.db.query<{ leased: boolean; result: string; db_now: Date }>(this.sql.timer, [runId, token, key, ms, kind]);
       return row.leased ? { until: row.result, dbNow: row.db_now, queriedAt } : undefined;
     });
+  }
+
+  /** `ctx.setKeys` (see setKeysSql): false when the lease is gone; 'too-many' when the merge would exceed `max` keys. */
+  async setKeys(runId: string, token: string, key: string, keys: string, max: number): Promise<boolean | 'too-many'> {
+    const [row] = await retryTransient(() =>
+      this.db.query<{ leased: boolean; fits: boolean }>(this.sql.setKeys, [runId, token, key, keys, max]),
+    );
+    if (!row.leased) return false;
+    return row.fits || 'too-many';
   }
 
   /** The payload of a signal delivered since the journal was loaded; undefined when none was. */

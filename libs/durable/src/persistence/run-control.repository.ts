@@ -78,7 +78,8 @@ export class RunControlRepository {
  * the run's: they had inherited it, and follow it. Each loses a journaled passing of the old deadline
  * (the call that threw waits again), wake_seq moves (an execution about to park re-reads the new
  * deadline instead), and a run parked on a wait the deadline may cap is made due, to park again by
- * the new one (a delayed start or a retry backoff keeps its time). Recorded in history.
+ * the new one (a delayed start or a retry backoff keeps its time). An instant already past counts
+ * as now: the run stops gracefully, with its whole grace. Recorded in history.
  * $1 run, $2 deadline, $3 actor, $4 wake channel.
  */
 const setDeadlineSql = (t: Tables) => `
@@ -91,7 +92,7 @@ WITH RECURSIVE target AS (
   WHERE r.status IN ('pending', 'running', 'waiting') AND NOT r.detached AND r.deadline IS NOT DISTINCT FROM (SELECT deadline FROM target)
 ), changed AS (
   UPDATE ${t.runs} r
-  SET deadline = $2::timestamptz, timeout_ms = CASE WHEN r.id = $1 THEN NULL ELSE r.timeout_ms END, wake_seq = r.wake_seq + 1,
+  SET deadline = CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END, timeout_ms = CASE WHEN r.id = $1 THEN NULL ELSE r.timeout_ms END, wake_seq = r.wake_seq + 1,
       wake_at = CASE WHEN r.status = 'waiting' AND r.wait_kind NOT IN (${waitKindSql('start')}, ${waitKindSql('retry')}) THEN now() ELSE r.wake_at END,
       updated_at = now()
   WHERE r.id IN (SELECT id FROM tree)
@@ -101,7 +102,7 @@ WITH RECURSIVE target AS (
 ), history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail)
   SELECT id, 'deadline-set', $3,
-         jsonb_strip_nulls(jsonb_build_object('from', (SELECT deadline FROM target), 'to', $2::timestamptz,
+         jsonb_strip_nulls(jsonb_build_object('from', (SELECT deadline FROM target), 'to', CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END,
                                               'inheritedFrom', CASE WHEN id = $1 THEN NULL ELSE $1::text END))
   FROM changed
 )

@@ -5,6 +5,7 @@ import type { ErrorInfo, RunFilter, RunStatus, RunView, WaitReason } from '../in
 import { isWaitKind, ParkingReason, WAIT_KIND_NAMES, WAIT_TIME_FIELDS } from '../wait-kinds/wait-kind.registry';
 import { deserialize } from '../schema/serializer';
 import { isStorableText } from '../schema/define-signal';
+import { checkKeys } from '../schema/business-keys';
 import { DurableDatabase } from './durable-database';
 import { journalFromRow, JournalRow, LoadedJournal } from './journal.repository';
 import { claimRunsSql, PLAIN_CLAIMABLE } from './sql/claim-runs.sql';
@@ -89,6 +90,8 @@ export interface StartRunArgs {
   limits?: RunLimits;
   /** A child that keeps neither its parent's deadline nor its parent's cancel. */
   detached?: boolean;
+  /** Its business keys, checked. */
+  keys?: Record<string, string>;
 }
 
 /** A run's deadline as a start asks for it: an instant, or a timeout and where it counts from. */
@@ -174,6 +177,7 @@ export class RunRepository {
           args.limits?.timeoutMs ?? null,
           args.limits?.timeoutIncludesQueue ?? false,
           args.detached ?? false,
+          args.keys && Object.keys(args.keys).length ? JSON.stringify(args.keys) : null,
         ],
         manager,
       ),
@@ -240,6 +244,7 @@ export class RunRepository {
             args.limits?.deadline ?? null,
             args.limits?.timeoutMs ?? null,
             args.limits?.timeoutIncludesQueue ?? false,
+            args.keys && Object.keys(args.keys).length ? JSON.stringify(args.keys) : null,
           ],
           manager,
         ),
@@ -397,6 +402,7 @@ export class RunRepository {
     if (filter.waitingName) where.push(`wait_name = ${param(filter.waitingName)}`);
     if (filter.schedule) where.push(`starts_with(id, ${param(`schedule:${filter.schedule}:`)})`);
     if (filter.queue) where.push(`queue = ${param(filter.queue)}`);
+    if (filter.keys !== undefined) where.push(`keys @> ${param(JSON.stringify(checkKeys(filter.keys, 'The keys filter', true)))}::jsonb`);
     for (const [field, value] of Object.entries({
       workflow: filter.workflow,
       waitingName: filter.waitingName,
@@ -425,7 +431,7 @@ export class RunRepository {
 }
 
 const RUN_COLUMNS =
-  'id, seq, workflow, status, input, output, error, wait, attempt, parent_id, queue, partition_key, priority, deadline, detached, created_at, updated_at, finished_at';
+  'id, seq, workflow, status, input, output, error, wait, attempt, parent_id, queue, partition_key, priority, deadline, detached, keys, created_at, updated_at, finished_at';
 
 interface RunRecord {
   id: string;
@@ -443,6 +449,7 @@ interface RunRecord {
   priority: number;
   deadline: Date | null;
   detached: boolean;
+  keys: Record<string, string> | null;
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
@@ -471,6 +478,7 @@ export function toRunView(r: RunRecord): RunView {
   if (r.queue) Object.assign(view, { queue: r.queue, priority: r.priority }, r.partition_key ? { partitionKey: r.partition_key } : {});
   if (r.deadline) view.deadline = r.deadline;
   if (r.detached) view.detached = true;
+  if (r.keys) view.keys = r.keys;
   if (r.finished_at) view.finishedAt = r.finished_at;
   return view;
 }

@@ -24,6 +24,7 @@ import { all, startChild } from './primitives/children';
 import { waitForSignal, waitForSignalWithin } from './primitives/signals';
 import { MessageArm, select, SignalArm, TimerArm } from './primitives/select';
 import { sleep } from './primitives/sleep';
+import { setKeys } from './primitives/keys';
 
 /** The `ctx` handed to `run(input, ctx)`: the durable primitives, bound to one execution. */
 export class DurableWorkflowContext implements WorkflowContext {
@@ -99,5 +100,9 @@ export class DurableWorkflowContext implements WorkflowContext {
 
   timer(at: Duration | Date): SelectArm<Date> {
     return new TimerArm(at);
+  }
+
+  setKeys(keys: Record<string, string>): Promise<void> {
+    return setKeys(this.execution, keys);
   }
 }

@@ -41,6 +41,8 @@ export interface RunRow {
   deadline: Date | null;
   timeoutMs: string | null;
   detached: boolean;
+  /** Business keys (see that migration): what the run is about, by name. */
+  keys: Record<string, string> | null;
 }
 
 export const runEntity = (schema: string) =>
@@ -81,6 +83,7 @@ export const runEntity = (schema: string) =>
       deadline: { type: 'timestamptz', nullable: true },
       timeoutMs: { name: 'timeout_ms', type: 'bigint', nullable: true },
       detached: { type: 'boolean', default: false },
+      keys: { type: 'jsonb', nullable: true },
     },
     uniques: [{ name: 'runs_seq_key', columns: ['seq'] }],
     checks: [
@@ -119,5 +122,7 @@ export const runEntity = (schema: string) =>
       { name: 'runs_finished_idx', columns: ['finishedAt'], where: 'finished_at IS NOT NULL' },
       // On an expression (wait_since(wait)), which entity metadata cannot describe: the migration owns it.
       { name: 'runs_waiting_since_idx', columns: ['wait'], where: `status = 'waiting'`, synchronize: false },
+      // GIN with the jsonb_path_ops operator class, which entity metadata cannot describe: the migration owns it.
+      { name: 'runs_keys_idx', columns: ['keys'], where: 'keys IS NOT NULL', synchronize: false },
     ],
   });

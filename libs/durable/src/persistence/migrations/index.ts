@@ -7,6 +7,7 @@ import { Schedules1732900000005 } from './1732900000005-schedules';
 import { Queues1732900000006 } from './1732900000006-queues';
 import { Select1732900000007 } from './1732900000007-select';
 import { RunDeadlines1732900000008 } from './1732900000008-run-deadlines';
+import { BusinessKeys1732900000009 } from './1732900000009-business-keys';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -19,4 +20,5 @@ export const DURABLE_MIGRATIONS = [
   Queues1732900000006,
   Select1732900000007,
   RunDeadlines1732900000008,
+  BusinessKeys1732900000009,
 ];

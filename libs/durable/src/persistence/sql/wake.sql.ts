@@ -35,7 +35,7 @@ bump AS (
  * arms. Never null (a select parks without a wait_name): a null would fall through the CASEs below to
  * "due now".
  */
-const parkedOnSql = (kind: Delivery) =>
+export const parkedOnSql = (kind: Delivery) =>
   `COALESCE(wait_name = $2 OR wait->'arms' @> jsonb_build_array(jsonb_build_object('kind', '${kind}', 'name', $2::text)), false)`;
 
 /**

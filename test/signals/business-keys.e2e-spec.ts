@@ -1,0 +1,172 @@
+import { z } from 'zod';
+import { defineSignal, DurableWorkflow, InvalidArgumentError, InvalidPayloadError, Workflow, WorkflowContext } from 'nestjs-durable';
+import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+
+const Approval = defineSignal('approval', z.object({ by: z.string() }));
+const Close = defineSignal<null>('close');
+
+/** Waits for an approval; learns its tracking number on the way (ctx.setKeys). */
+@Workflow('bk-order', { signals: [Approval, Close] })
+class Order implements DurableWorkflow<OrderInput, unknown> {
+  async run(input: OrderInput, ctx: WorkflowContext) {
+    if (input.tracking) await ctx.setKeys({ trackingNo: input.tracking });
+    if (input.retracking) await ctx.setKeys({ trackingNo: input.retracking }); // replaces: a replay never undoes it
+    const approval = await ctx.waitForSignal(Approval);
+    if (input.hold) await ctx.waitForSignal(Close); // open until told, so late signalWithStart calls find it open
+    return approval;
+  }
+}
+interface OrderInput {
+  tracking?: string;
+  retracking?: string;
+  hold?: boolean;
+}
+
+/** Another workflow that takes the same signal, with the same schema. */
+@Workflow('bk-invoice', { signals: [Approval] })
+class Invoice implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.waitForSignal(Approval);
+  }
+}
+
+/** Tries to hold more than 16 keys. */
+@Workflow('bk-greedy', { retry: { maxAttempts: 1 } })
+class Greedy implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.setKeys(Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`a${i}`, 'x'])));
+    await ctx.setKeys(Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`b${i}`, 'x'])));
+    return 'unreachable';
+  }
+}
+
+describe('business keys: find, signal and start runs by what they are about', () => {
+  const schema = uniqueSchema('bk');
+  const db = new Db(schema);
+  const apps: DurableTestApp[] = [];
+  const boot = async (options: Record<string, unknown> = {}) => {
+    const app = await startApp({
+      schema,
+      providers: [Order, Invoice, Greedy],
+      options: { dashboard: { auth: { insecureNoAuth: true } }, ...options },
+      listen: true,
+    });
+    apps.push(app);
+    return app;
+  };
+  let app: DurableTestApp;
+  beforeAll(async () => {
+    app = await boot();
+  });
+  afterAll(async () => {
+    await Promise.all(apps.map((a) => a.close()));
+    await db.dropSchema();
+  });
+  const parked = (runId: string) => eventually(async () => (await app.client.getRun(runId)).status === 'waiting', `run ${runId} parked`);
+  const ids = (runs: Array<{ runId: string }>) => runs.map((r) => r.runId).sort();
+
+  it('lists runs by one key and by several; keys set inside a run are journaled and replace by name', async () => {
+    const a = await app.client.start(Order, { tracking: 'T-1', retracking: 'T-2' }, { keys: { orderId: 'A-17', customer: 'c-9' } });
+    const b = await app.client.start(Order, {}, { keys: { orderId: 'A-18', customer: 'c-9' } });
+    await Promise.all([parked(a.runId), parked(b.runId)]);
+    expect(ids((await app.client.listRuns({ keys: { customer: 'c-9' } })).runs)).toEqual(ids([a, b]));
+    expect(ids((await app.client.listRuns({ keys: { customer: 'c-9', orderId: 'A-17' } })).runs)).toEqual([a.runId]);
+    expect(ids((await app.client.listRuns({ keys: { customer: 'c-9' }, status: 'completed' })).runs)).toEqual([]);
+    expect((await app.client.getRun(a.runId)).keys).toEqual({ orderId: 'A-17', customer: 'c-9', trackingNo: 'T-2' });
+    expect(ids((await app.client.listRuns({ keys: { trackingNo: 'T-1' } })).runs)).toEqual([]);
+    // A re-execution (the signal wakes it) replays both setKeys without writing: the later value stays.
+    await app.signals.signal(a.runId, Approval, { by: 'ana' });
+    await a.result({ timeout: '10s' });
+    expect((await app.client.getRun(a.runId)).keys?.trackingNo).toBe('T-2');
+    expect(await db.count('steps', `run_id = $1 AND kind = 'set-keys'`, [a.runId])).toBe(2);
+
+    const greedy = await app.client.start(Greedy, null);
+    await expect(greedy.result({ timeout: '10s' })).rejects.toThrow(/more than 16 keys/);
+    expect(Object.keys((await app.client.getRun(greedy.runId)).keys ?? {})).toHaveLength(10);
+  });
+
+  it('signalByKeys: fan-out to all and to one, no match, redelivery a no-op per run, the workflow filter, closed runs left out', async () => {
+    const runs = await Promise.all([0, 1, 2].map(() => app.client.start(Order, {}, { keys: { batch: 'b-1' } })));
+    const invoice = await app.client.start(Invoice, null, { keys: { batch: 'b-1' } });
+    await Promise.all([...runs, invoice].map((r) => parked(r.runId)));
+
+    expect(await app.signals.signalByKeys({ batch: 'nope' }, Approval, { by: 'x' })).toEqual([]);
+    const one = await app.signals.signalByKeys({ batch: 'b-1' }, Approval, { by: 'first' }, { fanOut: 'one' });
+    expect(one).toEqual([{ runId: runs[0].runId, name: 'approval', accepted: true, deliveredAt: expect.any(Date) }]);
+    expect(await runs[0].result({ timeout: '10s' })).toEqual({ by: 'first' });
+
+    const orders = await app.signals.signalByKeys({ batch: 'b-1' }, Approval, { by: 'all' }, { workflow: Order });
+    expect(ids(orders)).toEqual(ids(runs.slice(1))); // the completed run is left out, the invoice is another workflow
+    expect(orders.every((d) => d.accepted)).toBe(true);
+    const again = await app.signals.signalByKeys({ batch: 'b-1' }, Approval, { by: 'again' }, { workflow: Order });
+    for (const run of runs.slice(1)) expect(await run.result({ timeout: '10s' })).toEqual({ by: 'all' });
+    expect(again.every((d) => !d.accepted) || again.length === 0).toBe(true);
+
+    const rest = await app.signals.signalByKeys({ batch: 'b-1' }, Approval, { by: 'rest' });
+    expect(ids(rest)).toEqual([invoice.runId]);
+    expect(await invoice.result({ timeout: '10s' })).toEqual({ by: 'rest' });
+    expect(await db.count('signals', `payload LIKE '%again%'`)).toBe(0);
+    expect(await db.count('history', `event = 'signal-delivered' AND detail->'byKeys' = '{"batch": "b-1"}'::jsonb`)).toBe(4);
+  });
+
+  it('bad keys and bad payloads: a clear error, nothing recorded', async () => {
+    const before = await db.count('runs');
+    const signalsBefore = await db.count('signals');
+    const bad: Array<[unknown, RegExp]> = [
+      [{ '1st': 'x' }, /key name "1st" must be a letter/],
+      [{ orderId: 7 }, /value of key "orderId" must be a string/],
+      [{ orderId: 'x'.repeat(201) }, /201 characters; at most 200/],
+      [{ orderId: 'a\u0000b' }, /NUL/],
+      [Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])), /17 keys; a run has at most 16/],
+      ['orderId=1', /must be an object/],
+    ];
+    for (const [keys, message] of bad) {
+      await expect(app.client.start(Order, {}, { keys: keys as never })).rejects.toThrow(message);
+      await expect(app.signals.signalByKeys(keys as never, Approval, { by: 'x' })).rejects.toThrow(InvalidArgumentError);
+      await expect(app.client.listRuns({ keys: keys as never })).rejects.toThrow(message);
+    }
+    await expect(app.signals.signalByKeys({}, Approval, { by: 'x' })).rejects.toThrow(/at least one key/);
+    await expect(app.signals.signalByKeys({ a: 'b' }, Approval, { by: 7 } as never)).rejects.toThrow(InvalidPayloadError);
+    await expect(app.signals.signalByKeys({ a: 'b' }, Approval, { by: 'x' }, { fanOut: 'many' as never })).rejects.toThrow(/fanOut/);
+    expect(await db.count('runs')).toBe(before);
+    expect(await db.count('signals')).toBe(signalsBefore);
+  });
+
+  it('signalWithStart under 50 concurrent callers on two instances: one run, one accepted delivery', async () => {
+    const other = await boot();
+    const calls = Array.from({ length: 50 }, (_, i) =>
+      (i % 2 ? other : app).signals.signalWithStart(
+        Order,
+        { runId: 'order-Z-1', input: { hold: true }, keys: { orderId: 'Z-1' } },
+        Approval,
+        { by: `caller-${i}` },
+      ),
+    );
+    const results = await Promise.all(calls);
+    expect(results.filter((r) => r.run.created)).toHaveLength(1);
+    expect(results.filter((r) => r.delivery.accepted)).toHaveLength(1);
+    const winner = results.find((r) => r.delivery.accepted)!;
+    await app.signals.signal('order-Z-1', Close, null);
+    expect(await winner.run.result({ timeout: '10s' })).toEqual({ by: expect.stringMatching(/^caller-/) });
+    expect(await db.count('runs', `id = 'order-Z-1'`)).toBe(1);
+    expect(await db.count('signals', `run_id = 'order-Z-1' AND name = 'approval'`)).toBe(1);
+    expect((await app.client.getRun('order-Z-1')).keys).toEqual({ orderId: 'Z-1' });
+  });
+
+  it('REST: GET /runs?key.<name>=<value>, keys in the run; a bad key is a 400 naming it', async () => {
+    const run = await app.client.start(Order, {}, { keys: { orderId: 'R-1', region: 'eu' } });
+    await app.client.start(Order, {}, { keys: { orderId: 'R-2', region: 'eu' } });
+    const get = async (query: string) => {
+      const response = await fetch(`${app.url}/durable/api/runs?${query}`);
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    const found = await get('key.orderId=R-1&key.region=eu');
+    expect(found.status).toBe(200);
+    expect(found.body.runs.map((r: { runId: string }) => r.runId)).toEqual([run.runId]);
+    expect(found.body.runs[0].keys).toEqual({ orderId: 'R-1', region: 'eu' });
+    expect((await get('key.region=eu')).body.runs).toHaveLength(2);
+    const bad = await get('key.9x=1');
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/key name "9x"/);
+  });
+});
