@@ -133,7 +133,7 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
   p('');
 
   p('## Scale (nestjs-durable)', '');
-  const { sleepingRuns, claimQuery, statsRead, simultaneousWakes } = r.scale;
+  const { sleepingRuns, claimQuery, statsRead, keysLookup, simultaneousWakes } = r.scale;
   if (sleepingRuns) {
     p(
       `**${sleepingRuns.runs.toLocaleString('en-US')} sleeping runs** (seeded by SQL as the library writes them, in ${sleepingRuns.seedSeconds} s). Two worker processes`,
@@ -163,6 +163,19 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
       `**The dashboard's stats read** (\`GET /stats\`: \`DashboardRepository.stats\`, every statement it sends) with ${statsRead.rows.toLocaleString('en-US')} runs:`,
       `${cell(statsRead.wallMs, 2)} ms, against ${cell(statsRead.smallWallMs, 2)} ms with ${statsRead.smallRows.toLocaleString('en-US')} runs. Counts stop at 10,000 index entries;`,
       `past that they are the planner's estimates (here: ${statsRead.estimated.join(', ') || 'none'}), and the answer says so.`,
+      '',
+    );
+  }
+  if (keysLookup) {
+    const k = keysLookup;
+    p(
+      `**Business keys** with ${k.runs.toLocaleString('en-US')} waiting runs of five keys each (${(k.runs * 5).toLocaleString('en-US')} keys, seeded in ${k.seedSeconds} s), through the library's`,
+      `own statements: \`listRuns\` by one key ${cell(k.byOneMs, 2)} ms, by two keys ${cell(k.byTwoMs, 2)} ms; \`signalByKeys\` recording and waking`,
+      `${k.fanOutSmall} runs ${cell(k.fanOutSmallMs, 1)} ms, ${k.fanOutLarge.toLocaleString('en-US')} runs ${cell(k.fanOutLargeMs, 1)} ms (one statement each, round trips). The lookup's plan:`,
+      '',
+      '```',
+      ...k.plan,
+      '```',
       '',
     );
   }

@@ -88,6 +88,21 @@ export function checkTargets(r: Results): TargetCheck[] {
     20,
     'ms',
   );
+  const keys = r.scale.keysLookup;
+  add(
+    `lookup by one business key < 5 ms with ${(keys?.runs ?? r.plan.waitingRows).toLocaleString('en-US')} runs of five keys (round trip)`,
+    keys?.byOneMs.median,
+    '<',
+    5,
+    'ms',
+  );
+  add(
+    `signalByKeys to ${(keys?.fanOutLarge ?? Math.floor(r.plan.waitingRows / 1_000)).toLocaleString('en-US')} runs < 500 ms (one statement: recorded and woken)`,
+    keys?.fanOutLargeMs.median,
+    '<',
+    500,
+    'ms',
+  );
   const wakes = r.scale.simultaneousWakes;
   add(
     `${(wakes?.runs ?? r.plan.simultaneousWakes).toLocaleString('en-US')} simultaneous wakes drain with zero duplicate claims`,

@@ -17,3 +17,6 @@ export const { SchedulePass, SCHEDULES_PER_TRANSACTION } =
 export const { wakeChannel } = internal<typeof import('nestjs-durable/dist/durable.constants')>('durable.constants');
 export const { admitQueuedSql } =
   internal<typeof import('nestjs-durable/dist/persistence/sql/admit-queued.sql')>('persistence/sql/admit-queued.sql');
+export const { RunRepository } = internal<typeof import('nestjs-durable/dist/persistence/run.repository')>('persistence/run.repository');
+export const { DeliveryRepository } =
+  internal<typeof import('nestjs-durable/dist/persistence/delivery.repository')>('persistence/delivery.repository');

@@ -45,3 +45,24 @@ export async function seedSleepingRuns(
     );
   }
 }
+
+/**
+ * Writes `count` runs of `bench-await-go` waiting for the signal `go`, each with five business keys:
+ * `orderId` (its own), `customer` (shared by 20 runs), `sku` (shared by `count / 1000`), `region`
+ * (1 of 20) and `channel` (all), as start-run and park-run leave them. One statement per batch.
+ */
+export async function seedKeyedRuns(db: Client, schema: string, opts: { count: number; batch?: number }): Promise<void> {
+  const t = tablesFor(schema);
+  const batch = opts.batch ?? 100_000;
+  for (let from = 1; from <= opts.count; from += batch) {
+    await db.query(
+      `INSERT INTO ${t.runs} (id, workflow, status, input, wait, wait_kind, wait_name, lease_token, keys)
+       SELECT 'keyed-' || g, 'bench-await-go', 'waiting', 'null', jsonb_build_object('kind', 'signal', 'name', 'go', 'since', now()),
+              'signal', 'go', 1,
+              jsonb_build_object('orderId', 'A-' || g, 'customer', 'c-' || (g % ($3::int / 20)), 'sku', 's-' || (g % 1000),
+                                 'region', 'r-' || (g % 20), 'channel', 'web')
+       FROM generate_series($1::int, $2::int) g`,
+      [from, Math.min(opts.count, from + batch - 1), opts.count],
+    );
+  }
+}

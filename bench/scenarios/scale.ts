@@ -4,8 +4,8 @@ import type { BenchContext } from '../context';
 import { delay, until } from '../measure';
 import type { OpResult } from '../process/ops';
 import { runDurableMigrations } from 'nestjs-durable';
-import { claimRunsSql, DashboardRepository, tablesFor } from '../scale/library-internals';
-import { seedSleepingRuns } from '../scale/seed-runs';
+import { claimRunsSql, DashboardRepository, DeliveryRepository, RunRepository, tablesFor } from '../scale/library-internals';
+import { seedKeyedRuns, seedSleepingRuns } from '../scale/seed-runs';
 import { round, Spread, spread } from '../stats';
 
 const MB = 1024 * 1024;
@@ -36,6 +36,21 @@ export interface ScaleFigures {
     smallWallMs: Spread;
     /** The figures that came back as estimates at `rows`. */
     estimated: string[];
+  };
+  /** Business keys: lookups and signalByKeys over runs with five keys each (RunRepository, DeliveryRepository). */
+  keysLookup?: {
+    runs: number;
+    seedSeconds: number;
+    /** listRuns by a unique key, and by two keys shared by 20 runs: round trips. */
+    byOneMs: Spread;
+    byTwoMs: Spread;
+    /** signalByKeys to every run of a key, recorded and woken: `fanOutSmall` and `fanOutLarge` runs. */
+    fanOutSmall: number;
+    fanOutSmallMs: Spread;
+    fanOutLarge: number;
+    fanOutLargeMs: Spread;
+    /** EXPLAIN ANALYZE of the lookup by one key. */
+    plan: string[];
   };
   simultaneousWakes?: {
     runs: number;
@@ -77,6 +92,7 @@ export async function measureScale(ctx: BenchContext): Promise<ScaleFigures> {
     figures.sleepingRuns = await ctx.attempt('scale.sleepingRuns', () => sleepingRuns(ctx, db));
     figures.claimQuery = await ctx.attempt('scale.claimQuery', () => claimQuery(ctx, db));
     figures.statsRead = await ctx.attempt('scale.statsRead', () => statsRead(ctx, db));
+    figures.keysLookup = await ctx.attempt('scale.keysLookup', () => keysLookup(ctx, db));
     await db.query(`DROP SCHEMA IF EXISTS ${SCALE_SCHEMA} CASCADE`); // a million rows are not kept between runs
     figures.simultaneousWakes = await ctx.attempt('scale.simultaneousWakes', () => simultaneousWakes(ctx, db));
     return figures;
@@ -247,6 +263,68 @@ async function statsRead(ctx: BenchContext, db: Client): Promise<ScaleFigures['s
     `  /stats read: ${large.wallMs.median.toFixed(2)} ms with ${n} runs (estimated: ${large.estimated.join(', ') || 'none'}), ${small.wallMs.median.toFixed(2)} ms with ${SMALL_ROWS}`,
   );
   return { rows: n, smallRows: SMALL_ROWS, wallMs: large.wallMs, smallWallMs: small.wallMs, estimated: large.estimated };
+}
+
+const KEYS_SCHEMA = 'bench_keys';
+
+/**
+ * `waitingRows` waiting runs with five keys each (seedKeyedRuns), then, through the library's own
+ * repositories on this connection: listRuns by one key and by two, and signalByKeys to the 20 runs of
+ * a customer and to the runs of a sku (a thousandth of them), a new key each time (every delivery accepted).
+ */
+async function keysLookup(ctx: BenchContext, db: Client): Promise<ScaleFigures['keysLookup']> {
+  const { plan } = ctx;
+  const runs = plan.waitingRows;
+  await db.query(`DROP SCHEMA IF EXISTS ${KEYS_SCHEMA} CASCADE`);
+  await runDurableMigrations({ connection: ctx.url('ours'), schema: KEYS_SCHEMA });
+  const t0 = performance.now();
+  await seedKeyedRuns(db, KEYS_SCHEMA, { count: runs });
+  const seedSeconds = (performance.now() - t0) / 1000;
+  await db.query(`VACUUM ANALYZE ${tablesFor(KEYS_SCHEMA).runs}`);
+  const sent: Array<{ sql: string; params: unknown[] }> = [];
+  const over = {
+    tables: tablesFor(KEYS_SCHEMA),
+    query: async (sql: string, params: unknown[] = []) => {
+      sent.push({ sql, params });
+      return (await db.query(sql, params)).rows;
+    },
+  } as never;
+  const repository = new RunRepository(over);
+  const deliveries = new DeliveryRepository(over);
+  const reps = Math.max(5, plan.reps);
+  const timed = async (run: (i: number) => Promise<unknown>) => {
+    const wall: number[] = [];
+    for (let i = 0; i < 2 + reps; i++) {
+      const started = performance.now();
+      await run(i);
+      if (i >= 2) wall.push(performance.now() - started); // the first two warm up
+    }
+    return spread(wall);
+  };
+  const byOneMs = await timed((i) => repository.list({ keys: { orderId: `A-${1 + ((i * 7_919) % runs)}` } }));
+  const lookup = sent[sent.length - 1];
+  const byTwoMs = await timed((i) => repository.list({ keys: { customer: `c-${i}`, region: `r-${i % 20}` } }));
+  const fanOut = (key: Record<string, string>) =>
+    deliveries.signalByKeys(JSON.stringify(key), 'go', 'null', 'bench', ['bench-await-go'], { most: 1_000 });
+  const fanOutSmallMs = await timed((i) => fanOut({ customer: `c-${100 + i}` }));
+  const fanOutLargeMs = await timed((i) => fanOut({ sku: `s-${100 + i}` }));
+  const explained = await db.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${lookup.sql}`, lookup.params);
+  await db.query(`DROP SCHEMA ${KEYS_SCHEMA} CASCADE`);
+  const figures = {
+    runs,
+    seedSeconds: round(seedSeconds, 1),
+    byOneMs,
+    byTwoMs,
+    fanOutSmall: 20,
+    fanOutSmallMs,
+    fanOutLarge: Math.floor(runs / 1_000),
+    fanOutLargeMs,
+    plan: explained.rows.map((r: Record<string, string>) => r['QUERY PLAN']),
+  };
+  ctx.log(
+    `  keys: lookup ${byOneMs.median.toFixed(2)} ms by one key, ${byTwoMs.median.toFixed(2)} ms by two, signalByKeys ${fanOutSmallMs.median.toFixed(1)} ms to 20 runs and ${fanOutLargeMs.median.toFixed(1)} ms to ${figures.fanOutLarge}, with ${runs} runs`,
+  );
+  return figures;
 }
 
 const WAKES_SCHEMA = 'bench_wakes';

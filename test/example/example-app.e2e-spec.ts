@@ -137,11 +137,15 @@ describe('the example app, started the way npm start does', () => {
     app = await startExample(dataDir, port);
     (app as ChildProcess & { port?: number }).port = port;
 
+    // The carrier knows only its tracking number: the run set it as a business key once shipped.
+    const { trackingNumber } = (await order(orderId)).run.keys;
+    expect(trackingNumber).toEqual(expect.any(String));
+    expect((await order(orderId)).run.keys).toMatchObject({ orderId, customer: 'Ada' });
     for (const [eventId, event] of [
       ['evt-2', 'in-transit'],
       ['evt-3', 'delivered'],
     ]) {
-      const delivery = { orderId, eventId, event, at: new Date().toISOString() };
+      const delivery = { trackingNumber, eventId, event, at: new Date().toISOString() };
       expect((await json('POST', '/webhooks/carrier', delivery)).body.accepted).toBe(true);
       expect((await json('POST', '/webhooks/carrier', delivery)).body.accepted).toBe(false);
     }

@@ -86,7 +86,8 @@ describe('business keys: find, signal and start runs by what they are about', ()
   });
 
   it('signalByKeys: fan-out to all and to one, no match, redelivery a no-op per run, the workflow filter, closed runs left out', async () => {
-    const runs = await Promise.all([0, 1, 2].map(() => app.client.start(Order, {}, { keys: { batch: 'b-1' } })));
+    const runs = []; // started one after another: 'one' goes to the oldest
+    for (let i = 0; i < 3; i++) runs.push(await app.client.start(Order, {}, { keys: { batch: 'b-1' } }));
     const invoice = await app.client.start(Invoice, null, { keys: { batch: 'b-1' } });
     await Promise.all([...runs, invoice].map((r) => parked(r.runId)));
 
@@ -168,5 +169,15 @@ describe('business keys: find, signal and start runs by what they are about', ()
     const bad = await get('key.9x=1');
     expect(bad.status).toBe(400);
     expect(bad.body.message).toMatch(/key name "9x"/);
+    const post = (body: unknown) =>
+      fetch(`${app.url}/durable/api/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-durable-request': '1' },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+    const started = await post({ workflow: 'bk-order', input: {}, keys: { orderId: 'R-3' } });
+    expect(started.status).toBe(201);
+    expect((await app.client.getRun(started.body.runId)).keys).toEqual({ orderId: 'R-3' });
+    expect((await post({ workflow: 'bk-order', input: {}, keys: { orderId: 'x'.repeat(201) } })).status).toBe(400);
   });
 });

@@ -67,6 +67,8 @@ export class FulfillOrder implements DurableWorkflow<FulfillOrderInput, FulfillO
     await this.orders.setStatus(orderId, 'shipping');
     const shipment = await ctx.startChild(ShipOrder, { orderId }, { step: 'ship' });
     const { trackingNumber } = await shipment.result();
+    // The carrier knows its tracking number, not our order: a business key lets its webhook find this run.
+    await ctx.setKeys({ trackingNumber });
 
     // The carrier's events arrive by webhook, in order, each handled once, until 'delivered'.
     await ctx.consume(CarrierEvents, (message) => this.orders.recordTracking(orderId, message.key, message.payload), {

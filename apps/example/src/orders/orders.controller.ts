@@ -27,7 +27,7 @@ export class OrdersController {
     return {
       order,
       payments,
-      run: { runId: run.runId, status: run.status, waiting: run.waiting, deadline: run.deadline, output: run.output },
+      run: { runId: run.runId, status: run.status, waiting: run.waiting, deadline: run.deadline, keys: run.keys, output: run.output },
     };
   }
 }

@@ -29,7 +29,7 @@ export class OrdersService {
         FulfillOrder,
         { orderId, amountCents: order.amountCents },
         // The whole order has a deadline: past it, the run refunds (see FulfillOrder).
-        { runId: orderRunId(orderId), manager, timeout: config.orderTimeout },
+        { runId: orderRunId(orderId), manager, timeout: config.orderTimeout, keys: { orderId, customer: order.customer } },
       );
       return { orderId, runId: run.runId };
     });

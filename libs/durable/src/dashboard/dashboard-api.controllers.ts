@@ -129,6 +129,7 @@ export class DashboardRunsController {
         timeout: duration().optional(),
         deadline: instant().optional(),
         timeoutIncludesQueue: z.boolean().optional(),
+        keys: filterFields.keys,
       })
       .refine((body) => body.startAt === undefined || body.delay === undefined, {
         error: 'give either "startAt" or "delay", not both',
@@ -151,6 +152,7 @@ export class DashboardRunsController {
       timeout: body.timeout as Duration | undefined,
       deadline: body.deadline,
       timeoutIncludesQueue: body.timeoutIncludesQueue,
+      keys: body.keys,
       actor: actor(request),
     });
     response.status(handle.created ? 201 : 200);
