@@ -1,8 +1,8 @@
 import { useSyncExternalStore } from 'react';
+import { storageKey } from '../lib/storage-key';
 
-// The bearer token lives in sessionStorage: it survives a reload, not the tab. The key carries the
-// mount path, so two dashboards on one origin (say /durable/ and /ops/durable/) keep their own.
-const storageKey = `nestjs-durable.token:${new URL('./', document.baseURI).pathname}`;
+// The bearer token lives in sessionStorage: it survives a reload, not the tab.
+const tokenKey = storageKey('token');
 
 export interface AuthState {
   token: string | null;
@@ -17,7 +17,7 @@ const listeners = new Set<() => void>();
 
 function readStored(): string | null {
   try {
-    return sessionStorage.getItem(storageKey);
+    return sessionStorage.getItem(tokenKey);
   } catch {
     return null; // storage disabled: the token lives for this page only
   }
@@ -25,8 +25,8 @@ function readStored(): string | null {
 
 function update(token: string | null, notice: string | null): void {
   try {
-    if (token) sessionStorage.setItem(storageKey, token);
-    else sessionStorage.removeItem(storageKey);
+    if (token) sessionStorage.setItem(tokenKey, token);
+    else sessionStorage.removeItem(tokenKey);
   } catch {
     // storage disabled: keep it in memory
   }

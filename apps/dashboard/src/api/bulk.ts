@@ -1,14 +1,18 @@
 import { useMutation } from '@tanstack/react-query';
 import { apiPost } from './client';
 import { useInvalidateRuns } from './invalidate';
-import type { BulkResult } from './types';
+import type { BulkFilter, BulkResult } from './types';
 
-// Bulk actions by explicit run ids (the selection); each run's outcome comes back on its own.
+// Bulk actions by explicit run ids (the selection) or by a filter's matches (the server's first
+// 1,000, newest first); each run's outcome comes back on its own.
 
-export type BulkAction =
-  | { action: 'signal'; runIds: string[]; name: string; payload: unknown }
-  | { action: 'resume'; runIds: string[] }
-  | { action: 'cancel'; runIds: string[]; reason?: string };
+/** The server's cap on the runs one bulk action reaches (docs/rest-api.md). */
+export const BULK_LIMIT = 1_000;
+
+type BulkTarget = { runIds: string[] } | { filter: BulkFilter };
+
+export type BulkAction = BulkTarget &
+  ({ action: 'signal'; name: string; payload: unknown } | { action: 'resume' } | { action: 'cancel'; reason?: string });
 
 export function runBulk(request: BulkAction): Promise<BulkResult> {
   const { action, ...body } = request;

@@ -34,10 +34,11 @@ interface RequestOptions {
 }
 
 // Relative to the page, so the UI works wherever the module mounts it (`/durable/`, `/ops/durable/`).
+// Only `undefined` leaves a parameter out: '' is a value (a business key may be empty).
 function apiUrl(path: string, query: QueryParams = {}): URL {
   const url = new URL(`./api${path}`, document.baseURI);
   for (const [key, value] of Object.entries(query)) {
-    if (value !== undefined && value !== '') url.searchParams.set(key, String(value));
+    if (value !== undefined) url.searchParams.set(key, String(value));
   }
   return url;
 }

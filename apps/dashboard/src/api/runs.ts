@@ -7,8 +7,9 @@ import type { RunDetail, RunFilter, RunList, StartRunBody, StartRunResult } from
 
 const POLL_MS = 2_000;
 
-export function fetchRuns(filter: RunFilter, signal?: AbortSignal): Promise<RunList> {
-  return apiGet<RunList>('/runs', { ...filter }, signal);
+export function fetchRuns({ keys = {}, ...filter }: RunFilter, signal?: AbortSignal): Promise<RunList> {
+  const keyParams = Object.fromEntries(Object.entries(keys).map(([name, value]) => [`key.${name}`, value]));
+  return apiGet<RunList>('/runs', { ...filter, ...keyParams }, signal);
 }
 
 export function runsQueryOptions(filter: RunFilter) {
@@ -22,6 +23,11 @@ export function runsQueryOptions(filter: RunFilter) {
 
 export function useRuns(filter: RunFilter) {
   return useQuery(runsQueryOptions(filter));
+}
+
+/** A filter's matches read once, not polled: a bulk action's targets, shown as they were when confirmed. */
+export function useRunsPreview(filter: RunFilter) {
+  return useQuery({ ...runsQueryOptions(filter), refetchInterval: false });
 }
 
 export function fetchRun(runId: string, signal?: AbortSignal): Promise<RunDetail> {

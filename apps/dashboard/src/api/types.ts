@@ -29,6 +29,9 @@ export type { WaitKind };
 /** The wait kinds, in the registry's order, and their declarations (label, subject, instants). */
 export { WAIT_KIND_NAMES as WAIT_KINDS, WAIT_KINDS as WAIT_KIND_DECLARATIONS };
 
+/** A run's business keys: names to values, what the run is about (an order, a customer). */
+export type BusinessKeys = Record<string, string>;
+
 export interface Run {
   runId: string;
   workflow: string;
@@ -47,6 +50,8 @@ export interface Run {
   deadline?: string;
   /** A child started with `{ detached: true }`: neither its parent's deadline nor its cancel reach it. */
   detached?: true;
+  /** Absent: none. */
+  keys?: BusinessKeys;
   createdAt: string;
   updatedAt: string;
   finishedAt?: string;
@@ -62,10 +67,15 @@ export interface RunFilter {
   schedule?: string;
   /** Runs of this queue. */
   queue?: string;
+  /** Runs having every one of these keys (sent as `key.<name>=<value>`). */
+  keys?: BusinessKeys;
   q?: string;
   limit?: number;
   cursor?: string;
 }
+
+/** What a bulk action by filter matches: the list's filter without the id prefix and the paging. */
+export type BulkFilter = Omit<RunFilter, 'q' | 'limit' | 'cursor'>;
 
 export interface RunList {
   runs: Run[];

@@ -1,4 +1,5 @@
 import { useMemo, useSyncExternalStore } from 'react';
+import { keyTerm } from '../lib/run-search';
 
 // Hash routing (`#/runs?status=waiting`): the server serves one index.html and needs no fallback
 // route, whatever path the module is mounted under. Filters and tabs live in the hash's query, so
@@ -50,6 +51,11 @@ export function scheduleHref(name: string): string {
 /** The runs a schedule started, whatever their status. */
 export function scheduleRunsHref(name: string): string {
   return hrefFor('/runs', { status: 'all', schedule: name });
+}
+
+/** The runs having this business key, whatever their status. */
+export function keyRunsHref(name: string, value: string): string {
+  return hrefFor('/runs', { status: 'all', q: keyTerm(name, value) });
 }
 
 /** `replace` for changes that should not each become a history entry (typing in a filter, tabs). */

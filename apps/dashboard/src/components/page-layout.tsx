@@ -7,11 +7,13 @@ interface PageLayoutProps {
   note?: ReactNode;
   /** The page this one belongs to, as a breadcrumb before the title (the title then in monospace: a name). */
   parent?: { href: string; label: string };
+  /** At the heading's right end: a control over the whole page (the runs table's columns). */
+  aside?: ReactNode;
   children: ReactNode;
 }
 
 /** A page: its title (after its parent, if any) with a note beside it, then its content in a column. */
-export function PageLayout({ title, note, parent, children }: PageLayoutProps) {
+export function PageLayout({ title, note, parent, aside, children }: PageLayoutProps) {
   return (
     <div className={styles.page}>
       <div className={styles.heading}>
@@ -23,6 +25,7 @@ export function PageLayout({ title, note, parent, children }: PageLayoutProps) {
         )}
         <h1 className={parent ? 'mono' : undefined}>{title}</h1>
         {note !== undefined && <span className="muted">{note}</span>}
+        {aside && <div className={styles.aside}>{aside}</div>}
       </div>
       {children}
     </div>

@@ -1,6 +1,7 @@
 import type { RunDetail } from '../../api/types';
 import { hrefFor } from '../../app/router';
 import { DeadlineCountdown } from '../../components/deadline-countdown';
+import { KeyChips } from '../../components/key-chips';
 import { RunLink } from '../../components/run-link';
 import { StatusBadge } from '../../components/status-badge';
 import { TimeText } from '../../components/time-text';
@@ -62,6 +63,14 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
               <TimeText iso={run.deadline} mode="timestamp" />
               {/* A completed or cancelled run is past caring: no countdown. */}
               {deadlineCounts(run.status) && <DeadlineCountdown iso={run.deadline} />}
+            </dd>
+          </div>
+        )}
+        {run.keys && (
+          <div data-testid="run-keys">
+            <dt>Keys</dt>
+            <dd>
+              <KeyChips keys={run.keys} />
             </dd>
           </div>
         )}

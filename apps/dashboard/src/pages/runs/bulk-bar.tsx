@@ -3,28 +3,37 @@ import { type BulkAction, useBulkAction } from '../../api/bulk';
 import type { Run } from '../../api/types';
 import { Button } from '../../components/button';
 import { ConfirmDialog } from '../../components/confirm-dialog';
+import { plural } from '../../lib/format';
+import { keyTerms, parseRunSearch } from '../../lib/run-search';
 import { BulkCancelDialog } from './bulk-cancel-dialog';
 import type { BulkReport } from './bulk-results';
 import { BulkSignalDialog } from './bulk-signal-dialog';
+import { KeySignalDialog } from './key-signal-dialog';
 import styles from './runs.module.css';
+import { type RunsView, toBulkFilter } from './runs-view';
 import type { Selection } from './use-selection';
 
 interface BulkBarProps {
   selection: Selection;
-  /** The rows on screen, to suggest the signal most of the selection awaits. */
+  /** The rows on screen, to suggest the signal the runs await. */
   runs: Run[];
-  signalFilter: string;
+  view: RunsView;
   onReport: (report: BulkReport) => void;
 }
 
-type Dialog = 'signal' | 'resume' | 'cancel' | null;
+type Dialog = 'signal' | 'signal-keys' | 'resume' | 'cancel' | null;
 
-/** Bulk actions over the ticked runs; each goes through a dialog before anything is sent. */
-export function BulkBar({ selection, runs, signalFilter, onReport }: BulkBarProps) {
+/**
+ * Bulk actions over the ticked runs, and, when the search names business keys, a signal to every run
+ * with them; each goes through a dialog before anything is sent.
+ */
+export function BulkBar({ selection, runs, view, onReport }: BulkBarProps) {
   const [dialog, setDialog] = useState<Dialog>(null);
   const bulk = useBulkAction();
   const runIds = [...selection.ids];
   const count = runIds.length;
+  const filter = toBulkFilter(view);
+  const { keys } = filter;
 
   const open = (next: Dialog) => {
     bulk.reset();
@@ -56,14 +65,32 @@ export function BulkBar({ selection, runs, signalFilter, onReport }: BulkBarProp
           Clear selection
         </Button>
       )}
+      {keys && (
+        <Button small className={styles.keyAction} onClick={() => open('signal-keys')} data-testid="bulk-signal-keys">
+          Signal every run with {Object.keys(keys).length === 1 ? 'this key' : 'these keys'}…
+        </Button>
+      )}
 
       {dialog === 'signal' && (
         <BulkSignalDialog
-          count={count}
-          defaultName={commonAwaitedSignal(runs, selection) ?? signalFilter}
+          title={`Deliver a signal to ${plural(count, 'run')}`}
+          defaultName={commonAwaitedSignal(runs.filter((run) => selection.ids.has(run.runId))) ?? view.signal}
           busy={bulk.isPending}
           error={bulk.error}
           onConfirm={(name, payload) => send({ action: 'signal', runIds, name, payload }, `Signal "${name}"`)}
+          onClose={() => setDialog(null)}
+        />
+      )}
+      {dialog === 'signal-keys' && keys && (
+        <KeySignalDialog
+          filter={{ ...filter, keys }}
+          idPrefix={parseRunSearch(view.q).idPrefix}
+          defaultName={commonAwaitedSignal(runs) ?? view.signal}
+          busy={bulk.isPending}
+          error={bulk.error}
+          onConfirm={(name, payload) =>
+            send({ action: 'signal', filter, name, payload }, `Signal "${name}" to every run with ${keyTerms(keys)}`)
+          }
           onClose={() => setDialog(null)}
         />
       )}
@@ -95,11 +122,9 @@ export function BulkBar({ selection, runs, signalFilter, onReport }: BulkBarProp
   );
 }
 
-/** The signal name every selected, visible run waits for, if they agree. */
-function commonAwaitedSignal(runs: Run[], selection: Selection): string | undefined {
-  const names = new Set(
-    runs.filter((run) => selection.ids.has(run.runId)).map((run) => (run.waiting?.kind === 'signal' ? run.waiting.name : '')),
-  );
+/** The signal name every one of these runs waits for, if they agree. */
+function commonAwaitedSignal(runs: Run[]): string | undefined {
+  const names = new Set(runs.map((run) => (run.waiting?.kind === 'signal' ? run.waiting.name : '')));
   const [only] = names;
   return names.size === 1 && only ? only : undefined;
 }

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { type ReactNode, useState } from 'react';
 import { ConfirmDialog } from '../../components/confirm-dialog';
 import { ErrorBox } from '../../components/error-box';
 import { Field } from '../../components/field';
@@ -6,29 +6,45 @@ import { JsonEditor } from '../../components/json-editor';
 import { checkJsonInput } from '../../lib/json-input';
 
 interface BulkSignalDialogProps {
-  count: number;
+  title: string;
+  confirmLabel?: string;
   defaultName: string;
+  /** False until the runs it goes to are known (a filter's preview, loading). */
+  ready?: boolean;
   busy: boolean;
   error: unknown;
   onConfirm: (name: string, payload: unknown) => void;
   onClose: () => void;
+  /** Above the form: which runs get the signal. */
+  children?: ReactNode;
 }
 
-/** One signal, one payload, for every selected run. The JSON must parse before it can be sent. */
-export function BulkSignalDialog({ count, defaultName, busy, error, onConfirm, onClose }: BulkSignalDialogProps) {
+/** One signal, one payload, for several runs. The JSON must parse before it can be sent. */
+export function BulkSignalDialog({
+  title,
+  confirmLabel = 'Deliver signal',
+  defaultName,
+  ready = true,
+  busy,
+  error,
+  onConfirm,
+  onClose,
+  children,
+}: BulkSignalDialogProps) {
   const [name, setName] = useState(defaultName);
   const [text, setText] = useState('{}');
   const check = checkJsonInput(text);
   return (
     <ConfirmDialog
-      title={`Deliver a signal to ${count} run${count === 1 ? '' : 's'}`}
-      confirmLabel="Deliver signal"
-      canConfirm={Boolean(name.trim()) && check.valid}
+      title={title}
+      confirmLabel={confirmLabel}
+      canConfirm={ready && Boolean(name.trim()) && check.valid}
       busy={busy}
       error={error}
       onConfirm={() => check.valid && onConfirm(name.trim(), check.value)}
       onClose={onClose}
     >
+      {children}
       <Field label="Signal name">
         <input value={name} onChange={(e) => setName(e.target.value)} autoFocus data-testid="signal-name" />
       </Field>

@@ -72,10 +72,11 @@ export function RunsFilters({ view }: { view: RunsView }) {
           className={styles.signalInput}
         />
       </Field>
-      <Field label="Run id starts with">
+      <Field label="Run id or keys">
         <DebouncedInput
           type="search"
-          placeholder="run id prefix"
+          placeholder="id prefix, orderId:A-17"
+          title='A run id prefix and name:value business keys, all of which a run must have: customer:c-9 orderId:A-17. Quote a value with spaces: note:"two words".'
           value={view.q}
           onCommit={(q) => apply({ q }, true)}
           data-testid="filter-q"

@@ -8,10 +8,12 @@ import { PageLayout } from '../../components/page-layout';
 import { navigate } from '../../app/router';
 import { BulkBar } from './bulk-bar';
 import { type BulkReport, BulkResults } from './bulk-results';
+import { ColumnsMenu } from './columns-menu';
 import { RunsFilters } from './runs-filters';
 import { RunsTable } from './runs-table';
 import styles from './runs.module.css';
 import { readRunsView, runsHref, toRunFilter } from './runs-view';
+import { useColumns } from './use-columns';
 import { useSelection } from './use-selection';
 
 /** The runs list: waiting runs by default, filterable, keyset-paged, refreshed every 2 s. */
@@ -20,6 +22,7 @@ export function RunsPage({ params }: { params: URLSearchParams }) {
   const runs = useRuns(toRunFilter(view));
   const canMutate = useCanMutate();
   const selection = useSelection(runsHref(view));
+  const columns = useColumns();
   const [report, setReport] = useState<BulkReport | null>(null);
 
   const list = runs.data?.runs ?? [];
@@ -34,15 +37,16 @@ export function RunsPage({ params }: { params: URLSearchParams }) {
           {runs.isFetching && <span className={styles.live} title="Refreshing" />}
         </>
       }
+      aside={<ColumnsMenu columns={columns} />}
     >
       <RunsFilters view={view} />
-      {canMutate && <BulkBar selection={selection} runs={list} signalFilter={view.signal} onReport={setReport} />}
+      {canMutate && <BulkBar selection={selection} runs={list} view={view} onReport={setReport} />}
       {report && <BulkResults report={report} onDismiss={() => setReport(null)} />}
-      {runs.isError && <ErrorBox error={runs.error} />}
+      {runs.isError && <ErrorBox error={runs.error} testId="runs-error" />}
 
       {runs.isPending ? (
         <Notice title="Loading runs…" />
-      ) : list.length === 0 ? (
+      ) : runs.isError && !runs.data ? null : list.length === 0 ? (
         <div className={styles.tableWrap}>
           <Notice title="No runs match">
             {view.page > 1 ? 'This page is empty: go back to the first page.' : 'Change or reset the filters to see more.'}
@@ -50,7 +54,7 @@ export function RunsPage({ params }: { params: URLSearchParams }) {
         </div>
       ) : (
         <div className={runs.isPlaceholderData ? `${styles.tableWrap} ${styles.stale}` : styles.tableWrap}>
-          <RunsTable runs={list} selection={canMutate ? selection : undefined} />
+          <RunsTable runs={list} selection={canMutate ? selection : undefined} columns={columns.shown} />
         </div>
       )}
 

@@ -1,21 +1,25 @@
 import { useEffect, useRef } from 'react';
 import type { Run } from '../../api/types';
 import { DeadlineCountdown } from '../../components/deadline-countdown';
+import { KeyChips } from '../../components/key-chips';
 import { RunLink } from '../../components/run-link';
 import { StatusBadge } from '../../components/status-badge';
 import { TimeText } from '../../components/time-text';
 import { WaitReasonText } from '../../components/wait-reason-text';
 import { deadlineCounts } from '../../lib/run-status';
 import styles from './runs.module.css';
+import type { OptionalColumn } from './use-columns';
 import type { Selection } from './use-selection';
 
 interface RunsTableProps {
   runs: Run[];
   /** Absent in read-only mode: no checkboxes, nothing to act on. */
   selection?: Selection;
+  /** The optional columns the operator chose to show. */
+  columns: ReadonlySet<OptionalColumn>;
 }
 
-export function RunsTable({ runs, selection }: RunsTableProps) {
+export function RunsTable({ runs, selection, columns }: RunsTableProps) {
   const ids = runs.map((run) => run.runId);
   const ticked = selection ? ids.filter((id) => selection.ids.has(id)).length : 0;
   return (
@@ -34,6 +38,7 @@ export function RunsTable({ runs, selection }: RunsTableProps) {
           )}
           <th>Run</th>
           <th>Workflow</th>
+          {columns.has('keys') && <th>Keys</th>}
           <th>Status</th>
           <th>Waiting for</th>
           <th>Attempt</th>
@@ -64,6 +69,9 @@ export function RunsTable({ runs, selection }: RunsTableProps) {
               <RunLink runId={run.runId} />
             </td>
             <td className={styles.workflow}>{run.workflow}</td>
+            {columns.has('keys') && (
+              <td data-testid="keys-cell">{run.keys ? <KeyChips keys={run.keys} compact /> : <span className="muted">—</span>}</td>
+            )}
             <td>
               <StatusBadge status={run.status} />
             </td>

@@ -1,5 +1,6 @@
-import type { RunFilter, WaitKind } from '../../api/types';
+import type { BulkFilter, RunFilter, WaitKind } from '../../api/types';
 import { hrefFor } from '../../app/router';
+import { parseRunSearch } from '../../lib/run-search';
 
 /** The runs page's state, all of it in the hash (`#/runs?status=failed&workflow=order`): linkable. */
 export interface RunsView {
@@ -11,6 +12,7 @@ export interface RunsView {
   schedule: string;
   /** Runs of one queue (the Queues page links here). */
   queue: string;
+  /** The search as typed: a run id prefix and `name:value` business keys (lib/run-search.ts). */
   q: string;
   limit: number;
   cursor: string;
@@ -39,6 +41,17 @@ export function readRunsView(params: URLSearchParams): RunsView {
 
 export function toRunFilter(view: RunsView): RunFilter {
   return {
+    ...toBulkFilter(view),
+    q: parseRunSearch(view.q).idPrefix || undefined,
+    limit: view.limit,
+    cursor: view.cursor || undefined,
+  };
+}
+
+/** Every run the view matches, whatever the page; a bulk action by filter takes no id prefix. */
+export function toBulkFilter(view: RunsView): BulkFilter {
+  const { keys } = parseRunSearch(view.q);
+  return {
     // "Waiting for" implies the status (waiting; pending for a queue's slot).
     status: view.status === 'all' || view.waitingFor ? undefined : view.status,
     workflow: view.workflow || undefined,
@@ -46,9 +59,7 @@ export function toRunFilter(view: RunsView): RunFilter {
     signal: view.signal || undefined,
     schedule: view.schedule || undefined,
     queue: view.queue || undefined,
-    q: view.q || undefined,
-    limit: view.limit,
-    cursor: view.cursor || undefined,
+    keys: Object.keys(keys).length ? keys : undefined,
   };
 }
 
