@@ -81,6 +81,7 @@ describe('migrations and boot', () => {
       { name: 'Select1732900000007' },
       { name: 'RunDeadlines1732900000008' },
       { name: 'BusinessKeys1732900000009' },
+      { name: 'ForkAndVersions1732900000010' },
     ]);
     await db.dropSchema();
   });
@@ -98,6 +99,7 @@ describe('migrations and boot', () => {
       'Select1732900000007',
       'RunDeadlines1732900000008',
       'BusinessKeys1732900000009',
+      'ForkAndVersions1732900000010',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

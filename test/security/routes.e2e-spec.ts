@@ -1,6 +1,6 @@
 import { HttpAdapterHost } from '@nestjs/core';
 import { METHODS } from 'node:http';
-import { Breaks, operatorWorkflows, ReviewThenClose } from '../fixtures/operator.workflows';
+import { Breaks, NapLong, operatorWorkflows, ReviewThenClose } from '../fixtures/operator.workflows';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 const TOKEN = 'security-token-0123456789abcdef';
@@ -58,7 +58,11 @@ describe('security: every dashboard route, generated from the router', () => {
               ? { runIds: [open] }
               : route.path.endsWith('/backfill')
                 ? { from: '2001-02-01T00:00:00Z', to: '2001-03-01T00:00:00Z' } // no slot: the action is audited, no run starts
-                : {};
+                : route.path.endsWith('/deadline')
+                  ? { deadline: null }
+                  : route.path.endsWith('/fork')
+                    ? { fromStep: 'sleep:cooling-off' }
+                    : {};
   const isApi = (route: Route) => route.path.startsWith('/durable/api');
   const mutations = () => routes.filter((r) => r.method === 'POST');
 
@@ -141,7 +145,9 @@ describe('security: every dashboard route, generated from the router', () => {
       // Each mutation gets a run in the state it acts on.
       const target = route.path.endsWith('/retry')
         ? (await t.client.start(Breaks, null)).runId
-        : (await t.client.start(ReviewThenClose, null)).runId;
+        : route.path.endsWith('/fork')
+          ? (await t.client.start(NapLong, null)).runId // it has a checkpoint to fork from
+          : (await t.client.start(ReviewThenClose, null)).runId;
       await eventually(async () => ['waiting', 'failed'].includes((await t.client.getRun(target)).status), 'the target to settle');
       const since = (await db.query(`SELECT COALESCE(max(id), 0) AS id FROM durable.history`))[0].id;
       const response = await fetch(url(t.url, route, target), {

@@ -169,6 +169,9 @@ describe('business keys: find, signal and start runs by what they are about', ()
     const bad = await get('key.9x=1');
     expect(bad.status).toBe(400);
     expect(bad.body.message).toMatch(/key name "9x"/);
+    const proto = await get('key.__proto__=x'); // not silently dropped (which would list every run)
+    expect(proto.status).toBe(400);
+    expect(proto.body.message).toMatch(/key name "__proto__"/);
     const post = (body: unknown) =>
       fetch(`${app.url}/durable/api/runs`, {
         method: 'POST',

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { InvalidArgumentError } from './errors';
 import type { DashboardOptions, DurableModuleOptions, RetentionOptions } from './interfaces';
 import { toMs } from './schema/duration';
@@ -16,6 +18,7 @@ export interface ResolvedDurableOptions {
   inlineWaitMs: number;
   shutdownGraceMs: number;
   deadlineGraceMs: number;
+  appVersion: string | null;
   dashboard: (DashboardOptions & { path: string }) | false;
   retention: ResolvedRetention | false;
   metrics: { registry?: unknown; prefix: string } | false;
@@ -52,6 +55,7 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
     inlineWaitMs: options.inlineWaitMs ?? Math.min(2_000, Math.floor(leaseMs / 2)),
     shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
     deadlineGraceMs: toMs(options.deadlineGrace ?? '30s', 'deadlineGrace'),
+    appVersion: resolveAppVersion(options.appVersion),
     dashboard: resolveDashboard(options.dashboard),
     retention: resolveRetention(options.retention),
     metrics: options.metrics ? { registry: options.metrics.registry, prefix: options.metrics.prefix ?? 'durable_' } : false,
@@ -135,4 +139,23 @@ function resolveRetention(retention: RetentionOptions | false | undefined): Reso
   positiveInteger('retention.intervalMs', resolved.intervalMs, 100, 86_400_000);
   positiveInteger('retention.batchSize', resolved.batchSize, 1, 100_000);
   return resolved;
+}
+
+/**
+ * The version stamped on every run: as given, else the application's package.json version (npm sets
+ * npm_package_version for scripts; otherwise the file in the working directory), else none.
+ */
+function resolveAppVersion(given: string | undefined): string | null {
+  if (given !== undefined) {
+    if (typeof given !== 'string' || !given.length || given.length > 100)
+      throw new InvalidArgumentError(`appVersion must be a non-empty string of at most 100 characters; got ${JSON.stringify(given)}.`);
+    return given;
+  }
+  if (process.env.npm_package_version) return process.env.npm_package_version;
+  try {
+    const version = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')).version;
+    return typeof version === 'string' ? version.slice(0, 100) : null;
+  } catch {
+    return null;
+  }
 }

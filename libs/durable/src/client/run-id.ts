@@ -1,10 +1,20 @@
-import { RunNotFoundError } from '../errors';
+import { InvalidArgumentError, RunNotFoundError } from '../errors';
 import { isStorableText, storableText } from '../schema/define-signal';
 
 /** An id that cannot be stored cannot name a run: refused as unknown before it reaches SQL. */
 export function knownRunId(runId: unknown): string {
   if (typeof runId !== 'string' || runId.length === 0 || runId.length > 10_000 || !isStorableText(runId)) {
     throw new RunNotFoundError(typeof runId === 'string' ? storableText(runId.slice(0, 200)) : String(runId));
+  }
+  return runId;
+}
+
+/** An id for a new run, as a caller gives it: InvalidArgumentError unless it can be stored (derived child ids may be longer). */
+export function newRunId(runId: unknown, derived = false): string {
+  if (typeof runId !== 'string' || runId.length === 0 || (runId.length > 200 && !derived) || !isStorableText(runId)) {
+    throw new InvalidArgumentError(
+      `runId must be a non-empty string of at most 200 characters, without NUL or lone surrogates; got ${typeof runId === 'string' ? `${runId.length} characters` : typeof runId}.`,
+    );
   }
   return runId;
 }

@@ -4,17 +4,17 @@ import type { EntityManager } from 'typeorm';
 import type { RegisteredWorkflow } from '../runtime/workflow.registry';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
-import { InvalidArgumentError, RunConflictError } from '../errors';
+import { RunConflictError } from '../errors';
 import { RunLimits, RunRepository } from '../persistence/run.repository';
 import type { ChildStarter } from '../runtime/child-starter';
 import { serializePayload } from '../schema/serializer';
-import { isStorableText } from '../schema/define-signal';
 import { DurableWorker } from '../worker/durable.worker';
 import { DurableTelemetry } from '../observability/durable-telemetry';
 import type { Duration, QueueStartOptions, StartOptions } from '../interfaces';
 import { QueuePlacement, queuePlacementOf } from '../queues/queue-placement';
 import { startDelayOf } from './start-delay';
 import { runLimitsOf } from './run-limits';
+import { newRunId } from './run-id';
 import { checkKeys } from '../schema/business-keys';
 
 export interface StartArgs {
@@ -88,12 +88,7 @@ export class RunStarter implements ChildStarter {
 
   /** Inserts the run; `parentLost` when a child's parent no longer holds the lease token given (nothing inserted). */
   private async insert(args: StartArgs): Promise<{ runId: string; created: boolean; parentLost?: true }> {
-    const runId = args.runId ?? randomUUID();
-    if (typeof runId !== 'string' || runId.length === 0 || (runId.length > 200 && !args.derivedId) || !isStorableText(runId)) {
-      throw new InvalidArgumentError(
-        `runId must be a non-empty string of at most 200 characters, without NUL or lone surrogates; got ${typeof runId === 'string' ? `${runId.length} characters` : typeof runId}.`,
-      );
-    }
+    const runId = newRunId(args.runId ?? randomUUID(), args.derivedId);
     const delayed = startDelayOf(args);
     const limits = runLimitsOf(args.limits ?? {}, args.workflow);
     const keys = args.keys === undefined ? undefined : checkKeys(args.keys, 'The start option keys');
@@ -125,6 +120,7 @@ export class RunStarter implements ChildStarter {
             limits,
             detached: args.detached,
             keys,
+            appVersion: this.options.appVersion,
           },
           args.manager,
         ),
@@ -165,6 +161,7 @@ export class RunStarter implements ChildStarter {
         placement,
         limits,
         keys,
+        appVersion: this.options.appVersion,
       },
       args.manager,
     );

@@ -2,8 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { InvalidArgumentError, RunNotFoundError } from '../errors';
 import { storableText } from '../schema/define-signal';
-import { knownRunId } from './run-id';
-import type { ActorOptions, RunFilter, RunHandle, RunView, StartOptions, TxOptions, WorkflowRef } from '../interfaces';
+import { knownRunId, newRunId } from './run-id';
+import { randomUUID } from 'node:crypto';
+import type { ActorOptions, ForkOptions, RunFilter, RunHandle, RunView, StartOptions, TxOptions, WorkflowRef } from '../interfaces';
+import { checkName } from '../schema/define-signal';
+import { serializePayload } from '../schema/serializer';
 import { RunControlRepository } from '../persistence/run-control.repository';
 import { RunRepository } from '../persistence/run.repository';
 import { DurableWorker } from '../worker/durable.worker';
@@ -103,6 +106,40 @@ export class WorkflowClient {
         `setDeadline needs a valid Date, or null to clear the deadline; got ${deadline instanceof Date ? 'an invalid Date' : typeof deadline}.`,
       );
     await this.control.setDeadline(knownRunId(runId), deadline, actorOf(opts));
+  }
+
+  /**
+   * A new run of the source's workflow that runs again from the checkpoint `fromStep`: its journal
+   * holds copies of the source's checkpoints recorded before it, the signals and messages `signals`
+   * selects, and the children spawned before it (reused, not restarted). The source is untouched;
+   * both record the link. Works whatever the source's status. Unknown run: RunNotFoundError; unknown
+   * step or a taken id: InvalidArgumentError, nothing created.
+   */
+  async fork<O = unknown>(runId: string, opts: ForkOptions & ActorOptions): Promise<RunHandle<O>> {
+    const source = await this.runs.brief(knownRunId(runId));
+    if (!source) throw new RunNotFoundError(runId);
+    const fromStep = checkName(opts?.fromStep, 'fork fromStep');
+    const signals = opts.signals ?? 'before';
+    if (signals !== 'before' && signals !== 'all')
+      throw new InvalidArgumentError(`fork signals must be 'before' or 'all'; got ${JSON.stringify(opts.signals)}.`);
+    const forkId = newRunId(opts.runId ?? randomUUID());
+    const input = opts.input === undefined ? null : serializePayload(opts.input, `The input of the fork of "${runId}"`);
+    const forked = await this.control.fork({
+      sourceId: runId,
+      fromStep,
+      forkId,
+      input,
+      signals,
+      actor: actorOf(opts),
+      appVersion: this.registry.appVersion,
+      timeoutMs: this.registry.find(source.workflow)?.timeoutMs ?? null,
+    });
+    if (!forked.source) throw new RunNotFoundError(runId);
+    if (!forked.step)
+      throw new InvalidArgumentError(`Run "${runId}" has no checkpoint "${fromStep}" to fork from; its journal tab lists the keys it has.`);
+    if (!forked.created) throw new InvalidArgumentError(`A run "${forkId}" exists already; give the fork another runId.`);
+    this.worker.nudge();
+    return new DurableRunHandle<O>(forkId, true, this.runs, this.bus, this.executingHere);
   }
 
   /** Runs a failed run again from its checkpoints, its stored permanent step failures cleared. */

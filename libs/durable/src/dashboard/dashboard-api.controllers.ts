@@ -1,9 +1,7 @@
 import {
   All,
-  applyDecorators,
   Controller,
   Get,
-  HttpCode,
   HttpException,
   Inject,
   NotFoundException,
@@ -28,7 +26,8 @@ import type { DashboardOptions, Duration, RunFilter } from '../interfaces';
 import { isRunCursor, RUN_STATUSES } from '../persistence/run.repository';
 import { WAIT_KIND_NAMES } from '../wait-kinds/wait-kind.registry';
 import { duration, endpoint, EndpointInput, Input, instant, oneOf, present, text } from './api-input';
-import { DashboardAuthGuard, DashboardRequest, MUTATION, SESSION_ROUTE } from './dashboard-auth.guard';
+import { checkKeys } from '../schema/business-keys';
+import { DashboardAuthGuard, DashboardRequest, SESSION_ROUTE } from './dashboard-auth.guard';
 import { DashboardErrorsFilter } from './dashboard-errors.filter';
 import { DashboardService } from './dashboard.service';
 import { Action, actor, Mutation, noBody } from './dashboard-routes';
@@ -57,15 +56,19 @@ const filterFields = {
   queue: text(100).optional(),
   keys: z.record(z.string(), z.string({ error: 'must be a string' })).optional(),
 };
-/** The query's `key.<name>=<value>` parameters gathered into `keys` (checked by the run list itself). */
+/**
+ * The query's `key.<name>=<value>` parameters gathered into `keys`, checked here: a name such as
+ * `__proto__` would vanish from a plain object (and with it the filter), so they go into one without
+ * a prototype and are refused by name.
+ */
 const gatherKeys = (query: unknown) => {
   const gathered: Record<string, unknown> = {};
-  const keys: Record<string, unknown> = {};
+  const keys: Record<string, unknown> = Object.create(null);
   for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
     if (name.startsWith('key.')) keys[name.slice('key.'.length)] = value;
     else gathered[name] = value;
   }
-  return Object.keys(keys).length ? { ...gathered, keys } : gathered;
+  return Object.keys(keys).length ? { ...gathered, keys: checkKeys(keys, 'The key filter') } : gathered;
 };
 const toRunFilter = <F extends { status?: RunFilter['status']; signal?: string }>({ signal, ...filter }: F) => ({
   ...filter,
@@ -220,6 +223,27 @@ export class DashboardRunsController {
     await this.client.setDeadline(params.id, body.deadline, { actor: actor(request) });
     const run = await this.client.getRun(params.id);
     return { runId: params.id, status: run.status, deadline: run.deadline ?? null };
+  }
+
+  static readonly fork = endpoint({
+    params: z.strictObject(runId),
+    body: z.strictObject({
+      fromStep: text(1_000),
+      signals: oneOf(['before', 'all'] as const).optional(),
+      runId: text(200).optional(),
+      input: z.unknown().optional(),
+    }),
+  });
+  @Post(':id/fork')
+  @Mutation()
+  async fork(
+    @Input(DashboardRunsController.fork) { params, body }: EndpointInput<typeof DashboardRunsController.fork>,
+    @Req() request: DashboardRequest,
+    @Res({ passthrough: true }) response: Response,
+  ) {
+    const fork = await this.client.fork(params.id, { ...body, actor: actor(request) });
+    response.status(201);
+    return { runId: fork.runId, forkedFrom: params.id };
   }
 
   static readonly retry = endpoint({ params: z.strictObject(runId), body: noBody });

@@ -32,6 +32,7 @@ export class DurableExplorer implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    this.registry.appVersion = this.options.appVersion;
     for (const wrapper of this.discovery.getProviders()) {
       const { instance, metatype } = wrapper;
       if (!instance || typeof instance !== 'object' || !metatype) continue;

@@ -22,6 +22,8 @@ export interface DurableModuleOptions {
   leaseMs?: number;
   /** Default the smaller of 2 000 and half of `leaseMs`; a wait with at most this much left waits in-process instead of parking. */
   inlineWaitMs?: number;
+  /** Stamped on every run when it is created (`RunView.appVersion`); default the application's package.json version. Never gates recovery. */
+  appVersion?: string;
   /** Default '30s': how long a run goes on after its deadline to clean up before it is failed (a workflow's own `deadlineGrace` wins). */
   deadlineGrace?: Duration;
   /** Default 10 000: how long shutdown lets executions in flight finish before releasing them. */

@@ -32,6 +32,12 @@ export interface RunView {
   detached?: boolean;
   /** Its business keys, when it has any. */
   keys?: Record<string, string>;
+  /** The run this one was forked from (`WorkflowClient.fork`). */
+  forkedFrom?: string;
+  /** The application's version when the run was created (the module's `appVersion`). */
+  appVersion?: string;
+  /** What an execution found wrong with the run's journal against the code (see the versioning guide). */
+  warning?: RunWarning;
   createdAt: Date;
   updatedAt: Date;
   finishedAt?: Date;
@@ -126,4 +132,29 @@ export interface SignalWithStartRun<I> {
   runId: string;
   input: I;
   keys?: Record<string, string>;
+}
+
+/**
+ * A run's journal does not fit its code: `UNREACHED_CHECKPOINTS`, checkpoints recorded by an earlier
+ * execution that this code did not reach before it parked again (a renamed step or a changed path).
+ */
+export interface RunWarning {
+  code: 'UNREACHED_CHECKPOINTS';
+  message: string;
+  /** The checkpoint keys not reached (at most 20). */
+  keys: string[];
+  /** When it was found. */
+  at: string;
+}
+
+/** `WorkflowClient.fork` options. */
+export interface ForkOptions {
+  /** The checkpoint key to run again from: it and every checkpoint after it run again. */
+  fromStep: string;
+  /** The fork's id (a UUID when none is given). */
+  runId?: string;
+  /** Overrides the source's input. */
+  input?: unknown;
+  /** 'before' (default): the signals and messages delivered before `fromStep`'s checkpoint; 'all': all of them. */
+  signals?: 'before' | 'all';
 }

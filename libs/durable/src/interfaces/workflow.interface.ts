@@ -136,4 +136,10 @@ export interface WorkflowContext {
   timer(at: Duration | Date): SelectArm<Date>;
   /** Adds or replaces business keys of this run (a tracking number once known), journaled once; see `listRuns({ keys })`, `signalByKeys`. */
   setKeys(keys: Record<string, string>): Promise<void>;
+  /**
+   * A deploy's change at this point: true for a run that reaches it with nothing recorded past it
+   * (take the new path), false for one whose older code already went past it (keep the old path).
+   * Journaled on first encounter.
+   */
+  patched(id: string): Promise<boolean>;
 }

@@ -161,10 +161,10 @@ export class JournalRepository {
   }
 
   /** Those of the run's children `ids` that have ended, with their outcomes (for a parent awaiting them). */
-  async readChildren(runId: string, ids: string[]): Promise<StoredChild[]> {
+  async readChildren(ids: string[]): Promise<StoredChild[]> {
     return this.db.query<StoredChild>(
-      `SELECT id, status, output, error, updated_at AS "endedAt" FROM ${this.db.tables.runs} WHERE parent_id = $1 AND id = ANY($2::text[]) AND status IN ${FINISHED}`,
-      [runId, ids],
+      `SELECT id, status, output, error, updated_at AS "endedAt" FROM ${this.db.tables.runs} WHERE id = ANY($1::text[]) AND status IN ${FINISHED}`,
+      [ids],
     );
   }
 

@@ -1,4 +1,5 @@
-import { DEADLINE_PASSED_KEY, wakeChannel } from '../durable.constants';
+import { DEADLINE_PASSED_KEY, queueChannel, wakeChannel } from '../durable.constants';
+import { forkRunSql } from './sql/fork-run.sql';
 import { InvalidTransitionError, RunNotFoundError } from '../errors';
 import { DurableDatabase } from './durable-database';
 import type { Tables } from './tables';
@@ -29,7 +30,9 @@ export class RunControlRepository {
       resume: resumeSql(t),
       retry: retrySql(t),
       deadline: setDeadlineSql(t),
+      fork: forkRunSql(t),
       channel: wakeChannel(t.schema),
+      queueChannel: queueChannel(t.schema),
     };
   }
 
@@ -53,6 +56,32 @@ export class RunControlRepository {
   async setDeadline(runId: string, deadline: Date | null, actor: string): Promise<ControlResult> {
     const [row] = await this.transition(this.sql.deadline, [runId, deadline, actor, this.sql.channel]);
     return this.check(runId, 'setDeadline', row, ['pending', 'running', 'waiting', 'failed']);
+  }
+
+  /** A fork of `sourceId` from the checkpoint `fromStep` (see forkRunSql): what it found, and whether it created the fork. */
+  async fork(args: {
+    sourceId: string;
+    fromStep: string;
+    forkId: string;
+    input: string | null;
+    signals: 'before' | 'all';
+    actor: string;
+    appVersion: string | null;
+    timeoutMs: number | null;
+  }): Promise<{ source: boolean; step: boolean; created: boolean }> {
+    const [row] = await this.db.query<{ source: boolean; step: boolean; created: string | null }>(this.sql.fork, [
+      args.sourceId,
+      args.fromStep,
+      args.forkId,
+      args.input,
+      args.signals,
+      args.actor,
+      args.appVersion,
+      args.timeoutMs,
+      this.sql.channel,
+      this.sql.queueChannel,
+    ]);
+    return { source: row.source, step: row.step, created: row.created !== null };
   }
 
   /** One transition statement; a deadlock (the cascade locks children and parents) rolled it back whole, so it is tried again. */

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { queueChannel, wakeChannel } from '../durable.constants';
 import { InvalidArgumentError } from '../errors';
-import type { ErrorInfo, RunFilter, RunStatus, RunView, WaitReason } from '../interfaces';
+import type { ErrorInfo, RunFilter, RunStatus, RunView, RunWarning, WaitReason } from '../interfaces';
 import { isWaitKind, ParkingReason, WAIT_KIND_NAMES, WAIT_TIME_FIELDS } from '../wait-kinds/wait-kind.registry';
 import { deserialize } from '../schema/serializer';
 import { isStorableText } from '../schema/define-signal';
@@ -92,6 +92,8 @@ export interface StartRunArgs {
   detached?: boolean;
   /** Its business keys, checked. */
   keys?: Record<string, string>;
+  /** The application's version, stamped on the run. */
+  appVersion?: string | null;
 }
 
 /** A run's deadline as a start asks for it: an instant, or a timeout and where it counts from. */
@@ -178,6 +180,7 @@ export class RunRepository {
           args.limits?.timeoutIncludesQueue ?? false,
           args.detached ?? false,
           args.keys && Object.keys(args.keys).length ? JSON.stringify(args.keys) : null,
+          args.appVersion ?? null,
         ],
         manager,
       ),
@@ -245,6 +248,7 @@ export class RunRepository {
             args.limits?.timeoutMs ?? null,
             args.limits?.timeoutIncludesQueue ?? false,
             args.keys && Object.keys(args.keys).length ? JSON.stringify(args.keys) : null,
+            args.appVersion ?? null,
           ],
           manager,
         ),
@@ -262,7 +266,7 @@ export class RunRepository {
   }
 
   /** True when parked; false when the lease is gone or a delivery moved wake_seq (see parkRunSql). */
-  async park(run: ClaimedRun, wait: WaitSpec, wakeSeq: string, actor: string): Promise<boolean> {
+  async park(run: ClaimedRun, wait: WaitSpec, wakeSeq: string, actor: string, warning: RunWarning | null = null): Promise<boolean> {
     const rows = await retryTransient(() =>
       this.db.query(this.sql.park, [
         run.id,
@@ -273,6 +277,7 @@ export class RunRepository {
         wait.wakeAt,
         wakeSeq,
         actor,
+        warning && JSON.stringify(warning),
       ]),
     );
     return rows.length > 0;
@@ -431,7 +436,7 @@ export class RunRepository {
 }
 
 const RUN_COLUMNS =
-  'id, seq, workflow, status, input, output, error, wait, attempt, parent_id, queue, partition_key, priority, deadline, detached, keys, created_at, updated_at, finished_at';
+  'id, seq, workflow, status, input, output, error, wait, attempt, parent_id, queue, partition_key, priority, deadline, detached, keys, forked_from, app_version, warning, created_at, updated_at, finished_at';
 
 interface RunRecord {
   id: string;
@@ -450,6 +455,9 @@ interface RunRecord {
   deadline: Date | null;
   detached: boolean;
   keys: Record<string, string> | null;
+  forked_from: string | null;
+  app_version: string | null;
+  warning: RunWarning | null;
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
@@ -479,6 +487,9 @@ export function toRunView(r: RunRecord): RunView {
   if (r.deadline) view.deadline = r.deadline;
   if (r.detached) view.detached = true;
   if (r.keys) view.keys = r.keys;
+  if (r.forked_from) view.forkedFrom = r.forked_from;
+  if (r.app_version) view.appVersion = r.app_version;
+  if (r.warning) view.warning = r.warning;
   if (r.finished_at) view.finishedAt = r.finished_at;
   return view;
 }

@@ -274,6 +274,8 @@ const specParams = (s: ResolvedSchedule) => [
 export interface ScheduledWorkflow {
   queue: string | null;
   timeoutMs: number | null;
+  /** The application's version, stamped on the run. */
+  appVersion: string | null;
 }
 type RunToInsert = ScheduledRun & ScheduledWorkflow & { workflow: string; actor: string; schedule: string };
 const runParams = (runs: RunToInsert[]) => [
@@ -285,6 +287,7 @@ const runParams = (runs: RunToInsert[]) => [
   runs.map((r) => r.schedule),
   runs.map((r) => r.queue),
   runs.map((r) => r.timeoutMs),
+  runs.map((r) => r.appVersion),
 ];
 
 function statements(t: Tables) {
@@ -334,17 +337,17 @@ function statements(t: Tables) {
     // run (a slot's jitter) waits like a delayed start (kind 'start') and is not NOTIFYed. A run of a
     // queued workflow enters its queue (admission takes it) and NOTIFYs the queue's name.
     // One row per run: $1 ids, $2 inputs, $3 delays (ms; > 0 waits as a delayed start), $4 workflows,
-    // $5 actors, $6 schedule names, $7 queues, $8 timeouts (ms, from the first execution); $9 the wake
-    // channel, $10 the queue channel.
+    // $5 actors, $6 schedule names, $7 queues, $8 timeouts (ms, from the first execution), $9 app
+    // versions; $10 the wake channel, $11 the queue channel.
     insertRuns: `
       WITH r AS (
-        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[])
-          AS r(id, input, delay, workflow, actor, schedule, queue, timeout_ms)
+        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[])
+          AS r(id, input, delay, workflow, actor, schedule, queue, timeout_ms, app_version)
       ), ins AS (
-        INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind, queue, timeout_ms)
+        INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind, queue, timeout_ms, app_version)
         SELECT r.id, r.workflow, CASE WHEN r.delay > 0 THEN 'waiting' ELSE 'pending' END, r.input, u.until,
                CASE WHEN r.delay > 0 THEN jsonb_build_object('kind', ${waitKindSql('start')}, 'until', u.until, 'since', now()) END,
-               CASE WHEN r.delay > 0 THEN ${waitKindSql('start')} END, r.queue, r.timeout_ms
+               CASE WHEN r.delay > 0 THEN ${waitKindSql('start')} END, r.queue, r.timeout_ms, r.app_version
         FROM r, LATERAL (SELECT date_trunc('milliseconds', now() + r.delay * interval '1 millisecond') AS until) u
         ON CONFLICT (id) DO NOTHING
         RETURNING id, status, queue
@@ -352,7 +355,7 @@ function statements(t: Tables) {
         INSERT INTO ${t.history} (run_id, event, actor, detail)
         SELECT ins.id, 'started', r.actor, jsonb_build_object('schedule', r.schedule) FROM ins JOIN r ON r.id = ins.id
       )
-      SELECT id, (SELECT 1 FROM pg_notify(CASE WHEN ins.queue IS NULL THEN $9 ELSE $10 END, COALESCE(ins.queue, ins.id))
+      SELECT id, (SELECT 1 FROM pg_notify(CASE WHEN ins.queue IS NULL THEN $10 ELSE $11 END, COALESCE(ins.queue, ins.id))
                   WHERE ins.status = 'pending') AS notified
       FROM ins`,
     // $1 schedule names, $2 slots, $3 reasons: one row per skipped slot.

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { CHILD_STARTER, DURABLE_OPTIONS } from '../durable.constants';
 import { WorkflowRegistry } from './workflow.registry';
-import type { ErrorInfo } from '../interfaces';
+import type { ErrorInfo, RunWarning } from '../interfaces';
 import { JournalRepository, LoadedJournal } from '../persistence/journal.repository';
 import { ClaimedRun, RunRepository } from '../persistence/run.repository';
 import { WakeBus } from './wake-bus';
@@ -107,7 +107,13 @@ export class Executor implements OnModuleInit {
             'durable.wait.name': outcome.wait.name ?? '',
             ...(outcome.wait.wakeAt && { 'durable.wait.until': outcome.wait.wakeAt.toISOString() }),
           });
-          const parked = await this.runs.park(run, outcome.wait, journal.wakeSeq, actor);
+          const parked = await this.runs.park(
+            run,
+            outcome.wait,
+            journal.wakeSeq,
+            actor,
+            unreachedWarning(execution.journal.steps.unreached()),
+          );
           wait.set({ 'durable.parked': parked });
           wait.end();
           if (parked) return outcome.wait.wakeAt ?? undefined;
@@ -182,4 +188,19 @@ export class Executor implements OnModuleInit {
     this.bus.finished(run.id, status === 'completed' ? { status, output: deserialize(output) } : { status, error: error! });
     return true;
   }
+}
+
+/**
+ * The warning for checkpoints an earlier execution recorded that this one did not reach before it
+ * parked again: the code no longer takes the path they were recorded on (a renamed step, a changed
+ * branch; see the versioning guide). Null when there are none.
+ */
+function unreachedWarning(keys: string[]): RunWarning | null {
+  if (!keys.length) return null;
+  return {
+    code: 'UNREACHED_CHECKPOINTS',
+    message: `The code parked again without reaching ${keys.length} checkpoint(s) an earlier execution recorded (${keys.slice(0, 3).join(', ')}${keys.length > 3 ? ', …' : ''}): a renamed step or a changed path. See the versioning guide.`,
+    keys: keys.slice(0, 20),
+    at: new Date().toISOString(),
+  };
 }

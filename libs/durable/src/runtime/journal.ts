@@ -1,8 +1,44 @@
 import type { LoadedJournal, StoredChild, StoredMessage, StoredStep } from '../persistence/journal.repository';
+import { DEADLINE_PASSED_KEY } from '../durable.constants';
+
+/**
+ * The checkpoints by key, remembering which of those loaded this execution has looked up: the ones it
+ * has not reached tell that an earlier execution went further (`ctx.patched`), or that the code no
+ * longer reaches them (the run's warning).
+ */
+export class JournalSteps extends Map<string, StoredStep> {
+  private readonly loaded = new Set<string>();
+  private readonly reached = new Set<string>();
+
+  load(key: string, step: StoredStep): void {
+    this.loaded.add(key);
+    super.set(key, step);
+  }
+
+  override get(key: string): StoredStep | undefined {
+    this.reached.add(key);
+    return super.get(key);
+  }
+
+  override has(key: string): boolean {
+    this.reached.add(key);
+    return super.has(key);
+  }
+
+  /** Marks every loaded key under `prefix` as reached (the handled messages of a consume, acked and gone). */
+  reach(prefix: string): void {
+    for (const key of this.loaded) if (key.startsWith(prefix)) this.reached.add(key);
+  }
+
+  /** The loaded checkpoints this execution has not looked up (the deadline's passing aside: it is read only where it was thrown). */
+  unreached(): string[] {
+    return [...this.loaded].filter((key) => !this.reached.has(key) && key !== DEADLINE_PASSED_KEY);
+  }
+}
 
 /** An execution's in-memory view of its run's journal, loaded once and kept current by its own writes. */
 export class Journal {
-  readonly steps = new Map<string, StoredStep>();
+  readonly steps = new JournalSteps();
   readonly signals = new Map<string, string | null>();
   /** When each buffered signal was delivered (ms since the epoch): a select's earliest-delivered rule. */
   readonly signalTimes = new Map<string, number>();
@@ -28,7 +64,7 @@ export class Journal {
   static from(loaded: LoadedJournal): Journal {
     const deadline = loaded.deadline ? new Date(loaded.deadline).getTime() : undefined;
     const journal = new Journal(loaded.wakeSeq, loaded.dbNow, deadline, loaded.leaseToken);
-    for (const { key, ...step } of loaded.steps) journal.steps.set(key, step);
+    for (const { key, ...step } of loaded.steps) journal.steps.load(key, step);
     journal.takeDeliveries(loaded);
     for (const child of loaded.children) journal.children.set(child.id, child);
     return journal;

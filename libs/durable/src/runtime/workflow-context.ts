@@ -25,6 +25,7 @@ import { waitForSignal, waitForSignalWithin } from './primitives/signals';
 import { MessageArm, select, SignalArm, TimerArm } from './primitives/select';
 import { sleep } from './primitives/sleep';
 import { setKeys } from './primitives/keys';
+import { patched } from './primitives/patched';
 
 /** The `ctx` handed to `run(input, ctx)`: the durable primitives, bound to one execution. */
 export class DurableWorkflowContext implements WorkflowContext {
@@ -104,5 +105,9 @@ export class DurableWorkflowContext implements WorkflowContext {
 
   setKeys(keys: Record<string, string>): Promise<void> {
     return setKeys(this.execution, keys);
+  }
+
+  patched(id: string): Promise<boolean> {
+    return patched(this.execution, id);
   }
 }

@@ -25,9 +25,12 @@ export interface RegisteredWorkflow {
 }
 
 /** What a schedule's runs of `name` take from the workflow: its queue and its timeout (none when it is not registered here). */
-export function scheduledWorkflow(registry: WorkflowRegistry, name: string): { queue: string | null; timeoutMs: number | null } {
+export function scheduledWorkflow(
+  registry: WorkflowRegistry,
+  name: string,
+): { queue: string | null; timeoutMs: number | null; appVersion: string | null } {
   const workflow = registry.find(name);
-  return { queue: workflow?.queue ?? null, timeoutMs: workflow?.timeoutMs ?? null };
+  return { queue: workflow?.queue ?? null, timeoutMs: workflow?.timeoutMs ?? null, appVersion: registry.appVersion ?? null };
 }
 
 /** The workflows of this application, by name and by class; filled by the explorer at boot. */
@@ -35,6 +38,8 @@ export function scheduledWorkflow(registry: WorkflowRegistry, name: string): { q
 export class WorkflowRegistry {
   private readonly byName = new Map<string, RegisteredWorkflow>();
   private readonly byClass = new Map<Function, RegisteredWorkflow>();
+  /** This application's version (the module's `appVersion`), stamped on the runs it creates. */
+  appVersion: string | null = null;
 
   add(workflow: RegisteredWorkflow): void {
     const existing = this.byName.get(workflow.name);

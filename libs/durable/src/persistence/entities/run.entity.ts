@@ -43,6 +43,10 @@ export interface RunRow {
   detached: boolean;
   /** Business keys (see that migration): what the run is about, by name. */
   keys: Record<string, string> | null;
+  /** Fork and versions (see that migration). */
+  forkedFrom: string | null;
+  appVersion: string | null;
+  warning: Record<string, unknown> | null;
 }
 
 export const runEntity = (schema: string) =>
@@ -84,6 +88,9 @@ export const runEntity = (schema: string) =>
       timeoutMs: { name: 'timeout_ms', type: 'bigint', nullable: true },
       detached: { type: 'boolean', default: false },
       keys: { type: 'jsonb', nullable: true },
+      forkedFrom: { name: 'forked_from', type: 'text', nullable: true },
+      appVersion: { name: 'app_version', type: 'text', nullable: true },
+      warning: { type: 'jsonb', nullable: true },
     },
     uniques: [{ name: 'runs_seq_key', columns: ['seq'] }],
     checks: [
@@ -119,6 +126,7 @@ export const runEntity = (schema: string) =>
       { name: 'runs_workflow_idx', columns: ['workflow', 'seq'] },
       { name: 'runs_waiting_idx', columns: ['waitKind', 'waitName'], where: `status = 'waiting'` },
       { name: 'runs_parent_idx', columns: ['parentId'], where: 'parent_id IS NOT NULL' },
+      { name: 'runs_forked_from_idx', columns: ['forkedFrom'], where: 'forked_from IS NOT NULL' },
       { name: 'runs_finished_idx', columns: ['finishedAt'], where: 'finished_at IS NOT NULL' },
       // On an expression (wait_since(wait)), which entity metadata cannot describe: the migration owns it.
       { name: 'runs_waiting_since_idx', columns: ['wait'], where: `status = 'waiting'`, synchronize: false },

@@ -8,6 +8,7 @@ import { Queues1732900000006 } from './1732900000006-queues';
 import { Select1732900000007 } from './1732900000007-select';
 import { RunDeadlines1732900000008 } from './1732900000008-run-deadlines';
 import { BusinessKeys1732900000009 } from './1732900000009-business-keys';
+import { ForkAndVersions1732900000010 } from './1732900000010-fork-and-versions';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -21,4 +22,5 @@ export const DURABLE_MIGRATIONS = [
   Select1732900000007,
   RunDeadlines1732900000008,
   BusinessKeys1732900000009,
+  ForkAndVersions1732900000010,
 ];

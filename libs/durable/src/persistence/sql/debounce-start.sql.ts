@@ -11,7 +11,7 @@ import { waitKindSql } from './wait-kinds.sql';
  * $1 new id, $2 workflow, $3 input, $4 key, $5 delay ms, $6 max delay ms (null: none), $7 queue,
  * $8 partition key, $9 priority, $10 actor, $11 trace context; the deadline of a new run: $12 an
  * instant, or $13 a timeout in ms, from its first execution unless $14 (then from now); $15 its
- * business keys (jsonb, null: none).
+ * business keys (jsonb, null: none), $16 the application's version.
  */
 export const debounceStartSql = (t: Tables) => `
 WITH instant AS (
@@ -26,12 +26,12 @@ WITH instant AS (
   RETURNING r.id, r.wake_at
 ), ins AS (
   INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind, queue, partition_key, priority, debounce_key, debounce_until,
-                         trace_context, deadline, timeout_ms, keys)
+                         trace_context, deadline, timeout_ms, keys, app_version)
   SELECT $1, $2, 'waiting', $3, instant.until,
          jsonb_build_object('kind', ${waitKindSql('start')}, 'until', instant.until, 'since', now()), ${waitKindSql('start')},
          $7::text, $8::text, $9::int, $4, date_trunc('milliseconds', now() + $6::bigint * interval '1 millisecond'), $11,
          COALESCE($12::timestamptz, CASE WHEN $14::boolean THEN now() + $13::bigint * interval '1 millisecond' END),
-         CASE WHEN $12::timestamptz IS NULL AND NOT $14::boolean THEN $13::bigint END, $15::jsonb
+         CASE WHEN $12::timestamptz IS NULL AND NOT $14::boolean THEN $13::bigint END, $15::jsonb, $16::text
   FROM instant WHERE NOT EXISTS (SELECT 1 FROM moved)
   ON CONFLICT DO NOTHING
   RETURNING id, wake_at

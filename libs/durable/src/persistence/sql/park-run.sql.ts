@@ -8,7 +8,8 @@ import { waitKindSql } from './wait-kinds.sql';
  * instead of sleeping through its wake (the lost-wakeup race, closed in this one statement). Idempotent,
  * so it is retried through transient errors: a try after one that landed answers as that one did.
  * `since` is kept from the previous park while the run waits for the same thing.
- * $1 run, $2 token, $3 wait (jsonb), $4 wait kind, $5 wait name, $6 wake at, $7 wake_seq seen, $8 actor.
+ * $1 run, $2 token, $3 wait (jsonb), $4 wait kind, $5 wait name, $6 wake at, $7 wake_seq seen, $8 actor,
+ * $9 the run's warning (jsonb; null: none, which clears an earlier one).
  */
 export const parkRunSql = (t: Tables) => `
 WITH parked AS (
@@ -16,7 +17,7 @@ WITH parked AS (
   SET status = 'waiting',
       wait = $3::jsonb || jsonb_build_object('since',
                CASE WHEN wait_kind = $4 AND wait_name IS NOT DISTINCT FROM $5 THEN COALESCE(wait->'since', to_jsonb(now())) ELSE to_jsonb(now()) END),
-      wait_kind = $4, wait_name = $5, wake_at = $6, lease_owner = NULL, updated_at = now()
+      wait_kind = $4, wait_name = $5, wake_at = $6, lease_owner = NULL, warning = $9::jsonb, updated_at = now()
   WHERE id = $1 AND lease_token = $2 AND wake_seq = $7 AND status = 'running'
   RETURNING id, wait
 ), history AS (

@@ -21,7 +21,7 @@ import { waitKindSql } from './wait-kinds.sql';
  * Its deadline: $20 an instant, or $21 a timeout in ms, counted from now, or, for a queued or delayed
  * run unless $22 (the timeout includes the wait), kept in timeout_ms for the claim that begins it
  * (beginDeadlineSql); a child that is not detached ($23) takes the earlier of its own and its parent's.
- * $24 its business keys (jsonb, null: none).
+ * $24 its business keys (jsonb, null: none), $25 the application's version.
  */
 export const startRunSql = (t: Tables) => `
 WITH parent AS (
@@ -42,14 +42,14 @@ WITH parent AS (
   FROM plan
 ), ins AS (
   INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, lease_owner, lease_token, parent_id, parent_step, trace_context,
-                         wait, wait_kind, queue, partition_key, priority, deduplication_id, began_at, deadline, timeout_ms, detached, keys)
+                         wait, wait_kind, queue, partition_key, priority, deduplication_id, began_at, deadline, timeout_ms, detached, keys, app_version)
   SELECT $1, $2, plan.status, $4,
          CASE WHEN plan.delayed THEN plan.until WHEN plan.status = 'running' THEN now() + $6 * interval '1 millisecond' ELSE now() END,
          CASE WHEN plan.status = 'running' THEN $5::text END, CASE WHEN plan.status = 'running' THEN 1 ELSE 0 END, $7, $8, $11,
          CASE WHEN plan.delayed THEN jsonb_build_object('kind', ${waitKindSql('start')}, 'until', plan.until, 'since', now()) END,
          CASE WHEN plan.delayed THEN ${waitKindSql('start')} END,
          $15::text, $16::text, $17::int, $18::text, CASE WHEN plan.status = 'running' THEN now() END,
-         limits.deadline, limits.timeout_ms, $23::boolean, $24::jsonb
+         limits.deadline, limits.timeout_ms, $23::boolean, $24::jsonb, $25::text
   FROM admitted, plan, limits WHERE admitted
   ON CONFLICT DO NOTHING
   RETURNING id, status, wake_at, lease_token, wake_seq, attempt, deadline

@@ -1,7 +1,7 @@
 import type { Tables } from '../tables';
 import type { Delivery } from '../../wait-kinds/wait-kind.registry';
 import { journalColumnsSql } from './load-journal.sql';
-import { wokenBySql } from './wait-kinds.sql';
+import { waitKindSql, wokenBySql } from './wait-kinds.sql';
 
 /**
  * The wake half of deliver-then-wake, as a CTE `bump` over a CTE `run` (the locked run row as it was,
@@ -61,9 +61,10 @@ LEFT JOIN LATERAL (
 ) c ON true`;
 
 /**
- * A child's end wakes its parent, as a CTE named `parent` over `source` (rows with a `parent_id`):
- * the parent's wake_seq is bumped whatever it does (a park racing this end re-executes), and a parent
- * parked on a kind a child's end wakes is made due now. Its ids are the ones to NOTIFY.
+ * A child's end wakes its parent, as a CTE named `parent` over `source` (rows with an `id` and a
+ * `parent_id`): the parent's wake_seq is bumped whatever it does (a park racing this end re-executes),
+ * and a parent parked on a kind a child's end wakes is made due now. So is a fork parked on the result
+ * of a child it reuses (its wait names the child; its parent is the source). Its ids are the ones to NOTIFY.
  */
 export const wakeParentSql = (t: Tables, source: string, filter = 'true') => `
 parent AS (
@@ -71,6 +72,7 @@ parent AS (
   SET wake_seq = p.wake_seq + 1,
       wake_at = CASE WHEN p.status = 'waiting' AND ${wokenBySql('p.wait_kind', 'child-end')} THEN now() ELSE p.wake_at END
   FROM ${source} c
-  WHERE ${filter} AND p.id = c.parent_id AND p.status IN ('waiting', 'running')
+  WHERE ${filter} AND p.status IN ('waiting', 'running')
+    AND (p.id = c.parent_id OR (p.status = 'waiting' AND p.wait_kind = ${waitKindSql('child')} AND p.wait_name = c.id))
   RETURNING p.id
 )`;

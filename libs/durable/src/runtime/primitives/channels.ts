@@ -47,6 +47,7 @@ export async function consume<T>(
   execution.assertNotInStep('consume');
   const channel = declaredName(execution.workflow, 'channel', ref);
   const closedKey = execution.keyFor(`consume:${channel}`);
+  execution.journal.steps.reach(`${closedKey}:`); // its handled messages are acked: a re-execution never sees them again
   const closed = execution.journal.steps.get(closedKey);
   if (closed) {
     const closing = await execution.replay<ChannelMessage<T>>(closedKey, closed);

@@ -4,7 +4,7 @@ import type { ChildHandle, ChildResult, ChildStartOptions, WorkflowRef } from '.
 import type { StoredChild, StoredStep } from '../../persistence/journal.repository';
 import { checkName } from '../../schema/define-signal';
 import { Execution, never } from '../execution';
-import { serialize } from '../../schema/serializer';
+import { deserialize, serialize } from '../../schema/serializer';
 
 /**
  * Spawns a child run memoized by `step`: the child's id is derived from the parent's id and the step,
@@ -22,8 +22,10 @@ export async function startChild<I, O>(
   if (opts.detached !== undefined && typeof opts.detached !== 'boolean')
     throw new InvalidArgumentError(`startChild("${step}"): detached must be a boolean; got ${typeof opts.detached}.`);
   const key = `child:${step}`;
-  const childId = `${execution.runId}/${step}`;
-  if (!execution.journal.steps.has(key)) {
+  const stored = execution.journal.steps.get(key);
+  // A fork reuses the children its source spawned before the fork's step: the stored spawn names them.
+  const childId = stored ? deserialize<{ runId: string }>(stored.result).runId : `${execution.runId}/${step}`;
+  if (!stored) {
     const workflow = execution.deps.registry.resolve(ref as WorkflowRef<unknown, unknown>);
     const started = await execution.deps.children.startChild({
       parentId: execution.runId,
@@ -128,8 +130,7 @@ function refreshChildren(execution: Execution, childId: string): Promise<void> {
     const ids = new Set<string>();
     const done = Promise.resolve().then(async () => {
       refreshing.delete(execution); // handles arriving from now on need a read of their own
-      for (const child of await execution.deps.journal.readChildren(execution.runId, [...ids]))
-        execution.journal.children.set(child.id, child);
+      for (const child of await execution.deps.journal.readChildren([...ids])) execution.journal.children.set(child.id, child);
     });
     refresh = { ids, done };
     refreshing.set(execution, refresh);

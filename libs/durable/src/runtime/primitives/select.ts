@@ -196,7 +196,7 @@ async function readChildren(execution: Execution, armed: Armed[]): Promise<void>
     .filter((arm) => arm.kind === 'child' && !execution.journal.children.has(arm.name))
     .map((arm) => (arm as { name: string }).name);
   if (!open.length) return;
-  for (const child of await execution.deps.journal.readChildren(execution.runId, open)) execution.journal.children.set(child.id, child);
+  for (const child of await execution.deps.journal.readChildren(open)) execution.journal.children.set(child.id, child);
 }
 
 /** After an in-process wait: the signals and messages of the arms, read again (a delivery may have come). */

@@ -1,0 +1,57 @@
+import type { Tables } from '../tables';
+import { DEADLINE_PASSED_KEY } from '../../durable.constants';
+
+/**
+ * A fork in one statement: a new run ($3) of the source's workflow, input ($4 when given, else the
+ * source's), keys and queue place, due now, whose journal holds copies of the source's checkpoints
+ * recorded before `fromStep`'s ($2, in journal order: finished_at; a checkpoint recorded at the same
+ * instant runs again), with their instants, so a fork of a fork orders alike. The signals and
+ * messages copied are those delivered before that checkpoint ($5 'before') or all of them ('all'); a
+ * message acked before it stays acked. Child spawns before it are copied as they are: the fork's
+ * handles point at those children. The passing of a deadline is not copied (the fork has its own:
+ * $8, the workflow's timeout, from now, or from its first execution in a queue). The source is not
+ * written, but for its history row. Nothing happens when the source or the step does not exist.
+ * $1 source, $2 fromStep, $3 fork id, $4 input, $5 signals, $6 actor, $7 app version, $8 timeout ms,
+ * $9 the wake channel, $10 the queue channel.
+ */
+export const forkRunSql = (t: Tables) => `
+WITH src AS (
+  SELECT id, workflow, input, keys, queue, partition_key, priority FROM ${t.runs} WHERE id = $1
+), pivot AS (
+  SELECT finished_at AS at FROM ${t.steps} WHERE run_id = $1 AND key = $2
+), ins AS (
+  INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, keys, queue, partition_key, priority, forked_from, app_version, deadline, timeout_ms)
+  SELECT $3, src.workflow, 'pending', COALESCE($4, src.input), now(), src.keys, src.queue, src.partition_key, src.priority, src.id, $7,
+         CASE WHEN src.queue IS NULL THEN now() + $8::bigint * interval '1 millisecond' END, CASE WHEN src.queue IS NOT NULL THEN $8::bigint END
+  FROM src, pivot
+  ON CONFLICT DO NOTHING
+  RETURNING id, queue
+), steps AS (
+  INSERT INTO ${t.steps} (run_id, key, kind, outcome, result, error, started_at, finished_at)
+  SELECT ins.id, s.key, s.kind, s.outcome, s.result, s.error, s.started_at, s.finished_at
+  FROM ins, pivot, ${t.steps} s
+  WHERE s.run_id = $1 AND s.finished_at < pivot.at AND s.key <> '${DEADLINE_PASSED_KEY}'
+  RETURNING key
+), signals AS (
+  INSERT INTO ${t.signals} (run_id, name, payload, source, delivered_at)
+  SELECT ins.id, g.name, g.payload, g.source, g.delivered_at FROM ins, pivot, ${t.signals} g
+  WHERE g.run_id = $1 AND ($5 = 'all' OR g.delivered_at < pivot.at)
+  RETURNING name
+), messages AS (
+  INSERT INTO ${t.messages} (run_id, channel, key, seq, payload, sent_at, acked_at, source)
+  SELECT ins.id, m.channel, m.key, m.seq, m.payload, m.sent_at, CASE WHEN m.acked_at < pivot.at THEN m.acked_at END, m.source
+  FROM ins, pivot, ${t.messages} m
+  WHERE m.run_id = $1 AND ($5 = 'all' OR m.sent_at < pivot.at)
+  RETURNING key
+), history AS (
+  INSERT INTO ${t.history} (run_id, event, actor, detail)
+  SELECT ins.id, 'forked-from', $6,
+         jsonb_build_object('source', $1::text, 'fromStep', $2::text, 'signals', $5::text, 'copiedSteps', (SELECT count(*) FROM steps),
+                            'copiedSignals', (SELECT count(*) FROM signals), 'copiedMessages', (SELECT count(*) FROM messages),
+                            'inputOverridden', $4::text IS NOT NULL)
+  FROM ins
+  UNION ALL
+  SELECT $1, 'forked', $6, jsonb_build_object('fork', $3::text, 'fromStep', $2::text) FROM ins
+)
+SELECT EXISTS (SELECT 1 FROM src) AS source, EXISTS (SELECT 1 FROM pivot) AS step, (SELECT id FROM ins) AS created,
+       (SELECT count(*) FROM ins, pg_notify(CASE WHEN ins.queue IS NULL THEN $9 ELSE $10 END, COALESCE(ins.queue, ins.id))) AS notified`;

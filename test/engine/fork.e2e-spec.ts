@@ -1,0 +1,113 @@
+import { DurableWorkflow, InvalidArgumentError, NonRetryableError, RunNotFoundError, Workflow, WorkflowContext } from 'nestjs-durable';
+import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+
+/** Effects by run and step, in this process: what ran again and what did not. */
+const effects: string[] = [];
+const effect = (runId: string, what: string) => {
+  effects.push(`${runId}:${what}`);
+  return what;
+};
+const countOf = (runId: string, what: string) => effects.filter((e) => e === `${runId}:${what}`).length;
+
+/** Charges, ships in a child, waits for a confirmation, then closes; `fail` breaks the close step. */
+@Workflow('fk-order', { retry: { maxAttempts: 1 } })
+class Order implements DurableWorkflow<{ amount: number; fail?: boolean }, unknown> {
+  async run(input: { amount: number; fail?: boolean }, ctx: WorkflowContext) {
+    const charge = await ctx.step('charge', () => effect(ctx.runId, `charge ${input.amount}`));
+    const shipment = await ctx.startChild(Ship, null, { step: 'ship' });
+    const shipped = await shipment.result();
+    const confirmation = await ctx.waitForSignal<string>('confirm');
+    const close = await ctx.step('close', () => {
+      if (input.fail) throw new NonRetryableError('close is broken');
+      return effect(ctx.runId, 'close');
+    });
+    return { charge, shipped, confirmation, close };
+  }
+}
+
+@Workflow('fk-ship')
+class Ship implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.step('label', () => effect(ctx.runId, 'label'));
+  }
+}
+
+describe('fork: a new run from a step of another, the steps before it not run again', () => {
+  const schema = uniqueSchema('fk');
+  const db = new Db(schema);
+  let app: DurableTestApp;
+  beforeAll(async () => {
+    app = await startApp({ schema, providers: [Order, Ship], options: { appVersion: '2.4.0' } });
+  });
+  afterAll(async () => {
+    await app.close();
+    await db.dropSchema();
+  });
+
+  /** A failed run: charged, shipped, confirmed, and broken at close. */
+  const failedOrder = async () => {
+    const run = await app.client.start(Order, { amount: 10, fail: true });
+    await eventually(async () => (await app.client.getRun(run.runId)).status === 'waiting', 'waiting for confirm');
+    await app.signals.signal(run.runId, 'confirm', 'yes');
+    await expect(run.result({ timeout: '10s' })).rejects.toThrow(/close is broken/);
+    return run.runId;
+  };
+
+  it('from the last step: the charge is not run again, the child is reused, the signal before it copied; the source is untouched', async () => {
+    const source = await failedOrder();
+    const fork = await app.client.fork(source, { fromStep: 'close', input: { amount: 10 }, actor: 'ops' });
+    expect(await fork.result({ timeout: '10s' })).toEqual({ charge: 'charge 10', shipped: 'label', confirmation: 'yes', close: 'close' });
+    expect(countOf(source, 'charge 10')).toBe(1);
+    expect(countOf(fork.runId, 'charge 10')).toBe(0);
+    expect(await db.count('runs', `parent_id = $1`, [fork.runId])).toBe(0); // the child reused, none spawned
+    const view = await app.client.getRun(fork.runId);
+    expect(view).toMatchObject({ forkedFrom: source, appVersion: '2.4.0', status: 'completed' });
+    expect((await app.client.getRun(source)).status).toBe('failed');
+    expect(
+      await db.count('history', `run_id = $1 AND event = 'forked' AND detail->>'fork' = $2 AND actor = 'ops'`, [source, fork.runId]),
+    ).toBe(1);
+    expect(await db.count('history', `run_id = $1 AND event = 'forked-from' AND detail->>'source' = $2`, [fork.runId, source])).toBe(1);
+  });
+
+  it("from a middle step (the child's spawn): the child is started anew, signals 'before' leaves out the later one, 'all' copies it", async () => {
+    const source = await failedOrder();
+    const before = await app.client.fork(source, { fromStep: 'child:ship', input: { amount: 10 } });
+    await eventually(async () => (await app.client.getRun(before.runId)).waiting?.kind === 'signal', 'the fork waits for its confirmation');
+    expect(await db.count('runs', `parent_id = $1`, [before.runId])).toBe(1); // a new child
+    expect(countOf(`${before.runId}/ship`, 'label')).toBe(1);
+    await app.signals.signal(before.runId, 'confirm', 'again');
+    expect(await before.result({ timeout: '10s' })).toMatchObject({ confirmation: 'again' });
+
+    const all = await app.client.fork(source, { fromStep: 'child:ship', input: { amount: 10 }, signals: 'all' });
+    expect(await all.result({ timeout: '10s' })).toMatchObject({ confirmation: 'yes' });
+    expect(countOf(source, 'charge 10') + countOf(before.runId, 'charge 10') + countOf(all.runId, 'charge 10')).toBe(1);
+  });
+
+  it('from the first step, of a fork (a fork of a fork), and while the source executes: independent runs', async () => {
+    const source = await app.client.start(Order, { amount: 5 });
+    await eventually(async () => (await app.client.getRun(source.runId)).status === 'waiting', 'the source waits');
+    const first = await app.client.fork(source.runId, { fromStep: 'charge', runId: `${source.runId}-refork` });
+    expect(first.runId).toBe(`${source.runId}-refork`);
+    await eventually(async () => (await app.client.getRun(first.runId)).status === 'waiting', 'the fork waits');
+    expect(countOf(first.runId, 'charge 5')).toBe(1); // from the first step: everything again
+    const second = await app.client.fork(first.runId, { fromStep: 'child:ship' });
+    await eventually(async () => (await app.client.getRun(second.runId)).status === 'waiting', 'the fork of the fork waits');
+    expect(countOf(second.runId, 'charge 5')).toBe(0);
+    expect((await app.client.getRun(second.runId)).forkedFrom).toBe(first.runId);
+    // The source still holds its own wait; a signal to it ends it alone.
+    await app.signals.signal(source.runId, 'confirm', 'source');
+    expect(await source.result({ timeout: '10s' })).toMatchObject({ confirmation: 'source' });
+    expect((await app.client.getRun(second.runId)).status).toBe('waiting');
+  });
+
+  it('bad input: unknown run, unknown step, a taken id, a bad signals option: clear errors, nothing created', async () => {
+    const source = await failedOrder();
+    const before = await db.count('runs');
+    await expect(app.client.fork('no-such-run', { fromStep: 'close' })).rejects.toThrow(RunNotFoundError);
+    await expect(app.client.fork(source, { fromStep: 'nope' })).rejects.toThrow(/has no checkpoint "nope"/);
+    await expect(app.client.fork(source, { fromStep: 'close', runId: source })).rejects.toThrow(/exists already/);
+    await expect(app.client.fork(source, { fromStep: 'close', signals: 'some' as never })).rejects.toThrow(InvalidArgumentError);
+    await expect(app.client.fork(source, { fromStep: '' })).rejects.toThrow(InvalidArgumentError);
+    expect(await db.count('runs')).toBe(before);
+  });
+});
