@@ -25,6 +25,20 @@ class Order implements DurableWorkflow<{ amount: number; fail?: boolean }, unkno
   }
 }
 
+/** Opened by the test: holds the source's second step while it executes. */
+let release!: () => void;
+const held = new Promise<void>((resolve) => (release = resolve));
+
+/** A first step, then a second one the test holds open: the run executes (leased) while it is forked. */
+@Workflow('fk-busy')
+class Busy implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    const first = await ctx.step('first', () => effect(ctx.runId, 'first'));
+    const second = await ctx.step('second', () => held.then(() => effect(ctx.runId, 'second')));
+    return { first, second };
+  }
+}
+
 @Workflow('fk-ship')
 class Ship implements DurableWorkflow<null, string> {
   async run(_: null, ctx: WorkflowContext) {
@@ -37,7 +51,7 @@ describe('fork: a new run from a step of another, the steps before it not run ag
   const db = new Db(schema);
   let app: DurableTestApp;
   beforeAll(async () => {
-    app = await startApp({ schema, providers: [Order, Ship], options: { appVersion: '2.4.0' } });
+    app = await startApp({ schema, providers: [Order, Ship, Busy], options: { appVersion: '2.4.0' } });
   });
   afterAll(async () => {
     await app.close();
@@ -83,7 +97,7 @@ describe('fork: a new run from a step of another, the steps before it not run ag
     expect(countOf(source, 'charge 10') + countOf(before.runId, 'charge 10') + countOf(all.runId, 'charge 10')).toBe(1);
   });
 
-  it('from the first step, of a fork (a fork of a fork), and while the source executes: independent runs', async () => {
+  it('from the first step, of a fork (a fork of a fork), and of a waiting run: independent runs', async () => {
     const source = await app.client.start(Order, { amount: 5 });
     await eventually(async () => (await app.client.getRun(source.runId)).status === 'waiting', 'the source waits');
     const first = await app.client.fork(source.runId, { fromStep: 'charge', runId: `${source.runId}-refork` });
@@ -98,6 +112,22 @@ describe('fork: a new run from a step of another, the steps before it not run ag
     await app.signals.signal(source.runId, 'confirm', 'source');
     expect(await source.result({ timeout: '10s' })).toMatchObject({ confirmation: 'source' });
     expect((await app.client.getRun(second.runId)).status).toBe('waiting');
+  });
+
+  it('forking a run while it executes: the source keeps its lease and ends as it would; the fork runs on its own', async () => {
+    const source = await app.client.start(Busy, null);
+    await eventually(
+      async () => countOf(source.runId, 'first') === 1 && (await app.client.getRun(source.runId)).status === 'running',
+      'in its second step',
+    );
+    const [{ lease_token: token }] = await db.query(`SELECT lease_token FROM durable.runs WHERE id = $1`, [source.runId]);
+    const fork = await app.client.fork(source.runId, { fromStep: 'first' });
+    release();
+    expect(await source.result({ timeout: '10s' })).toEqual({ first: 'first', second: 'second' });
+    expect(await fork.result({ timeout: '10s' })).toEqual({ first: 'first', second: 'second' });
+    expect(countOf(fork.runId, 'first')).toBe(1); // from the first step: it ran again, in the fork
+    const [{ lease_token: after }] = await db.query(`SELECT lease_token FROM durable.runs WHERE id = $1`, [source.runId]);
+    expect(after).toBe(token); // never taken from the source
   });
 
   it('bad input: unknown run, unknown step, a taken id, a bad signals option: clear errors, nothing created', async () => {
