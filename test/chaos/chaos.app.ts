@@ -26,7 +26,7 @@ export function readProcessEnv(): ProcessEnv {
  * for its own operator requests; with `executes`, it also runs a worker without a sweeper, so its
  * deliveries claim the runs they wake and execute them). `role` becomes the pool's application_name
  * with the pid, which is how the connection fault finds a process's sessions (a LISTEN session is
- * 'nestjs-durable:listen').
+ * 'nestjs-durable:listen:<schema>').
  */
 export async function bootChaosApp(role: 'worker' | 'sender', executes = role === 'worker'): Promise<INestApplicationContext> {
   const { url, schema, engine } = readProcessEnv();

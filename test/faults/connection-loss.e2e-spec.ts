@@ -49,14 +49,16 @@ async function lockRun(
 ) {
   const blocker = new Client(databaseUrl());
   await blocker.connect();
+  const [{ pid: blockerPid }] = (await blocker.query('SELECT pg_backend_pid() AS pid')).rows;
   await blocker.query('BEGIN');
   await blocker.query(lock, [runId]);
   return {
+    // Only a session this blocker holds up: files running side by side have sessions of the same statements.
     waiter: () =>
       eventually(async () => {
         const rows = await db.query(
-          `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1 AND pid <> pg_backend_pid() AND datname = current_database()`,
-          [waiting],
+          `SELECT pid FROM pg_stat_activity WHERE $2 = ANY(pg_blocking_pids(pid)) AND query LIKE $1 AND datname = current_database()`,
+          [waiting, blockerPid],
         );
         return rows.length > 0 && (rows[0].pid as number);
       }, 'a library session to wait for the run row'),

@@ -182,7 +182,9 @@ describe('observability: spans, metrics and health', () => {
     });
 
     await db.query(
-      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'nestjs-durable:listen' AND datname = current_database()`,
+      // This file's own listeners only: files running side by side keep theirs.
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`,
+      [`nestjs-durable:listen:${schema}`],
     );
     await eventually(async () => (await indicator.isHealthy()).durable.status === 'down', 'health to go down');
     expect((await health.check()).listener).toEqual({ up: false });

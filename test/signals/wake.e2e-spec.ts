@@ -228,7 +228,9 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
     const b = await boot({ sweeper: false });
     const a = await boot({ sweeper: false, worker: { enabled: false } });
     const killed = await db.query(
-      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'nestjs-durable:listen' AND datname = current_database()`,
+      // This file's own listeners only: files running side by side keep theirs.
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`,
+      [`nestjs-durable:listen:${schema}`],
     );
     expect(killed.length).toBeGreaterThanOrEqual(1);
     const listener = b.get(WakeListener);

@@ -30,13 +30,13 @@ export async function cutConnections(ctx: FaultContext, fault: Extract<PlannedFa
   const all = async () => {
     for (let i = 0; i < fault.times; i++) {
       if (i > 0) await pause(fault.spacingMs);
-      record.terminated! += await terminate(ctx.db, `${SESSIONS[fault.targets]} OR application_name = 'nestjs-durable:listen'`);
+      record.terminated! += await terminate(ctx.db, `${SESSIONS[fault.targets]} OR application_name LIKE 'nestjs-durable:listen:%'`);
     }
   };
   const listen = async () => {
     const end = Date.now() + fault.listenDownMs;
     while (Date.now() < end) {
-      record.terminated! += await terminate(ctx.db, `application_name = 'nestjs-durable:listen'`);
+      record.terminated! += await terminate(ctx.db, `application_name LIKE 'nestjs-durable:listen:%'`);
       await pause(LISTEN_CUT_EVERY_MS);
     }
   };

@@ -80,7 +80,7 @@ export async function workerUp(ctx: FaultContext, worker: number, ms = 15_000): 
 /** LISTEN sessions open now (one per worker that is listening). */
 export async function listeners(db: HarnessDb, attempts?: number): Promise<number> {
   const [row] = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'nestjs-durable:listen' AND query ILIKE 'LISTEN%'`,
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'nestjs-durable:listen:%' AND query ILIKE 'LISTEN%'`,
     [],
     attempts,
   );

@@ -7,8 +7,12 @@ import { WakeBus } from '../runtime/wake-bus';
 import { DurableTelemetry } from '../observability/durable-telemetry';
 
 const MAX_BACKOFF_MS = 10_000;
-/** How the LISTEN session shows in pg_stat_activity (operators and tests find it by this). */
-export const LISTENER_APPLICATION_NAME = 'nestjs-durable:listen';
+/**
+ * How the LISTEN session of a schema shows in pg_stat_activity (operators and tests find it by this):
+ * `nestjs-durable:listen:<schema>`, so that one application's sessions can be told from another's on
+ * a shared database (Postgres keeps the first 63 bytes).
+ */
+export const listenerApplicationName = (schema: string) => `nestjs-durable:listen:${schema}`;
 
 /**
  * LISTENs for wakes on one dedicated connection (never a pooled one: LISTEN belongs to a session).
@@ -64,7 +68,7 @@ export class WakeListener implements OnApplicationBootstrap, BeforeApplicationSh
   }
 
   private async connect(): Promise<void> {
-    const client = new Client({ ...this.db.clientConfig, application_name: LISTENER_APPLICATION_NAME });
+    const client = new Client({ ...this.db.clientConfig, application_name: listenerApplicationName(this.db.tables.schema) });
     client.on('notification', (message: Notification) => this.onNotification(message));
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client));
