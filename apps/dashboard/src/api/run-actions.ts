@@ -1,7 +1,7 @@
 import { useMutation } from '@tanstack/react-query';
 import { apiPost, runPath } from './client';
 import { useInvalidateRuns } from './invalidate';
-import type { DeadlineResult, MessageDelivery, SignalDelivery, TransitionResult } from './types';
+import type { DeadlineResult, ForkBody, ForkResult, MessageDelivery, SignalDelivery, TransitionResult } from './types';
 
 // Operator actions on one run. Each settles by invalidating runs and stats, also on failure:
 // a 409 usually means the page was stale.
@@ -44,6 +44,11 @@ export function setDeadline({ runId, deadline }: { runId: string; deadline: stri
   return apiPost<DeadlineResult>(`${runPath(runId)}/deadline`, { deadline });
 }
 
+/** A new run that runs again from `fromStep`; the source is untouched, but for a `forked` history row. */
+export function forkRun({ runId, ...body }: ForkBody & { runId: string }): Promise<ForkResult> {
+  return apiPost<ForkResult>(`${runPath(runId)}/fork`, body);
+}
+
 export function useDeliverSignal() {
   const invalidate = useInvalidateRuns();
   return useMutation({ mutationFn: deliverSignal, onSettled: invalidate });
@@ -72,4 +77,9 @@ export function useRetryRun() {
 export function useSetDeadline() {
   const invalidate = useInvalidateRuns();
   return useMutation({ mutationFn: setDeadline, onSettled: invalidate });
+}
+
+export function useForkRun() {
+  const invalidate = useInvalidateRuns();
+  return useMutation({ mutationFn: forkRun, onSettled: invalidate });
 }

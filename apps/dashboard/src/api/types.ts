@@ -52,9 +52,22 @@ export interface Run {
   detached?: true;
   /** Absent: none. */
   keys?: BusinessKeys;
+  /** The run this one was forked from. */
+  forkedFrom?: string;
+  /** The application's version when the run was created. */
+  appVersion?: string;
+  warning?: RunWarning;
   createdAt: string;
   updatedAt: string;
   finishedAt?: string;
+}
+
+/** Checkpoints an earlier execution recorded that the current code did not reach before it parked again. */
+export interface RunWarning {
+  code: 'UNREACHED_CHECKPOINTS';
+  message: string;
+  keys: string[];
+  at: string;
 }
 
 /** Query of GET /runs; `status` may list several statuses, comma-separated. */
@@ -141,6 +154,23 @@ export interface DeadlineSetDetail {
   inheritedFrom?: string;
 }
 
+/** The detail of a `forked` event, on the source. */
+export interface ForkedDetail {
+  fork: string;
+  fromStep: string;
+}
+
+/** The detail of a `forked-from` event, on the fork: what was copied from the source. */
+export interface ForkedFromDetail {
+  source: string;
+  fromStep: string;
+  signals: SignalPolicy;
+  copiedSteps: number;
+  copiedSignals: number;
+  copiedMessages: number;
+  inputOverridden: boolean;
+}
+
 export interface RunDetail {
   run: Run;
   steps: JournalStep[];
@@ -183,6 +213,20 @@ export interface MessageDelivery {
 export interface TransitionResult {
   runId: string;
   status: RunStatus;
+}
+
+/** Which signals and messages a fork copies: those delivered before its step, or all of them. */
+export type SignalPolicy = 'before' | 'all';
+
+/** POST /runs/:id/fork (the dashboard sends no `runId` nor `input`: the fork takes a new id and the source's input). */
+export interface ForkBody {
+  fromStep: string;
+  signals: SignalPolicy;
+}
+
+export interface ForkResult {
+  runId: string;
+  forkedFrom: string;
 }
 
 /** POST /runs/:id/deadline: the run's deadline as stored now (null: none). */

@@ -83,7 +83,7 @@ function TabPanel({ tab, detail }: { tab: TabId; detail: RunDetail }) {
     case 'summary':
       return <SummaryTab run={detail.run} />;
     case 'journal':
-      return <JournalTab steps={detail.steps} />;
+      return <JournalTab detail={detail} />;
     case 'signals':
       return <SignalsTab signals={detail.signals} pending={detail.pendingSignals} />;
     case 'channel':

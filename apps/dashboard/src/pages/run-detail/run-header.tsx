@@ -1,4 +1,4 @@
-import type { RunDetail } from '../../api/types';
+import type { ForkedDetail, RunDetail } from '../../api/types';
 import { hrefFor } from '../../app/router';
 import { DeadlineCountdown } from '../../components/deadline-countdown';
 import { KeyChips } from '../../components/key-chips';
@@ -8,11 +8,16 @@ import { TimeText } from '../../components/time-text';
 import { WaitReasonText } from '../../components/wait-reason-text';
 import { deadlineCounts } from '../../lib/run-status';
 import styles from './run-detail.module.css';
+import { RunWarningBanner } from './run-warning';
 
-/** Who the run is, where it stands and why it waits. */
+/** Who the run is, where it came from, where it stands and why it waits. */
 export function RunHeader({ detail }: { detail: RunDetail }) {
   const { run, parent } = detail;
   const waiting = run.waiting;
+  // 2.4.0 reads v2.4.0; a commit hash or a name shows as it is.
+  const version = run.appVersion && (/^\d/.test(run.appVersion) ? `v${run.appVersion}` : run.appVersion);
+  // The run keeps no list of its forks: they are its `forked` history rows (of the last 500 the detail sends).
+  const forks = detail.history.filter((entry) => entry.event === 'forked').map((entry) => (entry.detail as ForkedDetail).fork);
   return (
     <header className={styles.header}>
       <div className={styles.titleRow}>
@@ -21,6 +26,11 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
           {run.runId}
         </h1>
         <StatusBadge status={run.status} testId="run-status" />
+        {version && (
+          <span className={styles.version} title="The application's version when this run was created" data-testid="run-app-version">
+            {version}
+          </span>
+        )}
       </div>
       <dl className={styles.facts}>
         <div>
@@ -63,6 +73,24 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
               <TimeText iso={run.deadline} mode="timestamp" />
               {/* A completed or cancelled run is past caring: no countdown. */}
               {deadlineCounts(run.status) && <DeadlineCountdown iso={run.deadline} />}
+            </dd>
+          </div>
+        )}
+        {run.forkedFrom && (
+          <div data-testid="run-forked-from">
+            <dt>Forked from</dt>
+            <dd>
+              <RunLink runId={run.forkedFrom} />
+            </dd>
+          </div>
+        )}
+        {forks.length > 0 && (
+          <div data-testid="run-forks">
+            <dt>Forks</dt>
+            <dd className={styles.forks}>
+              {forks.map((fork) => (
+                <RunLink key={fork} runId={fork} />
+              ))}
             </dd>
           </div>
         )}
@@ -109,6 +137,7 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
           )}
         </div>
       )}
+      {run.warning && <RunWarningBanner runId={run.runId} warning={run.warning} />}
       {run.error && run.status === 'failed' && (
         <div className={styles.failure} role="alert">
           <strong>{run.error.name}</strong>: {run.error.message}

@@ -4,8 +4,8 @@ import { DEADLINE_PASSED_KEY } from '../../durable.constants';
 /**
  * A fork in one statement: a new run ($3) of the source's workflow, input ($4 when given, else the
  * source's), keys and queue place, due now, whose journal holds copies of the source's checkpoints
- * recorded before `fromStep`'s ($2, in journal order: finished_at; a checkpoint recorded at the same
- * instant runs again), with their instants, so a fork of a fork orders alike. The signals and
+ * recorded before `fromStep`'s ($2, in the journal's order: by when each was recorded, then by key,
+ * as the run page lists them), with their instants, so a fork of a fork orders alike. The signals and
  * messages copied are those delivered before that checkpoint ($5 'before') or all of them ('all'); a
  * message acked before it stays acked. Child spawns before it are copied as they are: the fork's
  * handles point at those children. The passing of a deadline is not copied (the fork has its own:
@@ -30,7 +30,7 @@ WITH src AS (
   INSERT INTO ${t.steps} (run_id, key, kind, outcome, result, error, started_at, finished_at)
   SELECT ins.id, s.key, s.kind, s.outcome, s.result, s.error, s.started_at, s.finished_at
   FROM ins, pivot, ${t.steps} s
-  WHERE s.run_id = $1 AND s.finished_at < pivot.at AND s.key <> '${DEADLINE_PASSED_KEY}'
+  WHERE s.run_id = $1 AND (s.finished_at, s.key) < (pivot.at, $2::text) AND s.key <> '${DEADLINE_PASSED_KEY}'
   RETURNING key
 ), signals AS (
   INSERT INTO ${t.signals} (run_id, name, payload, source, delivered_at)

@@ -1,10 +1,11 @@
-import type { DeadlineSetDetail, HistoryEntry } from '../../../api/types';
+import type { DeadlineSetDetail, ForkedDetail, ForkedFromDetail, HistoryEntry } from '../../../api/types';
 import { JsonBlock } from '../../../components/json-block';
 import { RunLink } from '../../../components/run-link';
 import { TimeText } from '../../../components/time-text';
+import { plural } from '../../../lib/format';
 import styles from '../run-detail.module.css';
 
-/** Every recorded event with its actor: who signalled, resumed, cancelled or retried, and when. */
+/** Every recorded event with its actor: who signalled, resumed, cancelled, retried or forked, and when. */
 export function HistoryTab({ history }: { history: HistoryEntry[] }) {
   if (history.length === 0) return <p className="muted">No history recorded.</p>;
   return (
@@ -39,6 +40,8 @@ export function HistoryTab({ history }: { history: HistoryEntry[] }) {
 
 function Detail({ entry }: { entry: HistoryEntry }) {
   if (entry.event === 'deadline-set') return <DeadlineChange detail={entry.detail as DeadlineSetDetail} />;
+  if (entry.event === 'forked') return <Forked detail={entry.detail as ForkedDetail} />;
+  if (entry.event === 'forked-from') return <ForkedFrom detail={entry.detail as ForkedFromDetail} />;
   if (entry.detail === null || entry.detail === undefined) return <span className="muted">—</span>;
   return <JsonBlock value={entry.detail} compact />;
 }
@@ -59,4 +62,24 @@ function DeadlineChange({ detail }: { detail: DeadlineSetDetail }) {
 
 function DeadlineAt({ iso }: { iso: string | undefined }) {
   return iso ? <TimeText iso={iso} mode="timestamp" /> : <span className="muted">none</span>;
+}
+
+/** "as <fork>, from close": the run that went on from this one's step. */
+function Forked({ detail }: { detail: ForkedDetail }) {
+  return (
+    <span data-testid="fork-link">
+      as <RunLink runId={detail.fork} />, from <code>{detail.fromStep}</code>
+    </span>
+  );
+}
+
+/** "from <source> at close, signals before: 2 steps, 1 signal and 0 messages copied": what the fork started with. */
+function ForkedFrom({ detail }: { detail: ForkedFromDetail }) {
+  return (
+    <span data-testid="fork-link">
+      from <RunLink runId={detail.source} /> at <code>{detail.fromStep}</code>, signals <code>{detail.signals}</code>:{' '}
+      {plural(detail.copiedSteps, 'step')}, {plural(detail.copiedSignals, 'signal')} and {plural(detail.copiedMessages, 'message')} copied
+      {detail.inputOverridden ? ', with a new input' : ''}
+    </span>
+  );
 }

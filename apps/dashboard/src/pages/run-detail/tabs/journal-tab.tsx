@@ -1,28 +1,42 @@
 import { useState } from 'react';
-import type { JournalStep } from '../../../api/types';
+import type { JournalStep, RunDetail } from '../../../api/types';
+import { useCanMutate } from '../../../app/session-context';
 import { Button } from '../../../components/button';
 import { JsonBlock } from '../../../components/json-block';
 import { TimeText } from '../../../components/time-text';
 import { formatDuration } from '../../../lib/format';
+import { ForkDialog } from '../fork-dialog';
 import styles from '../run-detail.module.css';
 
-/** The memoized steps, oldest first, as a timeline. Results can be large: shown on demand. */
-export function JournalTab({ steps }: { steps: JournalStep[] }) {
-  if (steps.length === 0) return <p className="muted">No step has completed yet.</p>;
+/**
+ * The memoized steps, oldest first, as a timeline. Results can be large: shown on demand. Each
+ * checkpoint offers a fork from it, whatever the run's status, unless the dashboard is read-only.
+ */
+export function JournalTab({ detail }: { detail: RunDetail }) {
+  const canFork = useCanMutate();
+  const [forkFrom, setForkFrom] = useState<JournalStep | null>(null);
+  if (detail.steps.length === 0) return <p className="muted">No step has completed yet.</p>;
   return (
-    <ol className={styles.timeline} data-testid="journal">
-      {steps.map((step, index) => (
-        <StepItem key={`${step.key}#${index}`} step={step} />
-      ))}
-    </ol>
+    <>
+      <ol className={styles.timeline} data-testid="journal">
+        {detail.steps.map((step, index) => (
+          <StepItem key={`${step.key}#${index}`} step={step} onFork={canFork ? () => setForkFrom(step) : undefined} />
+        ))}
+      </ol>
+      {forkFrom && <ForkDialog detail={detail} step={forkFrom} onClose={() => setForkFrom(null)} />}
+    </>
   );
 }
 
-function StepItem({ step }: { step: JournalStep }) {
+function StepItem({ step, onFork }: { step: JournalStep; onFork?: () => void }) {
   const [open, setOpen] = useState(false);
   const hasResult = step.result !== undefined;
   return (
-    <li className={step.outcome === 'error' ? `${styles.step} ${styles.stepError}` : styles.step} data-testid="journal-step">
+    <li
+      className={step.outcome === 'error' ? `${styles.step} ${styles.stepError}` : styles.step}
+      data-testid="journal-step"
+      data-key={step.key}
+    >
       <div className={styles.stepLine}>
         <span className={styles.stepKey}>{step.key}</span>
         <span className={styles.tag}>{step.kind}</span>
@@ -34,6 +48,17 @@ function StepItem({ step }: { step: JournalStep }) {
         {hasResult && (
           <Button small variant="ghost" onClick={() => setOpen(!open)} aria-expanded={open} data-testid="step-toggle">
             {open ? 'hide' : 'show'}
+          </Button>
+        )}
+        {onFork && (
+          <Button
+            small
+            variant="ghost"
+            title="Fork this run: this checkpoint and every later one run again, the earlier ones are kept."
+            onClick={onFork}
+            data-testid="step-fork"
+          >
+            Rerun from here
           </Button>
         )}
       </div>
