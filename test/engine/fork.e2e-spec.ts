@@ -81,6 +81,7 @@ describe('fork: a new run from a step of another, the steps before it not run ag
       await db.count('history', `run_id = $1 AND event = 'forked' AND detail->>'fork' = $2 AND actor = 'ops'`, [source, fork.runId]),
     ).toBe(1);
     expect(await db.count('history', `run_id = $1 AND event = 'forked-from' AND detail->>'source' = $2`, [fork.runId, source])).toBe(1);
+    expect((await app.client.listRuns({ forkedFrom: source })).runs.map((r) => r.runId)).toEqual([fork.runId]);
   });
 
   it("from a middle step (the child's spawn): the child is started anew, signals 'before' leaves out the later one, 'all' copies it", async () => {

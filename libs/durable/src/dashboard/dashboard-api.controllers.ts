@@ -54,6 +54,7 @@ const filterFields = {
   signal: text(200).optional(),
   schedule: text(120).optional(),
   queue: text(100).optional(),
+  forkedFrom: text(1_000).optional(),
   keys: z.record(z.string(), z.string({ error: 'must be a string' })).optional(),
 };
 /**

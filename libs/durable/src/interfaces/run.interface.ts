@@ -53,6 +53,8 @@ export interface RunFilter {
   queue?: string;
   /** Runs having every one of these business keys. */
   keys?: Record<string, string>;
+  /** The forks of this run (`WorkflowClient.fork`). */
+  forkedFrom?: string;
   /** Page size, 1 to 500 (default 50). */
   limit?: number;
   /** `nextCursor` of the previous page. */

@@ -407,6 +407,7 @@ export class RunRepository {
     if (filter.waitingName) where.push(`wait_name = ${param(filter.waitingName)}`);
     if (filter.schedule) where.push(`starts_with(id, ${param(`schedule:${filter.schedule}:`)})`);
     if (filter.queue) where.push(`queue = ${param(filter.queue)}`);
+    if (filter.forkedFrom) where.push(`forked_from = ${param(filter.forkedFrom)}`);
     if (filter.keys !== undefined) where.push(`keys @> ${param(JSON.stringify(checkKeys(filter.keys, 'The keys filter', true)))}::jsonb`);
     for (const [field, value] of Object.entries({
       workflow: filter.workflow,
@@ -414,6 +415,7 @@ export class RunRepository {
       q: filter.q,
       schedule: filter.schedule,
       queue: filter.queue,
+      forkedFrom: filter.forkedFrom,
     })) {
       if (typeof value === 'string' && !isStorableText(value))
         throw new InvalidArgumentError(`The ${field} filter cannot hold a NUL character or a lone surrogate.`);
