@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { INestApplication, INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DurableModule } from 'nestjs-durable';
+import { BREAKS, BreakName } from './breaks';
 import { CHAOS_QUEUE, ChaosChild, ChaosOrder, Ledger } from './chaos.workflows';
 import type { EngineOptions } from './profiles';
 
@@ -10,6 +11,8 @@ export interface ProcessEnv {
   url: string;
   schema: string;
   engine: EngineOptions;
+  /** A guarantee of the library broken on purpose in this process (breaks.ts). */
+  break?: BreakName;
 }
 
 export const ENV_KEY = 'CHAOS_PROCESS';
@@ -18,6 +21,11 @@ export function readProcessEnv(): ProcessEnv {
   const raw = process.env[ENV_KEY];
   if (!raw) throw new Error(`${ENV_KEY} is not set: chaos processes are started by test/chaos/run.ts.`);
   return JSON.parse(raw) as ProcessEnv;
+}
+
+/** Which processes execute runs, and so write effects: every worker, and the first sender (deliver-and-claim). */
+export function executes(role: string): boolean {
+  return role.startsWith('worker-') || role === 'sender-0';
 }
 
 /**
@@ -29,7 +37,7 @@ export function readProcessEnv(): ProcessEnv {
  * 'nestjs-durable:listen:<schema>').
  */
 export async function bootChaosApp(role: 'worker' | 'sender', executes = role === 'worker'): Promise<INestApplicationContext> {
-  const { url, schema, engine } = readProcessEnv();
+  const { url, schema, engine, break: broken } = readProcessEnv();
   const worker = role === 'worker';
 
   @Module({
@@ -57,10 +65,12 @@ export async function bootChaosApp(role: 'worker' | 'sender', executes = role ==
 
   if (worker) {
     const app = await NestFactory.createApplicationContext(ChaosAppModule, { logger: ['error', 'warn'] });
+    if (broken) BREAKS[broken](app);
     await app.init();
     return app;
   }
   const app = await NestFactory.create<INestApplication>(ChaosAppModule, { logger: ['error', 'warn'] });
+  if (broken) BREAKS[broken](app);
   await app.listen(0, '127.0.0.1');
   return app;
 }

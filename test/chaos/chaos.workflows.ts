@@ -19,7 +19,8 @@ import {
  * so the checkpoint names the one effect that won and the checker can count every other one.
  */
 export const Approval = defineSignal('approval', z.object({ by: z.string(), copy: z.number() }));
-export const Events = defineChannel('events', z.object({ n: z.number(), close: z.boolean().optional(), by: z.string() }));
+// `by` and `copy` name the planned copy whose payload was stored (checks/deliveries.ts): the schema keeps them.
+export const Events = defineChannel('events', z.object({ n: z.number(), close: z.boolean().optional(), by: z.string(), copy: z.number() }));
 
 export interface ChaosInput {
   /** Longer than inlineWaitMs, so the sleep parks. */

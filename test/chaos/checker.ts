@@ -4,6 +4,7 @@ import { checkChildren } from './checks/children';
 import type { Evidence, Violation } from './checks/data';
 import { checkEffects } from './checks/effects';
 import { checkFencing } from './checks/fencing';
+import { checkMinimums } from './checks/minimums';
 import { checkOperator } from './checks/operator';
 import { checkQueues } from './checks/queues';
 import { checkRecovery } from './checks/recovery';
@@ -33,14 +34,19 @@ export const CHECKS = {
   queues: checkQueues,
 } satisfies Record<string, Check>;
 
-export type CheckName = keyof typeof CHECKS;
+export type CheckName = keyof typeof CHECKS | 'minimums';
 
 export interface Verdict {
   results: Record<CheckName, CheckResult>;
   violations: Violation[];
 }
 
+/** Every check, then the minimums (which read the others' counts): a session that did too little fails too. */
 export function check(evidence: Evidence): Verdict {
-  const results = Object.fromEntries(Object.entries(CHECKS).map(([name, run]) => [name, run(evidence)])) as Record<CheckName, CheckResult>;
+  const checked = Object.fromEntries(Object.entries(CHECKS).map(([name, run]) => [name, run(evidence)])) as Record<
+    keyof typeof CHECKS,
+    CheckResult
+  >;
+  const results = { ...checked, minimums: checkMinimums(evidence, checked) };
   return { results, violations: Object.values(results).flatMap((r) => r.violations) };
 }

@@ -26,6 +26,17 @@ export interface UnplannedExit {
   log: string;
 }
 
+/**
+ * A process of the fleet and its life (ms since the epoch): the effects check asks which process a
+ * pid was (a worker, or a sender that executes) and whether a fault struck it.
+ */
+export interface ProcessRecord {
+  role: string;
+  pid: number;
+  readyAt: number;
+  exitedAt?: number;
+}
+
 /** One chaos process (ts-node, like the jest fixtures), its stdout read line by line, its stderr in a log file. */
 class ChaosProcess {
   readonly child: ChildProcess;
@@ -85,6 +96,8 @@ class ChaosProcess {
 export class WorkerSlot {
   current?: ChaosProcess;
   paused = false;
+  /** A fault has picked this worker and is not over yet: no other fault picks it meanwhile. */
+  struck = false;
 
   constructor(readonly index: number) {}
 
@@ -96,22 +109,11 @@ export class WorkerSlot {
     return !!this.current?.alive && this.current.isReady && !this.paused;
   }
 
-  /** Resolves with the next "effect" line of this worker, or undefined after `ms`. */
-  nextEffect(ms: number): Promise<EffectLine | undefined> {
+  /** Listens to this worker's "effect" lines (none when it is not alive); returns the unsubscribe. */
+  onEffect(listener: (effect: EffectLine) => void): () => void {
     const process = this.current;
-    if (!process?.alive) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        off();
-        resolve(undefined);
-      }, ms);
-      const off = process.onLine((line) => {
-        if (!line.startsWith('effect ')) return;
-        clearTimeout(timer);
-        off();
-        resolve(JSON.parse(line.slice('effect '.length)) as EffectLine);
-      });
-    });
+    if (!process?.alive) return () => undefined;
+    return process.onLine((line) => line.startsWith('effect ') && listener(JSON.parse(line.slice('effect '.length)) as EffectLine));
   }
 }
 
@@ -152,6 +154,8 @@ export class Fleet {
   readonly workers: WorkerSlot[];
   readonly senders: Sender[] = [];
   readonly unplannedExits: UnplannedExit[] = [];
+  /** Every process that got ready, in boot order, replaced workers included. */
+  readonly processes: ProcessRecord[] = [];
   /** Boots that failed before "ready" (e.g. the server was restarting) and were tried again. */
   bootRetries = 0;
 
@@ -201,6 +205,26 @@ export class Fleet {
     slot.paused = false;
   }
 
+  /** Resolves with the next "effect" line of any of these workers, and whose (marked struck), or undefined after `ms`. */
+  nextEffect(workers: number[], ms: number): Promise<{ worker: number; effect: EffectLine } | undefined> {
+    return new Promise((resolve) => {
+      const done = (found?: { worker: number; effect: EffectLine }) => {
+        clearTimeout(timer);
+        offs.forEach((off) => off());
+        resolve(found);
+      };
+      const timer = setTimeout(done, ms);
+      const offs = workers.map((worker) =>
+        this.workers[worker].onEffect((effect) => {
+          // Two cued faults may hear the same line: the first takes the worker.
+          if (this.workers[worker].struck) return;
+          this.workers[worker].struck = true;
+          done({ worker, effect });
+        }),
+      );
+    });
+  }
+
   /** Workers booted and not stopped: the ones that can hold a LISTEN session right now. */
   get upWorkers(): number {
     return this.workers.filter((w) => w.up).length;
@@ -216,6 +240,10 @@ export class Fleet {
       const process = new ChaosProcess(role, file, this.env, join(this.logDir, `${role}.log`), (exit) => this.unplannedExits.push(exit));
       try {
         await process.ready;
+        const record: ProcessRecord = { role, pid: process.pid, readyAt: Date.now() };
+        this.processes.push(record);
+        if (process.alive) process.child.once('exit', () => (record.exitedAt = Date.now()));
+        else record.exitedAt = record.readyAt;
         return process;
       } catch (error) {
         await process.kill();

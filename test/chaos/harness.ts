@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runDurableMigrations } from 'nestjs-durable';
@@ -9,12 +9,13 @@ import { loadEvidence, Violation } from './checks/data';
 import { Cluster } from './cluster';
 import { HarnessDb } from './db';
 import { delay, Driver } from './driver';
+import { readEvidence, saveEvidence } from './evidence-file';
 import { FaultRecord, runFaults } from './faults';
 import { Fleet } from './fleet';
 import { Monitor } from './monitor';
 import { PhasePlan, planPhase } from './plan';
-import type { Options } from './profiles';
-import { summaryTable, violationList } from './report';
+import { Options, profileNamed } from './profiles';
+import { RunFacts, summaryTable, violationList } from './report';
 
 const SCHEMA = 'chaos';
 
@@ -23,11 +24,12 @@ const SCHEMA = 'chaos';
  * and faults), a drain, then the checker over everything the database and the harness recorded.
  * Resolves to the exit code: 0 when every promise held.
  */
-export async function runChaos({ profile, seed, keep }: Options): Promise<number> {
+export async function runChaos({ profile, seed, keep, phases: phaseCount, break: broken }: Options): Promise<number> {
   const t0 = Date.now();
   const log = (line: string) => console.log(`[chaos ${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${line}`);
-  const repro = `npm run chaos -- --profile ${profile.name}${profile.minutes ? ` --minutes ${profile.minutes}` : ''} --seed ${seed}`;
+  const repro = `npm run chaos -- --profile ${profile.name}${profile.minutes ? ` --minutes ${profile.minutes}` : ''} --seed ${seed}${phaseCount ? ` --phases ${phaseCount}` : ''}${broken ? ` --break ${broken}` : ''}`;
   log(`seed ${seed}, profile ${profile.name}${profile.minutes ? ` (${profile.minutes} min)` : ''}; replay with: ${repro}`);
+  if (broken) log(`the library is broken on purpose (${broken}): this session must fail`);
 
   const dir = mkdtempSync(join(tmpdir(), `chaos-${seed}-`));
   chmodSync(dir, 0o755); // the server runs as the 'postgres' user when we are root: it must reach its data directory
@@ -41,7 +43,7 @@ export async function runChaos({ profile, seed, keep }: Options): Promise<number
   try {
     cluster = await Cluster.create(join(dir, 'pg'));
     db = new HarnessDb(cluster.url, SCHEMA);
-    fleet = new Fleet({ url: cluster.url, schema: SCHEMA, engine: profile.engine }, logs, profile.workers, profile.senders);
+    fleet = new Fleet({ url: cluster.url, schema: SCHEMA, engine: profile.engine, break: broken }, logs, profile.workers, profile.senders);
     monitor = new Monitor(db, fleet, cluster, profile.engine.sweepMs);
     await runDurableMigrations({ connection: cluster.url, schema: SCHEMA });
     await db.query(ledgerDdl(SCHEMA));
@@ -58,8 +60,9 @@ export async function runChaos({ profile, seed, keep }: Options): Promise<number
     const deadline = profile.minutes ? t0 + profile.minutes * 60_000 : undefined;
     for (let index = 0; ; index++) {
       const spec = profile.cycle[index % profile.cycle.length];
-      // ci: one cycle; soak: phases until the minutes asked for are spent (the last one may run over).
+      // ci: one cycle; soak: phases until the minutes asked for are spent (the last one may run over); --phases: that many.
       if (deadline ? Date.now() >= deadline : index >= profile.cycle.length) break;
+      if (phaseCount !== undefined && index >= phaseCount) break;
       const plan = planPhase(seed, index, spec, profile);
       phases.push(plan);
       log(
@@ -82,6 +85,9 @@ export async function runChaos({ profile, seed, keep }: Options): Promise<number
 
     const evidence = await loadEvidence(db, {
       profile,
+      phases: phases.length,
+      planned: phases.flatMap((p) => p.runs),
+      processes: fleet.processes,
       starts: driver.starts,
       deliveries: driver.deliveries,
       rollbacks: driver.rollbacks,
@@ -91,6 +97,7 @@ export async function runChaos({ profile, seed, keep }: Options): Promise<number
       stuck: monitor.stuck,
       quietChecks: monitor.quietChecks,
     });
+    saveEvidence(join(dir, 'evidence.json'), evidence);
     const verdict = check(evidence);
     const crashes: Violation[] = fleet.unplannedExits
       .filter((x) => x.afterReady)
@@ -146,6 +153,27 @@ export async function runChaos({ profile, seed, keep }: Options): Promise<number
     await cluster?.destroy(failed);
     if (!failed && !keep) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Runs the checker again over a kept session (`--recheck <dir>`, its `evidence.json` and `record.json`),
+ * so a change to a check is tried on recorded sessions in seconds. A profile field the session did not
+ * record yet takes today's value. Resolves to the exit code, as a session does.
+ */
+export function recheck(dir: string): number {
+  const evidence = readEvidence(join(dir, 'evidence.json'));
+  const record = JSON.parse(readFileSync(join(dir, 'record.json'), 'utf8')) as { facts: RunFacts; violations: Violation[] };
+  const recorded = evidence.profile;
+  evidence.profile = { ...profileNamed(recorded.name, recorded.minutes), ...recorded };
+  const verdict = check(evidence);
+  verdict.violations.push(...record.violations.filter((v) => v.check === 'processes'));
+  console.log(`${summaryTable(record.facts, evidence, verdict)}\n`);
+  if (!verdict.violations.length) {
+    console.log(`PASSED on recheck: every promise held (seed ${record.facts.seed})`);
+    return 0;
+  }
+  console.log(`FAILED on recheck: ${verdict.violations.length} violation(s)\n${violationList(verdict.violations)}`);
+  return 1;
 }
 
 /** At a phase's end: once every worker and the server are up (bounded wait), looks for overdue runs. */

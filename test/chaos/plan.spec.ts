@@ -62,6 +62,18 @@ describe('chaos schedule', () => {
     );
   });
 
+  it('every seed plans the faults the minimums count on: each kind, and a first kill and a first stop cued inside a step', () => {
+    for (let seed = 0; seed < 200; seed++) {
+      const phases = cycle(seed);
+      const faults = phases.flatMap((p) => p.faults);
+      for (const kind of ['kill', 'pause', 'connections', 'restart'] as const)
+        expect(faults.filter((f) => f.kind === kind).length).toBeGreaterThanOrEqual(profile.minimums[kind]);
+      const [kills, stops] = phases;
+      expect(kills.faults[0]).toMatchObject({ kind: 'kill', inWindow: true });
+      expect(stops.faults[0]).toMatchObject({ kind: 'pause', inWindow: true });
+    }
+  });
+
   it('the generator replays the same numbers for the same seed, all in [0, 1)', () => {
     const a = new Prng(99);
     const b = new Prng(99);

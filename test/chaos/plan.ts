@@ -56,6 +56,11 @@ export interface PlannedRollback {
   sender: number;
 }
 
+/**
+ * A kill or stop with `inWindow` is cued: it strikes the first worker to announce a step's effect
+ * (while another worker stays up), inside that step's crash window; without, or when no effect comes
+ * in time, it strikes `worker` at once (faults/fault.ts `cue`).
+ */
 export type PlannedFault =
   | { kind: 'kill'; at: number; worker: number; inWindow: boolean; restartAfterMs: number }
   | { kind: 'pause'; at: number; worker: number; inWindow: boolean; durationMs: number }
@@ -213,7 +218,9 @@ function planFaults(prng: Prng, spec: PhaseSpec, profile: Profile): PlannedFault
   const count = prng.int(...spec.count);
   const mixed = spec.faults.length > 1;
   let at = prng.int(1_500, 3_000);
-  for (let i = 0; i < count && at < endMs - 4_000; i++) {
+  // A phase of one kind strikes at least its lowest count (the minimums rely on it), even late in the phase.
+  const room = () => at < endMs - 4_000 || (!mixed && faults.length < spec.count[0] && at < endMs - 2_000);
+  for (let i = 0; i < count && room(); i++) {
     const kind: FaultKind = prng.pick(spec.faults);
     // A fault on one worker needs it up, and leaves at least one other worker untouched.
     const free = busyUntil.map((until, w) => (until <= at ? w : -1)).filter((w) => w >= 0);
@@ -227,17 +234,19 @@ function planFaults(prng: Prng, spec: PhaseSpec, profile: Profile): PlannedFault
       continue;
     }
     const worker = workerFault ? prng.pick(free) : -1;
+    // The first kill or stop of a phase of that kind alone is always cued inside a step's crash window.
+    const firstAlone = !mixed && !faults.some((f) => f.kind === kind);
     let busyFor = 0;
     switch (kind) {
       case 'kill': {
         const restartAfterMs = prng.int(300, 2_000);
-        faults.push({ kind, at, worker, inWindow: prng.chance(0.6), restartAfterMs });
+        faults.push({ kind, at, worker, inWindow: prng.chance(0.6) || firstAlone, restartAfterMs });
         busyFor = restartAfterMs + BOOT_ALLOWANCE_MS;
         break;
       }
       case 'pause': {
         const durationMs = 2 * profile.engine.leaseMs + prng.int(500, 2_500);
-        faults.push({ kind, at, worker, inWindow: prng.chance(0.7), durationMs });
+        faults.push({ kind, at, worker, inWindow: prng.chance(0.7) || firstAlone, durationMs });
         busyFor = durationMs + 1_000;
         break;
       }

@@ -1,5 +1,7 @@
 import type { Verdict } from './checker';
 import type { Evidence, Violation } from './checks/data';
+import { MINIMUM_LABELS } from './checks/minimums';
+import type { Minimums } from './profiles';
 
 export interface RunFacts {
   seed: number;
@@ -48,14 +50,29 @@ export function summaryTable(facts: RunFacts, e: Evidence, v: Verdict): string {
     ],
     ['duplicate effects outside it (must be 0)', m('effects', 'outside')],
     [
+      "share of the executing processes' time inside a fault's crash window: all (kill / pause / connections / restart)",
+      `${m('effects', 'coverage')} % (${m('effects', 'coverage.kill')} / ${m('effects', 'coverage.pause')} / ${m('effects', 'coverage.connections')} / ${m('effects', 'coverage.restart')} %)`,
+    ],
+    [
+      'effect to checkpoint commit: p50 / p99 / max',
+      `${m('effects', 'checkpoint.p50')} / ${m('effects', 'checkpoint.p99')} / ${m('effects', 'checkpoint.max')} ms`,
+    ],
+    [
       'lease takeovers checked for late writes (late writes accepted: must be 0)',
       `${m('fencing', 'takeovers')} (${r.fencing.violations.length})`,
     ],
     ['takeovers of a lapsed lease by its own worker', m('fencing', 'ownTakeovers')],
     ['runs that spent attempts on transient errors (most attempts)', `${m('terminal', 'retried')} (${m('terminal', 'maxAttempt')})`],
+    [
+      'planned signal copies held to their answer (refusals confirmed by the history) / message copies (refusals)',
+      `${m('signals', 'deliveries')} (${m('signals', 'refused')}) / ${m('channels', 'deliveries')} (${m('channels', 'refused')})`,
+    ],
     ['lost signals (must be 0)', m('signals', 'lost')],
     ['lost channel messages (must be 0)', m('channels', 'lost')],
-    ['signals received / timed out', `${m('signals', 'received')} / ${m('signals', 'timedOut')}`],
+    [
+      'signals received / timed out; received by planned mode: early / normal / late / none (must be 0)',
+      `${m('signals', 'received')} / ${m('signals', 'timedOut')}; ${(['early', 'normal', 'late', 'none'] as const).map((mode) => m('signals', `received.${mode}`) ?? 0).join(' / ')}`,
+    ],
     ['stuck runs (must be 0)', `${m('stuck', 'stuck')} (quiet checks: ${m('stuck', 'quietChecks')})`],
     ['slowest recovery', `${m('recovery', 'slowestMs')} ms: ${m('recovery', 'slowest')}`],
     [
@@ -91,6 +108,10 @@ export function summaryTable(facts: RunFacts, e: Evidence, v: Verdict): string {
     ],
     ['queue admissions of children / most running at once (concurrency 2)', `${m('queues', 'admissions')} / ${m('queues', 'mostRunning')}`],
     ['worker boots retried (server down)', facts.bootRetries],
+    ...(Object.keys(MINIMUM_LABELS) as Array<keyof Minimums>).map((key): [string, string] => [
+      `minimum: ${MINIMUM_LABELS[key]}`,
+      `${m('minimums', key)} (at least ${m('minimums', `${key}.min`)})`,
+    ]),
     ['violations', v.violations.length],
   ];
   return ['| figure | value |', '| --- | --- |', ...rows.map(([k, val]) => `| ${k} | ${val} |`)].join('\n');

@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import type { INestApplication } from '@nestjs/common';
 import { DURABLE_DATA_SOURCE, DurableError, SignalService, WorkflowClient } from 'nestjs-durable';
 import type { DataSource, EntityManager } from 'typeorm';
-import { bootChaosApp, readProcessEnv } from './chaos.app';
+import { bootChaosApp, executes, readProcessEnv } from './chaos.app';
 import { businessTable, ChaosOrder } from './chaos.workflows';
 import { OperatorAction, OperatorOutcome, REPLY_PREFIX, SenderReply, SenderRequest, TxMode } from './protocol';
 
@@ -24,7 +24,7 @@ class RolledBackOnPurpose extends Error {
 }
 
 async function main(): Promise<void> {
-  const app = (await bootChaosApp('sender', process.argv[2] === 'sender-0')) as INestApplication;
+  const app = (await bootChaosApp('sender', executes(process.argv[2]))) as INestApplication;
   const client = app.get(WorkflowClient);
   const signals = app.get(SignalService);
   const dataSource = app.get<DataSource>(DURABLE_DATA_SOURCE);

@@ -40,3 +40,9 @@ function canonical(value: unknown): string {
 
 /** Clock slack for comparing instants written by different statements (same machine, same clock). */
 export const SLACK_MS = 250;
+
+/**
+ * For two instants on this machine's one clock where one must come first (a commit, then the answer
+ * that saw it): only rounding (commit times in µs, the harness's in whole ms).
+ */
+export const ORDER_MS = 2;

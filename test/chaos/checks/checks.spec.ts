@@ -1,20 +1,35 @@
 import { serialize } from 'nestjs-durable/schema/serializer';
+import { check } from '../checker';
+import type { DeliveryRecord } from '../driver';
+import type { FaultRecord } from '../faults';
+import type { PlannedDelivery, PlannedRun } from '../plan';
 import { parseOptions } from '../profiles';
-import type { Evidence, HistoryRow, RunRow, StepRow } from './data';
+import { checkChannels } from './channels';
+import type { CheckResult } from './check';
+import type { Evidence, HistoryRow, LedgerRow, RunRow, StepRow } from './data';
+import { checkEffects, CRASH_MS } from './effects';
+import { checkFencing } from './fencing';
+import { checkMinimums } from './minimums';
 import { checkOperator } from './operator';
 import { checkQueues } from './queues';
 import { checkRecovery } from './recovery';
 import { checkRetention } from './retention';
+import { checkSignals } from './signals';
+import { checkStuck } from './stuck';
 import { checkTerminal } from './terminal';
+import { checkTimers } from './timers';
 import { checkTransactions } from './transactions';
 
-/** The checks of operator actions, retention and application transactions, on records made by hand: each catches what it promises to, and passes what is fine. */
+/** Every check on records made by hand, each made to violate it: each catches what it promises to, and passes what is fine. */
 const { profile } = parseOptions(['--profile', 'ci', '--seed', '1']);
 const T = 1_000_000;
 
 function evidence(parts: Partial<Evidence>): Evidence {
   return {
     profile,
+    phases: profile.cycle.length,
+    planned: [],
+    processes: [],
     runs: new Map(),
     steps: new Map(),
     signals: new Map(),
@@ -56,15 +71,19 @@ function run(id: string, status: string, extra: Partial<RunRow> = {}): [string, 
 }
 
 let nextId = 1;
-function history(runId: string, ...events: Array<[string, number, Record<string, unknown>?]>): [string, HistoryRow[]] {
+/** History rows: event, commit time, detail, actor (a worker's is its id, `host:pid:random`). */
+function history(
+  runId: string,
+  ...events: Array<[string, number, (Record<string, unknown> | undefined)?, string?]>
+): [string, HistoryRow[]] {
   return [
     runId,
-    events.map(([event, at, detail]) => ({
+    events.map(([event, at, detail, actor]) => ({
       id: nextId++,
       run_id: runId,
       at: new Date(at),
       event,
-      actor: 'test',
+      actor: actor ?? 'test',
       detail: detail ?? null,
       committedAt: at,
     })),
@@ -304,5 +323,469 @@ describe('chaos checks: queues', () => {
       ]),
     });
     expect(messages(checkQueues(over))).toEqual([expect.stringMatching(/with 3 runs of queue chaos-children running \(concurrency 2\)$/)]);
+  });
+});
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A run the schedule planned, with its deliveries. */
+function planned(id: string, deliveries: PlannedDelivery[], extra: Partial<PlannedRun> = {}): PlannedRun {
+  return {
+    id,
+    at: 0,
+    input: { napMs: 1_000, signalTimeoutMs: 30_000 },
+    signalMode: 'normal',
+    messages: [],
+    deliveries,
+    startVia: 'client',
+    role: 'plain',
+    ...extra,
+  };
+}
+
+/** Copy `n` of a signal or message, from sender `sender`. */
+function copy(
+  kind: PlannedDelivery['kind'],
+  key: string,
+  sender: number,
+  n: number,
+  payload: Record<string, unknown> = {},
+): PlannedDelivery {
+  return { at: 0, sender, kind, key, payload: { ...payload, by: `sender-${sender}`, copy: n } };
+}
+
+/** The driver's record of one copy: in flight from `sentAt` (its first try) to `doneAt` (its answer). */
+function answer(
+  runId: string,
+  d: PlannedDelivery,
+  outcome: DeliveryRecord['outcome'],
+  sentAt: number,
+  doneAt: number,
+  extra: Partial<DeliveryRecord> = {},
+): DeliveryRecord {
+  return { runId, kind: d.kind, key: d.key, payload: d.payload, sender: d.sender, sentAt, doneAt, outcome, attempts: 1, ...extra };
+}
+
+/** The signal stored for a run, and its history event. */
+function storedSignal(runId: string, payload: Record<string, unknown>, at: number) {
+  return {
+    signals: new Map([[runId, { run_id: runId, name: 'approval', payload: serialize(payload, 'approval'), delivered_at: new Date(at) }]]),
+    history: new Map([history(runId, ['signal-delivered', at, { name: 'approval' }])]),
+  };
+}
+
+function ledgerRow(id: number, runId: string, key: string, pid: number, at: number, detail: Record<string, unknown> = {}): LedgerRow {
+  return { id, run_id: runId, step_key: key, pid, at: new Date(at), detail };
+}
+
+/** A step checkpoint naming ledger row `ledgerId` of `pid`. */
+function effectStep(key: string, pid: number, ledgerId: number, committedAt: number): [string, StepRow] {
+  return [key, { key, kind: 'step', outcome: 'ok', result: serialize({ pid, ledgerId }, key), committedAt }];
+}
+
+/** A timer's journaled instant. */
+function instant(key: string, at: number): [string, StepRow] {
+  return [key, { key, kind: 'sleep', outcome: 'ok', result: serialize(new Date(at), key), committedAt: at - 1_000 }];
+}
+
+describe('chaos checks: signals', () => {
+  const c1 = copy('signal', 'approval', 0, 1);
+  const c2 = copy('signal', 'approval', 1, 2);
+
+  it('a signal answered accepted and then as a duplicate, yet never stored, is lost', () => {
+    const e = evidence({
+      planned: [planned('a', [c1, c2])],
+      starts: [start('a')],
+      runs: new Map([run('a', 'waiting')]),
+      deliveries: [answer('a', c1, 'accepted', T, T + 10), answer('a', c2, 'duplicate', T + 20, T + 30)],
+    });
+    const result = checkSignals(e);
+    expect(messages(result)).toEqual([
+      'lost: signal approval was never stored, yet not every copy was refused for a confirmed reason (answers: accepted 1, duplicate 1)',
+    ]);
+    expect(result.metrics.lost).toBe(1);
+  });
+
+  it('a refusal counts only when the history confirms it: the run closed, or was deleted, before the answer', () => {
+    const c3 = copy('signal', 'approval', 0, 3);
+    const c4 = copy('signal', 'approval', 1, 4);
+    const e = evidence({
+      planned: [planned('a', [c1, c2, c3, c4]), planned('b', [c1, c2])],
+      starts: [start('a'), start('b')],
+      runs: new Map([run('a', 'cancelled', { deleted_at: new Date(T + 2_000) }), run('b', 'cancelled')]),
+      history: new Map([history('a', ['cancelled', T + 500]), history('b', ['cancelled', T + 500])]),
+      deliveries: [
+        answer('a', c1, 'closed', T, T + 100),
+        answer('a', c2, 'closed', T + 500, T + 600),
+        answer('a', c3, 'gone', T + 2_000, T + 2_100),
+        answer('a', c4, 'gone', T + 900, T + 1_000),
+        answer('b', c1, 'closed', T + 500, T + 600),
+        answer('b', c2, 'closed', T + 700, T + 800),
+      ],
+    });
+    const result = checkSignals(e);
+    expect(messages(result)).toEqual([
+      `signal approval copy 1 from sender-0 was refused as closed at ${iso(T + 100)}, but the run closed only at ${iso(T + 500)}`,
+      `signal approval copy 4 from sender-1 was refused as deleted at ${iso(T + 1_000)}, but the run was deleted only at ${iso(T + 2_000)}`,
+      'lost: signal approval was never stored, yet not every copy was refused for a confirmed reason (answers: closed 2, gone 2)',
+    ]);
+    expect(result.metrics).toMatchObject({ lost: 1, refused: 4, deliveries: 6 });
+  });
+
+  it('a copy the library never answered is a violation, even when another copy stored the signal', () => {
+    const e = evidence({
+      planned: [planned('a', [c1, c2])],
+      starts: [start('a')],
+      runs: new Map([run('a', 'waiting')]),
+      ...storedSignal('a', c1.payload, T + 5),
+      deliveries: [
+        answer('a', c1, 'accepted', T, T + 10),
+        answer('a', c2, 'failed', T, T + 20_000, { attempts: 40, error: 'Timeout: no reply in 10000 ms' }),
+      ],
+    });
+    expect(messages(checkSignals(e))).toEqual([
+      'signal approval copy 2 from sender-1 got no answer in 40 tries: Timeout: no reply in 10000 ms',
+    ]);
+  });
+
+  it('a duplicate answered before the signal was stored, and a signal stored while its copy was not in flight or after the run closed, are caught', () => {
+    const early = evidence({
+      planned: [planned('a', [c1, c2])],
+      starts: [start('a')],
+      runs: new Map([run('a', 'waiting')]),
+      ...storedSignal('a', c2.payload, T + 55),
+      deliveries: [answer('a', c1, 'duplicate', T, T + 10), answer('a', c2, 'accepted', T + 50, T + 60)],
+    });
+    expect(messages(checkSignals(early))).toEqual([
+      `signal approval copy 1 from sender-0 was answered as a duplicate at ${iso(T + 10)}, before the signal was stored (${iso(T + 55)})`,
+    ]);
+    const late = evidence({
+      planned: [planned('b', [c1])],
+      starts: [start('b')],
+      runs: new Map([run('b', 'cancelled')]),
+      signals: storedSignal('b', c1.payload, T + 200).signals,
+      history: new Map([history('b', ['cancelled', T + 100], ['signal-delivered', T + 200, { name: 'approval' }])]),
+      deliveries: [answer('b', c1, 'accepted', T, T + 10)],
+    });
+    expect(messages(checkSignals(late))).toEqual([
+      `signal approval was stored at ${iso(T + 200)}, while the copy whose payload it holds was not in flight (sent ${iso(T)}, answered ${iso(T + 10)})`,
+      `signal approval was stored at ${iso(T + 200)}, after the run closed at ${iso(T + 100)}`,
+    ]);
+  });
+
+  it('a run planned without a signal has none stored and uses none', () => {
+    const payload = { by: 'sender-0', copy: 1 };
+    const e = evidence({
+      planned: [planned('a', [], { signalMode: 'none' })],
+      starts: [start('a')],
+      runs: new Map([run('a', 'completed')]),
+      ...storedSignal('a', payload, T + 5),
+      ledger: new Map([
+        ['a', new Map([['apply-approval', [ledgerRow(7, 'a', 'apply-approval', 10, T + 10, { received: true, payload })]]])],
+      ]),
+      steps: new Map([['a', new Map([effectStep('apply-approval', 10, 7, T + 20)])]]),
+    });
+    expect(messages(checkSignals(e))).toEqual([
+      'stored signal approval payload {"by":"sender-0","copy":1} is none that a planned copy carried',
+      'the run was planned without a signal, yet it used {"by":"sender-0","copy":1}',
+    ]);
+  });
+
+  it('a run that timed out though its signal was stored before the deadline lost it', () => {
+    const e = evidence({
+      planned: [planned('a', [c1])],
+      starts: [start('a')],
+      runs: new Map([run('a', 'completed')]),
+      ...storedSignal('a', c1.payload, T + 100),
+      deliveries: [answer('a', c1, 'accepted', T + 90, T + 110)],
+      ledger: new Map([['a', new Map([['apply-approval', [ledgerRow(7, 'a', 'apply-approval', 10, T + 6_000, { received: false })]]])]]),
+      steps: new Map([
+        [
+          'a',
+          new Map([
+            effectStep('apply-approval', 10, 7, T + 6_010),
+            instant('signal-deadline:approval', T + 5_000),
+            step('signal-deadline:approval:timed-out', T + 5_100),
+          ]),
+        ],
+      ]),
+    });
+    const result = checkSignals(e);
+    expect(messages(result)).toEqual([`lost: delivered at ${iso(T + 100)}, before the deadline ${iso(T + 5_000)}, yet the run timed out`]);
+    expect(result.metrics.lost).toBe(1);
+  });
+});
+
+describe('chaos checks: channels', () => {
+  const m1 = copy('message', 'm1', 0, 1, { n: 1 });
+  const close = copy('message', 'close', 1, 1, { n: 0, close: true });
+  const row = (runId: string, d: PlannedDelivery, seq: number) => ({
+    run_id: runId,
+    key: d.key,
+    seq,
+    payload: serialize(d.payload, d.key),
+    acked_at: null,
+  });
+
+  it('a completed run whose planned message was accepted but never stored lost it', () => {
+    const e = evidence({
+      planned: [planned('a', [m1, close], { messages: ['m1'] })],
+      starts: [start('a')],
+      runs: new Map([run('a', 'completed')]),
+      messages: new Map([['a', [row('a', close, 1)]]]),
+      history: new Map([history('a', ['message-sent', T + 105, { channel: 'events', key: 'close' }], ['completed', T + 1_000])]),
+      deliveries: [answer('a', m1, 'accepted', T, T + 10), answer('a', close, 'accepted', T + 100, T + 110)],
+    });
+    const result = checkChannels(e);
+    expect(messages(result)).toEqual([
+      'lost: message m1 was never stored, yet not every copy was refused for a confirmed reason (answers: accepted 1)',
+    ]);
+    expect(result.metrics.lost).toBe(1);
+  });
+
+  it('a message answered before the close went out must be stored ahead of it', () => {
+    const e = evidence({
+      planned: [planned('a', [m1, close], { messages: ['m1'] })],
+      starts: [start('a')],
+      runs: new Map([run('a', 'completed')]),
+      messages: new Map([['a', [row('a', close, 1), row('a', m1, 2)]]]),
+      history: new Map([
+        history(
+          'a',
+          ['message-sent', T + 15, { channel: 'events', key: 'm1' }],
+          ['message-sent', T + 105, { channel: 'events', key: 'close' }],
+          ['completed', T + 1_000],
+        ),
+      ]),
+      deliveries: [answer('a', m1, 'accepted', T + 10, T + 20), answer('a', close, 'accepted', T + 100, T + 110)],
+    });
+    expect(messages(checkChannels(e))).toEqual([
+      'message m1 (seq 2) was answered before the close went out, yet it is stored after it (seq 1)',
+    ]);
+  });
+});
+
+describe('chaos checks: effects', () => {
+  const processes = [
+    { role: 'worker-0', pid: 10, readyAt: T - 60_000 },
+    { role: 'worker-1', pid: 11, readyAt: T - 60_000 },
+    { role: 'sender-1', pid: 30, readyAt: T - 60_000 },
+  ];
+  const kill = (pid: number, at: number): FaultRecord => ({ kind: 'kill', phase: 0, at, endAt: at + 50, worker: 0, pid });
+  const pause = (pid: number, at: number, endAt: number): FaultRecord => ({ kind: 'pause', phase: 0, at, endAt, worker: 0, pid });
+  const cut = (targets: 'workers' | 'senders', at: number): FaultRecord => ({
+    kind: 'connections',
+    phase: 0,
+    at,
+    endAt: at + 4_000,
+    lastCutAt: at + 500,
+    targets,
+  });
+  const restart = (at: number): FaultRecord => ({ kind: 'restart', phase: 0, at, endAt: at + 1_400 });
+
+  /** Step charge of run a: effects by pid 10 at `lost` (unconfirmed), then by pid 11 at `win`, checkpointed 300 ms later. */
+  function duplicate(faults: FaultRecord[], { lost = [T], win = T + 3_000, more = {} as Partial<Evidence> } = {}) {
+    const rows = [...lost.map((at, i) => ledgerRow(100 + i, 'a', 'charge', 10, at)), ledgerRow(1, 'a', 'charge', 11, win)];
+    return checkEffects(
+      evidence({
+        processes,
+        faults,
+        runs: new Map([run('a', 'completed')]),
+        ledger: new Map([['a', new Map([['charge', rows]])]]),
+        steps: new Map([['a', new Map([effectStep('charge', 11, 1, win + 300)])]]),
+        ...more,
+      }),
+    );
+  }
+  const excused = (result: CheckResult) => [result.metrics.inWindow, result.metrics.outside];
+
+  it('a duplicate with no fault at all is outside any window', () => {
+    const result = duplicate([]);
+    expect(messages(result)).toEqual([
+      `step charge ran again outside any crash window: effect 100 by pid 10 at ${iso(T)} lost to 1 by pid 11 (checkpoint committed at ${iso(T + 3_300)}), and no fault on pid 10 struck between that effect and the checkpoint or the takeover of its run`,
+    ]);
+  });
+
+  it('a kill excuses a duplicate only on the pid that wrote it, soon after the effect, one per run', () => {
+    expect(excused(duplicate([kill(10, T + 200)]))).toEqual([1, 0]);
+    expect(duplicate([kill(10, T + 200)]).metrics['inWindow.kill']).toBe(1);
+    // Long after the effect its checkpoint would have committed: the kill is not why it went unconfirmed.
+    expect(excused(duplicate([kill(10, T + CRASH_MS + 500)], { win: T + 8_000 }))).toEqual([0, 1]);
+    expect(excused(duplicate([kill(11, T + 200)]))).toEqual([0, 1]);
+    expect(excused(duplicate([kill(10, T + 200)], { lost: [T, T + 100] }))).toEqual([1, 1]);
+  });
+
+  it('a fault after the takeover that ended the hold of the effect did not cause the re-run', () => {
+    const more = {
+      history: new Map([
+        history('a', ['claimed', T - 500, undefined, 'h:10:a'], ['lease-taken-over', T + 100, { previousOwner: 'h:10:a' }, 'h:11:b']),
+      ]),
+    };
+    expect(excused(duplicate([kill(10, T + 200)], { win: T + 150, more }))).toEqual([0, 1]);
+    expect(excused(duplicate([kill(10, T + 50)], { win: T + 150, more }))).toEqual([1, 0]);
+  });
+
+  it('a connection fault excuses only the processes whose sessions it cut, a restart any, both only around the effect', () => {
+    expect(excused(duplicate([cut('senders', T + 100)]))).toEqual([0, 1]);
+    expect(excused(duplicate([cut('workers', T + 100)]))).toEqual([1, 0]);
+    expect(excused(duplicate([restart(T + 100)]))).toEqual([1, 0]);
+    expect(excused(duplicate([restart(T + 5_000)], { win: T + 8_000 }))).toEqual([0, 1]);
+    // A restart long over before the effect (its leases renewed since) excuses nothing.
+    expect(excused(duplicate([restart(T - 10_000)]))).toEqual([0, 1]);
+  });
+
+  it('a stopped process that finishes its step after SIGCONT, once the run moved on, is excused; one that wrote it long after is not', () => {
+    expect(excused(duplicate([pause(10, T - 6_000, T - 100)], { win: T - 3_000 }))).toEqual([1, 0]);
+    expect(excused(duplicate([pause(10, T - 8_000, T - 3_000)], { win: T - 5_000 }))).toEqual([0, 1]);
+  });
+
+  it("reports which share of the executing processes' time the crash windows cover", () => {
+    const e = evidence({
+      processes: [
+        { role: 'worker-0', pid: 10, readyAt: T },
+        { role: 'sender-1', pid: 30, readyAt: T },
+      ],
+      samples: [{ at: T + 100_000, listeners: 0, up: 0 }],
+      faults: [kill(10, T + 50_000), cut('senders', T + 20_000)],
+    });
+    // One kill: from CRASH_MS before it to 250 ms after the process was gone, 1.3 s of 100 s; the
+    // senders' cut touches no process that executes (sender-1 only delivers).
+    expect(checkEffects(e).metrics).toMatchObject({ coverage: 1.3, 'coverage.kill': 1.3, 'coverage.connections': 0 });
+  });
+});
+
+describe('chaos checks: fencing', () => {
+  it('a checkpoint or an end written by a worker after its lease was taken over is caught, unless it claimed the run back first', () => {
+    const takenOver = ['lease-taken-over', T + 1_000, { previousOwner: 'h:10:x' }, 'h:11:y'] as const;
+    const late = history('a', ['claimed', T, undefined, 'h:10:x'], [...takenOver], ['completed', T + 1_200, undefined, 'h:10:x']);
+    const back = history(
+      'b',
+      ['claimed', T, undefined, 'h:10:x'],
+      [...takenOver],
+      ['claimed', T + 1_100, undefined, 'h:10:x'],
+      ['completed', T + 1_600, undefined, 'h:10:x'],
+    );
+    const e = evidence({
+      history: new Map([late, back]),
+      steps: new Map([
+        ['a', new Map([effectStep('charge', 10, 1, T + 1_500)])],
+        ['b', new Map([effectStep('charge', 10, 2, T + 1_500)])],
+      ]),
+    });
+    expect(messages(checkFencing(e))).toEqual([
+      `completed written by h:10:x after its lease was taken over (history ${late[1][1].id} → ${late[1][2].id})`,
+      'checkpoint charge by pid 10 committed 500.0 ms after its lease was taken over',
+    ]);
+  });
+});
+
+describe('chaos checks: stuck runs', () => {
+  it('a run found overdue at a quiet moment, left overdue at the end, or parked on what already arrived, is stuck', () => {
+    const e = evidence({
+      starts: [start('a'), start('b'), start('c')],
+      stuck: [{ at: T, runId: 'q', status: 'waiting', overdueMs: 900, wait: { kind: 'sleep' } }],
+      samples: [{ at: T + 10_000, listeners: 3, up: 3 }],
+      runs: new Map([
+        run('a', 'waiting', { wake_at: new Date(T) }),
+        run('b', 'waiting', { wait: { kind: 'signal', name: 'approval' } }),
+        run('c', 'waiting', { wake_at: new Date(T + 9_900) }),
+      ]),
+      signals: storedSignal('b', { by: 'sender-0', copy: 1 }, T).signals,
+    });
+    expect(messages(checkStuck(e))).toEqual([
+      `waiting and overdue by 900 ms at a quiet moment (${iso(T)}), waiting {"kind":"sleep"}`,
+      `left waiting at the end: wake_at ${iso(T)}, waiting null`,
+      'left waiting at the end: wake_at none, waiting {"kind":"signal","name":"approval"}, which already arrived',
+    ]);
+  });
+});
+
+describe('chaos checks: timers', () => {
+  it('a sleep that ended early, a timeout before its deadline, and a completed run without its timer records are caught', () => {
+    const e = evidence({
+      starts: [start('a'), start('b'), start('c')],
+      runs: new Map([
+        run('a', 'completed'),
+        run('a/child', 'completed', { parent_id: 'a' }),
+        run('b', 'completed'),
+        run('b/child', 'completed', { parent_id: 'b' }),
+        run('c', 'completed'),
+      ]),
+      ledger: new Map([
+        ['a', new Map([['after-nap', [ledgerRow(1, 'a', 'after-nap', 10, T + 500)]]])],
+        ['a/child', new Map([['ship', [ledgerRow(2, 'a/child', 'ship', 10, T + 2_000)]]])],
+      ]),
+      steps: new Map([
+        [
+          'a',
+          new Map([
+            instant('sleep:nap', T + 1_000),
+            effectStep('after-nap', 10, 1, T + 510),
+            instant('signal-deadline:approval', T + 5_000),
+            step('signal-deadline:approval:timed-out', T + 4_000),
+          ]),
+        ],
+        ['a/child', new Map([instant('sleep:settle', T + 1_500), effectStep('ship', 10, 2, T + 2_010)])],
+        ['c', new Map([instant('sleep:nap', T + 1_000)])],
+      ]),
+    });
+    const result = checkTimers(e);
+    expect(result.violations.map((v) => `${v.runId}: ${v.message}`)).toEqual([
+      `a: the effect of after-nap is at ${iso(T + 500)}, before sleep:nap ${iso(T + 1_000)}`,
+      `a: the timeout checkpoint is at ${iso(T + 4_000)}, before signal-deadline:approval ${iso(T + 5_000)}`,
+      'b: sleep:nap has no journaled instant: the timer cannot be checked',
+      'b/child: sleep:settle has no journaled instant: the timer cannot be checked',
+      'c: sleep:nap is journaled, but the effect of after-nap is missing: the timer cannot be checked',
+    ]);
+    expect(result.metrics.timers).toBe(3);
+  });
+});
+
+describe('chaos checks: minimums', () => {
+  const struck: FaultRecord[] = [
+    { kind: 'kill', phase: 0, at: T, endAt: T + 50, worker: 0, pid: 10, inWindow: { runId: 'a', stepKey: 'charge', ledgerId: 1 } },
+    { kind: 'kill', phase: 0, at: T + 5_000, endAt: T + 5_050, worker: 1, pid: 11 },
+    { kind: 'pause', phase: 1, at: T + 10_000, endAt: T + 16_000, worker: 2, pid: 12 },
+    { kind: 'connections', phase: 2, at: T + 20_000, endAt: T + 24_000, targets: 'workers' },
+    { kind: 'connections', phase: 2, at: T + 30_000, endAt: T + 34_000, targets: 'senders' },
+    { kind: 'restart', phase: 3, at: T + 40_000, endAt: T + 41_000 },
+  ];
+  const d = copy('message', 'm1', 0, 1, { n: 1 });
+  const during = Array.from({ length: 60 }, () => answer('a', d, 'duplicate', T + 20_500, T + 20_600));
+  const results = (handled: number) =>
+    ({
+      fencing: { violations: [], metrics: { takeovers: 1 } },
+      timers: { violations: [], metrics: { timers: 120 } },
+      children: { violations: [], metrics: { spawned: 60 } },
+      channels: { violations: [], metrics: { handled } },
+    }) satisfies Parameters<typeof checkMinimums>[1];
+
+  it('a session that reached every minimum passes them; one below any fails, saying which', () => {
+    expect(messages(checkMinimums(evidence({ faults: struck, deliveries: during }), results(150)))).toEqual([]);
+    const short = checkMinimums(evidence({ faults: struck.filter((f) => f.pid !== 11), deliveries: during }), results(149));
+    expect(messages(short)).toEqual([
+      'kills: 1, below the 2 that 1 cycle(s) of the ci profile must reach; the session proves too little to pass',
+      'channel messages handled: 149, below the 150 that 1 cycle(s) of the ci profile must reach; the session proves too little to pass',
+    ]);
+    expect(short.metrics).toMatchObject({ kill: 1, 'kill.min': 2, messagesHandled: 149, 'messagesHandled.min': 150 });
+  });
+
+  it('a kill cued by an effect whose checkpoint had committed before it did not strike inside a step', () => {
+    const e = evidence({
+      faults: struck,
+      deliveries: during,
+      steps: new Map([['a', new Map([effectStep('charge', 10, 1, T - 10)])]]),
+    });
+    expect(messages(checkMinimums(e, results(150)))).toEqual([
+      'kills inside a step (after its effect, before its checkpoint): 0, below the 1 that 1 cycle(s) of the ci profile must reach; the session proves too little to pass',
+    ]);
+  });
+
+  it('the minimums grow with the cycles a session ran, and an empty session never passes', () => {
+    const twice = checkMinimums(evidence({ faults: struck, deliveries: during, phases: 2 * profile.cycle.length }), results(150));
+    expect(twice.metrics).toMatchObject({ cycles: 2, 'kill.min': 4 });
+    expect(twice.violations).toHaveLength(10);
+    const verdict = check(evidence({}));
+    expect(verdict.violations.filter((v) => v.check === 'minimums')).toHaveLength(10);
   });
 });

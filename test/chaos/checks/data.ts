@@ -4,7 +4,9 @@ import { businessTable, ledgerTable } from '../chaos.workflows';
 import type { HarnessDb } from '../db';
 import type { DeliveryRecord, OperatorRecord, RollbackRecord, StartRecord } from '../driver';
 import type { FaultRecord } from '../faults';
+import type { ProcessRecord } from '../fleet';
 import type { ListenSample, StuckRun } from '../monitor';
+import type { PlannedRun } from '../plan';
 import type { Profile } from '../profiles';
 
 /**
@@ -13,6 +15,12 @@ import type { Profile } from '../profiles';
  */
 export interface Evidence {
   profile: Profile;
+  /** How many phases ran: a profile's minimums are per cycle of phases. */
+  phases: number;
+  /** Every run the schedule planned, with every delivery planned for it: the checks hold each to its fate. */
+  planned: PlannedRun[];
+  /** Every worker and sender process that got ready (a killed worker's replacement is a new one). */
+  processes: ProcessRecord[];
   /** Live runs, and deleted ones (`deleted_at` set). */
   runs: Map<string, RunRow>;
   /** Steps by run, then by key; `committedAt` is the commit time of the row's transaction (ms, µs precision). */
@@ -97,7 +105,18 @@ export async function loadEvidence(
   db: HarnessDb,
   harness: Pick<
     Evidence,
-    'profile' | 'starts' | 'deliveries' | 'rollbacks' | 'operations' | 'faults' | 'samples' | 'stuck' | 'quietChecks'
+    | 'profile'
+    | 'phases'
+    | 'planned'
+    | 'processes'
+    | 'starts'
+    | 'deliveries'
+    | 'rollbacks'
+    | 'operations'
+    | 'faults'
+    | 'samples'
+    | 'stuck'
+    | 'quietChecks'
   >,
 ): Promise<Evidence> {
   const [runs, steps, signals, messages, history, ledger, business] = await Promise.all([

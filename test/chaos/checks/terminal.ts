@@ -2,12 +2,20 @@ import { cancelsOf, Check, startedRuns } from './check';
 import type { Violation } from './data';
 
 /**
- * Every run the driver started, and its child, ends: completed (the workflows never fail for good
- * but at the retry gate, which an operator retry reopens), or cancelled where an operator cancelled
- * it (a run whose cancel was answered must end cancelled; a child ends cancelled only with its parent).
+ * Every run the schedule planned had its start answered, and every run the driver started, and its
+ * child, ends: completed (the workflows never fail for good but at the retry gate, which an operator
+ * retry reopens), or cancelled where an operator cancelled it (a run whose cancel was answered must
+ * end cancelled; a child ends cancelled only with its parent).
  */
 export const checkTerminal: Check = (e) => {
   const violations: Violation[] = [];
+  const answered = new Set(e.starts.map((s) => s.runId));
+  for (const run of e.planned.filter((r) => !answered.has(r.id)))
+    violations.push({
+      check: 'terminal',
+      runId: run.id,
+      message: 'planned, but its start was never answered (the driver did not get to it)',
+    });
   for (const s of e.starts.filter((s) => !s.ok))
     violations.push({ check: 'terminal', runId: s.runId, message: `the driver could not start it: ${s.error}` });
   const cancels = cancelsOf(e);

@@ -32,6 +32,7 @@ export async function cutConnections(ctx: FaultContext, fault: Extract<PlannedFa
       if (i > 0) await pause(fault.spacingMs);
       record.terminated! += await terminate(ctx.db, `${SESSIONS[fault.targets]} OR application_name LIKE 'nestjs-durable:listen:%'`);
     }
+    record.lastCutAt = Date.now();
   };
   const listen = async () => {
     const end = Date.now() + fault.listenDownMs;

@@ -19,6 +19,8 @@ export interface FaultRecord {
   inWindow?: { runId: string; stepKey: string; ledgerId: number };
   /** Sessions cut by pg_terminate_backend, over the whole burst. */
   terminated?: number;
+  /** Connections: when the burst's last cut of the pools' sessions was made (`endAt` also waits out the LISTEN cuts). */
+  lastCutAt?: number;
   /** Whose sessions a connection fault cut (besides every LISTEN session). */
   targets?: ConnectionTargets;
   /** When every live worker was LISTENing again (connections, restart). */
@@ -36,16 +38,33 @@ export interface FaultContext {
 /** How long a fault waits for a stopped or killed worker's statements in flight to finish. */
 const SETTLE_MS = 5_000;
 
-/** How long a cued fault waits for the worker to announce an effect before it strikes anyway. */
+/** How long a cued fault waits for a worker to announce an effect before it strikes the planned one anyway. */
 const CUE_MS = 4_000;
 
 /**
- * Waits for the worker's next "effect" line: a slow step has written its effect and not yet its
- * checkpoint (the crash window), so the fault strikes inside it.
+ * Waits for the next "effect" line of a worker that is up: a slow step has written its effect and
+ * not yet its checkpoint (the crash window), so the fault strikes that worker inside it. Any worker
+ * that is up may be the one (runs are not spread evenly: the planned one may have none for a while),
+ * as long as another one stays up; with one up, or no effect in time, the planned worker, outside any step.
  */
-export async function cue(ctx: FaultContext, worker: number): Promise<FaultRecord['inWindow']> {
-  const effect = await ctx.fleet.workers[worker].nextEffect(CUE_MS);
-  return effect && { runId: effect.runId, stepKey: effect.stepKey, ledgerId: effect.ledgerId };
+export async function cue(ctx: FaultContext, planned: number): Promise<{ worker: number; inWindow?: FaultRecord['inWindow'] }> {
+  const up = ctx.fleet.workers.filter((w) => w.up);
+  const cued =
+    up.length >= 2 &&
+    (await ctx.fleet.nextEffect(
+      up.filter((w) => !w.struck).map((w) => w.index),
+      CUE_MS,
+    ));
+  if (!cued) return strike(ctx, planned);
+  const { runId, stepKey, ledgerId } = cued.effect;
+  return { worker: cued.worker, inWindow: { runId, stepKey, ledgerId } };
+}
+
+/** The planned worker, struck at once (outside any step), once it is up and no other fault has it (bounded). */
+export async function strike(ctx: FaultContext, worker: number): Promise<{ worker: number; inWindow?: undefined }> {
+  await workerUp(ctx, worker);
+  ctx.fleet.workers[worker].struck = true;
+  return { worker };
 }
 
 /**
@@ -67,10 +86,10 @@ export async function heldBy(db: HarnessDb, pid: number): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
-/** Waits until a worker slot is up (booted, not stopped), bounded; false when it did not come up. */
+/** Waits until a worker slot is up (booted, not stopped) and no fault has it, bounded; false when it did not come up. */
 export async function workerUp(ctx: FaultContext, worker: number, ms = 15_000): Promise<boolean> {
   const end = Date.now() + ms;
-  while (!ctx.fleet.workers[worker].up) {
+  while (!ctx.fleet.workers[worker].up || ctx.fleet.workers[worker].struck) {
     if (Date.now() > end) return false;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

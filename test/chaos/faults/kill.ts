@@ -1,21 +1,25 @@
 import type { PlannedFault } from '../plan';
-import { cue, FaultContext, FaultRecord, heldBy, workerUp } from './fault';
+import { cue, FaultContext, FaultRecord, heldBy, strike, workerUp } from './fault';
 
 /**
- * SIGKILL a worker, at once or right after it announces a step's effect (the effect is written, its
+ * SIGKILL a worker, at once or right after one announces a step's effect (the effect is written, its
  * checkpoint is not: the crash window), then boot a new process in its place.
  */
 export async function killWorker(ctx: FaultContext, fault: Extract<PlannedFault, { kind: 'kill' }>): Promise<FaultRecord> {
   const record: FaultRecord = { kind: 'kill', phase: ctx.phase, at: Date.now(), endAt: Date.now(), worker: fault.worker };
   if (!(await workerUp(ctx, fault.worker))) return { ...record, skipped: 'worker not up' };
-  if (fault.inWindow) record.inWindow = await cue(ctx, fault.worker);
-  record.at = Date.now();
-  record.pid = await ctx.fleet.killWorker(fault.worker);
-  record.endAt = Date.now();
-  record.held = record.pid ? await heldBy(ctx.db, record.pid) : [];
-  await new Promise((resolve) => setTimeout(resolve, fault.restartAfterMs));
-  await waitForServer(ctx);
-  await ctx.fleet.startWorker(fault.worker);
+  const { worker, inWindow } = fault.inWindow ? await cue(ctx, fault.worker) : await strike(ctx, fault.worker);
+  try {
+    Object.assign(record, { worker, inWindow, at: Date.now() });
+    record.pid = await ctx.fleet.killWorker(worker);
+    record.endAt = Date.now();
+    record.held = record.pid ? await heldBy(ctx.db, record.pid) : [];
+    await new Promise((resolve) => setTimeout(resolve, fault.restartAfterMs));
+    await waitForServer(ctx);
+    await ctx.fleet.startWorker(worker);
+  } finally {
+    ctx.fleet.workers[worker].struck = false;
+  }
   return record;
 }
 
