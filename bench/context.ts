@@ -7,6 +7,8 @@ import { PeerProcess } from './process/peer-process';
 export class BenchContext {
   /** Failures that cost a figure, by `scenario.peer`: published instead of the figure. */
   readonly errors: Record<string, string> = {};
+  /** The figures measured, by the same names: a side with failures and none of these produced nothing. */
+  readonly measured = new Set<string>();
 
   constructor(
     readonly plan: Plan,
@@ -74,7 +76,9 @@ export class BenchContext {
    */
   async attempt<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
     try {
-      return await fn();
+      const figure = await fn();
+      this.measured.add(name);
+      return figure;
     } catch (error) {
       const message = (error as Error)?.message ?? String(error);
       this.errors[name] = message.split('\n').slice(0, 3).join(' ');

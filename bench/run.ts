@@ -126,8 +126,13 @@ async function main(): Promise<number> {
       ctx.log(`  target ${t.met === null ? '?' : t.met ? 'met   ' : 'MISSED'} ${t.target}: ${t.value ?? 'n/a'} ${t.unit}`);
     const failed = Object.keys(ctx.errors);
     if (failed.length) ctx.log(`${failed.length} figure(s) could not be measured: ${failed.join(', ')}`);
-    // A peer that cannot run here costs its figures only; a failure of ours or of the floor is a broken bench.
-    return failed.some((name) => !name.endsWith('.dbos')) ? 1 : 0;
+    // A peer that cannot run here costs its figures only; a failure of ours or of the floor is a broken
+    // bench, and so is a peer that produced no figure at all (a comparison with nothing on one side).
+    const silent = [...new Set(failed.map((name) => name.split('.').pop()!))].filter(
+      (side) => ![...ctx.measured].some((name) => name.endsWith(`.${side}`)),
+    );
+    if (silent.length) ctx.log(`no figure at all from: ${silent.join(', ')}`);
+    return failed.some((name) => !name.endsWith('.dbos')) || silent.length ? 1 : 0;
   } finally {
     await server.stop();
   }

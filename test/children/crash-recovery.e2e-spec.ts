@@ -75,8 +75,9 @@ describe('crash recovery: the seed\'s "putting it together" flow survives SIGKIL
   });
 
   it("a select's winner survives SIGKILL: the re-run returns it though another arm arrived while no worker was alive", async () => {
+    await Promise.all(workers.map(kill)); // the previous test's last worker would otherwise take the run
     const first = await worker();
-    const handle = await client.client.start(SelectThenSlow, { ms: 2_000 });
+    const handle = await client.client.start(SelectThenSlow, null);
     await eventually(async () => (await client.client.getRun(handle.runId)).waiting?.kind === 'select', 'parked on the select', 20_000);
     await client.signals.signal(handle.runId, 'a', 'first');
     // Killed inside the step after the select: its winner is journaled, the step is not.
@@ -89,8 +90,14 @@ describe('crash recovery: the seed\'s "putting it together" flow survives SIGKIL
     );
     await kill(first);
     await client.signals.signal(handle.runId, 'b', 'arrived during the downtime');
+    await db.query(`INSERT INTO ${Ledger.table(schema)} (run_id, effect) VALUES ($1, 'release')`, [handle.runId]);
     await worker();
     expect(await client.client.handle(handle.runId).result({ timeout: '30s' })).toEqual({ key: 'a', value: 'first' });
     expect(await db.count('steps', `run_id = $1 AND kind = 'select'`, [handle.runId])).toBe(1);
+    // The kill fell inside the step (its effect written, its checkpoint not): it ran again, once.
+    const slow = await db.query(`SELECT count(*)::int AS n FROM ${Ledger.table(schema)} WHERE run_id = $1 AND effect = 'slow'`, [
+      handle.runId,
+    ]);
+    expect(slow[0].n).toBe(2);
   });
 });

@@ -123,6 +123,21 @@ describe('migrations and boot', () => {
     await app.close();
   });
 
+  it('with migrationsRun: false the module migrates nothing: on a schema left unmigrated its boot fails, and no table was created', async () => {
+    const schema = fresh();
+    const db = new Db(schema);
+    await db.query(`CREATE SCHEMA "${schema}"`);
+    // Its boot fails on the missing tables (that is the operator's cue to migrate), having created none.
+    await expect(startApp({ schema, options: { migrationsRun: false, worker: { enabled: false }, sweeper: false } })).rejects.toThrow(
+      /does not exist/,
+    );
+    const [{ n }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = $1`, [
+      schema,
+    ]);
+    expect(n).toBe(0);
+    await db.dropSchema();
+  });
+
   it("the module's own connections carry its statement and idle-in-transaction timeouts and never JIT-compile", async () => {
     const schema = fresh();
     const app = await startApp({ schema, options: { statementTimeoutMs: 12_000, idleInTransactionTimeoutMs: 34_000 } });

@@ -67,12 +67,22 @@ LEFT JOIN LATERAL (
  * of a child it reuses (its wait names the child; its parent is the source). Its ids are the ones to NOTIFY.
  */
 export const wakeParentSql = (t: Tables, source: string, filter = 'true') => `
-parent AS (
+own_parent AS (
   UPDATE ${t.runs} p
   SET wake_seq = p.wake_seq + 1,
       wake_at = CASE WHEN p.status = 'waiting' AND ${wokenBySql('p.wait_kind', 'child-end')} THEN now() ELSE p.wake_at END
   FROM ${source} c
-  WHERE ${filter} AND p.status IN ('waiting', 'running')
-    AND (p.id = c.parent_id OR (p.status = 'waiting' AND p.wait_kind = ${waitKindSql('child')} AND p.wait_name = c.id))
+  WHERE ${filter} AND p.id = c.parent_id AND p.status IN ('waiting', 'running')
   RETURNING p.id
+), reusing_fork AS (
+  -- Two updates, not one with an OR: each is one index probe (the primary key; runs_waiting_idx),
+  -- where an OR would read every waiting and running run. A run is never both (its parent is excluded).
+  UPDATE ${t.runs} p
+  SET wake_seq = p.wake_seq + 1, wake_at = now()
+  FROM ${source} c
+  WHERE ${filter} AND p.status = 'waiting' AND p.wait_kind = ${waitKindSql('child')} AND p.wait_name = c.id
+    AND p.id IS DISTINCT FROM c.parent_id
+  RETURNING p.id
+), parent AS (
+  SELECT id FROM own_parent UNION ALL SELECT id FROM reusing_fork
 )`;
