@@ -19,9 +19,11 @@ export const journalColumnsSql = (t: Tables, id: string) => `
   (SELECT COALESCE(json_agg(json_build_object('channel', channel, 'key', key, 'seq', seq, 'payload', payload, 'sentAt', sent_at) ORDER BY seq), '[]')
      FROM ${t.messages} WHERE run_id = ${id} AND acked_at IS NULL) AS messages,
   (SELECT COALESCE(json_agg(json_build_object('id', c.id, 'status', c.status, 'output', c.output, 'error', c.error)), '[]')
-     FROM ${t.runs} p JOIN ${t.runs} c ON c.id = p.wait->>'childRunId'
-     WHERE p.id = ${id} AND p.wait_kind = ${waitKindSql('child')} AND c.status IN ${FINISHED}
-       AND NOT EXISTS (SELECT 1 FROM ${t.steps} s WHERE s.run_id = p.id AND s.key = 'child-result:' || c.parent_step)) AS children`;
+     FROM ${t.runs} c
+     -- The child by its id, a primary-key probe: a join on it lets the planner hash every finished run.
+     WHERE c.id = (SELECT p.wait->>'childRunId' FROM ${t.runs} p WHERE p.id = ${id} AND p.wait_kind = ${waitKindSql('child')})
+       AND c.status IN ${FINISHED}
+       AND NOT EXISTS (SELECT 1 FROM ${t.steps} s WHERE s.run_id = ${id} AND s.key = 'child-result:' || c.parent_step)) AS children`;
 
 /** The statuses of a run that has ended. */
 export const FINISHED = `('completed', 'failed', 'cancelled')`;
