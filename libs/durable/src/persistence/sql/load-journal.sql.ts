@@ -18,12 +18,13 @@ export const journalColumnsSql = (t: Tables, id: string) => `
      FROM ${t.signals} WHERE run_id = ${id}) AS signals,
   (SELECT COALESCE(json_agg(json_build_object('channel', channel, 'key', key, 'seq', seq, 'payload', payload, 'sentAt', sent_at) ORDER BY seq), '[]')
      FROM ${t.messages} WHERE run_id = ${id} AND acked_at IS NULL) AS messages,
-  (SELECT COALESCE(json_agg(json_build_object('id', c.id, 'status', c.status, 'output', c.output, 'error', c.error)), '[]')
-     FROM ${t.runs} c
-     -- The child by its id, a primary-key probe: a join on it lets the planner hash every finished run.
-     WHERE c.id = (SELECT p.wait->>'childRunId' FROM ${t.runs} p WHERE p.id = ${id} AND p.wait_kind = ${waitKindSql('child')})
-       AND c.status IN ${FINISHED}
-       AND NOT EXISTS (SELECT 1 FROM ${t.steps} s WHERE s.run_id = ${id} AND s.key = 'child-result:' || c.parent_step)) AS children`;
+  (SELECT COALESCE(json_agg(json_build_object('id', child.id, 'status', child.status, 'output', child.output, 'error', child.error)), '[]')
+     FROM ${t.runs} child
+     -- The child by the id its parent's wait names: a primary-key probe. The aliases are unlike any
+     -- a caller's id expression uses (a claim passes c.id), which would otherwise be captured here.
+     WHERE child.id = (SELECT parked.wait->>'childRunId' FROM ${t.runs} parked WHERE parked.id = ${id} AND parked.wait_kind = ${waitKindSql('child')})
+       AND child.status IN ${FINISHED}
+       AND NOT EXISTS (SELECT 1 FROM ${t.steps} taken WHERE taken.run_id = ${id} AND taken.key = 'child-result:' || child.parent_step)) AS children`;
 
 /** The statuses of a run that has ended. */
 export const FINISHED = `('completed', 'failed', 'cancelled')`;
