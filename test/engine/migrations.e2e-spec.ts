@@ -123,7 +123,7 @@ describe('migrations and boot', () => {
     await app.close();
   });
 
-  it('with migrationsRun: false the module migrates nothing: on a schema left unmigrated its boot fails, and no table was created', async () => {
+  it('migrationsRun: false migrates nothing: on a schema left unmigrated the boot fails, and no table was created', async () => {
     const schema = fresh();
     const db = new Db(schema);
     await db.query(`CREATE SCHEMA "${schema}"`);
