@@ -69,6 +69,29 @@ export async function startApp(args: {
   };
 }
 
+/**
+ * The apps of one test file, all on one schema: `boot` starts one more with the file's providers and
+ * options (a call's options on top of them). After the file every app is closed and the schema dropped.
+ * Call it in a describe block.
+ */
+export function fileApps(args: { schema: string; providers: Provider[]; options?: Partial<DurableModuleOptions>; listen?: boolean }): {
+  db: Db;
+  boot: (options?: Partial<DurableModuleOptions>) => Promise<DurableTestApp>;
+} {
+  const db = new Db(args.schema);
+  const apps: DurableTestApp[] = [];
+  afterAll(async () => {
+    await Promise.all(apps.map((a) => a.close()));
+    await db.dropSchema();
+  });
+  const boot = async (options: Partial<DurableModuleOptions> = {}) => {
+    const app = await startApp({ ...args, options: { ...args.options, ...options } });
+    apps.push(app);
+    return app;
+  };
+  return { db, boot };
+}
+
 /** A plain connection for looking at the tables directly. */
 export class Db {
   private readonly client = new Client(databaseUrl());

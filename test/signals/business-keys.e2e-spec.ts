@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineSignal, DurableWorkflow, InvalidArgumentError, InvalidPayloadError, Workflow, WorkflowContext } from 'nestjs-durable';
-import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { DurableTestApp, eventually, fileApps, uniqueSchema } from '../setup/durable-app';
 
 const Approval = defineSignal('approval', z.object({ by: z.string() }));
 const Close = defineSignal<null>('close');
@@ -42,25 +42,15 @@ class Greedy implements DurableWorkflow<null, unknown> {
 
 describe('business keys: find, signal and start runs by what they are about', () => {
   const schema = uniqueSchema('bk');
-  const db = new Db(schema);
-  const apps: DurableTestApp[] = [];
-  const boot = async (options: Record<string, unknown> = {}) => {
-    const app = await startApp({
-      schema,
-      providers: [Order, Invoice, Greedy],
-      options: { dashboard: { auth: { insecureNoAuth: true } }, ...options },
-      listen: true,
-    });
-    apps.push(app);
-    return app;
-  };
+  const { db, boot } = fileApps({
+    schema,
+    providers: [Order, Invoice, Greedy],
+    options: { dashboard: { auth: { insecureNoAuth: true } } },
+    listen: true,
+  });
   let app: DurableTestApp;
   beforeAll(async () => {
     app = await boot();
-  });
-  afterAll(async () => {
-    await Promise.all(apps.map((a) => a.close()));
-    await db.dropSchema();
   });
   const parked = (runId: string) => eventually(async () => (await app.client.getRun(runId)).status === 'waiting', `run ${runId} parked`);
   const ids = (runs: Array<{ runId: string }>) => runs.map((r) => r.runId).sort();

@@ -8,7 +8,7 @@ import {
   Workflow,
   WorkflowContext,
 } from 'nestjs-durable';
-import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { DurableTestApp, eventually, fileApps, uniqueSchema } from '../setup/durable-app';
 
 /** How many times each cleanup step's body ran, in this process. */
 const ran = new Map<string, number>();
@@ -117,24 +117,14 @@ const HOUR = 3_600_000;
 
 describe('run deadlines: the awaited call throws, cleanup runs in the grace, the run ends at the grace', () => {
   const schema = uniqueSchema('dl');
-  const db = new Db(schema);
-  const apps: DurableTestApp[] = [];
-  const boot = async (options: Record<string, unknown> = {}) => {
-    const app = await startApp({
-      schema,
-      providers: [Cleanup, Stubborn, SlowStep, Sleeper, SelectUnder, Waiter, Parent, Timed],
-      options: { inlineWaitMs: 100, queues: { 'one-lane': { concurrency: 1 } }, ...options },
-    });
-    apps.push(app);
-    return app;
-  };
+  const { db, boot } = fileApps({
+    schema,
+    providers: [Cleanup, Stubborn, SlowStep, Sleeper, SelectUnder, Waiter, Parent, Timed],
+    options: { inlineWaitMs: 100, queues: { 'one-lane': { concurrency: 1 } } },
+  });
   let app: DurableTestApp;
   beforeAll(async () => {
     app = await boot();
-  });
-  afterAll(async () => {
-    await Promise.all(apps.map((a) => a.close()));
-    await db.dropSchema();
   });
 
   /** The name of the signal (or the select) a run waits on. */

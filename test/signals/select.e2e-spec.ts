@@ -9,7 +9,7 @@ import {
   Workflow,
   WorkflowContext,
 } from 'nestjs-durable';
-import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { DurableTestApp, eventually, fileApps, uniqueSchema } from '../setup/durable-app';
 
 const Approved = defineSignal('approved', z.object({ by: z.string() }));
 const Rejected = defineSignal<string>('rejected');
@@ -99,20 +99,10 @@ class BadSelect implements DurableWorkflow<{ which: string }, unknown> {
 
 describe('ctx.select: the first of several things, journaled once', () => {
   const schema = uniqueSchema('sel');
-  const db = new Db(schema);
-  const apps: DurableTestApp[] = [];
-  const boot = async (options: Record<string, unknown> = {}) => {
-    const app = await startApp({ schema, providers: [Decide, Parcel, RaceChild, SelectThenCrash, BadSelect], options });
-    apps.push(app);
-    return app;
-  };
+  const { db, boot } = fileApps({ schema, providers: [Decide, Parcel, RaceChild, SelectThenCrash, BadSelect] });
   let app: DurableTestApp;
   beforeAll(async () => {
     app = await boot({ inlineWaitMs: 100 });
-  });
-  afterAll(async () => {
-    await Promise.all(apps.map((a) => a.close()));
-    await db.dropSchema();
   });
 
   const parkedOnSelect = (runId: string) =>
