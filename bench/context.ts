@@ -46,7 +46,7 @@ export class BenchContext {
    * from outside the bench (a shared machine) then falls on all systems alike, not on whichever
    * happened to run during it. A system that fails is recorded once and left out of later repetitions.
    */
-  async rounds<K extends PeerKind, T>(
+  async rounds<K extends string, T>(
     name: string,
     kinds: readonly K[],
     reps: number,

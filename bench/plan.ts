@@ -17,7 +17,8 @@ export interface Plan {
   parkedInlineWaitMs: number;
   statementRuns: number;
   fanOutChildren: number;
-  sleepingRuns: number;
+  /** Runs the memory figure's worker starts, parks and wakes itself. */
+  parkedRuns: number;
   waitingRows: number;
   simultaneousWakes: number;
   /** Worker concurrency of each of the two draining instances (two times this plus spares stays under max_connections = 100). */
@@ -48,7 +49,7 @@ export function planFor(quick: boolean): Plan {
         sleepRuns: 8,
         statementRuns: 100,
         fanOutChildren: 100,
-        sleepingRuns: 10_000,
+        parkedRuns: 2_000,
         waitingRows: 10_000,
         simultaneousWakes: 2_000,
         schedules: 1_000,
@@ -65,7 +66,7 @@ export function planFor(quick: boolean): Plan {
         sleepRuns: 25,
         statementRuns: 500,
         fanOutChildren: 100,
-        sleepingRuns: 100_000,
+        parkedRuns: 20_000,
         waitingRows: 1_000_000,
         simultaneousWakes: 10_000,
         schedules: 10_000,

@@ -56,7 +56,7 @@ export async function openDbos(spec: PeerSpec): Promise<Peer> {
   DBOS.setConfig({
     name: APP,
     systemDatabaseUrl: spec.url,
-    // Its default pool (10): measured here, it runs c64 faster than a pool as large as ours (69).
+    ...(spec.pool === undefined ? {} : { systemDatabasePoolSize: spec.pool }),
     logLevel: 'error',
   });
   await DBOS.launch();

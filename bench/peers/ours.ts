@@ -3,12 +3,14 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { performance } from 'node:perf_hooks';
 import { DurableModule, DurableWorkflow, SignalService, Step, Workflow, WorkflowClient, WorkflowContext } from 'nestjs-durable';
-import { until } from '../measure';
+import { closedLoop, until } from '../measure';
 import { Marks } from './marks';
 import type { Peer, PeerSpec } from './peer';
 
 const lateness = new Marks();
 const spawned = new Marks();
+/** Runs per key group of `park`: signalByKeys reaches at most 1,000 runs a call. */
+const PARK_GROUP = 1_000;
 
 /** The workflow every throughput and latency figure is made of: three trivial @Step methods. */
 @Workflow('bench-three-steps')
@@ -61,6 +63,19 @@ export interface NapInput {
   report: boolean;
 }
 
+/** The memory figure's run: a step, then a wait for `go` with a day's timeout (a signal and a timer at once). */
+@Workflow('bench-park')
+export class Park implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext): Promise<string> {
+    await this.touch();
+    const outcome = await ctx.waitForSignal<string>('go', { timeout: '1d' });
+    return outcome.received ? outcome.payload : 'timed out';
+  }
+  @Step() async touch() {
+    return true;
+  }
+}
+
 @Workflow('bench-fan-out')
 export class FanOut implements DurableWorkflow<number, number> {
   async run(children: number, ctx: WorkflowContext): Promise<number> {
@@ -85,7 +100,7 @@ export async function openOurs(spec: PeerSpec): Promise<Peer> {
         queues: { bench: { concurrency: spec.concurrency } },
       }),
     ],
-    providers: [ThreeSteps, AwaitGo, SelectGo, Nap, FanOut],
+    providers: [ThreeSteps, AwaitGo, SelectGo, Nap, Park, FanOut],
   })
   class BenchModule {}
 
@@ -120,6 +135,16 @@ export async function openOurs(spec: PeerSpec): Promise<Peer> {
     async sleepLateness(ms) {
       const { runId } = await client.start(Nap, { ms, report: true });
       return lateness.take(runId);
+    },
+    async park(count, group) {
+      let i = 0;
+      await closedLoop(() => client.start(Park, null, { keys: { group: `${group}-${Math.floor(i++ / PARK_GROUP)}` } }), {
+        concurrency: 16,
+        count,
+      });
+    },
+    async wake(count, group) {
+      for (let g = 0; g * PARK_GROUP < count; g++) await signals.signalByKeys({ group: `${group}-${g}` }, 'go', 'now', { workflow: Park });
     },
     async fanOut(children) {
       const t0 = performance.now();

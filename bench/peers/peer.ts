@@ -10,6 +10,8 @@ export interface PeerSpec {
   concurrency: number;
   /** false: this instance only delivers signals (ours: worker disabled; DBOS: a DBOSClient). */
   worker?: boolean;
+  /** DBOS only: its system database pool (unset: its default). */
+  pool?: number;
   /** ours only. */
   inlineWaitMs?: number;
   schema?: string;
@@ -29,6 +31,13 @@ export interface Peer {
   waiting?: WaitingRuns;
   /** Starts a run that sleeps `ms` and resolves, when it wakes, to how late it woke (ms). */
   sleepLateness?(ms: number): Promise<number>;
+  /**
+   * Starts `count` runs that take a step and park on `go` with a day's timeout, keyed by `group`;
+   * resolves once started (they park as the worker gets to them). ours only: the memory figure.
+   */
+  park?(count: number, group: string): Promise<void>;
+  /** Delivers `go` to the `count` runs `park` started in `group`, by key; they complete as the worker gets to them. */
+  wake?(count: number, group: string): Promise<void>;
   /** A parent that starts `children` 3-step children and awaits them all. */
   fanOut?(children: number): Promise<{ spawnMs: number; totalMs: number }>;
   close(): Promise<void>;

@@ -43,6 +43,8 @@ export const ops = {
     const sleep = need(peer.sleepLateness, 'sleep').bind(peer);
     return Promise.all(Array.from({ length: args.runs }, () => sleep(args.ms)));
   },
+  park: (peer: Peer, args: { count: number; group: string }) => need(peer.park, 'park runs').call(peer, args.count, args.group),
+  wake: (peer: Peer, args: { count: number; group: string }) => need(peer.wake, 'wake parked runs').call(peer, args.count, args.group),
   fanOut: (peer: Peer, args: { children: number }) => need(peer.fanOut, 'fan out').call(peer, args.children),
 
   /** After a full collection (the process runs with --expose-gc). */

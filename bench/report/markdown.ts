@@ -1,4 +1,6 @@
 import type { Percentiles, Spread } from '../stats';
+import { EARLIER } from './earlier';
+import type { RunMemoryFigures } from '../scenarios/run-memory';
 import type { BenchResults } from './results';
 
 const SYSTEM_NAMES = { ours: 'nestjs-durable', dbos: 'DBOS Transact', floor: 'hand-written floor' } as const;
@@ -28,7 +30,7 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
   p(`| memory | ${r.machine.memoryGb} GB |`, `| OS | ${r.machine.os} |`, `| Node | ${r.machine.node} |`);
   const load = r.machine.loadAverage;
   p(
-    `| load average (1 min) | ${load.start.toFixed(2)} at the start, ${load.max.toFixed(2)} at most, ${load.end.toFixed(2)} at the end (the bench alone keeps it near 2) |`,
+    `| load average (1 min) | ${load.start.toFixed(2)} at the start, ${load.max.toFixed(2)} at most, ${load.end.toFixed(2)} at the end (sampled before each section) |`,
   );
   p(`| Postgres | ${r.postgres.version} (${r.postgres.source === 'local' ? "the machine's server on 127.0.0.1" : r.postgres.source}) |`);
   for (const [name, version] of Object.entries(r.versions)) p(`| ${name} | ${version} |`);
@@ -58,6 +60,18 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
     const t = r.throughput[level];
     p(
       `| ${level} | ${cell(row.ours, 0)} | ${cell(row.dbos, 0)} | ${cell(row.floor, 0)} | ${ratio(t.ours, t.dbos)} | ${ratio(t.ours, t.floor)} | ${r.stepsPerSecond[level]?.ours?.toFixed(0) ?? 'n/a'} |`,
+    );
+  }
+  const pools = r.dbosPools;
+  if (pools) {
+    p(
+      '',
+      `DBOS ran in this section with its default pool of ${pools.sizes.default} connections and with a pool of ${pools.sizes.ours} like ours; the table shows`,
+      'its better figure at each concurrency. Both, workflows per second:',
+      '',
+      `| concurrency | DBOS, pool ${pools.sizes.default} | DBOS, pool ${pools.sizes.ours} |`,
+      '| --- | ---: | ---: |',
+      ...Object.entries(pools.rates).map(([level, row]) => `| ${level} | ${cell(row.default, 0)} | ${cell(row.ours, 0)} |`),
     );
   }
   const ceiling = r.postgresCeiling.singleRowInsertsPerSecond;
@@ -133,14 +147,23 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
   p('');
 
   p('## Scale (nestjs-durable)', '');
-  const { sleepingRuns, claimQuery, statsRead, keysLookup, simultaneousWakes } = r.scale;
-  if (sleepingRuns) {
+  const { runMemory, claimQuery, statsRead, keysLookup, simultaneousWakes } = r.scale;
+  if (runMemory) {
+    const m = runMemory;
+    const side = (x: RunMemoryFigures['parked']) =>
+      `${cell(x.loaded.rss, 1)} MB RSS and ${cell(x.loaded.heapUsed, 1)} MB heap against ${cell(x.idle.rss, 1)} and ${cell(x.idle.heapUsed, 1)} MB for the idle one: ` +
+      `**${x.addedMb.rss} MB RSS, ${x.addedMb.heapUsed} MB heap added**`;
     p(
-      `**${sleepingRuns.runs.toLocaleString('en-US')} sleeping runs** (seeded by SQL as the library writes them, in ${sleepingRuns.seedSeconds} s). Two worker processes`,
-      'side by side with the same warm-up, one over the sleeping runs and one over an empty schema, sampled at the same moments',
-      `after a full collection: ${cell(sleepingRuns.withRunsMb.rss, 1)} MB RSS and ${cell(sleepingRuns.withRunsMb.heapUsed, 1)} MB heap against`,
-      `${cell(sleepingRuns.idleMb.rss, 1)} MB RSS and ${cell(sleepingRuns.idleMb.heapUsed, 1)} MB heap for the idle one:`,
-      `**${sleepingRuns.addedMb.rss} MB RSS, ${sleepingRuns.addedMb.heapUsed} MB heap added** (a sleeping run is a row and an index entry, not a timer).`,
+      `**${m.runs.toLocaleString('en-US')} runs a worker handled itself.** The worker starts them, executes each (a step, then a wait`,
+      "for a signal with a day's timeout) and parks them; later it delivers the signal to all of them by key (`signalByKeys`, a",
+      'thousand runs a call) and executes them to the end. A second worker over an empty schema gets the same warm-up and is',
+      'sampled at the same moments, after a full collection, so what the first holds beyond it is what the runs left behind.',
+      '',
+      `- parked (all ${m.runs.toLocaleString('en-US')} waiting, ${m.parkSeconds} s from the first start): ${side(m.parked)};`,
+      `- woken and completed (${m.wakeSeconds} s from the first delivery): ${side(m.woken)}.`,
+      '',
+      'A parked run is a row, its journal and an index entry, not a timer or a promise in the worker; a per-run handle or',
+      'listener kept after parking or after the end would show in the heap here.',
       '',
     );
   }
@@ -269,28 +292,23 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
   }
   p('');
 
-  p('## Optimizations and their effect', '');
+  p('## Optimizations and their effect (earlier measurements)', '');
   p(
-    'Profiled with `bench/tools/profile.ts` (`node --cpu-prof` for Node, `pg_stat_statements` and per-backend CPU for Postgres):',
-    'at c8 a workflow cost about 0.6 ms of Node CPU and 1.7 ms of Postgres CPU, and the statements themselves executed for',
-    'only about 0.4 ms of that: the rest was Postgres parsing and planning each multi-CTE statement on every call.',
+    'Not from this run: each effect below was measured when the change was made, on the date and at the commit given,',
+    'with `bench/tools/profile.ts` (`node --cpu-prof` for Node, `pg_stat_statements` and per-backend CPU for Postgres) or',
+    'A/B runs of this bench. The profile that started them (${EARLIER.profile.measured}): at c8 a workflow cost about 0.6 ms of Node',
+    'CPU and 1.7 ms of Postgres CPU, and the statements themselves executed for only about 0.4 ms of that: the rest was',
+    'Postgres parsing and planning each multi-CTE statement on every call.',
     '',
-    '| change | effect |',
-    '| --- | --- |',
-    '| `result()` of a run executing here waits on the in-process bus and takes the output from it (no reads) | 7 statements per 3-step workflow down to 5 |',
-    "| the library's statements are sent as named prepared statements (`DurableDatabase.query`): parsed and planned once per connection | c8 from about 750 to about 1,300 workflows/s; latency p50 from about 3.9 to about 2.5 ms |",
-    "| the database clock is paired with the statement's send time, not the answer's arrival (`DbClock.observe`) | inline sleeps no longer wake one commit late |",
-    '| no claim pass for a NOTIFY about a run that executes here | a fan-out of 100 no longer sends 100 empty claims |',
-    '| measured and ruled out: the FOR SHARE fencing lock in checkpoint writes, the history rows written with start and end | within noise (about ±15%) in A/B runs |',
-    "| a claim selects each claimed run's journal (no separate load); a signal is validated against the one schema the workflows taking it share, so the run is not read first; a NOTIFY for a run just claimed here starts no second claim pass | in-process signal round trip from five round trips to three |",
-    '| deliver-and-claim: a delivery claims the run parked on it when this instance has a free slot, and the run executes here at once with the journal the delivery read | two statements from delivery to completion; with the row above, in-process signal p50 from about 3.0 to about 2.3 ms in signals-only runs |',
-    "| the library's connections run with `jit=off` | a claim over a million freshly seeded waiting rows, whose journal tables had no statistics yet, crossed `jit_above_cost` and spent about 400 ms compiling; now about 5 ms (the bench also analyzes the seeded tables, as autovacuum would) |",
+    '| change | effect | measured |',
+    '| --- | --- | --- |',
+    ...EARLIER.optimizations.map((o) => `| ${o.change} | ${o.effect} | ${o.measured} |`),
     '',
   );
   p('## Missed targets: by how much, why, and what would close them', '');
   const missed = new Map<string, string[]>();
   for (const t of r.targets.filter((x) => x.met === false)) {
-    const why = whyMissed(t.target);
+    const why = whyMissed(t.target, r.machine.cores);
     missed.set(why, [...(missed.get(why) ?? []), `**${t.target}**: ${t.value} ${t.unit}, ${t.margin}`]);
   }
   if (!missed.size) p('None: every measured target was met in this run.');
@@ -298,7 +316,7 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
   p('');
   p('## Reproducing and profiling', '');
   p(
-    '`npm run bench` runs all of the above (about 10 minutes on 2 cores) and rewrites this page; `npm run bench -- --quick` is a',
+    `\`npm run bench\` runs all of the above (this run: ${Math.max(1, Math.round(r.durationMinutes))} minutes on ${r.machine.cores} cores) and rewrites this page; \`npm run bench -- --quick\` is a`,
     'two-minute smoke with smaller sizes that writes `bench/results/quick-<date>.json` only. `DATABASE_URL` picks the server;',
     '`--embedded` starts a throwaway cluster with pg_stat_statements loaded. To see where a system spends its time:',
     '`node dist/bench/tools/profile.js --peer=ours --concurrency=64` (after a build) runs its loop under `node --cpu-prof` and',
@@ -331,11 +349,11 @@ function percentileTable(p: (...lines: string[]) => void, rows: Array<[string, R
   p('');
 }
 
-/** Why a target can be missed on a machine of this kind, and what would close it; the figures are the run's. */
-function whyMissed(target: string): string {
+/** Why a target can be missed on a machine of this kind, and what would close it; the figures are the run's or labelled as earlier. */
+function whyMissed(target: string, cores: number): string {
   if (/^throughput at c\d+ >= 70% of the floor/.test(target)) {
     return (
-      'On 2 cores shared by Node and Postgres, CPU is the limit, and the library spends more of it per workflow than five bare ' +
+      `On ${cores} cores shared by Node and Postgres, CPU is the limit, and the library spends more of it per workflow than five bare ` +
       "statements: its statements also maintain what the floor has not (the runs indexes behind the dashboard's filters and the due " +
       'index, the history rows, the row lock that fences each checkpoint), and its Node side runs the executions, serialization and ' +
       'telemetry hooks. `bench/tools/profile.ts --embedded` prints both sides per workflow. Closing it: an end of run that leaves ' +
@@ -354,9 +372,9 @@ function whyMissed(target: string): string {
     return (
       "A queued run is inserted pending and admitted by a claim pass under its queue's advisory lock, where an unqueued one is " +
       'inserted already claimed by its starter and executed at once. In a closed loop the difference is latency, not work: ' +
-      'measured in the loop, a queued run waits about 33 ms pending (1.5 admission passes) before it executes for about 56 ms, ' +
-      'like an unqueued one; on 2 cores saturated by 64 runs every round trip takes 10 to 25 ms, so one admission in the ' +
-      'critical path costs about a fifth of the throughput. Tried and measured: the starter admitting its own run under the lock ' +
+      `measured in the loop (${EARLIER.queuedLoop.measured}, not this run), a queued run waited about 33 ms pending (1.5 admission passes) before it executed for about 56 ms, ` +
+      'like an unqueued one; on the 2 cores of that run saturated by 64 runs every round trip took 10 to 25 ms, so one admission in the ' +
+      'critical path cost about a fifth of the throughput. Tried and measured then: the starter admitting its own run under the lock ' +
       '(64 starters serialized on it, 0.36x); the lock, the admission and the commit in one round trip (a multi-statement ' +
       'query: 0.78x, no gain); two admission passes in flight (they queue on the lock: 0.69x); all reverted. Kept: passes for ' +
       'new queued runs skip the plain claim and the probe, and a run ending re-admits only where a limit held runs back. What ' +

@@ -10,7 +10,7 @@ import type { QueueFigures } from '../scenarios/queues';
 import type { RoundTripFigures } from '../scenarios/signals';
 import type { SleepFigures } from '../scenarios/sleeps';
 import type { StatementFigures } from '../scenarios/statements';
-import type { RateTable, System } from '../scenarios/throughput';
+import type { DbosPools, RateTable, System } from '../scenarios/throughput';
 import { round, Spread } from '../stats';
 import type { TargetCheck } from './targets';
 
@@ -28,6 +28,8 @@ export interface BenchResults {
   throughput: Record<string, Partial<Record<System, number>>>;
   throughputSpread: RateTable<System>;
   stepsPerSecond: Record<string, Partial<Record<System, number>>>;
+  /** DBOS' throughput at its default pool and at ours; `throughput.dbos` is the better of the two. Absent before 2026-12. */
+  dbosPools?: DbosPools;
   postgresCeiling: { singleRowInsertsPerSecond: RateTable<'ceiling'> };
   latencyMs: LatencyFigures;
   signalRoundTripMs: RoundTripFigures;

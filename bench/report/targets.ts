@@ -64,14 +64,11 @@ export function checkTargets(r: Results): TargetCheck[] {
   );
   add('<= 5 write transactions per 3-step workflow', r.perWorkflow.ours?.writeTransactions, '<=', 5, 'transactions');
   add('<= 8 statements per 3-step workflow', r.perWorkflow.ours?.serverStatements ?? r.perWorkflow.ours?.statements, '<=', 8, 'statements');
-  const sleeping = r.scale.sleepingRuns;
-  add(
-    `${(sleeping?.runs ?? r.plan.sleepingRuns).toLocaleString('en-US')} sleeping runs add < 50 MB (RSS)`,
-    sleeping?.addedMb.rss,
-    '<',
-    50,
-    'MB',
-  );
+  const memory = r.scale.runMemory;
+  const parkedRuns = (memory?.runs ?? r.plan.parkedRuns)?.toLocaleString('en-US');
+  add(`${parkedRuns} runs started, executed and parked by a worker add < 50 MB (RSS)`, memory?.parked.addedMb.rss, '<', 50, 'MB');
+  add(`the same runs, parked, hold < 5 MB of heap`, memory?.parked.addedMb.heapUsed, '<', 5, 'MB');
+  add(`the same runs, woken and completed, leave < 5 MB of heap`, memory?.woken.addedMb.heapUsed, '<', 5, 'MB');
   const claim = r.scale.claimQuery;
   add(
     `claim query < 10 ms with ${(claim?.waitingRows ?? r.plan.waitingRows).toLocaleString('en-US')} waiting rows (round trip, the slower of nothing due and a batch due)`,

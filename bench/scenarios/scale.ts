@@ -1,24 +1,18 @@
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import type { BenchContext } from '../context';
-import { delay, until } from '../measure';
-import type { OpResult } from '../process/ops';
+import { until } from '../measure';
 import { runDurableMigrations } from 'nestjs-durable';
 import { claimRunsSql, DashboardRepository, DeliveryRepository, RunRepository, tablesFor } from '../scale/library-internals';
 import { seedKeyedRuns, seedSleepingRuns } from '../scale/seed-runs';
+import { measureRunMemory, RunMemoryFigures } from './run-memory';
 import { round, Spread, spread } from '../stats';
 
-const MB = 1024 * 1024;
 const WORKFLOWS = ['bench-three-steps', 'bench-await-go', 'bench-nap', 'bench-fan-out'];
 
 export interface ScaleFigures {
-  sleepingRuns?: {
-    runs: number;
-    seedSeconds: number;
-    idleMb: { rss: Spread; heapUsed: Spread };
-    withRunsMb: { rss: Spread; heapUsed: Spread };
-    addedMb: { rss: number; heapUsed: number };
-  };
+  /** Runs the measured worker started, parked, then woke and completed: RSS and heap beyond an idle worker's. */
+  runMemory?: RunMemoryFigures;
   claimQuery?: {
     waitingRows: number;
     batch: number;
@@ -79,8 +73,8 @@ interface ClaimTiming {
 }
 
 /**
- * ours at scale, in schemas of its own in ours' database: (1) a worker's memory with
- * `sleepingRuns` runs asleep against an idle worker; (2) the claim statement with
+ * ours at scale, in schemas of its own in ours' database: (1) a worker's memory for
+ * `parkedRuns` runs it parked and woke itself, against an idle worker (run-memory.ts); (2) the claim statement with
  * `waitingRows` waiting rows; (3) `simultaneousWakes` runs due at one instant, drained by two
  * instances, duplicate claims counted from the history table.
  */
@@ -89,7 +83,7 @@ export async function measureScale(ctx: BenchContext): Promise<ScaleFigures> {
   await db.connect();
   try {
     const figures: ScaleFigures = {};
-    figures.sleepingRuns = await ctx.attempt('scale.sleepingRuns', () => sleepingRuns(ctx, db));
+    figures.runMemory = await ctx.attempt('scale.runMemory', () => measureRunMemory(ctx, db));
     figures.claimQuery = await ctx.attempt('scale.claimQuery', () => claimQuery(ctx, db));
     figures.statsRead = await ctx.attempt('scale.statsRead', () => statsRead(ctx, db));
     figures.keysLookup = await ctx.attempt('scale.keysLookup', () => keysLookup(ctx, db));
@@ -103,73 +97,19 @@ export async function measureScale(ctx: BenchContext): Promise<ScaleFigures> {
 
 const SCALE_SCHEMA = 'bench_scale';
 
-const IDLE_SCHEMA = 'bench_idle';
-
-/**
- * Two worker processes side by side, one over the sleeping runs and one over an empty schema, with
- * the same warm-up and sampled at the same moments (after a full collection), so the difference is
- * the runs' and not the time's (RSS drifts as a fresh process settles).
- */
-async function sleepingRuns(ctx: BenchContext, db: Client): Promise<ScaleFigures['sleepingRuns']> {
-  const { plan } = ctx;
-  const spec = (schema: string) => ({ kind: 'ours' as const, concurrency: plan.workerConcurrency, schema });
-  const figures = await ctx.with([spec(SCALE_SCHEMA), spec(IDLE_SCHEMA)], async (loaded, idle) => {
-    const t0 = performance.now();
-    await seedSleepingRuns(db, SCALE_SCHEMA, {
-      count: plan.sleepingRuns,
-      prefix: 'sleeping-',
-      wakeAt: new Date(Date.now() + 86_400_000).toISOString(),
-      spreadMs: 3_600_000,
-    });
-    const seedSeconds = (performance.now() - t0) / 1000;
-    for (const worker of [loaded, idle]) await worker.call('loop', { concurrency: 8, count: 500 });
-    await delay(5_000); // sweeps run over the sleeping runs meanwhile
-    // The first full collection returns the warm-up's garbage to the system: settle both before sampling.
-    for (const worker of [loaded, idle]) await worker.call('memory');
-    const samples: Record<'loaded' | 'idle', Array<OpResult<'memory'>>> = { loaded: [], idle: [] };
-    for (let i = 0; i < Math.max(5, plan.reps); i++) {
-      await delay(1_000);
-      samples.loaded.push(await loaded.call('memory'));
-      samples.idle.push(await idle.call('memory'));
-    }
-    const mb = (list: Array<OpResult<'memory'>>) => ({
-      rss: spread(list.map((r) => r.rss / MB)),
-      heapUsed: spread(list.map((r) => r.heapUsed / MB)),
-    });
-    const idleMb = mb(samples.idle);
-    const withRunsMb = mb(samples.loaded);
-    ctx.log(
-      `  ${plan.sleepingRuns} sleeping runs: RSS ${withRunsMb.rss.median.toFixed(1)} MB against ${idleMb.rss.median.toFixed(1)} MB idle, heap ${withRunsMb.heapUsed.median.toFixed(1)} against ${idleMb.heapUsed.median.toFixed(1)} MB`,
-    );
-    return {
-      runs: plan.sleepingRuns,
-      seedSeconds: round(seedSeconds, 1),
-      idleMb,
-      withRunsMb,
-      addedMb: {
-        rss: round(withRunsMb.rss.median - idleMb.rss.median, 2),
-        heapUsed: round(withRunsMb.heapUsed.median - idleMb.heapUsed.median, 2),
-      },
-    };
-  });
-  await db.query(`DROP SCHEMA ${IDLE_SCHEMA} CASCADE`);
-  return figures;
-}
-
 async function claimQuery(ctx: BenchContext, db: Client): Promise<ScaleFigures['claimQuery']> {
   const { plan } = ctx;
   const t = tablesFor(SCALE_SCHEMA);
-  const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM ${t.runs} WHERE status = 'waiting'`)).rows as Array<{ n: number }>;
-  if (n < plan.waitingRows) {
-    const t0 = performance.now();
-    await seedSleepingRuns(db, SCALE_SCHEMA, {
-      count: plan.waitingRows - n,
-      prefix: 'waiting-',
-      wakeAt: new Date(Date.now() + 86_400_000).toISOString(),
-      spreadMs: 86_400_000,
-    });
-    ctx.log(`  seeded ${plan.waitingRows - n} more waiting runs in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  }
+  await db.query(`DROP SCHEMA IF EXISTS ${SCALE_SCHEMA} CASCADE`);
+  await runDurableMigrations({ connection: ctx.url('ours'), schema: SCALE_SCHEMA });
+  const t0 = performance.now();
+  await seedSleepingRuns(db, SCALE_SCHEMA, {
+    count: plan.waitingRows,
+    prefix: 'waiting-',
+    wakeAt: new Date(Date.now() + 86_400_000).toISOString(),
+    spreadMs: 86_400_000,
+  });
+  ctx.log(`  seeded ${plan.waitingRows} waiting runs in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   // What autovacuum would have done by now, for every table the seeding filled (a claim reads the journal too).
   for (const table of [t.runs, t.steps, t.history]) await db.query(`VACUUM ANALYZE ${table}`);
   await db.query('SET jit = off'); // as on the library's own connections (DurableDatabase)

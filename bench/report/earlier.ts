@@ -1,0 +1,58 @@
+/**
+ * Figures the benchmarks page quotes that this run did not measure: each was measured when its
+ * change was made, and the page prints it with that date and commit so that no reader takes it for
+ * a figure of the run that wrote the page.
+ */
+const at = (date: string, commit: string) => `${date}, ${commit}`;
+
+export const EARLIER = {
+  profile: { measured: at('2026-11-29', '12a1893') },
+  queuedLoop: { measured: at('2026-11-30', 'd01b49c') },
+  optimizations: [
+    {
+      change: '`result()` of a run executing here waits on the in-process bus and takes the output from it (no reads)',
+      effect: '7 statements per 3-step workflow down to 5',
+      measured: at('2026-11-29', 'ef84e43'),
+    },
+    {
+      change:
+        "the library's statements are sent as named prepared statements (`DurableDatabase.query`): parsed and planned once per connection",
+      effect: 'c8 from about 750 to about 1,300 workflows/s; latency p50 from about 3.9 to about 2.5 ms',
+      measured: at('2026-11-29', 'a3f3898'),
+    },
+    {
+      change: "the database clock is paired with the statement's send time, not the answer's arrival (`DbClock.observe`)",
+      effect: 'inline sleeps no longer wake one commit late',
+      measured: at('2026-11-29', 'a3f3898'),
+    },
+    {
+      change: 'no claim pass for a NOTIFY about a run that executes here',
+      effect: 'a fan-out of 100 no longer sends 100 empty claims',
+      measured: at('2026-11-29', '12a1893'),
+    },
+    {
+      change: 'measured and ruled out: the FOR SHARE fencing lock in checkpoint writes, the history rows written with start and end',
+      effect: 'within noise (about ±15%) in A/B runs',
+      measured: at('2026-11-29', '12a1893'),
+    },
+    {
+      change:
+        "a claim selects each claimed run's journal (no separate load); a signal is validated against the one schema the workflows taking it share, so the run is not read first; a NOTIFY for a run just claimed here starts no second claim pass",
+      effect: 'in-process signal round trip from five round trips to three',
+      measured: at('2026-11-29', '1ac0d63'),
+    },
+    {
+      change:
+        'deliver-and-claim: a delivery claims the run parked on it when this instance has a free slot, and the run executes here at once with the journal the delivery read',
+      effect:
+        'two statements from delivery to completion; with the row above, in-process signal p50 from about 3.0 to about 2.3 ms in signals-only runs',
+      measured: at('2026-11-29', '1b1537f'),
+    },
+    {
+      change: "the library's connections run with `jit=off`",
+      effect:
+        'a claim over a million freshly seeded waiting rows, whose journal tables had no statistics yet, crossed `jit_above_cost` and spent about 400 ms compiling; now about 5 ms (the bench also analyzes the seeded tables, as autovacuum would)',
+      measured: at('2026-11-30', '6b4e266'),
+    },
+  ],
+};
