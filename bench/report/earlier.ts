@@ -8,6 +8,8 @@ const at = (date: string, commit: string) => `${date}, ${commit}`;
 export const EARLIER = {
   profile: { measured: at('2026-11-29', '12a1893') },
   queuedLoop: { measured: at('2026-11-30', 'd01b49c') },
+  /** Two changes measured on a working tree over 67662d3, each then reverted. */
+  admissionAtStart: { measured: at('2026-11-30', 'over 67662d3') },
   optimizations: [
     {
       change: '`result()` of a run executing here waits on the in-process bus and takes the output from it (no reads)',

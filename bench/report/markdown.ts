@@ -377,10 +377,16 @@ function whyMissed(target: string, cores: number): string {
       'critical path cost about a fifth of the throughput. Tried and measured then: the starter admitting its own run under the lock ' +
       '(64 starters serialized on it, 0.36x); the lock, the admission and the commit in one round trip (a multi-statement ' +
       'query: 0.78x, no gain); two admission passes in flight (they queue on the lock: 0.69x); all reverted. Kept: passes for ' +
-      'new queued runs skip the plain claim and the probe, and a run ending re-admits only where a limit held runs back. What ' +
-      'would close it: a fast path for an uncontended queue, where the start statement itself admits its run when the queue has ' +
-      "room and nothing pending ahead, made safe by a per-queue version row that each admission bumps (the statement's snapshot " +
-      'must include every admission committed before it).'
+      'new queued runs skip the plain claim and the probe, and a run ending re-admits only where a limit held runs back. ' +
+      `Also tried and reverted (${EARLIER.admissionAtStart.measured}, full-size queues section, where this build gave 0.80x): ` +
+      'admission by the start statement itself, through a PL/pgSQL function that takes the queue lock and counts with fresh ' +
+      'snapshots (every start then holds the lock through its commit, so the starts of one queue go one at a time: no better ' +
+      'in the quick run, and worse once a pending run makes every start behind it wait too); a hand-off, where the statement ' +
+      'that ends a queued run gives its slot to the head of the queue and this instance executes it at once (0.76x to 0.82x: ' +
+      'about two runs in three were handed off, but each still waited about 35 ms pending, because a hand-off keeps the ' +
+      'backlog as long as it was and only admission passes shorten it). What would close it: admission that neither ' +
+      "serializes starters nor waits for a pass, such as a queue's slots as rows a start takes with SKIP LOCKED and the " +
+      'statement that ends, parks or fails the run gives back (partition and rate limits would need rows of their own).'
     );
   }
   return 'No analysis recorded for this target yet.';
