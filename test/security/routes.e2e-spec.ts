@@ -41,7 +41,7 @@ describe('security: every dashboard route, generated from the router', () => {
       .replace(':id', encodeURIComponent(runId))
       .replace(':name', 'approval')
       .replace(':channel', 'events')
-      .replace('*file', 'index.html')
+      .replace(/\/\*path$/, '/index.html')
       .replace('{*path}', 'no-such-route');
   /** The method to call a route with: DELETE, which no route serves, for the fallback. */
   const method = (route: Route) => (route.method === 'ANY' ? 'DELETE' : route.method);

@@ -1,5 +1,6 @@
 import { INestApplication, ModuleMetadata, Provider } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Test, TestingModule } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { DurableModule, DurableModuleOptions, SignalService, WorkflowClient } from 'nestjs-durable';
@@ -9,6 +10,20 @@ export function databaseUrl(): string {
   const url = process.env.DATABASE_URL;
   if (!url) throw new Error('DATABASE_URL is not set: run the suites through jest (its global setup provides a database).');
   return url;
+}
+
+/** The HTTP platforms the dashboard and its REST API are tested on. */
+export const PLATFORMS = ['express', 'fastify'] as const;
+export type Platform = (typeof PLATFORMS)[number];
+
+/**
+ * The compiled module as an application on `platform` (default Express), without logs. Fastify gets a
+ * body limit of 100 kB, Express' default, so that tests show the dashboard API's own limit on both.
+ */
+export function createApplication(moduleRef: TestingModule, platform: Platform = 'express'): INestApplication {
+  return platform === 'fastify'
+    ? moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter({ bodyLimit: 100_000 }), { logger: false })
+    : moduleRef.createNestApplication({ logger: false });
 }
 
 /** A schema of its own for each test file, so files run in parallel on one database. */
@@ -34,6 +49,8 @@ export async function startApp(args: {
   options?: Partial<DurableModuleOptions>;
   /** Listen on a free port (for HTTP tests); else the app is only initialised. */
   listen?: boolean;
+  /** The HTTP platform: Express (Nest's default) or Fastify. */
+  platform?: Platform;
 }): Promise<DurableTestApp> {
   const moduleRef = await Test.createTestingModule({
     imports: [
@@ -51,7 +68,7 @@ export async function startApp(args: {
     providers: args.providers ?? [],
   }).compile();
   moduleRef.useLogger(false);
-  const app = moduleRef.createNestApplication({ logger: false });
+  const app = createApplication(moduleRef, args.platform);
   let url = '';
   if (args.listen) {
     await app.listen(0, '127.0.0.1');

@@ -1,5 +1,5 @@
-import { DynamicModule, Global, Module, OnApplicationShutdown, Provider, Type } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
+import { DynamicModule, Global, Inject, Module, NestModule, OnApplicationShutdown, Optional, Provider } from '@nestjs/common';
+import { DiscoveryModule, HttpAdapterHost } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { RunStarter } from './client/run-starter';
 import { SignalService } from './client/signal.service';
@@ -34,7 +34,7 @@ import { RetentionService } from './worker/retention.service';
 import { RetentionRepository } from './persistence/retention.repository';
 import { DashboardAuthGuard } from './dashboard/dashboard-auth.guard';
 import { DashboardApiGate } from './dashboard/dashboard-api-gate';
-import { dashboardControllers } from './dashboard/dashboard-mount';
+import { DASHBOARD_CONTROLLERS, DashboardControllers, dashboardControllers } from './dashboard/dashboard-mount';
 import { DashboardService } from './dashboard/dashboard.service';
 import { DashboardRepository } from './persistence/dashboard.repository';
 
@@ -107,14 +107,30 @@ const exported = [
  */
 @Global()
 @Module({})
-export class DurableModule implements OnApplicationShutdown {
-  constructor(private readonly db: DurableDatabase) {}
+export class DurableModule implements NestModule, OnApplicationShutdown {
+  constructor(
+    private readonly db: DurableDatabase,
+    private readonly adapterHost: HttpAdapterHost,
+    @Optional() @Inject(DASHBOARD_CONTROLLERS) private readonly dashboard?: DashboardControllers,
+    @Optional() private readonly gate?: DashboardApiGate,
+  ) {}
+
+  /**
+   * Runs before Nest registers routes, with the HTTP platform known: the dashboard's catch-alls take
+   * its syntax, and the API's gate goes in ahead of every route.
+   */
+  configure(): void {
+    const type = this.adapterHost.httpAdapter?.getType();
+    if (!type) return;
+    this.dashboard?.platform(type);
+    this.gate?.beforeRoutes();
+  }
 
   static forRoot(options: DurableModuleOptions): DynamicModule {
     const resolved = resolveDurableOptions(options);
     const dashboard = resolved.dashboard ? dashboardControllers() : undefined;
     dashboard?.mount(resolved.dashboard && resolved.dashboard.path);
-    return DurableModule.build([{ provide: DURABLE_OPTIONS, useValue: resolved }], [], dashboard?.controllers ?? []);
+    return DurableModule.build([{ provide: DURABLE_OPTIONS, useValue: resolved }], [], dashboard);
   }
 
   /**
@@ -132,16 +148,24 @@ export class DurableModule implements OnApplicationShutdown {
         return resolved;
       },
     };
-    return DurableModule.build([optionsProvider], options.imports ?? [], dashboard.controllers);
+    return DurableModule.build([optionsProvider], options.imports ?? [], dashboard);
   }
 
-  private static build(optionsProviders: Provider[], imports: NonNullable<DynamicModule['imports']>, controllers: Type[]): DynamicModule {
+  private static build(
+    optionsProviders: Provider[],
+    imports: NonNullable<DynamicModule['imports']>,
+    dashboard: DashboardControllers | undefined,
+  ): DynamicModule {
     return {
       module: DurableModule,
       global: true,
       imports: [DiscoveryModule, ScheduleModule.forRoot(), ...imports],
-      controllers,
-      providers: [...optionsProviders, ...providers, ...(controllers.length ? dashboardProviders : [])],
+      controllers: dashboard?.controllers ?? [],
+      providers: [
+        ...optionsProviders,
+        ...providers,
+        ...(dashboard ? [...dashboardProviders, { provide: DASHBOARD_CONTROLLERS, useValue: dashboard }] : []),
+      ],
       exports: exported,
     };
   }

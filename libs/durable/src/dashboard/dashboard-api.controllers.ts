@@ -16,7 +16,6 @@ import {
   UseGuards,
 } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
-import type { Response } from 'express';
 import { z } from 'zod';
 import { SignalService } from '../client/signal.service';
 import { WorkflowClient } from '../client/workflow.client';
@@ -28,10 +27,15 @@ import { WAIT_KIND_NAMES } from '../wait-kinds/wait-kind.registry';
 import { duration, endpoint, EndpointInput, Input, instant, oneOf, present, text } from './api-input';
 import { checkKeys } from '../schema/business-keys';
 import { DashboardAuthGuard, DashboardRequest, SESSION_ROUTE } from './dashboard-auth.guard';
-import { DashboardErrorsFilter } from './dashboard-errors.filter';
+import { DashboardErrorsFilter, MethodNotAllowed } from './dashboard-errors.filter';
 import { DashboardService } from './dashboard.service';
 import { Action, actor, Mutation, noBody } from './dashboard-routes';
 import { DashboardSchedulesController } from './dashboard-schedules.controller';
+
+/** What a handler sets on its response, the same on Express and Fastify: the status. */
+interface StatusReply {
+  status(code: number): unknown;
+}
 
 // The inputs' parts that several endpoints share. Each endpoint's declaration sits above its route.
 
@@ -147,7 +151,7 @@ export class DashboardRunsController {
   async start(
     @Input(DashboardRunsController.start) { body }: EndpointInput<typeof DashboardRunsController.start>,
     @Req() request: DashboardRequest,
-    @Res({ passthrough: true }) response: Response,
+    @Res({ passthrough: true }) response: StatusReply,
   ) {
     const handle = await this.client.start(body.workflow, body.input ?? null, {
       runId: body.runId ?? undefined,
@@ -169,7 +173,7 @@ export class DashboardRunsController {
   async signal(
     @Input(DashboardRunsController.signal) { params, body }: EndpointInput<typeof DashboardRunsController.signal>,
     @Req() request: DashboardRequest,
-    @Res({ passthrough: true }) response: Response,
+    @Res({ passthrough: true }) response: StatusReply,
   ) {
     const delivery = await this.signals.signal(params.id, params.name, body.payload, { actor: actor(request) });
     response.status(delivery.accepted ? 201 : 200);
@@ -185,7 +189,7 @@ export class DashboardRunsController {
   async send(
     @Input(DashboardRunsController.send) { params, body }: EndpointInput<typeof DashboardRunsController.send>,
     @Req() request: DashboardRequest,
-    @Res({ passthrough: true }) response: Response,
+    @Res({ passthrough: true }) response: StatusReply,
   ) {
     const delivery = await this.signals.send(params.id, params.channel, body.key, body.payload, { actor: actor(request) });
     response.status(delivery.accepted ? 201 : 200);
@@ -240,7 +244,7 @@ export class DashboardRunsController {
   async fork(
     @Input(DashboardRunsController.fork) { params, body }: EndpointInput<typeof DashboardRunsController.fork>,
     @Req() request: DashboardRequest,
-    @Res({ passthrough: true }) response: Response,
+    @Res({ passthrough: true }) response: StatusReply,
   ) {
     const fork = await this.client.fork(params.id, { ...body, actor: actor(request) });
     response.status(201);
@@ -375,12 +379,10 @@ export const API_CONTROLLERS: ReadonlyArray<readonly [Type, string]> = [
 @UseGuards(DashboardAuthGuard)
 @UseFilters(DashboardErrorsFilter)
 export class DashboardApiFallbackController {
+  /** The rest of the path comes as `path` (Express) or `*` (Fastify); see dashboard-mount.ts. */
   @All('{*path}')
-  fallback(
-    @Param('path') path: string | string[] | undefined,
-    @Req() request: DashboardRequest,
-    @Res({ passthrough: true }) response: Response,
-  ): never {
+  fallback(@Param() params: Record<string, string | string[] | undefined>, @Req() request: DashboardRequest): never {
+    const path = params.path ?? params['*'];
     const segments = (Array.isArray(path) ? path : (path ?? '').split('/')).filter(Boolean);
     const shown = `/${segments.join('/')}`;
     const allowed = apiRoutes()
@@ -393,8 +395,7 @@ export class DashboardApiFallbackController {
         code: 'NOT_FOUND',
         message: `No API route ${request.method} ${shown}; the routes are listed in docs/rest-api.md.`,
       });
-    response.setHeader('Allow', allowed.join(', '));
-    throw new HttpException({ code: 'METHOD_NOT_ALLOWED', message: `${shown} answers ${allowed.join(', ')}, not ${request.method}.` }, 405);
+    throw new MethodNotAllowed(allowed, `${shown} answers ${allowed.join(', ')}, not ${request.method}.`);
   }
 }
 

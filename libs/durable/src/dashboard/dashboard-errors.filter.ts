@@ -1,5 +1,5 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import type { Response } from 'express';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Injectable, Logger } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import { DurableError } from '../errors';
 
 const STATUS_BY_CODE: Record<string, number> = {
@@ -16,14 +16,20 @@ const STATUS_BY_CODE: Record<string, number> = {
 
 /** One error shape for the dashboard API, `{ code, message, details? }`; never a stack trace. */
 @Catch()
+@Injectable()
 export class DashboardErrorsFilter implements ExceptionFilter {
   private readonly logger = new Logger('DurableDashboard');
 
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
   catch(error: unknown, host: ArgumentsHost): void {
-    const response = host.switchToHttp().getResponse<Response>();
     const { status, body } = this.describe(error);
     if (status >= 500) this.logger.error(`Dashboard request failed: ${(error as Error)?.stack ?? String(error)}`);
-    response.status(status).json(body);
+    const http = this.adapterHost.httpAdapter;
+    const response = host.switchToHttp().getResponse();
+    // A 405 says which methods the path answers (see DashboardApiFallbackController).
+    if (error instanceof MethodNotAllowed) http.setHeader(response, 'Allow', error.allow.join(', '));
+    http.reply(response, body, status);
   }
 
   private describe(error: unknown): { status: number; body: { code: string; message: string; details?: unknown } } {
@@ -45,6 +51,16 @@ export class DashboardErrorsFilter implements ExceptionFilter {
       };
     }
     return { status: 500, body: { code: 'INTERNAL', message: 'The request failed on the server; the details are in the server log.' } };
+  }
+}
+
+/** 405 with the methods the path answers, for the `Allow` header. */
+export class MethodNotAllowed extends HttpException {
+  constructor(
+    readonly allow: string[],
+    message: string,
+  ) {
+    super({ code: 'METHOD_NOT_ALLOWED', message }, 405);
   }
 }
 

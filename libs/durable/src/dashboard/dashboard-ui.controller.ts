@@ -1,6 +1,6 @@
-import { Controller, Get, NotFoundException, Param, Req, Res, SetMetadata, UseFilters, UseGuards } from '@nestjs/common';
-import type { Request, Response } from 'express';
-import { existsSync } from 'node:fs';
+import { Controller, Get, NotFoundException, Param, Req, Res, SetMetadata, StreamableFile, UseFilters, UseGuards } from '@nestjs/common';
+import { AbstractHttpAdapter, HttpAdapterHost } from '@nestjs/core';
+import { createReadStream, existsSync } from 'node:fs';
 import { extname, join, resolve, sep } from 'node:path';
 import { DashboardAuthGuard, PUBLIC_ROUTE } from './dashboard-auth.guard';
 import { DashboardErrorsFilter } from './dashboard-errors.filter';
@@ -39,29 +39,39 @@ export function dashboardUiRoot(): string | undefined {
   return candidates.find((dir) => existsSync(join(dir, 'index.html')));
 }
 
-/** Serves the UI's files under the dashboard path, with the CSP on every response. */
+/** Serves the UI's files under the dashboard path, with the CSP on every response; on Express and Fastify alike. */
 @Controller()
 @UseGuards(DashboardAuthGuard)
 @UseFilters(DashboardErrorsFilter)
 export class DashboardUiController {
   private readonly root = dashboardUiRoot();
 
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  private get http(): AbstractHttpAdapter {
+    return this.adapterHost.httpAdapter;
+  }
+
   @Get()
   @SetMetadata(PUBLIC_ROUTE, true)
-  index(@Req() request: Request, @Res() response: Response): void {
+  index(@Req() request: unknown, @Res() response: unknown): void {
+    const url: string = this.http.getRequestUrl(request);
+    const [path, query] = url.split(/\?(.*)/s);
     // The UI's asset URLs are relative: the page must be served at the path with its trailing slash.
-    if (!request.path.endsWith('/'))
-      return response.redirect(301, `${request.originalUrl.replace(/(\?.*)?$/, (query: string) => `/${query}`)}`);
+    if (!path.endsWith('/')) return this.http.redirect(response, 301, `${path}/${query ? `?${query}` : ''}`);
     this.send('index.html', response);
   }
 
-  @Get('*file')
+  /** The rest of the path comes as `path` (Express) or `*` (Fastify); see dashboard-mount.ts. */
+  @Get('*path')
   @SetMetadata(PUBLIC_ROUTE, true)
-  file(@Param('file') file: string | string[], @Res() response: Response): void {
-    this.send(Array.isArray(file) ? file.join('/') : file, response);
+  file(@Param() params: Record<string, string | string[] | undefined>, @Res() response: unknown): void {
+    const file = params.path ?? params['*'] ?? '';
+    // Fastify routes the path with its trailing slash here, with nothing after it: the page itself.
+    this.send((Array.isArray(file) ? file.join('/') : file) || 'index.html', response);
   }
 
-  private send(file: string, response: Response): void {
+  private send(file: string, response: unknown): void {
     if (!this.root)
       throw new NotFoundException({
         code: 'UI_NOT_BUILT',
@@ -70,9 +80,10 @@ export class DashboardUiController {
     const path = resolve(this.root, file);
     if (!path.startsWith(this.root + sep) || !existsSync(path) || !TYPES[extname(path)])
       throw new NotFoundException({ code: 'NOT_FOUND', message: 'No such file.' });
-    response.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-    response.setHeader('X-Content-Type-Options', 'nosniff');
-    response.setHeader('Cache-Control', file === 'index.html' ? 'no-cache' : 'public, max-age=31536000, immutable');
-    response.type(TYPES[extname(path)]).sendFile(path);
+    this.http.setHeader(response, 'Content-Security-Policy', CONTENT_SECURITY_POLICY);
+    this.http.setHeader(response, 'X-Content-Type-Options', 'nosniff');
+    this.http.setHeader(response, 'Cache-Control', file === 'index.html' ? 'no-cache' : 'public, max-age=31536000, immutable');
+    this.http.setHeader(response, 'Content-Type', TYPES[extname(path)]);
+    this.http.reply(response, new StreamableFile(createReadStream(path)), 200);
   }
 }
