@@ -315,7 +315,7 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     ]);
     expect((await asset.text()).length).toBeGreaterThan(1000);
     const missing = await fetch(`${t.url}/durable/assets/nope.js`);
-    expect([missing.status, (await missing.json()).code]).toEqual([404, 'NOT_FOUND']);
+    expect([missing.status, ((await missing.json()) as { code: string }).code]).toEqual([404, 'NOT_FOUND']);
     const escape = await fetch(`${t.url}/durable/..%2f..%2fpackage.json`);
     expect(escape.status).toBe(404);
   });
