@@ -298,6 +298,34 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     expect(JSON.stringify(malformed.body)).not.toMatch(/at .*\.js/);
   });
 
+  it('pushes run changes as server-sent events: the ids of runs whose history grew, from any instance; 401 without credentials', async () => {
+    expect((await fetch(`${t.url}/durable/api/events`)).status).toBe(401);
+    const abort = new AbortController();
+    const response = await fetch(`${t.url}/durable/api/events`, { headers: auth, signal: abort.signal });
+    try {
+      expect([response.status, response.headers.get('content-type')]).toEqual([200, expect.stringMatching(/^text\/event-stream/)]);
+      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let text = '';
+      const seen = async (part: string) => {
+        while (!text.includes(part)) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error('the event stream ended');
+          text += value;
+        }
+      };
+      // The feed starts from the history's end when the first dashboard connects; `ready` says it has read it.
+      await seen('event: ready');
+      const run = await t.client.start(Review, { orderId: 'live-1' });
+      await seen(run.runId);
+      expect(text).toMatch(new RegExp(`event: runs\\nid: \\d+\\ndata: \\{"runIds":\\[[^\\]]*"${run.runId}"`));
+      // A change written by another instance (here: straight into the history) reaches this one's stream too.
+      await db.query(`INSERT INTO durable.history (run_id, event, actor) VALUES ('elsewhere-1', 'signal-delivered', 'other')`);
+      await seen('elsewhere-1');
+    } finally {
+      abort.abort();
+    }
+  });
+
   it('serves the UI: the path without its slash redirects to it, the page and its assets carry the CSP and their types', async () => {
     const bare = await fetch(`${t.url}/durable?tab=runs`, { redirect: 'manual' });
     expect([bare.status, bare.headers.get('location')]).toEqual([301, '/durable/?tab=runs']);

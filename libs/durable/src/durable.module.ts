@@ -36,6 +36,7 @@ import { DashboardAuthGuard } from './dashboard/dashboard-auth.guard';
 import { DashboardApiGate } from './dashboard/dashboard-api-gate';
 import { DASHBOARD_CONTROLLERS, DashboardControllers, dashboardControllers } from './dashboard/dashboard-mount';
 import { DashboardService } from './dashboard/dashboard.service';
+import { RunChangeFeed } from './dashboard/run-change-feed';
 import { DashboardRepository } from './persistence/dashboard.repository';
 
 /** Connections beyond the executing runs: deliveries, claims, renewals, the dashboard. */
@@ -88,7 +89,13 @@ const providers: Provider[] = [
   DurableHealth,
 ];
 
-const dashboardProviders: Provider[] = [repository(DashboardRepository), DashboardService, DashboardAuthGuard, DashboardApiGate];
+const dashboardProviders: Provider[] = [
+  repository(DashboardRepository),
+  DashboardService,
+  DashboardAuthGuard,
+  DashboardApiGate,
+  RunChangeFeed,
+];
 
 const exported = [
   WorkflowClient,

@@ -4,6 +4,7 @@ import {
   Get,
   HttpException,
   Inject,
+  MessageEvent,
   NotFoundException,
   Param,
   Post,
@@ -11,11 +12,13 @@ import {
   RequestMethod,
   Res,
   SetMetadata,
+  Sse,
   Type,
   UseFilters,
   UseGuards,
 } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import type { Observable } from 'rxjs';
 import { z } from 'zod';
 import { SignalService } from '../client/signal.service';
 import { WorkflowClient } from '../client/workflow.client';
@@ -29,6 +32,7 @@ import { checkKeys } from '../schema/business-keys';
 import { DashboardAuthGuard, DashboardRequest, SESSION_ROUTE } from './dashboard-auth.guard';
 import { DashboardErrorsFilter, MethodNotAllowed } from './dashboard-errors.filter';
 import { DashboardService } from './dashboard.service';
+import { RunChangeFeed } from './run-change-feed';
 import { Action, actor, Mutation, noBody } from './dashboard-routes';
 import { DashboardSchedulesController } from './dashboard-schedules.controller';
 
@@ -326,9 +330,10 @@ export class DashboardMetaController {
   constructor(
     @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
     private readonly service: DashboardService,
+    private readonly feed: RunChangeFeed,
   ) {}
 
-  /** No parameter and no body: what the three endpoints below take. */
+  /** No parameter and no body: what the endpoints below take. */
   static readonly nothing = endpoint({});
 
   /** Answers with or without credentials: how to sign in, and whether this request is signed in. */
@@ -359,6 +364,12 @@ export class DashboardMetaController {
   @Get('queues')
   queues(@Input(DashboardMetaController.nothing) _: unknown) {
     return this.service.queueViews();
+  }
+
+  /** Server-sent events: `runs` with the ids of runs that changed (any instance), `ping` to keep the stream open. */
+  @Sse('events')
+  events(@Input(DashboardMetaController.nothing) _: unknown): Observable<MessageEvent> {
+    return this.feed.events();
   }
 }
 

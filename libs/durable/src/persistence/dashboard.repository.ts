@@ -51,6 +51,23 @@ export const STATS_EXACT_UP_TO = 10_000;
 export class DashboardRepository {
   constructor(private readonly db: DurableDatabase) {}
 
+  /**
+   * The runs whose history grew after `afterId` (at most `limit` rows, oldest first) and the newest
+   * id read; null `afterId`: only the newest id, to start from. One range of the history's key.
+   */
+  async historySince(afterId: string | null, limit: number): Promise<{ rows: Array<{ id: string; run_id: string }>; lastId: string }> {
+    const t = this.db.tables;
+    if (afterId === null) {
+      const [row] = await this.db.query<{ id: string }>(`SELECT COALESCE(max(id), 0)::text AS id FROM ${t.history}`);
+      return { rows: [], lastId: row.id };
+    }
+    const rows = await this.db.query<{ id: string; run_id: string }>(
+      `SELECT id::text, run_id FROM ${t.history} WHERE id > $1 ORDER BY id LIMIT $2`,
+      [afterId, limit],
+    );
+    return { rows, lastId: rows.length ? rows[rows.length - 1].id : afterId };
+  }
+
   /** Everything recorded about one run, in one round trip. */
   async journal(runId: string): Promise<RunJournalRows> {
     const t = this.db.tables;
