@@ -28,6 +28,10 @@ export function Routes() {
     case 'queues':
       return <QueuesPage />;
     case 'not-found':
-      return <Notice title="Nothing here">This address matches no page. Use the menu on the left.</Notice>;
+      return (
+        <Notice title="Nothing here" heading="h1">
+          This address matches no page. Pick one from the menu.
+        </Notice>
+      );
   }
 }

@@ -1,15 +1,38 @@
 import type { ReactNode } from 'react';
+import { hrefFor, navigate } from '../app/router';
+import { requestFocus, ShortcutsProvider, useShortcut, useShortcutsHelp } from '../app/shortcuts';
 import styles from './app-shell.module.css';
+import { ShortcutsHelp } from './shortcuts-help';
 import { SideNav } from './side-nav';
 import { TopBar } from './top-bar';
 
-/** Top bar over a fixed left nav and the scrolling page. */
+/** Top bar over a fixed left nav and the scrolling page; the nav moves under the bar on a narrow screen. */
 export function AppShell({ children }: { children: ReactNode }) {
   return (
-    <div className={styles.shell}>
-      <TopBar />
-      <SideNav />
-      <main className={styles.main}>{children}</main>
-    </div>
+    <ShortcutsProvider>
+      <div className={styles.shell}>
+        <TopBar />
+        <SideNav />
+        <main className={styles.main}>{children}</main>
+      </div>
+      <GlobalShortcuts />
+      <ShortcutsHelp />
+    </ShortcutsProvider>
   );
+}
+
+/** The shortcuts that work on every page (the nav's `g …` are the side nav's own). */
+function GlobalShortcuts() {
+  const help = useShortcutsHelp();
+  useShortcut({ keys: '?', label: 'Show the keyboard shortcuts', group: 'Anywhere' }, help.toggle, { global: true });
+  useShortcut(
+    { keys: '/', label: 'Search the runs (id prefix or keys)', group: 'Anywhere' },
+    () => {
+      // The runs page binds `/` itself; from any other page, go there and focus its search.
+      requestFocus('runs-search');
+      navigate(hrefFor('/runs'));
+    },
+    { global: true },
+  );
+  return null;
 }

@@ -1,6 +1,7 @@
-import { elapsed, formatCountdown, formatSpan, formatTimestamp } from '../lib/format';
+import { elapsed, formatCountdown, formatSpan } from '../lib/format';
 import { useNow } from '../lib/use-now';
 import styles from './deadline-countdown.module.css';
+import { TimeText } from './time-text';
 
 /**
  * A run's deadline counted down every second on the server's clock ("in 4 min 12 s", "passed 30 s
@@ -14,16 +15,10 @@ export function DeadlineCountdown({ iso, compact = false }: { iso: string; compa
   const span = compact ? formatSpan(ms) : formatCountdown(Math.abs(ms));
   const classes = [compact ? styles.pill : styles.plain, passed ? styles.passed : ''].filter(Boolean).join(' ');
   return (
-    <time
-      dateTime={iso}
-      title={`Run deadline: ${formatTimestamp(iso)} (${iso})`}
-      className={classes}
-      data-testid="deadline-countdown"
-      data-passed={passed || undefined}
-    >
+    <TimeText iso={iso} note="Run deadline" className={classes} data-testid="deadline-countdown" data-passed={passed || undefined}>
       {compact && <Stopwatch />}
       {passed ? `passed ${span} ago` : `in ${span}`}
-    </time>
+    </TimeText>
   );
 }
 

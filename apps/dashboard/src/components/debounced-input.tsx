@@ -1,9 +1,10 @@
-import { type InputHTMLAttributes, useEffect, useRef, useState } from 'react';
+import { type InputHTMLAttributes, type Ref, useEffect, useRef, useState } from 'react';
 
 interface DebouncedInputProps extends Omit<InputHTMLAttributes<HTMLInputElement>, 'value' | 'onChange'> {
   value: string;
   onCommit: (value: string) => void;
   delayMs?: number;
+  ref?: Ref<HTMLInputElement>;
 }
 
 /**

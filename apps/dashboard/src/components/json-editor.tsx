@@ -1,10 +1,11 @@
-import type { TextareaHTMLAttributes } from 'react';
+import type { Ref, TextareaHTMLAttributes } from 'react';
 import styles from './json-editor.module.css';
 
 interface JsonEditorProps extends Omit<TextareaHTMLAttributes<HTMLTextAreaElement>, 'onChange' | 'value'> {
   value: string;
   onChange: (text: string) => void;
   invalid?: boolean;
+  ref?: Ref<HTMLTextAreaElement>;
 }
 
 /** A plain textarea for JSON: monospace, no spellcheck, marked when its content does not pass. */

@@ -1,9 +1,12 @@
 import { clearToken } from '../api/auth-token';
 import { useSession } from '../app/session-context';
+import { useShortcutsHelp } from '../app/shortcuts';
+import { operatorZone } from '../lib/time';
 import styles from './top-bar.module.css';
 
 export function TopBar() {
   const session = useSession();
+  const help = useShortcutsHelp();
   return (
     <header className={styles.bar}>
       <a className={styles.brand} href="#/">
@@ -16,9 +19,22 @@ export function TopBar() {
         </span>
       )}
       <span className={styles.spacer} />
+      <span className={styles.zone} title="Times are shown in this zone; hover one for its UTC instant." data-testid="time-zone">
+        {operatorZone()}
+      </span>
       {session.actor && <span className={styles.actor}>{session.actor}</span>}
+      <button
+        type="button"
+        className={styles.chromeButton}
+        onClick={help.toggle}
+        aria-label="Keyboard shortcuts"
+        title="Keyboard shortcuts (?)"
+        data-testid="shortcuts-button"
+      >
+        ?
+      </button>
       {session.auth === 'token' && (
-        <button type="button" className={styles.signOut} onClick={() => clearToken()}>
+        <button type="button" className={styles.chromeButton} onClick={() => clearToken()}>
           Sign out
         </button>
       )}

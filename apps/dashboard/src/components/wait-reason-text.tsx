@@ -1,7 +1,9 @@
 import { WAIT_KIND_DECLARATIONS, type WaitReason } from '../api/types';
 import { serverNow } from '../lib/clock';
-import { elapsed, formatClock, formatCountdown, formatSpan, formatTimestamp } from '../lib/format';
+import { elapsed, formatCountdown, formatSpan } from '../lib/format';
 import { useNow } from '../lib/use-now';
+import { RunLink } from './run-link';
+import { TimeText } from './time-text';
 import styles from './wait-reason-text.module.css';
 
 /**
@@ -28,7 +30,8 @@ export function WaitReasonText({ waiting }: { waiting: WaitReason | undefined })
       {typeof subject === 'string' && (
         <>
           {' '}
-          <code>{subject}</code>
+          {/* A child's id, like any run id, keeps its distinguishing end in sight. */}
+          {declared.subject === 'childRunId' ? <RunLink runId={subject} /> : <code>{subject}</code>}
         </>
       )}
       {typeof detail === 'string' && ` (${detail})`}
@@ -82,7 +85,7 @@ function Until({ iso, now }: { iso: string; now: number }) {
   return (
     <>
       {' '}
-      until {formatClock(iso)}
+      until <TimeText iso={iso} mode="clock" />
       {ms >= 5_000 && <span className={styles.late}> (due {formatSpan(ms)} ago)</span>}
     </>
   );
@@ -94,9 +97,9 @@ function StartsIn({ iso }: { iso: string }) {
   return (
     <>
       ,{' '}
-      <time dateTime={iso} title={`${formatTimestamp(iso)} (${iso})`} data-testid="starts-in">
+      <TimeText iso={iso} data-testid="starts-in">
         {ms > 0 ? `starts in ${formatCountdown(ms)}` : 'starting now'}
-      </time>
+      </TimeText>
       {ms <= -5_000 && <span className={styles.late}> (due {formatSpan(ms)} ago)</span>}
     </>
   );

@@ -43,44 +43,23 @@ export function relative(iso: string, now = serverNow()): string {
   return ms >= 0 ? `${formatSpan(ms)} ago` : `in ${formatSpan(ms)}`;
 }
 
-const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
-const dayTimeFormat = new Intl.DateTimeFormat(undefined, {
-  month: 'short',
-  day: 'numeric',
-  hour: '2-digit',
-  minute: '2-digit',
-  hourCycle: 'h23',
-});
-
-/** "14:05" today, "Mar 3, 14:05" on another day (local time). */
-export function formatClock(iso: string): string {
-  const date = new Date(iso);
-  const sameDay = date.toDateString() === new Date(serverNow()).toDateString();
-  return sameDay ? timeFormat.format(date) : dayTimeFormat.format(date);
-}
-
-/** "2024-03-03 14:05:12" in local time: unambiguous and sortable. */
-export function formatTimestamp(iso: string): string {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-}
-
-/** "2024-03-03 13:05:12 UTC": the instant itself, for a tooltip beside a local time. */
-export function formatUtc(iso: string): string {
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
-}
-
 /** "1 run", "3 runs". */
 export function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
-/** "7f3a2c91…": enough of an id to tell runs apart in a sentence. */
-export function shortId(id: string, length = 8): string {
-  return id.length > length + 1 ? `${id.slice(0, length)}…` : id;
+/**
+ * An id split to be shown in `max` characters with its middle dropped: ["7f3a2c91", "-1b2c-…", "c3d4e5f6/review"].
+ * Ids of related runs share their beginning (a child is `<parent>/<step>`, a business id
+ * `order-17-…`), so the end is what tells siblings apart; the beginning says which family. The middle
+ * is '' when the id fits.
+ */
+export function elideMiddle(id: string, max = 28): [head: string, middle: string, tail: string] {
+  const chars = [...id];
+  if (chars.length <= max) return [id, '', ''];
+  const head = Math.min(8, Math.floor((max - 1) / 3));
+  const tail = chars.length - (max - head - 1);
+  return [chars.slice(0, head).join(''), chars.slice(head, tail).join(''), chars.slice(tail).join('')];
 }
 
 export function pretty(value: unknown): string {

@@ -15,7 +15,7 @@ export function LoginPage({ notice }: { notice: string | null }) {
     if (token.trim()) setToken(token.trim());
   };
   return (
-    <div className={styles.page}>
+    <main className={styles.page}>
       <form className={styles.card} onSubmit={submit}>
         <div className={styles.brand}>nestjs-durable</div>
         <h1 className={styles.title}>Sign in to the dashboard</h1>
@@ -39,6 +39,6 @@ export function LoginPage({ notice }: { notice: string | null }) {
           Sign in
         </Button>
       </form>
-    </div>
+    </main>
   );
 }

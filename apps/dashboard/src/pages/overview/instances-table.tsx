@@ -1,7 +1,6 @@
 import type { Instance } from '../../api/types';
 import { JsonBlock } from '../../components/json-block';
 import { TimeText } from '../../components/time-text';
-import { elapsed, formatSpan } from '../../lib/format';
 import styles from './overview.module.css';
 
 /** The live app instances: who holds leases, who sweeps, whose heartbeat is late. */
@@ -29,7 +28,9 @@ export function InstancesTable({ instances, now }: { instances: Instance[]; now:
             <td>
               <span className={instance.alive ? styles.alive : styles.dead}>{instance.alive ? 'alive' : 'gone'}</span>
             </td>
-            <td title={instance.heartbeatAt}>{formatSpan(elapsed(instance.heartbeatAt, now))} ago</td>
+            <td>
+              <TimeText iso={instance.heartbeatAt} now={now} />
+            </td>
             <td>{instance.leases}</td>
             <td>
               <TimeText iso={instance.lastSweepAt} now={now} />

@@ -5,9 +5,9 @@ import { Button } from '../../components/button';
 import { ConfirmDialog } from '../../components/confirm-dialog';
 import { ErrorBox } from '../../components/error-box';
 import { Field } from '../../components/field';
+import { TimeText } from '../../components/time-text';
 import { serverNow } from '../../lib/clock';
 import { fromLocalInput, toLocalInput } from '../../lib/datetime-local';
-import { formatTimestamp } from '../../lib/format';
 import styles from './run-detail.module.css';
 
 // From the later of now and the current deadline: extending a passed deadline gives the run time again.
@@ -107,8 +107,9 @@ export function DeadlineForm({ run }: { run: Run }) {
           onClose={() => setPassedAt(null)}
         >
           <p>
-            {formatTimestamp(new Date(passedAt).toISOString())} has passed, so <span className="mono">{run.runId}</span> stops now. The call
-            it awaits throws DeadlineExceededError; the run is failed when the workflow's grace for cleanup ends, if not before.
+            <TimeText iso={new Date(passedAt).toISOString()} mode="timestamp" /> has passed, so <span className="mono">{run.runId}</span>{' '}
+            stops now. The call it awaits throws DeadlineExceededError; the run is failed when the workflow's grace for cleanup ends, if not
+            before.
           </p>
         </ConfirmDialog>
       )}

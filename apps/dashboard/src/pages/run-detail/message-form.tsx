@@ -1,7 +1,8 @@
-import { type FormEvent, useId, useState } from 'react';
+import { type FormEvent, useId, useRef, useState } from 'react';
 import { useSendMessage } from '../../api/run-actions';
 import type { RunDetail } from '../../api/types';
 import { useWorkflow } from '../../api/workflows';
+import { useShortcut } from '../../app/shortcuts';
 import { Button } from '../../components/button';
 import { ErrorBox } from '../../components/error-box';
 import { Field } from '../../components/field';
@@ -30,6 +31,13 @@ export function MessageForm({ detail }: { detail: RunDetail }) {
   const check = checkJsonInput(text, schema);
   const canSend = Boolean(channel.trim()) && Boolean(key.trim()) && check.valid && !send.isPending;
 
+  // `m`: to the dedup key when the channel is known (each message needs a new key), else to the channel.
+  const channelField = useRef<HTMLInputElement>(null);
+  const keyField = useRef<HTMLInputElement>(null);
+  useShortcut({ keys: 'm', label: 'Send a channel message: go to its form', group: 'This run' }, () =>
+    (channel ? keyField : channelField).current?.focus(),
+  );
+
   const edit = (apply: () => void) => {
     send.reset();
     setTouched(true);
@@ -56,6 +64,7 @@ export function MessageForm({ detail }: { detail: RunDetail }) {
       <div className={styles.formRow}>
         <Field label="Channel">
           <input
+            ref={channelField}
             value={channel}
             list={listId}
             placeholder="channel"
@@ -71,6 +80,7 @@ export function MessageForm({ detail }: { detail: RunDetail }) {
         </Field>
         <Field label="Key (dedup)">
           <input
+            ref={keyField}
             value={key}
             placeholder="e.g. evt-42"
             onChange={(e) => edit(() => setKey(e.target.value))}

@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { useShortcut } from '../../app/shortcuts';
 import { useCancelRun, useResumeRun, useRetryRun } from '../../api/run-actions';
 import type { RunDetail } from '../../api/types';
 import { Button } from '../../components/button';
@@ -16,6 +17,24 @@ export function RunActions({ detail }: { detail: RunDetail }) {
   const [confirmCancel, setConfirmCancel] = useState(false);
   const lastError = resume.error ?? retry.error;
   const busy = resume.isPending || cancel.isPending || retry.isPending;
+  // The buttons' own handlers, bound to keys while the action applies (the help overlay lists only those).
+  const doResume = () => {
+    retry.reset();
+    resume.mutate(run.runId);
+  };
+  const doRetry = () => {
+    resume.reset();
+    retry.mutate(run.runId);
+  };
+  const askCancel = () => {
+    cancel.reset();
+    setConfirmCancel(true);
+  };
+  useShortcut({ keys: 'r', label: 'Resume this run', group: 'This run' }, doResume, { enabled: !busy && canResume(run.status) });
+  useShortcut({ keys: 't', label: 'Retry this run', group: 'This run' }, doRetry, { enabled: !busy && canRetry(run.status) });
+  useShortcut({ keys: 'c', label: 'Cancel this run (asks first)', group: 'This run' }, askCancel, {
+    enabled: !busy && canCancel(run.status),
+  });
 
   return (
     <div className={styles.actionGroup}>
@@ -24,13 +43,11 @@ export function RunActions({ detail }: { detail: RunDetail }) {
           disabled={busy || !canResume(run.status)}
           title={
             canResume(run.status)
-              ? 'End the wait now: a sleep or backoff finishes, other waits are re-checked.'
+              ? 'End the wait now: a sleep or backoff finishes, other waits are re-checked. (key: r)'
               : 'Only a waiting run can be resumed.'
           }
-          onClick={() => {
-            retry.reset();
-            resume.mutate(run.runId);
-          }}
+          onClick={doResume}
+          aria-keyshortcuts="r"
           data-testid="action-resume"
         >
           {resume.isPending ? 'Resuming…' : 'Resume'}
@@ -39,11 +56,9 @@ export function RunActions({ detail }: { detail: RunDetail }) {
           <Button
             variant="primary"
             disabled={busy}
-            title="Run again from its checkpoints; failed steps run again."
-            onClick={() => {
-              resume.reset();
-              retry.mutate(run.runId);
-            }}
+            title="Run again from its checkpoints; failed steps run again. (key: t)"
+            aria-keyshortcuts="t"
+            onClick={doRetry}
             data-testid="action-retry"
           >
             {retry.isPending ? 'Retrying…' : 'Retry'}
@@ -52,11 +67,9 @@ export function RunActions({ detail }: { detail: RunDetail }) {
         <Button
           variant="danger"
           disabled={busy || !canCancel(run.status)}
-          title={canCancel(run.status) ? undefined : 'This run is already closed.'}
-          onClick={() => {
-            cancel.reset();
-            setConfirmCancel(true);
-          }}
+          title={canCancel(run.status) ? 'Stop the run for good, after a confirmation. (key: c)' : 'This run is already closed.'}
+          aria-keyshortcuts="c"
+          onClick={askCancel}
           data-testid="action-cancel"
         >
           Cancel…

@@ -1,5 +1,6 @@
 import type { ForkedDetail, RunDetail } from '../../api/types';
 import { hrefFor } from '../../app/router';
+import { CopyButton } from '../../components/copy-button';
 import { DeadlineCountdown } from '../../components/deadline-countdown';
 import { KeyChips } from '../../components/key-chips';
 import { RunLink } from '../../components/run-link';
@@ -25,6 +26,7 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
         <h1 className={styles.runId} data-testid="run-id">
           {run.runId}
         </h1>
+        <CopyButton text={run.runId} label="Copy run id" />
         <StatusBadge status={run.status} testId="run-status" />
         {version && (
           <span className={styles.version} title="The application's version when this run was created" data-testid="run-app-version">
@@ -80,7 +82,7 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
           <div data-testid="run-forked-from">
             <dt>Forked from</dt>
             <dd>
-              <RunLink runId={run.forkedFrom} />
+              <RunLink runId={run.forkedFrom} copy />
             </dd>
           </div>
         )}
@@ -106,7 +108,7 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
           <div>
             <dt>Parent</dt>
             <dd className={styles.parent}>
-              <RunLink runId={parent?.runId ?? run.parentRunId!} />
+              <RunLink runId={parent?.runId ?? run.parentRunId!} copy />
               {parent && (
                 <>
                   <span className="muted">{parent.workflow}</span>

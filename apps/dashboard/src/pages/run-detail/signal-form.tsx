@@ -1,14 +1,15 @@
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useRef, useState } from 'react';
 import { useDeliverSignal } from '../../api/run-actions';
 import type { RunDetail } from '../../api/types';
 import { useWorkflow } from '../../api/workflows';
+import { useShortcut } from '../../app/shortcuts';
 import { Button } from '../../components/button';
 import { ErrorBox } from '../../components/error-box';
 import { Field } from '../../components/field';
 import { JsonEditor } from '../../components/json-editor';
 import { SchemaView } from '../../components/schema-view';
+import { TimeText } from '../../components/time-text';
 import { checkJsonInput } from '../../lib/json-input';
-import { formatClock } from '../../lib/format';
 import styles from './run-detail.module.css';
 
 /**
@@ -31,6 +32,13 @@ export function SignalForm({ detail }: { detail: RunDetail }) {
   const schema = pendingSignals.find((s) => s.name === name)?.jsonSchema ?? workflow?.signals?.find((s) => s.name === name)?.jsonSchema;
   const check = checkJsonInput(text, schema);
   const canSend = Boolean(name.trim()) && check.valid && !deliver.isPending;
+
+  // `s`: straight to the payload when the name is known, else to the name.
+  const nameField = useRef<HTMLInputElement & HTMLSelectElement>(null);
+  const payloadField = useRef<HTMLTextAreaElement>(null);
+  useShortcut({ keys: 's', label: 'Deliver a signal: go to its form', group: 'This run' }, () =>
+    (name ? payloadField : nameField).current?.focus(),
+  );
 
   const edit = (apply: () => void) => {
     deliver.reset(); // a server error belongs to what was sent, not to what is being typed
@@ -58,7 +66,7 @@ export function SignalForm({ detail }: { detail: RunDetail }) {
     <form className={styles.form} onSubmit={submit} data-testid="signal-form">
       <Field label="Signal">
         {!awaited && pendingSignals.length > 0 ? (
-          <select value={name} onChange={(e) => edit(() => setPicked(e.target.value))} data-testid="signal-name">
+          <select ref={nameField} value={name} onChange={(e) => edit(() => setPicked(e.target.value))} data-testid="signal-name">
             {pendingSignals.map((signal) => (
               <option key={signal.name} value={signal.name}>
                 {signal.name}
@@ -68,6 +76,7 @@ export function SignalForm({ detail }: { detail: RunDetail }) {
           </select>
         ) : (
           <input
+            ref={nameField}
             value={name}
             placeholder="signal name"
             onChange={(e) => edit(() => setPicked(e.target.value))}
@@ -82,6 +91,7 @@ export function SignalForm({ detail }: { detail: RunDetail }) {
           value={text}
           onChange={(next) => edit(() => setText(next))}
           invalid={touched && !check.valid}
+          ref={payloadField}
           rows={5}
           data-testid="signal-payload"
         />
@@ -91,7 +101,7 @@ export function SignalForm({ detail }: { detail: RunDetail }) {
         <p className={styles.success} data-testid="signal-result">
           {deliver.data.accepted ? (
             <>
-              <code>{deliver.data.name}</code> delivered at {formatClock(deliver.data.deliveredAt)}.
+              <code>{deliver.data.name}</code> delivered at <TimeText iso={deliver.data.deliveredAt} mode="clock" />.
             </>
           ) : (
             <>

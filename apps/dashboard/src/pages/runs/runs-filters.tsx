@@ -1,7 +1,9 @@
 import { useSchedules } from '../../api/schedules';
 import { useWorkflows } from '../../api/workflows';
 import { RUN_STATUSES, WAIT_KIND_DECLARATIONS, WAIT_KINDS } from '../../api/types';
+import { useEffect, useRef } from 'react';
 import { navigate } from '../../app/router';
+import { takeFocusRequest, useShortcut } from '../../app/shortcuts';
 import { DebouncedInput } from '../../components/debounced-input';
 import { Field } from '../../components/field';
 import styles from './runs.module.css';
@@ -18,6 +20,14 @@ export function RunsFilters({ view }: { view: RunsView }) {
   const scheduleNames = schedules.data?.map((s) => s.name) ?? [];
   if (view.schedule && !scheduleNames.includes(view.schedule)) scheduleNames.unshift(view.schedule); // linked before the list loads
   const statusIsCustom = view.status !== 'all' && !RUN_STATUSES.includes(view.status as never);
+
+  // `/` focuses the search, here or (through a focus request) from any other page.
+  const search = useRef<HTMLInputElement>(null);
+  const focusSearch = () => search.current?.focus();
+  useShortcut({ keys: '/', label: 'Search the runs (id prefix or keys)', group: 'Anywhere' }, focusSearch);
+  useEffect(() => {
+    if (takeFocusRequest('runs-search')) focusSearch();
+  }, []);
 
   return (
     <div className={styles.filters}>
@@ -78,6 +88,7 @@ export function RunsFilters({ view }: { view: RunsView }) {
           placeholder="id prefix, orderId:A-17"
           title='A run id prefix and name:value business keys, all of which a run must have: customer:c-9 orderId:A-17. Quote a value with spaces: note:"two words".'
           value={view.q}
+          ref={search}
           onCommit={(q) => apply({ q }, true)}
           data-testid="filter-q"
           className={styles.searchInput}

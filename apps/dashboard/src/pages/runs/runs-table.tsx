@@ -37,13 +37,13 @@ export function RunsTable({ runs, selection, columns }: RunsTableProps) {
             </th>
           )}
           <th>Run</th>
-          <th>Workflow</th>
-          {columns.has('keys') && <th>Keys</th>}
+          <th className={styles.colWorkflow}>Workflow</th>
+          {columns.has('keys') && <th className={styles.colKeys}>Keys</th>}
           <th>Status</th>
-          <th>Waiting for</th>
-          <th>Attempt</th>
-          <th>Age</th>
-          <th>Updated</th>
+          <th className={styles.wait}>Waiting for</th>
+          <th className={styles.colAttempt}>Attempt</th>
+          <th className={styles.colAge}>Age</th>
+          <th className={styles.colUpdated}>Updated</th>
         </tr>
       </thead>
       <tbody>
@@ -66,11 +66,13 @@ export function RunsTable({ runs, selection, columns }: RunsTableProps) {
               </td>
             )}
             <td>
-              <RunLink runId={run.runId} />
+              <RunLink runId={run.runId} copy />
             </td>
-            <td className={styles.workflow}>{run.workflow}</td>
+            <td className={`${styles.workflow} ${styles.colWorkflow}`}>{run.workflow}</td>
             {columns.has('keys') && (
-              <td data-testid="keys-cell">{run.keys ? <KeyChips keys={run.keys} compact /> : <span className="muted">—</span>}</td>
+              <td className={styles.colKeys} data-testid="keys-cell">
+                {run.keys ? <KeyChips keys={run.keys} compact /> : <span className="muted">—</span>}
+              </td>
             )}
             <td>
               <StatusBadge status={run.status} />
@@ -88,14 +90,14 @@ export function RunsTable({ runs, selection, columns }: RunsTableProps) {
                 <span className="muted">—</span>
               )}
             </td>
-            <td className={styles.num}>
+            <td className={`${styles.num} ${styles.colAttempt}`}>
               {run.attempt}
               {run.maxAttempts !== undefined && <span className="muted"> / {run.maxAttempts}</span>}
             </td>
-            <td className={styles.nowrap}>
+            <td className={`${styles.nowrap} ${styles.colAge}`}>
               <TimeText iso={run.createdAt} />
             </td>
-            <td className={styles.nowrap}>
+            <td className={`${styles.nowrap} ${styles.colUpdated}`}>
               <TimeText iso={run.updatedAt} />
             </td>
           </tr>

@@ -1,6 +1,7 @@
 import { serverNow } from '../../lib/clock';
 import { describeShift, formatInZone, formatOffset, markFireTimes } from '../../lib/fire-times';
-import { formatTimestamp, formatUtc, relative } from '../../lib/format';
+import { relative } from '../../lib/format';
+import { TimeText } from '../../components/time-text';
 import styles from './schedules.module.css';
 
 /**
@@ -14,9 +15,7 @@ export function FireTimeList({ isos, timezone }: { isos: string[]; timezone: str
     <ol className={styles.fireTimes} data-testid="fire-times">
       {markFireTimes(isos, timezone, new Date(now)).map((fire) => (
         <li key={fire.iso} data-testid="fire-time" data-iso={fire.iso}>
-          <time dateTime={fire.iso} title={`${formatUtc(fire.iso)} · ${formatInZone(fire.iso, timezone)} in ${timezone}`}>
-            {formatTimestamp(fire.iso)}
-          </time>
+          <TimeText iso={fire.iso} mode="timestamp" note={`${formatInZone(fire.iso, timezone)} in ${timezone}, the schedule's zone`} />
           <span className="muted">{relative(fire.iso, now)}</span>
           {fire.shift && (
             <span

@@ -1,6 +1,5 @@
 import type { SkippedSlot, SkipReason } from '../../api/types';
 import { TimeText } from '../../components/time-text';
-import { formatTimestamp, formatUtc } from '../../lib/format';
 import styles from './schedules.module.css';
 
 const REASONS: Record<SkipReason, string> = {
@@ -25,9 +24,7 @@ export function SkippedSlots({ slots }: { slots: SkippedSlot[] }) {
         {slots.map((skipped) => (
           <tr key={skipped.slot} data-testid="skipped-slot" data-reason={skipped.reason}>
             <td className={styles.nowrap}>
-              <time dateTime={skipped.slot} title={formatUtc(skipped.slot)}>
-                {formatTimestamp(skipped.slot)}
-              </time>
+              <TimeText iso={skipped.slot} mode="timestamp" />
             </td>
             <td>
               <strong>{skipped.reason}</strong> <span className="muted">{REASONS[skipped.reason]}</span>

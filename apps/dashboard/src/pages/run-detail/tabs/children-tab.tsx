@@ -20,7 +20,7 @@ export function ChildrenTab({ runs }: { runs: ChildRun[] }) {
           {runs.map((child) => (
             <tr key={child.runId} data-testid="child-row" data-run-id={child.runId}>
               <td>
-                <RunLink runId={child.runId} />
+                <RunLink runId={child.runId} copy />
               </td>
               <td>{child.workflow}</td>
               <td>
