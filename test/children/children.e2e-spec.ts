@@ -170,7 +170,11 @@ describe('child workflows', () => {
   it("a failed child makes result() throw ChildWorkflowFailedError carrying the child's error; the parent may catch it", async () => {
     const handle = await t.client.start(Catches, null);
     expect(await handle.result({ timeout: '10s' })).toEqual({
-      caught: { name: 'NonRetryableError', message: 'out of stock' },
+      caught: {
+        name: 'NonRetryableError',
+        message: 'out of stock',
+        stack: expect.stringContaining('NonRetryableError: out of stock\n    at '),
+      },
       status: 'failed',
       child: `${handle.runId}/reserve`,
     });

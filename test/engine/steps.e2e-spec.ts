@@ -111,6 +111,16 @@ class RetryableStep implements DurableWorkflow<null, string> {
   }
 }
 
+/** Fails for good in its step `charge`, with a message long enough that the stack is capped. */
+@Workflow('fails-in-step', { retry: { maxAttempts: 1 } })
+class FailsInStep implements DurableWorkflow<null, never> {
+  async run(_: null, ctx: WorkflowContext): Promise<never> {
+    return ctx.step('charge', () => {
+      throw new Error(`card declined ${'x'.repeat(5_000)}`);
+    });
+  }
+}
+
 @Workflow('step-retry', { retry: { maxAttempts: 1 } })
 class StepRetry implements DurableWorkflow<null, number> {
   constructor(private readonly effects: Effects) {}
@@ -156,7 +166,7 @@ describe('steps: memoization by checkpoint key', () => {
   beforeAll(async () => {
     t = await startApp({
       schema,
-      providers: [Effects, Payments, Memoize, Keys, Permanent, RetryableStep, StepRetry, Unserializable, SchemaCheck],
+      providers: [Effects, Payments, Memoize, Keys, Permanent, RetryableStep, StepRetry, FailsInStep, Unserializable, SchemaCheck],
     });
     effects = t.get(Effects);
   });
@@ -205,7 +215,20 @@ describe('steps: memoization by checkpoint key', () => {
     expect(effects.count('declined')).toBe(1);
     expect(effects.count('caught:card declined')).toBe(2);
     const [step] = await db.query(`SELECT outcome, error FROM durable.steps WHERE run_id = $1`, [handle.runId]);
-    expect(step).toEqual({ outcome: 'error', error: { name: 'NonRetryableError', message: 'card declined' } });
+    expect(step).toEqual({
+      outcome: 'error',
+      error: { name: 'NonRetryableError', message: 'card declined', step: 'declined', stack: expect.stringContaining('steps.e2e-spec.ts') },
+    });
+  });
+
+  it("a failed run stores the step it failed in and the error's stack, capped, where it was first thrown", async () => {
+    const handle = await t.client.start(FailsInStep, null);
+    await expect(handle.result({ timeout: '10s' })).rejects.toThrow(/card declined/);
+    const { error } = await t.client.getRun(handle.runId);
+    expect(error).toMatchObject({ name: 'Error', step: 'charge' });
+    expect(error!.stack).toMatch(/^Error: card declined x+/);
+    expect(error!.stack).toMatch(/… \(\d+ more characters\)$/);
+    expect(error!.stack!.length).toBeLessThan(4_100);
   });
 
   it('any other error is not stored: the step runs again on the next attempt', async () => {

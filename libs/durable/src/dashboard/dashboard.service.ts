@@ -89,7 +89,7 @@ export class DashboardService {
         kind: s.kind,
         outcome: s.outcome,
         ...(s.outcome === 'ok' && { result: toDisplay(deserialize(s.result)) }),
-        ...(s.error && { error: { name: s.error.name, message: s.error.message } }),
+        ...(s.error && { error: { name: s.error.name, message: s.error.message, ...(s.error.stack && { stack: s.error.stack }) } }),
         ...(s.started_at && {
           startedAt: iso(s.started_at),
           durationMs: Date.parse(String(s.finished_at)) - Date.parse(String(s.started_at)),

@@ -478,7 +478,13 @@ export function toRunView(r: RunRecord): RunView {
     updatedAt: r.updated_at,
   };
   if (r.output !== null) view.output = deserialize(r.output);
-  if (r.error) view.error = { name: r.error.name, message: r.error.message };
+  if (r.error)
+    view.error = {
+      name: r.error.name,
+      message: r.error.message,
+      ...(typeof r.error.stack === 'string' && { stack: r.error.stack }),
+      ...(typeof r.error.step === 'string' && { step: r.error.step }),
+    };
   if (r.status === 'waiting' && r.wait) {
     const wait: Record<string, unknown> = { ...r.wait };
     for (const key of WAIT_DATES) if (typeof wait[key] === 'string') wait[key] = new Date(wait[key] as string);

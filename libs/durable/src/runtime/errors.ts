@@ -13,6 +13,15 @@ import type { ErrorInfo } from '../interfaces';
 import { storableText } from '../schema/define-signal';
 
 const MAX_MESSAGE = 8_000;
+const MAX_STACK = 4_000;
+
+/** The step each error came out of (the innermost one), for its ErrorInfo. */
+const stepOf = new WeakMap<object, string>();
+
+/** Remembers that `error` came out of the step `key`, unless an inner step already claimed it. */
+export function tagStep(error: unknown, key: string): void {
+  if (error instanceof Error && !stepOf.has(error)) stepOf.set(error, key);
+}
 
 /** Errors that retrying cannot fix (stored failures, mistakes in the workflow's code): they fail the step or the run at once. */
 const NON_RETRYABLE = [
@@ -31,10 +40,16 @@ export function isNonRetryable(error: unknown): boolean {
   return NON_RETRYABLE.some((type) => error instanceof type);
 }
 
-/** The name and message of anything thrown, bounded in size; never a stack trace. */
+/** The name and message of anything thrown, bounded in size, with its stack (capped) and the step it came out of. */
 export function errorInfo(error: unknown): ErrorInfo {
   if (error instanceof Error) {
-    return { name: storableText(truncate(error.name || 'Error')), message: storableText(truncate(String(error.message))) };
+    const step = stepOf.get(error);
+    return {
+      name: storableText(truncate(error.name || 'Error')),
+      message: storableText(truncate(String(error.message))),
+      ...(typeof error.stack === 'string' && { stack: storableText(capStack(error.stack)) }),
+      ...(step !== undefined && { step }),
+    };
   }
   return { name: 'Error', message: storableText(truncate(typeof error === 'string' ? error : safeString(error))) };
 }
@@ -49,7 +64,14 @@ export function rebuildError(stored: ErrorInfo & Record<string, unknown>): Error
   }
   const error = new NonRetryableError(stored.message);
   error.name = stored.name;
+  // A replayed failure keeps where it was first thrown, and the step it came out of.
+  if (typeof stored.stack === 'string') error.stack = stored.stack;
+  if (typeof stored.step === 'string') tagStep(error, stored.step);
   return error;
+}
+
+function capStack(stack: string): string {
+  return stack.length > MAX_STACK ? `${stack.slice(0, MAX_STACK)}\n    … (${stack.length - MAX_STACK} more characters)` : stack;
 }
 
 function truncate(message: string): string {

@@ -6,7 +6,7 @@ import type { ClaimedRun, WaitSpec } from '../persistence/run.repository';
 import { validatePayload } from '../schema/payload-validator';
 import type { WakeBus } from './wake-bus';
 import type { DbClock } from './db-clock';
-import { errorInfo, isNonRetryable, rebuildError } from './errors';
+import { errorInfo, isNonRetryable, rebuildError, tagStep } from './errors';
 import type { Journal } from './journal';
 import type { Lease } from './lease';
 import { backoffMs, NO_RETRY, resolveRetryPolicy, ResolvedRetryPolicy } from './retry-policy';
@@ -197,6 +197,7 @@ export class Execution {
       value = await span.within(() => this.callWithRetry(key, fn, options));
       step = { outcome: 'ok', result: serialize(value, `The result of step "${key}"`), error: null };
     } catch (error) {
+      tagStep(error, key);
       span.fail(error);
       metrics?.stepDuration.observe(
         { workflow: this.workflow.name, step: name, outcome: 'error' },

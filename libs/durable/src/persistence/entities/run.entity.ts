@@ -1,3 +1,4 @@
+import type { ErrorInfo } from '../../errors/error-info';
 import { EntitySchema } from 'typeorm';
 import type { WaitKind } from '../../wait-kinds/wait-kind.registry';
 import { waitKindCheck } from '../sql/wait-kinds.sql';
@@ -11,7 +12,7 @@ export interface RunRow {
   status: string;
   input: string | null;
   output: string | null;
-  error: { name: string; message: string } | null;
+  error: ErrorInfo | null;
   wait: Record<string, unknown> | null;
   waitKind: WaitKind | null;
   waitName: string | null;

@@ -1,3 +1,4 @@
+import type { ErrorInfo } from '../../errors/error-info';
 import { EntitySchema } from 'typeorm';
 
 /** A row of `steps`: one checkpoint of a run (a step's outcome, a sleep's instant, a child spawn…). */
@@ -7,7 +8,7 @@ export interface StepRow {
   kind: string;
   outcome: 'ok' | 'error';
   result: string | null;
-  error: { name: string; message: string } | null;
+  error: ErrorInfo | null;
   startedAt: Date | null;
   finishedAt: Date;
 }
