@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // `npm start`: runs the example app (apps/example). Without DATABASE_URL it first starts an embedded
 // PostgreSQL whose data lives in .data/postgres inside the checkout, kept between starts, so a second
-// start resumes the runs of the first. Arguments (e.g. --seed) are passed to the app.
-// Env: DATABASE_URL, PORT (3000), EXAMPLE_DATA_DIR (.data/postgres), EXAMPLE_ENTRY (the compiled main.js).
+// start resumes the runs of the first. Arguments (e.g. --seed) are passed to the app. `npm start` runs
+// scripts/build-if-changed.mjs first, which rebuilds only what changed.
+// Env: DATABASE_URL, PORT (3000), EXAMPLE_DATA_DIR (.data/postgres), EXAMPLE_ENTRY (the compiled main.js);
+// the app reads DASHBOARD_TOKEN (else it generates one once and keeps it in .data/dashboard-token).
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

@@ -1,8 +1,8 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { eventually } from '../setup/durable-app';
 
 jest.setTimeout(120_000);
@@ -18,12 +18,19 @@ const freePort = () =>
     });
   });
 
+interface Started {
+  child: ChildProcess;
+  /** Everything the example printed so far (stdout and stderr). */
+  output(): string;
+}
+
 /**
  * Starts the example exactly as `npm start` does (scripts/start-example.mjs, an embedded PostgreSQL
- * whose data stays in `dataDir`), running the TypeScript sources so no build is needed.
+ * whose data stays in `dataDir`), running the TypeScript sources so no build is needed. A generated
+ * dashboard token is kept beside `dataDir`, never in the checkout's `.data/`.
  */
-function startExample(dataDir: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(ROOT, 'scripts/start-example.mjs')], {
+function startExample(dataDir: string, port: number, env: Record<string, string> = {}, args: string[] = []): Promise<Started> {
+  const child = spawn(process.execPath, [join(ROOT, 'scripts/start-example.mjs'), ...args], {
     cwd: ROOT,
     detached: true, // its own process group: the test kills the app and its PostgreSQL together
     env: {
@@ -33,16 +40,19 @@ function startExample(dataDir: string, port: number): Promise<ChildProcess> {
       EXAMPLE_ENTRY: join(ROOT, 'apps/example/src/main.ts'),
       PORT: String(port),
       DASHBOARD_TOKEN: TOKEN,
+      DASHBOARD_TOKEN_FILE: join(dirname(dataDir), 'dashboard-token'),
       DELIVERY_WINDOW: '1s',
       FEEDBACK_TIMEOUT: '30s',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  const started = { child, output: () => output };
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('Dashboard:')) resolve(child);
+      if (output.includes('Dashboard:')) resolve(started);
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
@@ -59,26 +69,35 @@ function killGroup(child: ChildProcess): Promise<void> {
   });
 }
 
-describe('the example app, started the way npm start does', () => {
+/** PostgreSQL outlives the killed group: stop it with the same helper npm start uses (ESM, so in a child). */
+function stopPostgres(dataDir: string): void {
+  execFileSync(process.execPath, [
+    '-e',
+    `import(${JSON.stringify(join(ROOT, 'test/setup/embedded-postgres.mjs'))}).then((m) => m.stopOrphan(${JSON.stringify(dataDir)}))`,
+  ]);
+}
+
+/** A folder the embedded PostgreSQL (its own user when the tests run as root) can reach. */
+function dataFolder(): { parent: string; dataDir: string } {
   const parent = mkdtempSync(join(tmpdir(), 'example-e2e-'));
-  chmodSync(parent, 0o755); // PostgreSQL runs as its own user and must reach the data folder
-  const dataDir = join(parent, 'postgres');
+  chmodSync(parent, 0o755);
+  return { parent, dataDir: join(parent, 'postgres') };
+}
+
+describe('the example app, started the way npm start does', () => {
+  const { parent, dataDir } = dataFolder();
   let app: ChildProcess | undefined;
   let base = '';
 
   beforeAll(async () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    app = await startExample(dataDir, port);
+    app = (await startExample(dataDir, port)).child;
     (app as ChildProcess & { port?: number }).port = port;
   });
   afterAll(async () => {
     if (app) await killGroup(app);
-    // PostgreSQL outlives the killed group: stop it with the same helper npm start uses (ESM, so in a child).
-    execFileSync(process.execPath, [
-      '-e',
-      `import(${JSON.stringify(join(ROOT, 'test/setup/embedded-postgres.mjs'))}).then((m) => m.stopOrphan(${JSON.stringify(dataDir)}))`,
-    ]);
+    stopPostgres(dataDir);
     rmSync(parent, { recursive: true, force: true });
   });
 
@@ -134,7 +153,7 @@ describe('the example app, started the way npm start does', () => {
     // A hard restart mid-flow: the app and its PostgreSQL are killed; the data folder is kept.
     const port = (app as ChildProcess & { port?: number }).port!;
     await killGroup(app!);
-    app = await startExample(dataDir, port);
+    app = (await startExample(dataDir, port)).child;
     (app as ChildProcess & { port?: number }).port = port;
 
     // The carrier knows only its tracking number: the run set it as a business key once shipped.
@@ -170,5 +189,73 @@ describe('the example app, started the way npm start does', () => {
     expect(ships.find((run) => run.parentRunId === runId)).toMatchObject({ queue: 'carrier', status: 'completed' });
     const { queues } = (await json('GET', '/durable/api/queues', undefined, auth)).body;
     expect(queues).toEqual([expect.objectContaining({ name: 'carrier', concurrency: 4, rateLimit: { limit: 100, periodMs: 60_000 } })]);
+  });
+});
+
+describe("the example's start: its banner and its dashboard token", () => {
+  const { parent, dataDir } = dataFolder();
+  const tokenFile = join(parent, 'dashboard-token');
+  // No DASHBOARD_TOKEN (an empty one counts as unset), so the example generates and keeps its own.
+  const generated = { DASHBOARD_TOKEN: '' };
+  let port = 0;
+  let current: Started | undefined;
+
+  const restart = async (env: Record<string, string>, args: string[] = []) => {
+    if (current) await killGroup(current.child);
+    current = await startExample(dataDir, port, env, args);
+    return current.output();
+  };
+  const bannerToken = (output: string) => /paste the token (\w+)/.exec(output)?.[1];
+  const queuesStatus = async (token: string) =>
+    (await fetch(`http://127.0.0.1:${port}/durable/api/queues`, { headers: { authorization: `Bearer ${token}` } })).status;
+
+  beforeAll(async () => {
+    port = await freePort();
+    await restart(generated, ['--seed']);
+  });
+  afterAll(async () => {
+    if (current) await killGroup(current.child);
+    stopPostgres(dataDir);
+    rmSync(parent, { recursive: true, force: true });
+  });
+
+  it("shows the app's and the dashboard's URLs and how to sign in, without Nest's module and route listing", () => {
+    const output = current!.output();
+    expect(output).toContain(`App:        http://localhost:${port}`);
+    expect(output).toContain(
+      `Dashboard:  http://localhost:${port}/durable/  (paste the token ${bannerToken(output)}, kept in ${tokenFile};`,
+    );
+    expect(output).not.toContain('Mapped {');
+    expect(output).not.toMatch(/\[(InstanceLoader|RoutesResolver|RouterExplorer)\]/);
+  });
+
+  it('says the seeded runs that warn or fail do so on purpose, naming them, and still prints their warnings and errors', async () => {
+    const output = current!.output();
+    expect(output).toContain(
+      "Expected:   the runs seeded by `npm start -- --seed` that warn or fail do so on purpose, to show the dashboard's failure views",
+    );
+    expect(output).toContain('sync-inventory for SKU-1 (');
+    expect(output).toContain('sync-inventory for SKU-404 (');
+    await eventually(async () => /WARN.*\(sync-inventory\) attempt 1 failed/.test(current!.output()), 'the retry warning of SKU-1');
+    await eventually(async () => /ERROR.*SKU SKU-404 does not exist/.test(current!.output()), 'the failure of SKU-404');
+  });
+
+  it('generates the dashboard token once, keeps it in a file, and signs in with it after a restart', async () => {
+    const first = bannerToken(current!.output())!;
+    expect(readFileSync(tokenFile, 'utf8').trim()).toBe(first);
+    expect(await queuesStatus(first)).toBe(200);
+
+    const second = bannerToken(await restart(generated))!;
+    expect(second).toBe(first);
+    expect(await queuesStatus(first)).toBe(200);
+  });
+
+  it('DASHBOARD_TOKEN wins over the kept token, and leaves the file alone', async () => {
+    const kept = readFileSync(tokenFile, 'utf8');
+    const output = await restart({ DASHBOARD_TOKEN: TOKEN });
+    expect(output).toContain(`paste the token ${TOKEN}, from DASHBOARD_TOKEN`);
+    expect(await queuesStatus(TOKEN)).toBe(200);
+    expect(await queuesStatus(kept.trim())).toBe(401);
+    expect(existsSync(tokenFile) && readFileSync(tokenFile, 'utf8')).toBe(kept);
   });
 });

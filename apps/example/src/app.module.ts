@@ -20,7 +20,7 @@ import { WebhooksController } from './webhooks/webhooks.controller';
         connection: dataSource,
         // The carrier's API takes 4 calls at once for the whole account and 100 a minute (see ShipOrder).
         queues: { carrier: { concurrency: 4, rateLimit: { limit: 100, period: '1m' } } },
-        dashboard: { auth: config.dashboardAuth === 'guard' ? { guard: AdminGuard } : { token: config.dashboardToken } },
+        dashboard: { auth: config.dashboardToken ? { token: config.dashboardToken.token } : { guard: AdminGuard } },
       }),
     }),
     OrdersModule,

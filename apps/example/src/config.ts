@@ -1,13 +1,22 @@
-import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
 import type { Duration } from 'nestjs-durable';
+import { loadDashboardToken } from './admin/dashboard-token';
+
+const dashboardAuth = (process.env.DASHBOARD_AUTH ?? 'token') as 'token' | 'guard';
 
 /** The example's settings, from the environment, with defaults that make a first start work. */
 export const config = {
   port: Number(process.env.PORT ?? 3000),
   databaseUrl: required('DATABASE_URL'),
   /** 'token' (the demo default) or 'guard' (behind the app's own admin login). */
-  dashboardAuth: (process.env.DASHBOARD_AUTH ?? 'token') as 'token' | 'guard',
-  dashboardToken: process.env.DASHBOARD_TOKEN ?? randomBytes(12).toString('hex'),
+  dashboardAuth,
+  /**
+   * In 'token' mode, the dashboard's bearer token: DASHBOARD_TOKEN, else generated at the first start and
+   * kept for the next ones in DASHBOARD_TOKEN_FILE (default `.data/dashboard-token` under the working
+   * folder, the checkout's root for `npm start`; git-ignored, beside the embedded database's data).
+   */
+  dashboardToken:
+    dashboardAuth === 'token' ? loadDashboardToken(resolve(process.env.DASHBOARD_TOKEN_FILE || '.data/dashboard-token')) : undefined,
   adminKey: process.env.ADMIN_KEY ?? 'admin-demo-key',
   /** Waits are short by default so a demo order finishes in minutes; production values are days. */
   /** A manager who has not decided by then is reminded (the order escalates); the approval gives up at approvalTimeout. */

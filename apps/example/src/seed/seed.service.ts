@@ -4,6 +4,15 @@ import { Restock, SyncInventory } from '../inventory/inventory.workflows';
 import { CarrierEvents, orderRunId } from '../orders/order.contracts';
 import { OrdersService } from '../orders/orders.service';
 
+/**
+ * The seeded runs that end in a warning or a failure on purpose, to fill the dashboard's failure views
+ * (main.ts says so at every start: they keep retrying, and stay failed, across restarts).
+ */
+export const SEEDED_FAILURES = [
+  'sync-inventory for SKU-1 (the inventory API answers 503: a WARN at each retry, an ERROR after the 6th attempt)',
+  'sync-inventory for SKU-404 (an unknown SKU: an ERROR at once)',
+];
+
 /** Fills the dashboard for a first look: runs in every state an operator meets. */
 @Injectable()
 export class SeedService {
@@ -31,11 +40,13 @@ export class SeedService {
     await this.orders.place({ customer: 'Linus (in transit)', amountCents: 2_500 });
     // Waiting on children, which wait for signals.
     await this.workflows.start(Restock, { sku: 'SKU-7', suppliers: ['acme', 'globex'] });
-    // Retrying with backoff, and failed for good.
-    await this.workflows.start(SyncInventory, { sku: 'SKU-1', mode: 'flaky' });
-    await this.workflows.start(SyncInventory, { sku: 'SKU-404', mode: 'broken' });
+    // Retrying with backoff, and failed for good: their WARN and ERROR lines are expected (see SEEDED_FAILURES).
+    const flaky = await this.workflows.start(SyncInventory, { sku: 'SKU-1', mode: 'flaky' });
+    const broken = await this.workflows.start(SyncInventory, { sku: 'SKU-404', mode: 'broken' });
     // Completed.
     await this.workflows.start(SyncInventory, { sku: 'SKU-2', mode: 'ok' });
-    this.logger.log('Seeded runs in every state: open the dashboard to see them.');
+    this.logger.log(
+      `Seeded runs in every state: open the dashboard to see them. Failing on purpose: ${flaky.runId} (SKU-1), ${broken.runId} (SKU-404).`,
+    );
   }
 }
