@@ -298,6 +298,73 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     expect(JSON.stringify(malformed.body)).not.toMatch(/at .*\.js/);
   });
 
+  it('filters runs by creation and last-change ranges, sorts by either both ways with keyset pages, and counts the matches', async () => {
+    const [{ t0 }] = await db.query(`SELECT now() AS t0`);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++)
+      ids.push((await t.client.start(Review, { orderId: `range-${i}` }, { keys: { batch: `range-${platform}` } })).runId);
+    for (const id of ids) await waiting(id);
+    const after = `createdAfter=${encodeURIComponent(new Date(t0).toISOString())}`;
+    const mine = `key.batch=range-${platform}`;
+    // The oldest, touched last, comes first by last change; last by creation.
+    await t.signals.signal(ids[0], Approval, { approved: true, by: 'range' });
+    await eventually(async () => (await t.client.getRun(ids[0])).status === 'completed', 'the first run to complete');
+    const byCreation = await call(t, 'GET', `/runs?${mine}&${after}`, auth);
+    expect(byCreation.body.runs.map((r: any) => r.runId)).toEqual([ids[2], ids[1], ids[0]]);
+    expect(byCreation.body.total).toEqual({ count: 3, estimated: false });
+    const oldestFirst = await call(t, 'GET', `/runs?${mine}&order=asc`, auth);
+    expect(oldestFirst.body.runs.map((r: any) => r.runId)).toEqual(ids);
+    const first = await call(t, 'GET', `/runs?${mine}&sort=updated&limit=2`, auth);
+    expect(first.body.runs.map((r: any) => r.runId)).toEqual([ids[0], ids[2]]);
+    const second = await call(t, 'GET', `/runs?${mine}&sort=updated&limit=2&cursor=${first.body.nextCursor}`, auth);
+    expect([second.body.runs.map((r: any) => r.runId), second.body.nextCursor]).toEqual([[ids[1]], undefined]);
+    const [{ t1 }] = await db.query(`SELECT updated_at AS t1 FROM durable.runs WHERE id = $1`, [ids[0]]);
+    const changedSince = await call(t, 'GET', `/runs?${mine}&updatedAfter=${encodeURIComponent(new Date(t1).toISOString())}`, auth);
+    expect(changedSince.body.runs.map((r: any) => r.runId)).toEqual([ids[0]]);
+    const before = await call(t, 'GET', `/runs?${mine}&createdBefore=${encodeURIComponent(new Date(t0).toISOString())}`, auth);
+    expect(before.body).toMatchObject({ runs: [], total: { count: 0, estimated: false } });
+    // Bad input names the parameter; a cursor of one order is refused by the other.
+    const bad = await call(t, 'GET', '/runs?createdAfter=yesterday&sort=name', auth);
+    expect([bad.status, bad.body.code, bad.body.message]).toEqual([
+      400,
+      'INVALID_ARGUMENT',
+      expect.stringMatching(/createdAfter.*sort|sort.*createdAfter/s),
+    ]);
+    const crossed = await call(t, 'GET', `/runs?${mine}&cursor=${first.body.nextCursor}`, auth);
+    expect([crossed.status, crossed.body.code]).toEqual([400, 'INVALID_ARGUMENT']);
+  });
+
+  it("counts the last hour's and day's runs started, completed, failed and parked per bucket for the overview's charts", async () => {
+    const run = await t.client.start(Review, { orderId: 'activity' });
+    await waiting(run.runId);
+    const counts = async () =>
+      (
+        await db.query(
+          `SELECT count(*) FILTER (WHERE event = 'started')::int AS started, count(*) FILTER (WHERE event = 'parked')::int AS parked FROM durable.history`,
+        )
+      )[0];
+    // Other runs of this file may move meanwhile: the answer lies between the counts read before and after it.
+    const low = await counts();
+    const hour = await call(t, 'GET', '/activity?range=1h', auth);
+    const high = await counts();
+    expect([hour.status, hour.body.range, hour.body.bucketMs, hour.body.buckets.length]).toEqual([200, '1h', 60_000, 61]);
+    for (const key of ['started', 'parked'] as const) {
+      const total = hour.body.buckets.reduce((sum: number, b: any) => sum + b[key], 0);
+      expect([key, total >= low[key] && total <= high[key]]).toEqual([key, true]);
+    }
+    expect(hour.body.buckets[hour.body.buckets.length - 1]).toEqual({
+      at: expect.any(String),
+      started: expect.any(Number),
+      completed: expect.any(Number),
+      failed: expect.any(Number),
+      parked: expect.any(Number),
+    });
+    const day = await call(t, 'GET', '/activity?range=24h', auth);
+    expect([day.body.bucketMs, day.body.buckets.length]).toEqual([900_000, 97]);
+    const bad = await call(t, 'GET', '/activity?range=1w', auth);
+    expect([bad.status, bad.body.code]).toEqual([400, 'INVALID_ARGUMENT']);
+  });
+
   it('pushes run changes as server-sent events: the ids of runs whose history grew, from any instance; 401 without credentials', async () => {
     expect((await fetch(`${t.url}/durable/api/events`)).status).toBe(401);
     const abort = new AbortController();

@@ -82,6 +82,7 @@ describe('migrations and boot', () => {
       { name: 'RunDeadlines1732900000008' },
       { name: 'BusinessKeys1732900000009' },
       { name: 'ForkAndVersions1732900000010' },
+      { name: 'TimeRanges1732900000011' },
     ]);
     await db.dropSchema();
   });
@@ -100,6 +101,7 @@ describe('migrations and boot', () => {
       'RunDeadlines1732900000008',
       'BusinessKeys1732900000009',
       'ForkAndVersions1732900000010',
+      'TimeRanges1732900000011',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

@@ -64,6 +64,10 @@ const filterFields = {
   queue: text(100).optional(),
   forkedFrom: text(1_000).optional(),
   keys: z.record(z.string(), z.string({ error: 'must be a string' })).optional(),
+  createdAfter: instant().optional(),
+  createdBefore: instant().optional(),
+  updatedAfter: instant().optional(),
+  updatedBefore: instant().optional(),
 };
 /**
  * The query's `key.<name>=<value>` parameters gathered into `keys`, checked here: a name such as
@@ -114,7 +118,12 @@ export class DashboardRunsController {
             .refine((s) => /^\d{1,3}$/.test(s) && +s >= 1 && +s <= 500, 'must be a whole number from 1 to 500')
             .transform(Number)
             .optional(),
-          cursor: z.string().refine(isRunCursor, 'is not a cursor returned by GET /runs').optional(),
+          sort: oneOf(['created', 'updated'] as const).optional(),
+          order: oneOf(['desc', 'asc'] as const).optional(),
+          cursor: z
+            .string()
+            .refine((c) => c.split('_').length <= 2 && c.split('_').every(isRunCursor), 'is not a cursor returned by GET /runs')
+            .optional(),
         }),
       )
       .transform(toRunFilter),
@@ -364,6 +373,13 @@ export class DashboardMetaController {
   @Get('queues')
   queues(@Input(DashboardMetaController.nothing) _: unknown) {
     return this.service.queueViews();
+  }
+
+  static readonly activity = endpoint({ query: z.strictObject({ range: oneOf(['1h', '24h'] as const) }) });
+  /** The overview's charts: runs started, completed, failed and parked per bucket over the last hour or day. */
+  @Get('activity')
+  activity(@Input(DashboardMetaController.activity) { query }: EndpointInput<typeof DashboardMetaController.activity>) {
+    return this.service.activity(query.range);
   }
 
   /** Server-sent events: `runs` with the ids of runs that changed (any instance), `ping` to keep the stream open. */

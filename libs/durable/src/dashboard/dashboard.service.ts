@@ -4,7 +4,7 @@ import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { DurableError, RunNotFoundError } from '../errors';
 import type { RunFilter, RunView } from '../interfaces';
-import { DashboardRepository } from '../persistence/dashboard.repository';
+import { DashboardRepository, STATS_EXACT_UP_TO } from '../persistence/dashboard.repository';
 import { RunRepository } from '../persistence/run.repository';
 import { QueueRepository } from '../persistence/queue.repository';
 import { QueueReasons } from '../client/queue-reasons';
@@ -16,6 +16,11 @@ const BULK_LIMIT = 1_000;
 const BULK_CONCURRENCY = 8;
 
 /** What the run list filters on: the client's filter, a run-id prefix, and the awaited signal or channel name. */
+const ACTIVITY_RANGES = {
+  '1h': { rangeMs: 3_600_000, bucketMs: 60_000 },
+  '24h': { rangeMs: 86_400_000, bucketMs: 900_000 },
+} as const;
+
 export type ListFilter = RunFilter & { q?: string; waitingName?: string };
 
 /** A bulk action's targets, validated by its endpoint's schema: run ids, or a filter. */
@@ -64,10 +69,18 @@ export class DashboardService {
     return { queues: await this.queues.views([...this.options.queues.values()]) };
   }
 
+  /** The overview's charts: runs started, completed, failed and parked per bucket over the last hour (1 min) or day (15 min). */
+  async activity(range: '1h' | '24h') {
+    const { rangeMs, bucketMs } = ACTIVITY_RANGES[range];
+    const buckets = await this.dashboard.activity(rangeMs, bucketMs);
+    return { range, bucketMs, buckets: buckets.map((b) => ({ ...b, at: b.at.toISOString() })) };
+  }
+
+  /** A page of runs, and how many match the filter in all (exact up to 10,000, then the planner's estimate). */
   async list(filter: ListFilter) {
-    const page = await this.runs.list(filter);
+    const [page, total] = await Promise.all([this.runs.list(filter), this.runs.count(filter, STATS_EXACT_UP_TO)]);
     await this.queueReasons.annotate(page.runs);
-    return { runs: page.runs.map((r) => this.runJson(r)), ...(page.nextCursor && { nextCursor: page.nextCursor }) };
+    return { runs: page.runs.map((r) => this.runJson(r)), ...(page.nextCursor && { nextCursor: page.nextCursor }), total };
   }
 
   async detail(runId: string) {

@@ -55,6 +55,15 @@ export interface RunFilter {
   keys?: Record<string, string>;
   /** The forks of this run (`WorkflowClient.fork`). */
   forkedFrom?: string;
+  /** Runs created in this range (either end may be left open). */
+  createdAfter?: Date;
+  createdBefore?: Date;
+  /** Runs last changed in this range (either end may be left open). */
+  updatedAfter?: Date;
+  updatedBefore?: Date;
+  /** The order of the pages: by creation (default) or by last change; newest first (default) or oldest first. */
+  sort?: 'created' | 'updated';
+  order?: 'desc' | 'asc';
   /** Page size, 1 to 500 (default 50). */
   limit?: number;
   /** `nextCursor` of the previous page. */

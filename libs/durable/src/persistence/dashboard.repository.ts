@@ -41,6 +41,10 @@ export interface StatsRows {
   now: Date;
 }
 
+/** The history events the overview's charts count. */
+export const ACTIVITY_EVENTS = ['started', 'completed', 'failed', 'parked'] as const;
+export type ActivityEvent = (typeof ACTIVITY_EVENTS)[number];
+
 /**
  * Counts are exact up to this many rows (an index range that stops there) and the planner's estimate
  * beyond, so a stats read costs the same at a million runs as at a hundred.
@@ -66,6 +70,28 @@ export class DashboardRepository {
       [afterId, limit],
     );
     return { rows, lastId: rows.length ? rows[rows.length - 1].id : afterId };
+  }
+
+  /**
+   * Runs started, completed, failed and parked per `bucketMs` over the last `rangeMs`, counted from
+   * the history (a BRIN range on its `at`), oldest bucket first; buckets with nothing are zeros.
+   */
+  async activity(rangeMs: number, bucketMs: number): Promise<Array<{ at: Date } & Record<ActivityEvent, number>>> {
+    return this.db.query(
+      `WITH bucket AS (SELECT $2 * interval '1 millisecond' AS width),
+       counted AS (
+         SELECT date_bin(bucket.width, at, timestamptz 'epoch') AS at, event, count(*)::int AS n
+         FROM ${this.db.tables.history}, bucket
+         WHERE at >= date_bin(bucket.width, now() - $1 * interval '1 millisecond', timestamptz 'epoch') AND event = ANY($3::text[])
+         GROUP BY 1, 2
+       )
+       SELECT b.at, ${ACTIVITY_EVENTS.map((e) => `COALESCE(sum(c.n) FILTER (WHERE c.event = '${e}'), 0)::int AS ${e}`).join(', ')}
+       FROM bucket, generate_series(date_bin(bucket.width, now() - $1 * interval '1 millisecond', timestamptz 'epoch'),
+                                    date_bin(bucket.width, now(), timestamptz 'epoch'), bucket.width) AS b(at)
+       LEFT JOIN counted c ON c.at = b.at
+       GROUP BY b.at ORDER BY b.at`,
+      [rangeMs, bucketMs, ACTIVITY_EVENTS],
+    );
   }
 
   /** Everything recorded about one run, in one round trip. */

@@ -387,54 +387,124 @@ export class RunRepository {
     filter: RunFilter & { q?: string; waitingName?: string } = {},
     maxLimit = 500,
   ): Promise<{ runs: RunView[]; nextCursor?: string }> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    const param = (value: unknown) => `$${params.push(value)}`;
-    const statuses = filter.status === undefined ? [] : Array.isArray(filter.status) ? filter.status : [filter.status];
-    for (const status of statuses) {
-      if (!RUN_STATUSES.includes(status))
-        throw new InvalidArgumentError(`Unknown status "${String(status)}"; use one of ${RUN_STATUSES.join(', ')}.`);
-    }
-    if (statuses.length) where.push(`status = ANY(${param(statuses)}::text[])`);
-    if (filter.workflow) where.push(`workflow = ${param(filter.workflow)}`);
-    if (filter.waitingFor) {
-      if (!isWaitKind(filter.waitingFor))
-        throw new InvalidArgumentError(`Unknown wait kind "${String(filter.waitingFor)}"; use one of ${WAIT_KIND_NAMES.join(', ')}.`);
-      // A run waiting for a queue's slot is pending: its reason is read, not stored (see QueueReasons).
-      if (filter.waitingFor === 'queue') where.push(`status = 'pending' AND queue IS NOT NULL`);
-      else where.push(`status = 'waiting' AND wait_kind = ${param(filter.waitingFor)}`);
-    }
-    if (filter.waitingName) where.push(`wait_name = ${param(filter.waitingName)}`);
-    if (filter.schedule) where.push(`starts_with(id, ${param(`schedule:${filter.schedule}:`)})`);
-    if (filter.queue) where.push(`queue = ${param(filter.queue)}`);
-    if (filter.forkedFrom) where.push(`forked_from = ${param(filter.forkedFrom)}`);
-    if (filter.keys !== undefined) where.push(`keys @> ${param(JSON.stringify(checkKeys(filter.keys, 'The keys filter', true)))}::jsonb`);
-    for (const [field, value] of Object.entries({
-      workflow: filter.workflow,
-      waitingName: filter.waitingName,
-      q: filter.q,
-      schedule: filter.schedule,
-      queue: filter.queue,
-      forkedFrom: filter.forkedFrom,
-    })) {
-      if (typeof value === 'string' && !isStorableText(value))
-        throw new InvalidArgumentError(`The ${field} filter cannot hold a NUL character or a lone surrogate.`);
-    }
-    if (filter.q) where.push(`id LIKE ${param(`${filter.q.replace(/[\\%_]/g, '\\$&')}%`)}`);
+    const { where, params, param } = runConditions(filter);
+    const sort = filter.sort ?? 'created';
+    const order = filter.order ?? 'desc';
+    if (sort !== 'created' && sort !== 'updated')
+      throw new InvalidArgumentError(`sort must be "created" or "updated"; got "${String(sort)}".`);
+    if (order !== 'desc' && order !== 'asc') throw new InvalidArgumentError(`order must be "desc" or "asc"; got "${String(order)}".`);
+    const before = order === 'desc' ? '<' : '>';
     if (filter.cursor !== undefined) {
-      if (!isRunCursor(filter.cursor)) throw new InvalidArgumentError(`cursor "${filter.cursor}" is not a cursor returned by listRuns.`);
-      where.push(`seq < ${param(filter.cursor)}::bigint`);
+      const cursor = parseRunCursor(filter.cursor);
+      if (!cursor || (sort === 'updated') !== (cursor.updatedMicros !== undefined))
+        throw new InvalidArgumentError(`cursor "${filter.cursor}" is not a cursor returned by listRuns with this sort.`);
+      // Keyset paging: the rows after the last one shown, in the page's order (seq breaks ties).
+      if (cursor.updatedMicros === undefined) where.push(`seq ${before} ${param(cursor.seq)}::bigint`);
+      else where.push(`(${UPDATED_MICROS}, seq) ${before} (${param(cursor.updatedMicros)}::bigint, ${param(cursor.seq)}::bigint)`);
     }
     const limit = filter.limit ?? 50;
     if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit)
       throw new InvalidArgumentError(`limit must be a whole number from 1 to ${maxLimit}; got ${filter.limit}.`);
-    const rows = await this.db.query<RunRecord>(
-      `SELECT ${RUN_COLUMNS} FROM ${this.db.tables.runs} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ${param(limit + 1)}`,
+    const direction = order.toUpperCase();
+    const orderBy = sort === 'created' ? `seq ${direction}` : `${UPDATED_MICROS} ${direction}, seq ${direction}`;
+    const rows = await this.db.query<RunRecord & { updated_micros: string }>(
+      `SELECT ${RUN_COLUMNS}, ${UPDATED_MICROS}::text AS updated_micros FROM ${this.db.tables.runs}
+       ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ${orderBy} LIMIT ${param(limit + 1)}`,
       params,
     );
     const page = rows.slice(0, limit);
-    return { runs: page.map(toRunView), nextCursor: rows.length > limit ? page[page.length - 1].seq : undefined };
+    const last = page[page.length - 1];
+    const nextCursor = rows.length > limit ? (sort === 'created' ? last.seq : `${last.updated_micros}_${last.seq}`) : undefined;
+    return { runs: page.map(toRunView), nextCursor };
   }
+
+  /**
+   * How many runs match `filter` (its paging options aside): exact up to `exactUpTo`, the planner's
+   * estimate past it (`estimated`), so the count costs the same at a million runs as at a hundred.
+   */
+  async count(filter: RunFilter & { q?: string; waitingName?: string }, exactUpTo: number): Promise<{ count: number; estimated: boolean }> {
+    const { where, params, param } = runConditions(filter);
+    const condition = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    const [row] = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${this.db.tables.runs} ${condition} LIMIT ${param(exactUpTo + 1)}) r`,
+      params,
+    );
+    if (row.n <= exactUpTo) return { count: row.n, estimated: false };
+    // EXPLAIN takes no parameters: the plan's estimate of the same statement with its values inlined.
+    const plan = await this.db.query<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>(
+      `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${this.db.tables.runs} ${condition.replace(/\$(\d+)/g, (_, i) => inlined(params[Number(i) - 1]))}`,
+    );
+    return { count: Math.max(exactUpTo + 1, Math.round(plan[0]['QUERY PLAN'][0].Plan['Plan Rows'])), estimated: true };
+  }
+}
+
+/** `updated_at` as whole microseconds since the epoch: what a cursor of the `updated` order holds. */
+const UPDATED_MICROS = `(extract(epoch FROM updated_at) * 1000000)::bigint`;
+
+/** A cursor of listRuns: a seq (by creation), or `<updated µs>_<seq>` (by last change). */
+function parseRunCursor(cursor: string): { seq: string; updatedMicros?: string } | undefined {
+  if (isRunCursor(cursor)) return { seq: cursor };
+  const [updatedMicros, seq, ...rest] = cursor.split('_');
+  return !rest.length && isRunCursor(updatedMicros) && isRunCursor(seq) ? { seq, updatedMicros } : undefined;
+}
+
+/** A value as a literal for EXPLAIN: text quoted, a list as a text array, a date as its ISO text. */
+function inlined(value: unknown): string {
+  const text = (v: string) => `'${v.replace(/'/g, "''")}'`;
+  if (Array.isArray(value)) return `ARRAY[${value.map((v) => text(String(v))).join(', ')}]::text[]`;
+  if (value instanceof Date) return text(value.toISOString());
+  return text(String(value));
+}
+
+/** The WHERE conditions of a run filter (its paging aside), each value a parameter; bad values refused by name. */
+function runConditions(filter: RunFilter & { q?: string; waitingName?: string }) {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const param = (value: unknown) => `$${params.push(value)}`;
+  const statuses = filter.status === undefined ? [] : Array.isArray(filter.status) ? filter.status : [filter.status];
+  for (const status of statuses) {
+    if (!RUN_STATUSES.includes(status))
+      throw new InvalidArgumentError(`Unknown status "${String(status)}"; use one of ${RUN_STATUSES.join(', ')}.`);
+  }
+  if (statuses.length) where.push(`status = ANY(${param(statuses)}::text[])`);
+  if (filter.workflow) where.push(`workflow = ${param(filter.workflow)}`);
+  if (filter.waitingFor) {
+    if (!isWaitKind(filter.waitingFor))
+      throw new InvalidArgumentError(`Unknown wait kind "${String(filter.waitingFor)}"; use one of ${WAIT_KIND_NAMES.join(', ')}.`);
+    // A run waiting for a queue's slot is pending: its reason is read, not stored (see QueueReasons).
+    if (filter.waitingFor === 'queue') where.push(`status = 'pending' AND queue IS NOT NULL`);
+    else where.push(`status = 'waiting' AND wait_kind = ${param(filter.waitingFor)}`);
+  }
+  if (filter.waitingName) where.push(`wait_name = ${param(filter.waitingName)}`);
+  if (filter.schedule) where.push(`starts_with(id, ${param(`schedule:${filter.schedule}:`)})`);
+  if (filter.queue) where.push(`queue = ${param(filter.queue)}`);
+  if (filter.forkedFrom) where.push(`forked_from = ${param(filter.forkedFrom)}`);
+  if (filter.keys !== undefined) where.push(`keys @> ${param(JSON.stringify(checkKeys(filter.keys, 'The keys filter', true)))}::jsonb`);
+  for (const [field, value] of Object.entries({
+    workflow: filter.workflow,
+    waitingName: filter.waitingName,
+    q: filter.q,
+    schedule: filter.schedule,
+    queue: filter.queue,
+    forkedFrom: filter.forkedFrom,
+  })) {
+    if (typeof value === 'string' && !isStorableText(value))
+      throw new InvalidArgumentError(`The ${field} filter cannot hold a NUL character or a lone surrogate.`);
+  }
+  if (filter.q) where.push(`id LIKE ${param(`${filter.q.replace(/[\\%_]/g, '\\$&')}%`)}`);
+  for (const [field, column, op] of [
+    ['createdAfter', 'created_at', '>='],
+    ['createdBefore', 'created_at', '<'],
+    ['updatedAfter', 'updated_at', '>='],
+    ['updatedBefore', 'updated_at', '<'],
+  ] as const) {
+    const value = filter[field];
+    if (value === undefined) continue;
+    if (!(value instanceof Date) || Number.isNaN(value.getTime()))
+      throw new InvalidArgumentError(`The ${field} filter must be a valid Date; got ${String(value)}.`);
+    where.push(`${column} ${op} ${param(value.toISOString())}::timestamptz`);
+  }
+  return { where, params, param };
 }
 
 const RUN_COLUMNS =

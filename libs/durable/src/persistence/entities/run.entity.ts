@@ -133,5 +133,8 @@ export const runEntity = (schema: string) =>
       { name: 'runs_waiting_since_idx', columns: ['wait'], where: `status = 'waiting'`, synchronize: false },
       // GIN with the jsonb_path_ops operator class, which entity metadata cannot describe: the migration owns it.
       { name: 'runs_keys_idx', columns: ['keys'], where: 'keys IS NOT NULL', synchronize: false },
+      // BRIN, which entity metadata cannot describe: the migration owns them.
+      { name: 'runs_created_brin', columns: ['createdAt'], synchronize: false },
+      { name: 'runs_updated_brin', columns: ['updatedAt'], synchronize: false },
     ],
   });

@@ -9,6 +9,7 @@ import { Select1732900000007 } from './1732900000007-select';
 import { RunDeadlines1732900000008 } from './1732900000008-run-deadlines';
 import { BusinessKeys1732900000009 } from './1732900000009-business-keys';
 import { ForkAndVersions1732900000010 } from './1732900000010-fork-and-versions';
+import { TimeRanges1732900000011 } from './1732900000011-time-ranges';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -23,4 +24,5 @@ export const DURABLE_MIGRATIONS = [
   RunDeadlines1732900000008,
   BusinessKeys1732900000009,
   ForkAndVersions1732900000010,
+  TimeRanges1732900000011,
 ];
