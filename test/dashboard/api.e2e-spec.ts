@@ -460,6 +460,58 @@ describe.each(PLATFORMS)('dashboard auth modes on %s', (platform) => {
     }
   });
 
+  it("who acted: a token holder is recorded by the name they gave at sign-in, and an actor resolver names the guard's user its own way", async () => {
+    const named = await startApp({
+      schema,
+      providers: operatorWorkflows,
+      listen: true,
+      platform,
+      options: { dashboard: { auth: { token: TOKEN } } },
+    });
+    try {
+      const start = (headers: Record<string, string>) =>
+        call(named, 'POST', '/runs', { ...mutation, ...headers }, { workflow: 'nap-long', input: null });
+      const withName = await start({ 'x-durable-operator': encodeURIComponent('Dana Ł. Kowalska') });
+      const without = await start({});
+      const actors = await db.query(`SELECT run_id, actor FROM durable.history WHERE event = 'started' AND run_id = ANY($1::text[])`, [
+        [withName.body.runId, without.body.runId],
+      ]);
+      expect(Object.fromEntries(actors.map((r: any) => [r.run_id, r.actor]))).toEqual({
+        [withName.body.runId]: 'Dana Ł. Kowalska (token)',
+        [without.body.runId]: 'token',
+      });
+      expect((await call(named, 'GET', '/session', { ...auth, 'x-durable-operator': 'dana' })).body.actor).toBe('dana (token)');
+    } finally {
+      await named.close();
+    }
+    const resolved = await startApp({
+      schema,
+      providers: operatorWorkflows,
+      listen: true,
+      platform,
+      options: { dashboard: { auth: { guard: AppLoginGuard }, actor: (request: any) => `sso:${request.user.id}` } },
+    });
+    try {
+      const started = await call(
+        resolved,
+        'POST',
+        '/runs',
+        { 'x-user': 'dana', 'x-durable-request': '1', 'content-type': 'application/json' },
+        {
+          workflow: 'nap-long',
+          input: null,
+        },
+      );
+      const [row] = await db.query(`SELECT actor FROM durable.history WHERE run_id = $1 AND event = 'started'`, [started.body.runId]);
+      expect(row.actor).toBe('sso:dana');
+    } finally {
+      await resolved.close();
+    }
+    expect(() =>
+      DurableModule.forRoot({ connection: 'postgres://x', dashboard: { auth: { token: TOKEN }, actor: 'dana' as never } }),
+    ).toThrow(/dashboard.actor must be a function/);
+  });
+
   it('readOnly: reads work, every mutation answers 403 and writes nothing', async () => {
     const t = await startApp({
       schema,

@@ -112,6 +112,8 @@ function resolveDashboard(dashboard: DashboardOptions | false | undefined): (Das
   }
   if ('insecureNoAuth' in auth && auth.insecureNoAuth !== true)
     throw new InvalidArgumentError(`dashboard.auth.insecureNoAuth must be exactly true. ${how}`);
+  if (dashboard.actor !== undefined && typeof dashboard.actor !== 'function')
+    throw new InvalidArgumentError('dashboard.actor must be a function of the request that returns who acted (a string), or undefined.');
   const path = (dashboard.path ?? '/durable').replace(/\/+$/, '');
   if (!PATH.test(path))
     throw new InvalidArgumentError(

@@ -51,6 +51,27 @@ function subscribe(listener: () => void): () => void {
   return () => listeners.delete(listener);
 }
 
+// The operator's name lives in localStorage: it is no secret, and the next sign-in offers it again.
+const operatorKey = storageKey('operator');
+
+/** The name the operator gave at sign-in, sent with each request so that the history says who acted. */
+export function getOperator(): string | null {
+  try {
+    return localStorage.getItem(operatorKey);
+  } catch {
+    return null;
+  }
+}
+
+export function setOperator(name: string): void {
+  try {
+    if (name) localStorage.setItem(operatorKey, name);
+    else localStorage.removeItem(operatorKey);
+  } catch {
+    // storage disabled: requests go without a name
+  }
+}
+
 export function useAuthState(): AuthState {
   return useSyncExternalStore(subscribe, () => state);
 }

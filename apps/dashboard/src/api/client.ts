@@ -1,5 +1,5 @@
 import { noteServerDate } from '../lib/clock';
-import { clearToken, getToken } from './auth-token';
+import { clearToken, getOperator, getToken } from './auth-token';
 import type { ApiErrorBody, PayloadIssue } from './types';
 
 /** A failed request: the server's `{ code, message, details }`, or one made up for network failures. */
@@ -47,6 +47,9 @@ async function request<T>(method: 'GET' | 'POST', path: string, options: Request
   const token = getToken();
   const headers: Record<string, string> = { accept: 'application/json' };
   if (token) headers.authorization = `Bearer ${token}`;
+  // Who acts, for the run history: the name given at sign-in (percent-encoded: header values are Latin-1).
+  const operator = getOperator();
+  if (operator) headers['x-durable-operator'] = encodeURIComponent(operator);
   if (method === 'POST') {
     headers['content-type'] = 'application/json';
     headers['x-durable-request'] = '1'; // a cross-site form cannot set it: the server's CSRF guard

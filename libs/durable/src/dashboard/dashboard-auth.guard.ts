@@ -85,16 +85,26 @@ export class DashboardAuthGuard implements CanActivate, OnModuleInit {
 
   /** True when the request's credentials pass; sets `durableActor` for the history. */
   private async authenticate(context: ExecutionContext, request: DashboardRequest): Promise<boolean> {
+    const allowed = await this.credentialsPass(context, request);
+    if (allowed && this.dashboard.actor) {
+      const resolved = await this.dashboard.actor(request);
+      if (typeof resolved === 'string' && resolved.trim()) request.durableActor = shortName(resolved);
+    }
+    return allowed;
+  }
+
+  private async credentialsPass(context: ExecutionContext, request: DashboardRequest): Promise<boolean> {
     const auth = this.dashboard.auth;
     if ('insecureNoAuth' in auth) {
-      request.durableActor = 'anonymous';
+      request.durableActor = operatorOf(request, 'anonymous');
       return true;
     }
     if ('token' in auth) {
       const header = request.headers.authorization ?? '';
       const given = header.startsWith('Bearer ') ? header.slice(7) : '';
       if (!given || !sameSecret(given, auth.token)) return false;
-      request.durableActor = 'token';
+      // A shared token says nothing of who holds it: the operator names themself at sign-in.
+      request.durableActor = operatorOf(request, 'token');
       return true;
     }
     this.appGuard ??= await this.resolveGuard(auth.guard);
@@ -129,6 +139,28 @@ function sameSecret(given: string, expected: string): boolean {
   const a = createHash('sha256').update(given).digest();
   const b = createHash('sha256').update(expected).digest();
   return timingSafeEqual(a, b);
+}
+
+/** The name an operator gave at sign-in (header `x-durable-operator`) with how they got in, or just that. */
+function operatorOf(request: DashboardRequest, mode: string): string {
+  const given = request.headers['x-durable-operator'];
+  const name = typeof given === 'string' ? decodeName(given) : '';
+  return name ? `${shortName(name)} (${mode})` : mode;
+}
+
+/** Header values are Latin-1: the UI sends the name percent-encoded, so any name survives. */
+function decodeName(value: string): string {
+  try {
+    return decodeURIComponent(value)
+      .replace(/[\u0000-\u001f\u007f]/g, '')
+      .trim();
+  } catch {
+    return '';
+  }
+}
+
+function shortName(name: string): string {
+  return name.trim().slice(0, 100);
 }
 
 function actorOf(user: DashboardRequest['user']): string | undefined {

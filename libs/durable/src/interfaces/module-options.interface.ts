@@ -70,6 +70,12 @@ export interface DashboardOptions {
   auth: { guard: Type<CanActivate> } | { token: string } | { insecureNoAuth: true };
   /** List and inspect only: every mutating endpoint answers 403. */
   readOnly?: boolean;
+  /**
+   * Who acted, as the history records it, from the signed-in request (its `user`, a header, a session).
+   * Undefined falls back to the default: with `guard`, the user's id, username, name or email; with
+   * `token`, the name the operator gave at sign-in (header `x-durable-operator`) and "(token)".
+   */
+  actor?: (request: any) => string | undefined | Promise<string | undefined>;
 }
 
 /** `DurableModule.forRootAsync`: options from a factory, with its imports and injections. */
