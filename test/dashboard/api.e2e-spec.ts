@@ -1,5 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import { DurableModule } from 'nestjs-durable';
+import { Type } from 'class-transformer';
+import { IsInt, IsString, Min, ValidateNested } from 'class-validator';
+import { defineSignal, DurableModule, DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
 import { Approval, Breaks, NapLong, operatorWorkflows, ParentOfReview, Review, ReviewThenClose } from '../fixtures/operator.workflows';
 import { createApplication, Db, DurableTestApp, eventually, PLATFORMS, startApp, uniqueSchema } from '../setup/durable-app';
 
@@ -16,6 +18,23 @@ class AppLoginGuard implements CanActivate {
     if (!user) return false;
     request.user = { id: user };
     return true;
+  }
+}
+
+/** A signal declared with a class-validator DTO (nested): the dashboard gets its JSON Schema too. */
+class ParcelDto {
+  @IsInt() @Min(1) grams!: number;
+}
+class DispatchDto {
+  @IsString() carrier!: string;
+  @ValidateNested({ each: true }) @Type(() => ParcelDto) parcels!: ParcelDto[];
+}
+const Dispatched = defineSignal('dispatched', DispatchDto);
+
+@Workflow('dispatch', { signals: [Dispatched] })
+class Dispatch implements DurableWorkflow<null, DispatchDto> {
+  run(_: null, ctx: WorkflowContext) {
+    return ctx.waitForSignal(Dispatched);
   }
 }
 
@@ -43,7 +62,7 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
   beforeAll(async () => {
     t = await startApp({
       schema,
-      providers: operatorWorkflows,
+      providers: [...operatorWorkflows, Dispatch],
       listen: true,
       platform,
       options: { dashboard: { auth: { token: TOKEN } } },
@@ -257,6 +276,14 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
       channels: [{ name: 'events', jsonSchema: expect.objectContaining({ type: 'object' }) }],
     });
     expect(body.workflows.find((w: any) => w.name === 'nap-long')).toMatchObject({ signals: null, channels: null });
+    // A class-validator DTO gives its JSON Schema from its decorators, nested DTOs as $defs.
+    const dispatch = body.workflows.find((w: any) => w.name === 'dispatch');
+    expect(dispatch.signals[0].jsonSchema).toMatchObject({
+      type: 'object',
+      properties: { carrier: { type: 'string' }, parcels: { type: 'array', items: { $ref: '#/$defs/ParcelDto' } } },
+      required: expect.arrayContaining(['carrier', 'parcels']),
+      $defs: { ParcelDto: { properties: { grams: { type: 'integer', minimum: 1 } } } },
+    });
   });
 
   it('stats count by status and wait kind, and show the oldest waiting run, overdue wakes and live instances', async () => {

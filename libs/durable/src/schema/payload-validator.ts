@@ -1,6 +1,7 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
 import { InvalidArgumentError, InvalidPayloadError, PayloadIssue } from '../errors';
 import type { PayloadSchema } from '../interfaces';
+import { dtoJsonSchema } from './dto-json-schema';
 
 /**
  * Validates a payload against a PayloadSchema and returns the value to store: a Standard Schema's
@@ -22,9 +23,10 @@ export function isStandardSchema(schema: unknown): schema is StandardSchemaV1 {
   return typeof schema === 'object' && schema !== null && '~standard' in schema;
 }
 
-/** A JSON Schema for the dashboard's form, where the schema can produce one. */
+/** A JSON Schema for the dashboard's form, where the schema can produce one (a Standard Schema's converter, or a DTO's metadata). */
 export function jsonSchemaOf(schema: PayloadSchema | undefined): Record<string, unknown> | undefined {
-  if (!schema || !isStandardSchema(schema)) return undefined;
+  if (!schema) return undefined;
+  if (!isStandardSchema(schema)) return typeof schema === 'function' ? dtoJsonSchema(schema) : undefined;
   const converter = (schema['~standard'] as { jsonSchema?: { input(o: { target: string }): Record<string, unknown> } }).jsonSchema;
   try {
     return converter?.input({ target: 'draft-2020-12' });
