@@ -43,6 +43,8 @@ describe('dashboard in a real browser', () => {
     await expect(page.getByTestId('signal-name').inputValue()).resolves.toBe('approval');
 
     // The JSON Schema of the signal is checked before sending: the error shows inline, nothing is sent.
+    // (The payload opens as a form built from the schema; these type JSON: run-page.browser.e2e-spec.ts tests the form.)
+    await page.getByTestId('signal-mode-json').click();
     await page.getByTestId('signal-payload').fill('{ "approved": "yes" }');
     await expect(page.getByTestId('signal-error').innerText()).resolves.toMatch(/approved|by/);
     await expect(page.getByTestId('signal-send').isDisabled()).resolves.toBe(true);
@@ -61,6 +63,7 @@ describe('dashboard in a real browser', () => {
     const run = await t.client.start(RefundReview, null);
     await waiting(run.runId);
     await page.goto(`${t.url}/durable/#/runs/${encodeURIComponent(run.runId)}`);
+    await page.getByTestId('signal-mode-json').click();
     await page.getByTestId('signal-payload').fill('{ "amount": 7 }');
     await page.getByTestId('signal-send').click();
     await expect(page.getByTestId('signal-error').innerText()).resolves.toContain('amount must be a multiple of 5');

@@ -161,6 +161,7 @@ describe('how the dashboard looks and reads: ids, times, dark mode, narrow scree
     // Every time on these pages carries the same hover: local with its zone, then UTC.
     const pages: Array<[string, string]> = [
       [`/runs/${encodeURIComponent(north)}?tab=history`, '[data-testid=history-row]'],
+      [`/runs/${encodeURIComponent(north)}?tab=timeline`, '[data-testid=timeline-axis] time'],
       ['/runs?status=all', '[data-testid=run-row]'],
       ['/', '[data-testid=instances]'],
       ['/schedules', '[data-testid=fire-time]'],
@@ -305,11 +306,19 @@ describe('how the dashboard looks and reads: ids, times, dark mode, narrow scree
     await openRun(review.runId);
     await expect(listed()).resolves.toEqual(expect.arrayContaining(['s', 'm', 'r', 'c']));
     await expect(listed()).resolves.not.toContain('t');
+    // The signal has a schema: `s` goes to the form's first field; in the JSON editor, to the text.
+    await page.keyboard.press('s');
+    await eventually(
+      () => page.evaluate(() => (globalThis as unknown as InPage).document.activeElement?.getAttribute('id') === 'signal_approved'),
+      "the form's first field to have the focus",
+    );
+    await page.getByTestId('signal-mode-json').click();
+    const template = await page.getByTestId('signal-payload').inputValue();
     await page.keyboard.press('s');
     await eventually(async () => (await activeTestId()) === 'signal-payload', 'the signal payload to have the focus');
-    await page.keyboard.press('End');
+    await page.keyboard.press('Control+End');
     await page.keyboard.type('rc');
-    await expect(page.getByTestId('signal-payload').inputValue()).resolves.toBe('{}rc');
+    await expect(page.getByTestId('signal-payload').inputValue()).resolves.toBe(`${template}rc`);
     await page.getByTestId('run-id').click(); // out of the field
     await page.keyboard.press('m');
     await eventually(async () => (await activeTestId()) === 'message-key', 'the message key to have the focus');
@@ -341,13 +350,25 @@ describe('how the dashboard looks and reads: ids, times, dark mode, narrow scree
 
   it('has no serious or critical accessibility violation on any page, in light or dark', async () => {
     const schedule = 'approval'; // NapLong's paused schedule
+    const review = await t.client.start(Review, { orderId: 'axe' });
+    const broken = await t.client.start(Breaks, null);
+    await waitingFor(review.runId, 'signal');
+    await expect(broken.result()).rejects.toThrow();
     const pages: Array<[string, string, string]> = [
       ['overview', '/', '[data-testid=stat-waiting]'],
+      ["the overview's charts", '/', '[data-testid=chart-throughput] [data-testid=chart-point]'],
       ['runs', '/runs', `[data-testid=run-row][data-run-id="${north}"]`],
       ['a waiting run', `/runs/${encodeURIComponent(north)}`, '[data-testid=signal-form]'],
       ['its signals', `/runs/${encodeURIComponent(north)}?tab=signals`, '[data-testid=pending-signal]'],
       ['its history', `/runs/${encodeURIComponent(north)}?tab=history`, '[data-testid=history-row]'],
       ['a parent and its children', `/runs/${encodeURIComponent(parent)}?tab=children`, '[data-testid=child-row]'],
+      [
+        'its timeline, a lane per child',
+        `/runs/${encodeURIComponent(parent)}?tab=timeline`,
+        '[data-testid=timeline-child-lane] [data-testid=timeline-status]',
+      ],
+      ['a signal form built from its schema', `/runs/${encodeURIComponent(review.runId)}`, '[data-testid=signal-schema-form] input'],
+      ['a failed run, its error and stack', `/runs/${encodeURIComponent(broken.runId)}`, '[data-testid=run-failure]'],
       ['workflows', '/workflows', '[data-testid=workflow]'],
       ['schedules', '/schedules', '[data-testid=schedule]'],
       ['a schedule', `/schedules/${schedule}`, '[data-testid=skipped-panel]'],

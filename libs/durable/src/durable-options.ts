@@ -112,6 +112,15 @@ function resolveDashboard(dashboard: DashboardOptions | false | undefined): (Das
   }
   if ('insecureNoAuth' in auth && auth.insecureNoAuth !== true)
     throw new InvalidArgumentError(`dashboard.auth.insecureNoAuth must be exactly true. ${how}`);
+  const read = dashboard.readConnection as unknown;
+  if (
+    read !== undefined &&
+    !(typeof read === 'string' && read.length > 0) &&
+    !(typeof read === 'object' && read !== null && !Array.isArray(read))
+  )
+    throw new InvalidArgumentError(
+      'dashboard.readConnection must be a Postgres URL or connection options (a read replica), like connection.',
+    );
   if (dashboard.actor !== undefined && typeof dashboard.actor !== 'function')
     throw new InvalidArgumentError('dashboard.actor must be a function of the request that returns who acted (a string), or undefined.');
   const path = (dashboard.path ?? '/durable').replace(/\/+$/, '');

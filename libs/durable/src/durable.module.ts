@@ -37,7 +37,7 @@ import { DashboardApiGate } from './dashboard/dashboard-api-gate';
 import { DASHBOARD_CONTROLLERS, DashboardControllers, dashboardControllers } from './dashboard/dashboard-mount';
 import { DashboardService } from './dashboard/dashboard.service';
 import { RunChangeFeed } from './dashboard/run-change-feed';
-import { DashboardRepository } from './persistence/dashboard.repository';
+import { DASHBOARD_READS, dashboardReadProviders } from './dashboard/dashboard-reads';
 
 /** Connections beyond the executing runs: deliveries, claims, renewals, the dashboard. */
 const SPARE_CONNECTIONS = 5;
@@ -89,13 +89,7 @@ const providers: Provider[] = [
   DurableHealth,
 ];
 
-const dashboardProviders: Provider[] = [
-  repository(DashboardRepository),
-  DashboardService,
-  DashboardAuthGuard,
-  DashboardApiGate,
-  RunChangeFeed,
-];
+const dashboardProviders: Provider[] = [...dashboardReadProviders, DashboardService, DashboardAuthGuard, DashboardApiGate, RunChangeFeed];
 
 const exported = [
   WorkflowClient,
@@ -120,6 +114,7 @@ export class DurableModule implements NestModule, OnApplicationShutdown {
     private readonly adapterHost: HttpAdapterHost,
     @Optional() @Inject(DASHBOARD_CONTROLLERS) private readonly dashboard?: DashboardControllers,
     @Optional() private readonly gate?: DashboardApiGate,
+    @Optional() @Inject(DASHBOARD_READS) private readonly reads?: DurableDatabase,
   ) {}
 
   /**
@@ -178,6 +173,7 @@ export class DurableModule implements NestModule, OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    if (this.reads && this.reads !== this.db) await this.reads.close();
     await this.db.close();
   }
 }

@@ -9,6 +9,10 @@ export const RUN_STATUSES: readonly RunStatus[] = ['pending', 'running', 'waitin
 export interface ErrorInfo {
   name: string;
   message: string;
+  /** The stack the workflow's code threw with, capped at 4,000 characters by the server. */
+  stack?: string;
+  /** The key of the step the error came out of (a run's error). */
+  step?: string;
 }
 
 type OnTheWire<V> = V extends Date
@@ -98,7 +102,7 @@ export interface RunList {
 export interface JournalStep {
   key: string;
   /** `deadline-passed`: where the run's deadline passed (an error outcome, DeadlineExceededError). */
-  kind: 'step' | 'sleep' | 'deadline' | 'timeout' | 'child' | 'child-result' | 'deadline-passed';
+  kind: 'step' | 'sleep' | 'deadline' | 'timeout' | 'child' | 'child-result' | 'deadline-passed' | 'select' | 'patch' | 'set-keys';
   outcome: 'ok' | 'error';
   result?: unknown;
   error?: ErrorInfo;
@@ -245,7 +249,7 @@ export interface BulkResult {
   results: Outcome[];
 }
 
-/** A JSON Schema as the server sends it; lib/json-schema.ts reads the keywords it knows. */
+/** A JSON Schema as the server sends it; lib/json-schema.ts validates payloads against it. */
 export type JsonSchemaObject = Record<string, unknown>;
 
 export interface DeclaredName {

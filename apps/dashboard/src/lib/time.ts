@@ -55,6 +55,27 @@ export function formatClock(iso: string): string {
   return sameDay ? timeFormat.format(date) : dayTimeFormat.format(date);
 }
 
+const clockFormats = {
+  minute: timeFormat,
+  second: new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' }),
+  millisecond: new Intl.DateTimeFormat(undefined, {
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    fractionalSecondDigits: 3,
+    hourCycle: 'h23',
+  }),
+};
+
+/**
+ * The time of day in the operator's zone, to the unit a scale needs: "14:05", "14:05:12",
+ * "14:05:12.345" (a timeline's ticks over an hour, a minute, a second).
+ */
+export function formatTimeOfDay(iso: string, unit: keyof typeof clockFormats): string {
+  const date = valid(iso);
+  return date ? clockFormats[unit].format(date) : iso;
+}
+
 /** "2024-03-03 13:05:12 UTC": the instant itself. */
 export function formatUtc(iso: string): string {
   const date = valid(iso);

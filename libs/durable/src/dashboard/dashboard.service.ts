@@ -5,6 +5,7 @@ import type { ResolvedDurableOptions } from '../durable-options';
 import { DurableError, RunNotFoundError } from '../errors';
 import type { RunFilter, RunView } from '../interfaces';
 import { DashboardRepository, STATS_EXACT_UP_TO } from '../persistence/dashboard.repository';
+import { DASHBOARD_RUN_READS } from './dashboard-reads';
 import { RunRepository } from '../persistence/run.repository';
 import { QueueRepository } from '../persistence/queue.repository';
 import { QueueReasons } from '../client/queue-reasons';
@@ -50,6 +51,8 @@ export class DashboardService {
     @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
     private readonly registry: WorkflowRegistry,
     private readonly runs: RunRepository,
+    /** The runs as lists and run pages read them: from the read replica when there is one. */
+    @Inject(DASHBOARD_RUN_READS) private readonly reads: RunRepository,
     private readonly dashboard: DashboardRepository,
     private readonly queueReasons: QueueReasons,
     private readonly queues: QueueRepository,
@@ -78,13 +81,13 @@ export class DashboardService {
 
   /** A page of runs, and how many match the filter in all (exact up to 10,000, then the planner's estimate). */
   async list(filter: ListFilter) {
-    const [page, total] = await Promise.all([this.runs.list(filter), this.runs.count(filter, STATS_EXACT_UP_TO)]);
+    const [page, total] = await Promise.all([this.reads.list(filter), this.reads.count(filter, STATS_EXACT_UP_TO)]);
     await this.queueReasons.annotate(page.runs);
     return { runs: page.runs.map((r) => this.runJson(r)), ...(page.nextCursor && { nextCursor: page.nextCursor }), total };
   }
 
   async detail(runId: string) {
-    const run = await this.runs.get(runId);
+    const run = await this.reads.get(runId);
     if (!run) throw new RunNotFoundError(runId);
     await this.queueReasons.annotate([run]);
     const rows = await this.dashboard.journal(runId);

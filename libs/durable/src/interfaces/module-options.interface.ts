@@ -71,6 +71,12 @@ export interface DashboardOptions {
   /** List and inspect only: every mutating endpoint answers 403. */
   readOnly?: boolean;
   /**
+   * A read replica for the dashboard's reads (runs list, run pages, stats, charts, live updates): a URL
+   * or options, like `connection`. Its actions still go to the primary. Reads trail writes by the
+   * replica's lag. Default: the module's own connection.
+   */
+  readConnection?: string | PostgresDataSourceOptions;
+  /**
    * Who acted, as the history records it, from the signed-in request (its `user`, a header, a session).
    * Undefined falls back to the default: with `guard`, the user's id, username, name or email; with
    * `token`, the name the operator gave at sign-in (header `x-durable-operator`) and "(token)".

@@ -8,6 +8,7 @@ import { RunLink } from '../../components/run-link';
 import { TimeText } from '../../components/time-text';
 import { WaitReasonText } from '../../components/wait-reason-text';
 import { elapsed, formatSpan } from '../../lib/format';
+import { ActivityPanel } from './activity-panel';
 import { InstancesTable } from './instances-table';
 import styles from './overview.module.css';
 import { ESTIMATE_TITLE, StatTile } from './stat-tile';
@@ -102,6 +103,8 @@ export function OverviewPage() {
           </p>
         </Panel>
       </div>
+
+      <ActivityPanel />
 
       <Panel title={`Instances (${data.instances.filter((i) => i.alive).length} alive)`} flush>
         <InstancesTable instances={data.instances} now={now} />

@@ -4,6 +4,7 @@ import type { JournalStep, RunDetail, SignalPolicy } from '../../api/types';
 import { navigate, runHref } from '../../app/router';
 import { ConfirmDialog } from '../../components/confirm-dialog';
 import { Field } from '../../components/field';
+import { StepName } from '../../components/step-name';
 import { TimeText } from '../../components/time-text';
 import { forkPlan } from '../../lib/fork-plan';
 import { plural } from '../../lib/format';
@@ -93,7 +94,10 @@ function StepList({ title, steps, empty, testId }: { title: string; steps: Journ
         <ul className={styles.forkSteps}>
           {steps.map((step) => (
             <li key={step.key} data-testid="fork-step" data-key={step.key}>
-              <span className={styles.stepKey}>{step.key}</span> <span className={styles.tag}>{step.kind}</span>
+              <span className={styles.stepKey}>
+                <StepName stepKey={step.key} kind={step.kind} />
+              </span>{' '}
+              <span className={styles.tag}>{step.kind}</span>
             </li>
           ))}
         </ul>

@@ -1,4 +1,4 @@
-import { type FormEvent, useId, useRef, useState } from 'react';
+import { type FormEvent, useId, useMemo, useRef, useState } from 'react';
 import { useSendMessage } from '../../api/run-actions';
 import type { RunDetail } from '../../api/types';
 import { useWorkflow } from '../../api/workflows';
@@ -6,13 +6,13 @@ import { useShortcut } from '../../app/shortcuts';
 import { Button } from '../../components/button';
 import { ErrorBox } from '../../components/error-box';
 import { Field } from '../../components/field';
-import { JsonEditor } from '../../components/json-editor';
-import { checkJsonInput } from '../../lib/json-input';
+import { checkDraft, initialDraft, PayloadEditor, type PayloadDraft } from '../../components/payload-editor';
 import styles from './run-detail.module.css';
 
 /**
  * Sends a channel message. The key is the dedup key: sending the same (channel, key) again is a
- * no-op, so an operator can safely retry a send that seemed to fail.
+ * no-op, so an operator can safely retry a send that seemed to fail. The payload is a form generated
+ * from the channel's JSON Schema when it declares one (the raw JSON a toggle away), as for a signal.
  */
 export function MessageForm({ detail }: { detail: RunDetail }) {
   const { run } = detail;
@@ -24,11 +24,11 @@ export function MessageForm({ detail }: { detail: RunDetail }) {
   const [picked, setPicked] = useState<string | null>(null);
   const channel = picked ?? waitingOn ?? declared[0]?.name ?? '';
   const [key, setKey] = useState('');
-  const [text, setText] = useState('{}');
-  const [touched, setTouched] = useState(false);
-
   const schema = declared.find((c) => c.name === channel)?.jsonSchema;
-  const check = checkJsonInput(text, schema);
+  const [edited, setEdited] = useState<{ channel: string; draft: PayloadDraft } | null>(null);
+  const opened = useMemo(() => initialDraft(schema), [schema]);
+  const draft = edited?.channel === channel ? edited.draft : opened;
+  const check = checkDraft(draft, schema);
   const canSend = Boolean(channel.trim()) && Boolean(key.trim()) && check.valid && !send.isPending;
 
   // `m`: to the dedup key when the channel is known (each message needs a new key), else to the channel.
@@ -40,7 +40,6 @@ export function MessageForm({ detail }: { detail: RunDetail }) {
 
   const edit = (apply: () => void) => {
     send.reset();
-    setTouched(true);
     apply();
   };
   const submit = (event: FormEvent) => {
@@ -52,8 +51,7 @@ export function MessageForm({ detail }: { detail: RunDetail }) {
       {
         onSuccess: () => {
           setKey('');
-          setText('{}');
-          setTouched(false);
+          setEdited(null);
         },
       },
     );
@@ -89,16 +87,14 @@ export function MessageForm({ detail }: { detail: RunDetail }) {
           />
         </Field>
       </div>
-      <Field label="Payload (JSON)">
-        <JsonEditor
-          value={text}
-          onChange={(next) => edit(() => setText(next))}
-          invalid={touched && !check.valid}
-          rows={4}
-          data-testid="message-payload"
-        />
-      </Field>
-      <ErrorBox issues={touched ? check.issues : []} error={send.error} testId="message-error" />
+      <PayloadEditor
+        schema={schema}
+        draft={draft}
+        onChange={(next) => edit(() => setEdited({ channel, draft: next }))}
+        testIdPrefix="message"
+        rows={4}
+      />
+      <ErrorBox issues={draft.touched && draft.mode === 'json' ? check.issues : []} error={send.error} testId="message-error" />
       {send.data && (
         <p className={styles.success} data-testid="message-result">
           {send.data.accepted

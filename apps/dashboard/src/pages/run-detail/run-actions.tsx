@@ -8,7 +8,11 @@ import { canCancel, canResume, canRetry } from '../../lib/run-status';
 import { CancelDialog } from './cancel-dialog';
 import styles from './run-detail.module.css';
 
-/** Resume, cancel (confirmed, with a reason) and retry (failed runs only). */
+/**
+ * The actions that apply to the run as it stands, and only those: resume a waiting run, retry a failed
+ * one, cancel (confirmed, with a reason) any run not completed or cancelled, a failed one included
+ * (the server's rules, lib/run-status.ts). A completed or cancelled run says it has none.
+ */
 export function RunActions({ detail }: { detail: RunDetail }) {
   const { run } = detail;
   const resume = useResumeRun();
@@ -36,23 +40,30 @@ export function RunActions({ detail }: { detail: RunDetail }) {
     enabled: !busy && canCancel(run.status),
   });
 
+  const [resumable, retriable, cancellable] = [canResume(run.status), canRetry(run.status), canCancel(run.status)];
+  if (!resumable && !retriable && !cancellable) {
+    return (
+      <p className="muted" data-testid="no-actions">
+        A {run.status} run has no actions left.
+      </p>
+    );
+  }
+
   return (
     <div className={styles.actionGroup}>
       <div className={styles.buttons}>
-        <Button
-          disabled={busy || !canResume(run.status)}
-          title={
-            canResume(run.status)
-              ? 'End the wait now: a sleep or backoff finishes, other waits are re-checked. (key: r)'
-              : 'Only a waiting run can be resumed.'
-          }
-          onClick={doResume}
-          aria-keyshortcuts="r"
-          data-testid="action-resume"
-        >
-          {resume.isPending ? 'Resuming…' : 'Resume'}
-        </Button>
-        {canRetry(run.status) && (
+        {resumable && (
+          <Button
+            disabled={busy}
+            title="End the wait now: a sleep or backoff finishes, other waits are re-checked. (key: r)"
+            onClick={doResume}
+            aria-keyshortcuts="r"
+            data-testid="action-resume"
+          >
+            {resume.isPending ? 'Resuming…' : 'Resume'}
+          </Button>
+        )}
+        {retriable && (
           <Button
             variant="primary"
             disabled={busy}
@@ -64,16 +75,22 @@ export function RunActions({ detail }: { detail: RunDetail }) {
             {retry.isPending ? 'Retrying…' : 'Retry'}
           </Button>
         )}
-        <Button
-          variant="danger"
-          disabled={busy || !canCancel(run.status)}
-          title={canCancel(run.status) ? 'Stop the run for good, after a confirmation. (key: c)' : 'This run is already closed.'}
-          aria-keyshortcuts="c"
-          onClick={askCancel}
-          data-testid="action-cancel"
-        >
-          Cancel…
-        </Button>
+        {cancellable && (
+          <Button
+            variant="danger"
+            disabled={busy}
+            title={
+              run.status === 'failed'
+                ? 'Close the failed run for good instead of retrying it, after a confirmation. (key: c)'
+                : 'Stop the run for good, after a confirmation. (key: c)'
+            }
+            aria-keyshortcuts="c"
+            onClick={askCancel}
+            data-testid="action-cancel"
+          >
+            Cancel…
+          </Button>
+        )}
       </div>
       <ErrorBox error={lastError} testId="action-error" />
       {confirmCancel && (

@@ -20,9 +20,10 @@ import { HistoryTab } from './tabs/history-tab';
 import { JournalTab } from './tabs/journal-tab';
 import { SignalsTab } from './tabs/signals-tab';
 import { SummaryTab } from './tabs/summary-tab';
+import { TimelineTab } from './tabs/timeline-tab';
 
-type TabId = 'summary' | 'journal' | 'signals' | 'channel' | 'children' | 'history';
-const TAB_IDS: readonly TabId[] = ['summary', 'journal', 'signals', 'channel', 'children', 'history'];
+type TabId = 'summary' | 'journal' | 'timeline' | 'signals' | 'channel' | 'children' | 'history';
+const TAB_IDS: readonly TabId[] = ['summary', 'journal', 'timeline', 'signals', 'channel', 'children', 'history'];
 
 /** One run, as tabs (like Temporal's run page), with the operator's actions alongside. */
 export function RunDetailPage({ runId, params }: { runId: string; params: URLSearchParams }) {
@@ -50,6 +51,7 @@ export function RunDetailPage({ runId, params }: { runId: string; params: URLSea
   const tabs: TabSpec<TabId>[] = [
     { id: 'summary', label: 'Summary' },
     { id: 'journal', label: 'Journal', count: detail.steps.length },
+    { id: 'timeline', label: 'Timeline' },
     { id: 'signals', label: 'Signals', count: detail.signals.length + detail.pendingSignals.length },
     { id: 'channel', label: 'Channel', count: detail.messages.length },
     { id: 'children', label: 'Children', count: detail.children.length },
@@ -81,9 +83,11 @@ export function RunDetailPage({ runId, params }: { runId: string; params: URLSea
 function TabPanel({ tab, detail }: { tab: TabId; detail: RunDetail }) {
   switch (tab) {
     case 'summary':
-      return <SummaryTab run={detail.run} />;
+      return <SummaryTab run={detail.run} steps={detail.steps} />;
     case 'journal':
       return <JournalTab detail={detail} />;
+    case 'timeline':
+      return <TimelineTab detail={detail} />;
     case 'signals':
       return <SignalsTab signals={detail.signals} pending={detail.pendingSignals} />;
     case 'channel':

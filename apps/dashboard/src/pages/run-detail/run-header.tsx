@@ -9,6 +9,7 @@ import { TimeText } from '../../components/time-text';
 import { WaitReasonText } from '../../components/wait-reason-text';
 import { deadlineCounts } from '../../lib/run-status';
 import styles from './run-detail.module.css';
+import { RunFailure } from './run-failure';
 import { RunWarningBanner } from './run-warning';
 
 /** Who the run is, where it came from, where it stands and why it waits. */
@@ -140,11 +141,7 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
         </div>
       )}
       {run.warning && <RunWarningBanner runId={run.runId} warning={run.warning} />}
-      {run.error && run.status === 'failed' && (
-        <div className={styles.failure} role="alert">
-          <strong>{run.error.name}</strong>: {run.error.message}
-        </div>
-      )}
+      {run.error && run.status === 'failed' && <RunFailure runId={run.runId} error={run.error} steps={detail.steps} />}
     </header>
   );
 }

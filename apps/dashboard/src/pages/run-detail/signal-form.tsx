@@ -1,4 +1,4 @@
-import { type FormEvent, useRef, useState } from 'react';
+import { type FormEvent, useMemo, useRef, useState } from 'react';
 import { useDeliverSignal } from '../../api/run-actions';
 import type { RunDetail } from '../../api/types';
 import { useWorkflow } from '../../api/workflows';
@@ -6,17 +6,17 @@ import { useShortcut } from '../../app/shortcuts';
 import { Button } from '../../components/button';
 import { ErrorBox } from '../../components/error-box';
 import { Field } from '../../components/field';
-import { JsonEditor } from '../../components/json-editor';
+import { checkDraft, initialDraft, PayloadEditor, type PayloadDraft } from '../../components/payload-editor';
 import { SchemaView } from '../../components/schema-view';
 import { TimeText } from '../../components/time-text';
-import { checkJsonInput } from '../../lib/json-input';
 import styles from './run-detail.module.css';
 
 /**
  * Delivers a signal. The name defaults to the one the run awaits; otherwise the operator picks among
- * the pending ones. The payload must parse, and match the signal's JSON Schema when one is declared,
- * before Send is enabled; the server's own validation errors show in the same place. Local problems
- * show once the operator edits the form, not on a form they have not touched yet.
+ * the pending ones. With a declared JSON Schema the payload is a form generated from it, opened on a
+ * template that passes (the raw JSON a toggle away); without one, the JSON editor. The payload must
+ * match the schema before Send is enabled; the server's own validation errors show under the form.
+ * Local problems show once the operator edits the payload, not on a form they have not touched yet.
  */
 export function SignalForm({ detail }: { detail: RunDetail }) {
   const { run, pendingSignals } = detail;
@@ -26,23 +26,27 @@ export function SignalForm({ detail }: { detail: RunDetail }) {
   // Follow the awaited or first pending name (it moves as the run goes on) until the operator picks one.
   const [picked, setPicked] = useState<string | null>(null);
   const name = picked ?? awaited ?? pendingSignals.find((s) => s.awaited)?.name ?? pendingSignals[0]?.name ?? '';
-  const [text, setText] = useState('{}');
-  const [touched, setTouched] = useState(false);
-
   const schema = pendingSignals.find((s) => s.name === name)?.jsonSchema ?? workflow?.signals?.find((s) => s.name === name)?.jsonSchema;
-  const check = checkJsonInput(text, schema);
+  // The payload being written belongs to the name it was written for: another name opens its own template.
+  const [edited, setEdited] = useState<{ name: string; draft: PayloadDraft } | null>(null);
+  const opened = useMemo(() => initialDraft(schema), [schema]);
+  const draft = edited?.name === name ? edited.draft : opened;
+  const check = checkDraft(draft, schema);
   const canSend = Boolean(name.trim()) && check.valid && !deliver.isPending;
 
-  // `s`: straight to the payload when the name is known, else to the name.
+  // `s`: straight to the payload (its first field in the form) when the name is known, else to the name.
   const nameField = useRef<HTMLInputElement & HTMLSelectElement>(null);
   const payloadField = useRef<HTMLTextAreaElement>(null);
-  useShortcut({ keys: 's', label: 'Deliver a signal: go to its form', group: 'This run' }, () =>
-    (name ? payloadField : nameField).current?.focus(),
-  );
+  const payloadForm = useRef<HTMLDivElement>(null);
+  useShortcut({ keys: 's', label: 'Deliver a signal: go to its form', group: 'This run' }, () => {
+    if (!name) return nameField.current?.focus();
+    if (draft.mode === 'form' && payloadForm.current)
+      return payloadForm.current.querySelector<HTMLElement>('input, select, textarea')?.focus();
+    payloadField.current?.focus();
+  });
 
   const edit = (apply: () => void) => {
     deliver.reset(); // a server error belongs to what was sent, not to what is being typed
-    setTouched(true);
     apply();
   };
   const submit = (event: FormEvent) => {
@@ -55,8 +59,7 @@ export function SignalForm({ detail }: { detail: RunDetail }) {
         // cannot send this payload under another name.
         onSuccess: () => {
           setPicked(null);
-          setText('{}');
-          setTouched(false);
+          setEdited(null);
         },
       },
     );
@@ -86,17 +89,16 @@ export function SignalForm({ detail }: { detail: RunDetail }) {
         )}
       </Field>
       {schema && <SchemaView schema={schema} />}
-      <Field label="Payload (JSON)">
-        <JsonEditor
-          value={text}
-          onChange={(next) => edit(() => setText(next))}
-          invalid={touched && !check.valid}
-          ref={payloadField}
-          rows={5}
-          data-testid="signal-payload"
-        />
-      </Field>
-      <ErrorBox issues={touched ? check.issues : []} error={deliver.error} testId="signal-error" />
+      <PayloadEditor
+        schema={schema}
+        draft={draft}
+        onChange={(next) => edit(() => setEdited({ name, draft: next }))}
+        testIdPrefix="signal"
+        textareaRef={payloadField}
+        formRef={payloadForm}
+      />
+      {/* The form shows its problems at its fields; the JSON editor's show here, with the server's. */}
+      <ErrorBox issues={draft.touched && draft.mode === 'json' ? check.issues : []} error={deliver.error} testId="signal-error" />
       {deliver.data && (
         <p className={styles.success} data-testid="signal-result">
           {deliver.data.accepted ? (

@@ -3,14 +3,17 @@ import type { JournalStep, RunDetail } from '../../../api/types';
 import { useCanMutate } from '../../../app/session-context';
 import { Button } from '../../../components/button';
 import { JsonBlock } from '../../../components/json-block';
+import { StackTrace } from '../../../components/stack-trace';
+import { StepName } from '../../../components/step-name';
 import { TimeText } from '../../../components/time-text';
 import { formatDuration } from '../../../lib/format';
 import { ForkDialog } from '../fork-dialog';
 import styles from '../run-detail.module.css';
 
 /**
- * The memoized steps, oldest first, as a timeline. Results can be large: shown on demand. Each
- * checkpoint offers a fork from it, whatever the run's status, unless the dashboard is read-only.
+ * The memoized steps, oldest first, as a list. Each key reads as what it means (the key itself beside
+ * it); results can be large: shown on demand; an error shows its stack, folded. Each checkpoint offers
+ * a fork from it, whatever the run's status, unless the dashboard is read-only.
  */
 export function JournalTab({ detail }: { detail: RunDetail }) {
   const canFork = useCanMutate();
@@ -38,7 +41,9 @@ function StepItem({ step, onFork }: { step: JournalStep; onFork?: () => void }) 
       data-key={step.key}
     >
       <div className={styles.stepLine}>
-        <span className={styles.stepKey}>{step.key}</span>
+        <span className={styles.stepKey}>
+          <StepName stepKey={step.key} kind={step.kind} />
+        </span>
         <span className={styles.tag}>{step.kind}</span>
         <span className={step.outcome === 'ok' ? styles.ok : styles.bad}>{step.outcome}</span>
         <span className="muted">{formatDuration(step.durationMs)}</span>
@@ -63,8 +68,9 @@ function StepItem({ step, onFork }: { step: JournalStep; onFork?: () => void }) 
         )}
       </div>
       {step.error && (
-        <div className={styles.stepErrorText}>
+        <div className={styles.stepErrorText} data-testid="step-error">
           {step.error.name}: {step.error.message}
+          <StackTrace stack={step.error.stack} testId="step-stack" />
         </div>
       )}
       {open && hasResult && <JsonBlock value={step.result} compact />}

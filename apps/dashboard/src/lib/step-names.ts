@@ -1,0 +1,65 @@
+// The journal's keys in words. The engine writes a key per durable call (libs/durable/src/runtime):
+// a step under its own name, and its primitives under prefixed keys that read as internals
+// (`signal-deadline:approval`, `child-result:ship`). The same name called again in one execution
+// takes `#2`, `#3`… after it (Execution.keyFor), before any suffix the primitive adds.
+
+/** A journal key, as the operator reads it, and the key itself. `internal`: the engine wrote it for a primitive. */
+export interface StepName {
+  meaning: string;
+  key: string;
+  internal: boolean;
+}
+
+/** What each prefixed key means; `kinds` are the step kinds the engine records it under (`undefined`: any). */
+const RULES: Array<{ pattern: RegExp; kinds?: readonly string[]; words: (...parts: string[]) => string }> = [
+  // waitForSignal(…, { timeout }): the deadline journaled once, then the timeout if it came first.
+  { pattern: /^signal-deadline:(.+):timed-out$/, kinds: ['timeout'], words: (name) => `signal ${name} timed out` },
+  { pattern: /^signal-deadline:(.+)$/, kinds: ['deadline'], words: (name) => `deadline of signal ${name}` },
+  { pattern: /^sleep:(.+)$/, kinds: ['sleep'], words: (name) => `sleep ${name}` },
+  // select: its timers and deadline are journaled under the select's key, the winner under the key itself.
+  { pattern: /^select:(.+):timer:([^:]+)$/, kinds: ['sleep'], words: (name, arm) => `timer ${arm} of select ${name}` },
+  { pattern: /^select:(.+):deadline$/, kinds: ['deadline'], words: (name) => `deadline of select ${name}` },
+  { pattern: /^select:(.+)$/, kinds: ['select'], words: (name) => `select ${name}: the winner` },
+  { pattern: /^child:(.+)$/, kinds: ['child'], words: (step) => `start of child ${step}` },
+  { pattern: /^child-result:(.+)$/, kinds: ['child-result'], words: (step) => `result of child ${step}` },
+  { pattern: /^run-deadline:passed$/, kinds: ['deadline-passed'], words: () => 'run deadline passed' },
+  { pattern: /^patch:(.+)$/, kinds: ['patch'], words: (id) => `patch ${id}` },
+  { pattern: /^set-keys$/, kinds: ['set-keys'], words: () => 'business keys set' },
+  // consume(): each message handled in a step keyed by the message, then the loop's end.
+  { pattern: /^consume:([^:]+):(.+)$/, kinds: ['step'], words: (channel, key) => `message ${key} of channel ${channel} handled` },
+  { pattern: /^consume:([^:]+)$/, kinds: ['step'], words: (channel) => `channel ${channel} consumed to its closing message` },
+  // Keys of waits that journal nothing themselves; they appear where a run deadline passed (its error's `at`).
+  { pattern: /^signal:(.+)$/, kinds: ['wait'], words: (name) => `wait for signal ${name}` },
+  { pattern: /^receive:(.+)$/, kinds: ['wait'], words: (channel) => `receive from channel ${channel}` },
+];
+
+/**
+ * The meaning of a journal key: `deadline of signal manager-approval` for `signal-deadline:manager-approval`,
+ * `sleep nap, 2nd call` for `sleep:nap#2`. A key the engine did not prefix (a step's own name) means
+ * itself. `kind` is the step's recorded kind; without it every rule is tried; `'wait'` names a wait's
+ * own key (the `at` of a passed run deadline).
+ */
+export function describeStep(key: string, kind?: string): StepName {
+  for (const rule of RULES) {
+    if (kind !== undefined && rule.kinds && !rule.kinds.includes(kind)) continue;
+    const match = rule.pattern.exec(key);
+    if (!match) continue;
+    const parts = match.slice(1);
+    // The repeat count sits on the name the engine counted, the first part: `select:pick#2:timer:reminder`.
+    const repeat = parts.length ? /^(.*)#(\d+)$/s.exec(parts[0]) : null;
+    if (repeat && Number(repeat[2]) >= 2) {
+      return { key, meaning: `${rule.words(repeat[1], ...parts.slice(1))}, ${ordinal(Number(repeat[2]))} call`, internal: true };
+    }
+    return { key, meaning: rule.words(...parts), internal: true };
+  }
+  const repeat = /^(.*)#(\d+)$/s.exec(key);
+  if (repeat && Number(repeat[2]) >= 2) return { key, meaning: `${repeat[1]}, ${ordinal(Number(repeat[2]))} call`, internal: false };
+  return { key, meaning: key, internal: false };
+}
+
+/** "2nd", "3rd", "11th", "21st". */
+function ordinal(n: number): string {
+  const tens = n % 100;
+  if (tens >= 11 && tens <= 13) return `${n}th`;
+  return `${n}${['th', 'st', 'nd', 'rd'][n % 10] ?? 'th'}`;
+}

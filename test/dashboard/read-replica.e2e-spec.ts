@@ -1,0 +1,57 @@
+import { DurableModule } from 'nestjs-durable';
+import { NapLong, operatorWorkflows } from '../fixtures/operator.workflows';
+import { DurableTestApp, eventually, startApp } from '../setup/durable-app';
+import { ReplicatedCluster, startReplicatedCluster } from '../setup/replica';
+
+const TOKEN = 'replica-token-0123456789abcdef';
+const auth = { authorization: `Bearer ${TOKEN}` };
+
+describe('dashboard.readConnection: the dashboard reads from a streaming replica, and acts on the primary', () => {
+  let cluster: ReplicatedCluster;
+  let t: DurableTestApp;
+  beforeAll(async () => {
+    cluster = await startReplicatedCluster();
+    t = await startApp({
+      schema: 'durable',
+      providers: operatorWorkflows,
+      listen: true,
+      options: { connection: cluster.primaryUrl, dashboard: { auth: { token: TOKEN }, readConnection: cluster.replicaUrl } },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+    await cluster?.stop();
+  });
+
+  const get = (path: string) => fetch(`${t.url}/durable/api${path}`, { headers: auth });
+
+  it('lists and shows what the replica has replayed; its actions reach the primary even while the replica lags', async () => {
+    const first = await t.client.start(NapLong, null);
+    await eventually(async () => (await get(`/runs/${first.runId}`)).status === 200, 'the replica to replay the first run');
+
+    await cluster.pauseReplay();
+    const second = await t.client.start(NapLong, null);
+    expect((await t.client.getRun(second.runId)).runId).toBe(second.runId); // the primary has it
+    expect((await get(`/runs/${second.runId}`)).status).toBe(404); // the paused replica has not
+    const listed = (await (await get('/runs')).json()) as { runs: Array<{ runId: string }> };
+    expect(listed.runs.map((r) => r.runId)).toEqual([first.runId]);
+    const cancelled = await fetch(`${t.url}/durable/api/runs/${second.runId}/cancel`, {
+      method: 'POST',
+      headers: { ...auth, 'x-durable-request': '1' },
+    });
+    expect(cancelled.status).toBe(200);
+    expect((await t.client.getRun(second.runId)).status).toBe('cancelled');
+
+    await cluster.resumeReplay();
+    await eventually(async () => {
+      const response = await get(`/runs/${second.runId}`);
+      return response.status === 200 && ((await response.json()) as { run: { status: string } }).run.status === 'cancelled';
+    }, 'the replica to catch up');
+  });
+
+  it('refuses a readConnection that is neither a URL nor options, naming the option', () => {
+    expect(() =>
+      DurableModule.forRoot({ connection: 'postgres://x', dashboard: { auth: { token: TOKEN }, readConnection: 42 as never } }),
+    ).toThrow(/dashboard.readConnection must be a Postgres URL or connection options/);
+  });
+});
