@@ -8,3 +8,9 @@ export { DurableHealthIndicator } from 'nestjs-durable/health';
 
 export declare const connection: string;
 export declare const schema: string;
+/** The read-replica block: the application's own guard, and its two URLs. */
+export declare class AdminGuard {
+  canActivate(): boolean;
+}
+export declare const primaryUrl: string;
+export declare const replicaUrl: string;
