@@ -1,6 +1,6 @@
 // The benchmark suite: `npm run bench` (full, writes docs/benchmarks.md) or `npm run bench -- --quick` (a smoke).
 // Flags: --quick, --embedded (own Postgres cluster with pg_stat_statements), --only=<sections> (comma-separated, of
-// ceiling, throughput, latency, statements, signals, sleeps, fanOut, scale, schedules, queues),
+// ceiling, throughput, latency, statements, signals, sleeps, fanOut, scale, schedules, queues, processes),
 // --report=bench/results/<date>.json (no measuring: re-derive the targets and rewrite the docs from a results file).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -18,6 +18,7 @@ import { measureLatency } from './scenarios/latency';
 import { measureScale } from './scenarios/scale';
 import { measureSchedules } from './scenarios/schedules';
 import { measureQueues } from './scenarios/queues';
+import { measureProcesses } from './scenarios/processes';
 import { measureSignals } from './scenarios/signals';
 import { measureSleeps } from './scenarios/sleeps';
 import { measureStatements } from './scenarios/statements';
@@ -79,6 +80,7 @@ async function main(): Promise<number> {
     const scale = await section('scale', () => measureScale(ctx), {});
     const schedules = await section('schedules', () => measureSchedules(ctx), {});
     const queues = await section('queues', () => measureQueues(ctx), {});
+    const processes = await section('processes', () => measureProcesses(ctx), undefined);
 
     const date = new Date().toLocaleDateString('sv-SE'); // YYYY-MM-DD, local
     const partial: Omit<BenchResults, 'targets'> = {
@@ -113,6 +115,7 @@ async function main(): Promise<number> {
       scale,
       schedules,
       queues,
+      processes,
       fanOut,
       errors: ctx.errors,
     };

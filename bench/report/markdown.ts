@@ -271,6 +271,24 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
     );
   }
 
+  const processes = r.processes;
+  if (processes) {
+    p('## Worker processes on one database (nestjs-durable)', '');
+    p(
+      `The same closed loop of 3-step workflows at a total concurrency of ${processes.concurrency}, split over 1, 2 and 4 worker processes`,
+      '(each with its share of the callers and worker slots), all running at once against one database; the aggregate is the sum',
+      "of their rates. Lock waits: sessions of the system's database seen waiting on a lock, sampled every 100 ms, on average.",
+      '',
+      '| processes | workflows/s (aggregate) | against 1 process | sessions waiting on a lock |',
+      '| ---: | ---: | ---: | ---: |',
+      ...Object.entries(processes.byProcesses).map(
+        ([n, f]) =>
+          `| ${n.slice(1)} | ${cell(f.perSecond, 0)} | ${ratio(f.perSecond.median, processes.byProcesses.p1?.perSecond.median)} | ${cell(f.lockWaits, 2)} |`,
+      ),
+      '',
+    );
+  }
+
   p('## Fan-out and fan-in', '');
   p(
     `A parent starts ${r.fanOut.children} 3-step children one after another, then awaits them all (ours: \`ctx.startChild\` and \`ctx.all\`;`,

@@ -7,6 +7,7 @@ import type { LatencyFigures } from '../scenarios/latency';
 import type { ScaleFigures } from '../scenarios/scale';
 import type { ScheduleFigures } from '../scenarios/schedules';
 import type { QueueFigures } from '../scenarios/queues';
+import type { ProcessFigures } from '../scenarios/processes';
 import type { RoundTripFigures } from '../scenarios/signals';
 import type { SleepFigures } from '../scenarios/sleeps';
 import type { StatementFigures } from '../scenarios/statements';
@@ -40,6 +41,8 @@ export interface BenchResults {
   schedules?: ScheduleFigures;
   /** Absent in results written before the queues section existed. */
   queues?: QueueFigures;
+  /** 1, 2 and 4 worker processes on one database; absent before 2026-12. */
+  processes?: ProcessFigures;
   fanOut: FanOutFigures;
   targets: TargetCheck[];
   /** Figures that could not be measured, by scenario and system, with the reason. */

@@ -124,6 +124,7 @@ export function checkTargets(r: Results): TargetCheck[] {
     slots?.sweeperMs ?? 1_000,
     'ms',
   );
+  add('2 worker processes >= 90% of 1 process (same total concurrency, aggregate)', r.processes?.twoOverOne, '>=', 0.9, 'x one process');
   const queued = r.queues?.throughput;
   add(`queued throughput at c64 >= 85% of unqueued (same process)`, queued && round(queued.ratio, 3), '>=', 0.85, 'x unqueued');
   const admission = r.queues?.admission;

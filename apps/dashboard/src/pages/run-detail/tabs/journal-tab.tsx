@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { memo, useState } from 'react';
 import type { JournalStep, RunDetail } from '../../../api/types';
 import { useCanMutate } from '../../../app/session-context';
 import { Button } from '../../../components/button';
@@ -23,7 +23,7 @@ export function JournalTab({ detail }: { detail: RunDetail }) {
     <>
       <ol className={styles.timeline} data-testid="journal">
         {detail.steps.map((step, index) => (
-          <StepItem key={`${step.key}#${index}`} step={step} onFork={canFork ? () => setForkFrom(step) : undefined} />
+          <StepItem key={`${step.key}#${index}`} step={step} onFork={canFork ? setForkFrom : undefined} />
         ))}
       </ol>
       {forkFrom && <ForkDialog detail={detail} step={forkFrom} onClose={() => setForkFrom(null)} />}
@@ -31,7 +31,8 @@ export function JournalTab({ detail }: { detail: RunDetail }) {
   );
 }
 
-function StepItem({ step, onFork }: { step: JournalStep; onFork?: () => void }) {
+// A row renders again only when its step changed: the detail is polled, its unchanged steps keep their identity.
+const StepItem = memo(function StepItem({ step, onFork }: { step: JournalStep; onFork?: (step: JournalStep) => void }) {
   const [open, setOpen] = useState(false);
   const hasResult = step.result !== undefined;
   return (
@@ -60,7 +61,7 @@ function StepItem({ step, onFork }: { step: JournalStep; onFork?: () => void }) 
             small
             variant="ghost"
             title="Fork this run: this checkpoint and every later one run again, the earlier ones are kept."
-            onClick={onFork}
+            onClick={() => onFork(step)}
             data-testid="step-fork"
           >
             Rerun from here
@@ -76,4 +77,4 @@ function StepItem({ step, onFork }: { step: JournalStep; onFork?: () => void }) 
       {open && hasResult && <JsonBlock value={step.result} compact />}
     </li>
   );
-}
+});

@@ -1,0 +1,78 @@
+import { Client } from 'pg';
+import type { BenchContext } from '../context';
+import { delay } from '../measure';
+import { round, Spread, spread } from '../stats';
+
+/** Worker processes on one database, at the same total concurrency. */
+const PROCESS_COUNTS = [1, 2, 4];
+
+export interface ProcessFigures {
+  /** Total callers (and executing runs) over all processes. */
+  concurrency: number;
+  /** By process count ("p2"): aggregate workflows per second, and sessions seen waiting on a lock per sample. */
+  byProcesses: Record<string, { perSecond: Spread; lockWaits: Spread }>;
+  /** Two processes against one, medians. */
+  twoOverOne?: number;
+}
+
+/**
+ * ours as a deployment grows on one server: 1, 2 and 4 worker processes at the same total
+ * concurrency (each `concurrency / n` callers and worker slots), each starting and awaiting 3-step
+ * workflows in a closed loop, all at once; the aggregate is the sum of their rates. Sessions waiting
+ * on a lock are sampled from pg_stat_activity meanwhile, so contention between processes would show.
+ */
+export async function measureProcesses(ctx: BenchContext): Promise<ProcessFigures> {
+  const { plan } = ctx;
+  const concurrency = plan.workerConcurrency;
+  const byProcesses: ProcessFigures['byProcesses'] = {};
+  const db = new Client(ctx.url('ours'));
+  await db.connect();
+  try {
+    for (const n of PROCESS_COUNTS) {
+      const each = concurrency / n;
+      const rates: number[] = [];
+      const waits: number[] = [];
+      for (let rep = 0; rep < plan.reps; rep++) {
+        const figure = await ctx.attempt(`processes.p${n}`, () =>
+          ctx.with(
+            Array.from({ length: n }, () => ({ kind: 'ours' as const, concurrency: each })),
+            async (...peers) => {
+              await Promise.all(peers.map((peer) => peer.call('loop', { concurrency: each, durationMs: plan.warmupMs })));
+              const samples: number[] = [];
+              let sampling = true;
+              const sampler = (async () => {
+                while (sampling) {
+                  const { rows } = await db.query<{ n: number }>(
+                    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+                  );
+                  samples.push(rows[0].n);
+                  await delay(100);
+                }
+              })();
+              const loops = await Promise.all(peers.map((peer) => peer.call('loop', { concurrency: each, durationMs: plan.throughputMs })));
+              sampling = false;
+              await sampler;
+              return { perSecond: loops.reduce((sum, loop) => sum + loop.perSecond, 0), lockWaits: mean(samples) };
+            },
+          ),
+        );
+        if (!figure) break;
+        rates.push(figure.perSecond);
+        waits.push(figure.lockWaits);
+        ctx.log(
+          `  ${n} process(es) × c${each} #${rep + 1}: ${figure.perSecond.toFixed(0)} /s, ${figure.lockWaits.toFixed(2)} sessions waiting on a lock`,
+        );
+      }
+      if (rates.length) byProcesses[`p${n}`] = { perSecond: spread(rates), lockWaits: spread(waits) };
+    }
+  } finally {
+    await db.end();
+  }
+  const one = byProcesses.p1?.perSecond.median;
+  const two = byProcesses.p2?.perSecond.median;
+  return { concurrency, byProcesses, twoOverOne: one && two ? round(two / one, 3) : undefined };
+}
+
+function mean(values: number[]): number {
+  return values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0;
+}
