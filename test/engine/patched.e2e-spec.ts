@@ -43,6 +43,16 @@ class OrderV3 implements DurableWorkflow<null, unknown> {
   }
 }
 
+/** A signal wait under a timeout, then another wait: the first's deadline checkpoint is passed on every re-execution. */
+@Workflow('pt-timed', { signals })
+class TimedThenEnd implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    const go = await ctx.waitForSignal(Go, { timeout: '1h' });
+    await ctx.waitForSignal(End);
+    return { received: go.received };
+  }
+}
+
 describe('ctx.patched: one deploy changes a live workflow, old runs keep the old path', () => {
   const schema = uniqueSchema('pt');
   const db = new Db(schema);
@@ -87,6 +97,17 @@ describe('ctx.patched: one deploy changes a live workflow, old runs keep the old
     expect(await result(fresh.runId)).toEqual({ fraudChecked: true });
     expect(await db.count('steps', `run_id = $1 AND key = 'fraud-check'`, [past.runId])).toBe(0);
     expect((await current.client.getRun(past.runId)).warning).toBeUndefined();
+  });
+
+  it('a signal wait under a timeout whose signal came is passed without a warning: its deadline checkpoint counts as reached', async () => {
+    const current = await deploy(TimedThenEnd);
+    const run = await current.client.start(TimedThenEnd, null);
+    await waitingOn(run.runId, 'go');
+    await current.signals.signal(run.runId, Go, null);
+    await waitingOn(run.runId, 'end');
+    expect((await current.client.getRun(run.runId)).warning).toBeUndefined();
+    await current.signals.signal(run.runId, End, null);
+    expect(await current.client.handle(run.runId).result({ timeout: '10s' })).toEqual({ received: true });
   });
 
   it('a change that strands a checkpoint marks the run with a warning naming it, and the run goes on', async () => {
