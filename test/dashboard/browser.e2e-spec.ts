@@ -4,14 +4,15 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { Breaks, NapLong, operatorWorkflows, ParentOfReview, RefundReview, Review } from '../fixtures/operator.workflows';
 import { dashboardSuite } from '../setup/browser';
-import { DurableTestApp, eventually, uniqueSchema } from '../setup/durable-app';
+import { DurableTestApp, eventually, PLATFORMS, uniqueSchema } from '../setup/durable-app';
 
 const TOKEN = 'browser-token-0123456789abcdef';
 /** Screenshots go to SCREENSHOTS (docs/images when refreshing the docs), else to a temporary folder. */
 const SHOTS = process.env.SCREENSHOTS ?? join(tmpdir(), 'durable-screenshots');
 
-describe('dashboard in a real browser', () => {
-  const suite = dashboardSuite({ schema: uniqueSchema(), token: TOKEN, providers: operatorWorkflows });
+// The core flows on both HTTP platforms: serving the page, signing in, a signal through the form, a bulk action.
+describe.each(PLATFORMS)('dashboard in a real browser on %s', (platform) => {
+  const suite = dashboardSuite({ schema: uniqueSchema(), token: TOKEN, providers: operatorWorkflows, platform });
   const { db } = suite;
   let t: DurableTestApp;
   let page: Page;
@@ -23,7 +24,10 @@ describe('dashboard in a real browser', () => {
 
   const waiting = (runId: string) =>
     eventually(async () => (await t.client.getRun(runId).catch(() => undefined))?.status === 'waiting', `${runId} to wait`);
-  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) });
+  // The docs' screenshots come from one platform: the pages are the same.
+  const shot = async (name: string) => {
+    if (platform === 'express') await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+  };
 
   it('serves the page with a Content Security Policy that forbids inline scripts', async () => {
     const response = await fetch(`${t.url}/durable/`);

@@ -108,16 +108,17 @@ describe('business keys on the dashboard, in a real browser', () => {
     await expectRows(['keyed-customer', 'keyed-order']);
     await page.getByTestId('bulk-signal-keys').click();
 
-    const preview = page.getByTestId('signal-preview');
-    await expect(preview.getByTestId('preview-count').innerText()).resolves.toMatch(/^2 runs match/);
+    const preview = page.getByTestId('bulk-targets');
+    await expect(preview.getByTestId('bulk-target-count').innerText()).resolves.toMatch(/^2 runs match/);
     const previewed = await preview
-      .getByTestId('preview-run')
+      .getByTestId('bulk-target')
       .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-run-id')).sort());
     expect(previewed).toEqual(['keyed-customer', 'keyed-order']);
     for (const run of Object.values(runs)) expect(await signalsTo(run.runId)).toBe(0);
 
     await expect(page.getByTestId('signal-name').inputValue()).resolves.toBe('go'); // what the matched runs await
     await page.getByTestId('signal-payload').fill('{ "by": "operator" }');
+    await page.getByTestId('confirm-count').fill('2'); // a delivery by filter: the operator confirms the count
     await page.getByTestId('confirm').click();
 
     await page.getByTestId('bulk-results').waitFor();

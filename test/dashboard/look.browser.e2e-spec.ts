@@ -400,6 +400,35 @@ describe('how the dashboard looks and reads: ids, times, dark mode, narrow scree
       await page.keyboard.press('Escape');
       await page.getByTestId('shortcuts-help').waitFor({ state: 'detached' });
 
+      // The runs list's own controls in the states they take: a custom range, sorted by last change, a
+      // summary column picked from its menu, updates paused; a bulk action by filter asking for its count;
+      // the top bar while the event stream is down.
+      const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+      await open(`/runs?status=all&sort=updated&createdAfter=${encodeURIComponent(hourAgo)}`, '[data-testid=filter-from]');
+      await page.getByTestId('columns-menu').click();
+      await page.getByTestId('summary-field').selectOption({ index: 1 });
+      await page.getByTestId('summary-header').waitFor();
+      await page.getByTestId('live-pause').click();
+      found.push(...(await axe(page, `runs: a range, by last change, a summary column, paused (${scheme})`)));
+      await page.getByTestId('live-resume').click();
+      await page.getByTestId('columns-menu').click();
+      await page.getByTestId('bulk-scope-filter').check();
+      await page.getByTestId('bulk-cancel').click();
+      await page.getByTestId('confirm-count').waitFor();
+      found.push(...(await axe(page, `a bulk action by filter (${scheme})`)));
+      await page.keyboard.press('Escape');
+      await page.getByTestId('bulk-targets').waitFor({ state: 'detached' });
+      await page.route('**/durable/api/events', (route) => route.abort());
+      try {
+        await page.reload();
+        await page.locator('[data-testid=live-status][data-mode=down]').waitFor();
+        found.push(...(await axe(page, `live updates down, the pages polling (${scheme})`)));
+      } finally {
+        await page.unroute('**/durable/api/events');
+      }
+      await page.getByTestId('live-retry').click();
+      await page.locator('[data-testid=live-status][data-mode=live]').waitFor();
+
       // The sign-in page, in a browser context of its own: no token yet.
       const context = await page.context().browser()!.newContext({ colorScheme: scheme });
       try {

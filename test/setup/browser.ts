@@ -1,7 +1,7 @@
 import type { Provider } from '@nestjs/common';
 import type { DurableModuleOptions } from 'nestjs-durable';
 import { Browser, BrowserContextOptions, chromium, Page } from 'playwright-core';
-import { Db, DurableTestApp, startApp } from './durable-app';
+import { Db, DurableTestApp, Platform, startApp } from './durable-app';
 
 /**
  * Debian's Chromium, headless, driven by playwright-core (no browser is ever downloaded). The flags
@@ -48,8 +48,9 @@ export async function signedInPage(
 
 /**
  * The setup every dashboard browser suite shares: before the suite, the app (listening, the dashboard
- * behind `token`), Debian's Chromium and a signed-in page; after it, all closed and the schema
- * dropped; after each test, no page error. Read `app` and `page` inside hooks and tests.
+ * behind `token`, on Express unless `platform` says Fastify), Debian's Chromium and a signed-in page;
+ * after it, all closed and the schema dropped; after each test, no page error. Read `app` and `page`
+ * inside hooks and tests.
  */
 export function dashboardSuite(args: {
   schema: string;
@@ -57,6 +58,7 @@ export function dashboardSuite(args: {
   providers: Provider[];
   options?: Partial<DurableModuleOptions>;
   page?: BrowserContextOptions;
+  platform?: Platform;
 }): { readonly app: DurableTestApp; readonly page: Page; readonly db: Db } {
   const db = new Db(args.schema);
   const errors: string[] = [];
@@ -69,6 +71,7 @@ export function dashboardSuite(args: {
       providers: args.providers,
       listen: true,
       options: { dashboard: { auth: { token: args.token } }, ...args.options },
+      platform: args.platform,
     });
     browser = await launchChromium();
     page = await signedInPage(browser, app.url, args.token, errors, args.page);

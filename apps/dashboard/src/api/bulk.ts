@@ -3,13 +3,13 @@ import { apiPost } from './client';
 import { useInvalidateRuns } from './invalidate';
 import type { BulkFilter, BulkResult } from './types';
 
-// Bulk actions by explicit run ids (the selection) or by a filter's matches (the server's first
-// 1,000, newest first); each run's outcome comes back on its own.
+// Bulk actions by explicit run ids (the selection) or by a filter's matches (at most 1,000: the
+// dialogs refuse more before sending); each run's outcome comes back on its own.
 
 /** The server's cap on the runs one bulk action reaches (docs/rest-api.md). */
 export const BULK_LIMIT = 1_000;
 
-type BulkTarget = { runIds: string[] } | { filter: BulkFilter };
+export type BulkTarget = { runIds: string[] } | { filter: BulkFilter };
 
 export type BulkAction = BulkTarget &
   ({ action: 'signal'; name: string; payload: unknown } | { action: 'resume' } | { action: 'cancel'; reason?: string });

@@ -70,16 +70,43 @@ async function request<T>(method: 'GET' | 'POST', path: string, options: Request
   noteServerDate(response.headers.get('date'));
   const body = await readBody(response);
   if (response.ok) return body as T;
+  throw refusal(response, token, body);
+}
 
+/** The ApiError of a refused request; a 401 signs the operator out (today's token only). */
+function refusal(response: Response, token: string | null, body: unknown): ApiError {
   // Only drop the token this request carried; a newer one typed meanwhile stays.
   if (response.status === 401 && token && token === getToken()) clearToken('The server refused the token. Enter it again.');
   const err = body as Partial<ApiErrorBody> | undefined;
-  throw new ApiError(
+  return new ApiError(
     response.status,
     typeof err?.code === 'string' ? err.code : `HTTP_${response.status}`,
     typeof err?.message === 'string' ? err.message : `${response.status} ${response.statusText || 'request failed'}`,
     err?.details,
   );
+}
+
+/**
+ * A GET whose body is a stream (server-sent events), with the credentials of every call: EventSource
+ * cannot send an Authorization header. Answers the response once its headers are in; a refusal throws
+ * as `apiGet` does, a 401 signing the operator out.
+ */
+export async function apiStream(path: string, signal: AbortSignal): Promise<Response> {
+  const token = getToken();
+  const headers: Record<string, string> = { accept: 'text/event-stream' };
+  if (token) headers.authorization = `Bearer ${token}`;
+  let response: Response;
+  try {
+    response = await fetch(apiUrl(path), { headers, credentials: 'same-origin', cache: 'no-store', signal });
+  } catch (error) {
+    if (signal.aborted) throw error;
+    throw new ApiError(0, 'NETWORK', 'The server cannot be reached.');
+  }
+  noteServerDate(response.headers.get('date'));
+  if (!response.ok) throw refusal(response, token, await readBody(response));
+  if (response.body && response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
+  await response.body?.cancel();
+  throw new ApiError(response.status, 'NOT_AN_EVENT_STREAM', 'The answer is not an event stream (a proxy in the way?).');
 }
 
 async function readBody(response: Response): Promise<unknown> {

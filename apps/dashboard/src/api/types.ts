@@ -86,17 +86,29 @@ export interface RunFilter {
   queue?: string;
   /** Runs having every one of these keys (sent as `key.<name>=<value>`). */
   keys?: BusinessKeys;
+  /** Created or last changed in a range: ISO-8601 instants, `…After` inclusive, `…Before` exclusive. */
+  createdAfter?: string;
+  createdBefore?: string;
+  updatedAfter?: string;
+  updatedBefore?: string;
   q?: string;
   limit?: number;
   cursor?: string;
+  /** By creation (default) or last change, newest (default) or oldest first. */
+  sort?: RunSort;
+  order?: 'desc' | 'asc';
 }
 
-/** What a bulk action by filter matches: the list's filter without the id prefix and the paging. */
-export type BulkFilter = Omit<RunFilter, 'q' | 'limit' | 'cursor'>;
+export type RunSort = 'created' | 'updated';
+
+/** What a bulk action by filter matches: the list's filter without the id prefix, the paging and the order. */
+export type BulkFilter = Omit<RunFilter, 'q' | 'limit' | 'cursor' | 'sort' | 'order'>;
 
 export interface RunList {
   runs: Run[];
   nextCursor?: string;
+  /** Every match of the filter: exact up to 10,000, then the planner's estimate. */
+  total?: { count: number; estimated: boolean };
 }
 
 export interface JournalStep {

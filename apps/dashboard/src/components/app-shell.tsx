@@ -1,4 +1,6 @@
-import type { ReactNode } from 'react';
+import { useQueryClient } from '@tanstack/react-query';
+import { type ReactNode, useEffect } from 'react';
+import { startLiveUpdates } from '../api/live';
 import { hrefFor, navigate } from '../app/router';
 import { requestFocus, ShortcutsProvider, useShortcut, useShortcutsHelp } from '../app/shortcuts';
 import styles from './app-shell.module.css';
@@ -6,8 +8,13 @@ import { ShortcutsHelp } from './shortcuts-help';
 import { SideNav } from './side-nav';
 import { TopBar } from './top-bar';
 
-/** Top bar over a fixed left nav and the scrolling page; the nav moves under the bar on a narrow screen. */
+/**
+ * Top bar over a fixed left nav and the scrolling page; the nav moves under the bar on a narrow screen.
+ * Rendered once signed in, it keeps the live updates (api/live.ts) running while the page is open.
+ */
 export function AppShell({ children }: { children: ReactNode }) {
+  const queryClient = useQueryClient();
+  useEffect(() => startLiveUpdates(queryClient), [queryClient]);
   return (
     <ShortcutsProvider>
       <div className={styles.shell}>

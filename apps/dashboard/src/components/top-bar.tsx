@@ -2,6 +2,7 @@ import { clearToken } from '../api/auth-token';
 import { useSession } from '../app/session-context';
 import { useShortcutsHelp } from '../app/shortcuts';
 import { operatorZone } from '../lib/time';
+import { LiveStatus } from './live-status';
 import styles from './top-bar.module.css';
 
 export function TopBar() {
@@ -19,6 +20,7 @@ export function TopBar() {
         </span>
       )}
       <span className={styles.spacer} />
+      <LiveStatus />
       <span className={styles.zone} title="Times are shown in this zone; hover one for its UTC instant." data-testid="time-zone">
         {operatorZone()}
       </span>

@@ -7,12 +7,18 @@ import styles from './runs.module.css';
 export interface BulkReport {
   label: string;
   results: Outcome[];
+  /** How many runs the dialog showed: a filter matched again by the server may have found another number. */
+  expected?: number;
 }
 
 /** What a bulk action did, run by run: accepted, duplicate (a redelivery), or refused and why. */
 export function BulkResults({ report, onDismiss }: { report: BulkReport; onDismiss: () => void }) {
   const count = (outcome: Outcome['outcome']) => report.results.filter((r) => r.outcome === outcome).length;
-  const summary = `${count('accepted')} accepted · ${count('duplicate')} duplicate · ${count('refused')} refused`;
+  const drift =
+    report.expected !== undefined && report.expected !== report.results.length
+      ? ` · ${report.results.length} runs matched when sent, ${report.expected} when counted`
+      : '';
+  const summary = `${count('accepted')} accepted · ${count('duplicate')} duplicate · ${count('refused')} refused${drift}`;
   return (
     <Panel
       testId="bulk-results"

@@ -8,6 +8,7 @@ import { DebouncedInput } from '../../components/debounced-input';
 import { Field } from '../../components/field';
 import styles from './runs.module.css';
 import { DEFAULT_STATUS, PAGE_SIZES, type RunsView, runsHref, withFilter } from './runs-view';
+import { TimeRangeFilter } from './time-range-filter';
 
 /** Filters write to the hash; the list reads from it. Typing replaces the history entry, picking pushes one. */
 export function RunsFilters({ view }: { view: RunsView }) {
@@ -94,6 +95,7 @@ export function RunsFilters({ view }: { view: RunsView }) {
           className={styles.searchInput}
         />
       </Field>
+      <TimeRangeFilter view={view} apply={apply} />
       <Field label="Per page">
         <select value={view.limit} onChange={(e) => apply({ limit: Number(e.target.value) })} data-testid="filter-limit">
           {PAGE_SIZES.map((size) => (
@@ -103,11 +105,30 @@ export function RunsFilters({ view }: { view: RunsView }) {
           ))}
         </select>
       </Field>
-      {(view.status !== DEFAULT_STATUS || view.workflow || view.schedule || view.queue || view.waitingFor || view.signal || view.q) && (
+      {(view.status !== DEFAULT_STATUS ||
+        view.workflow ||
+        view.schedule ||
+        view.queue ||
+        view.waitingFor ||
+        view.signal ||
+        view.q ||
+        view.range) && (
         <a
           className={styles.reset}
           href={runsHref(
-            withFilter(view, { status: DEFAULT_STATUS, workflow: '', schedule: '', queue: '', waitingFor: '', signal: '', q: '' }),
+            withFilter(view, {
+              status: DEFAULT_STATUS,
+              workflow: '',
+              schedule: '',
+              queue: '',
+              waitingFor: '',
+              signal: '',
+              q: '',
+              time: 'created',
+              range: '',
+              from: '',
+              to: '',
+            }),
           )}
         >
           Reset filters

@@ -1,5 +1,5 @@
 import { useEffect, useRef } from 'react';
-import type { Run } from '../../api/types';
+import type { Run, RunSort } from '../../api/types';
 import { DeadlineCountdown } from '../../components/deadline-countdown';
 import { KeyChips } from '../../components/key-chips';
 import { RunLink } from '../../components/run-link';
@@ -10,6 +10,14 @@ import { deadlineCounts } from '../../lib/run-status';
 import styles from './runs.module.css';
 import type { OptionalColumn } from './use-columns';
 import type { Selection } from './use-selection';
+import { type SummaryField, summaryValue } from './use-summary';
+
+/** The order the list is in, and what a click on a sortable header asks for. */
+export interface TableSort {
+  sort: RunSort;
+  order: 'desc' | 'asc';
+  onSort: (sort: RunSort) => void;
+}
 
 interface RunsTableProps {
   runs: Run[];
@@ -17,9 +25,12 @@ interface RunsTableProps {
   selection?: Selection;
   /** The optional columns the operator chose to show. */
   columns: ReadonlySet<OptionalColumn>;
+  /** The field shown in the summary column, if the operator picked one. */
+  summary: SummaryField | null;
+  sort: TableSort;
 }
 
-export function RunsTable({ runs, selection, columns }: RunsTableProps) {
+export function RunsTable({ runs, selection, columns, summary, sort }: RunsTableProps) {
   const ids = runs.map((run) => run.runId);
   const ticked = selection ? ids.filter((id) => selection.ids.has(id)).length : 0;
   return (
@@ -37,13 +48,22 @@ export function RunsTable({ runs, selection, columns }: RunsTableProps) {
             </th>
           )}
           <th>Run</th>
+          {summary && (
+            <th
+              className={styles.colSummary}
+              data-testid="summary-header"
+              title={summary.source === 'input' ? "From each run's input" : 'A business key'}
+            >
+              {summary.name} <span className="muted">{summary.source === 'input' ? 'input' : 'key'}</span>
+            </th>
+          )}
           <th className={styles.colWorkflow}>Workflow</th>
           {columns.has('keys') && <th className={styles.colKeys}>Keys</th>}
           <th>Status</th>
           <th className={styles.wait}>Waiting for</th>
           <th className={styles.colAttempt}>Attempt</th>
-          <th className={styles.colAge}>Age</th>
-          <th className={styles.colUpdated}>Updated</th>
+          <SortHeader column="created" label="Created" className={styles.colAge} sort={sort} />
+          <SortHeader column="updated" label="Updated" className={styles.colUpdated} sort={sort} />
         </tr>
       </thead>
       <tbody>
@@ -68,6 +88,7 @@ export function RunsTable({ runs, selection, columns }: RunsTableProps) {
             <td>
               <RunLink runId={run.runId} copy />
             </td>
+            {summary && <SummaryCell run={run} field={summary} />}
             <td className={`${styles.workflow} ${styles.colWorkflow}`}>{run.workflow}</td>
             {columns.has('keys') && (
               <td className={styles.colKeys} data-testid="keys-cell">
@@ -104,6 +125,37 @@ export function RunsTable({ runs, selection, columns }: RunsTableProps) {
         ))}
       </tbody>
     </table>
+  );
+}
+
+/** A column header that sorts the list by its time: newest first on the first click, then the other way. */
+function SortHeader({ column, label, className, sort }: { column: RunSort; label: string; className: string; sort: TableSort }) {
+  const active = sort.sort === column;
+  const next = active && sort.order === 'desc' ? 'oldest' : 'newest';
+  return (
+    <th className={className} aria-sort={active ? (sort.order === 'desc' ? 'descending' : 'ascending') : undefined}>
+      <button
+        type="button"
+        className={styles.sortButton}
+        onClick={() => sort.onSort(column)}
+        title={`Sort by ${column === 'created' ? 'creation' : 'last change'}, ${next} first`}
+        data-testid={`sort-${column}`}
+      >
+        {label}
+        <span className={active ? styles.sortArrow : `${styles.sortArrow} ${styles.sortIdle}`} aria-hidden="true">
+          {active && sort.order === 'asc' ? '↑' : '↓'}
+        </span>
+      </button>
+    </th>
+  );
+}
+
+function SummaryCell({ run, field }: { run: Run; field: SummaryField }) {
+  const value = summaryValue(run, field);
+  return (
+    <td className={`${styles.summaryCell} ${styles.colSummary}`} title={value} data-testid="summary-cell">
+      {value === undefined ? <span className="muted">—</span> : value.slice(0, 200)}
+    </td>
   );
 }
 
