@@ -264,6 +264,20 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     for (const body of [{}, { runIds: [], name: 'x', payload: 1 }, { runIds: ['a'], filter: {} }, { filter: { nope: 1 } }]) {
       expect((await call(t, 'POST', '/bulk/resume', mutation, body)).status).toBe(400);
     }
+    // A filter matching more than 1,000 runs is refused whole: nothing is acted on, nothing written.
+    await db.query(
+      `INSERT INTO durable.runs (id, workflow, status, input, wait, wait_kind, wake_at)
+       SELECT 'many-' || g, 'nap-long', 'waiting', 'null', '{"kind":"sleep"}', 'sleep', now() + interval '1 day' FROM generate_series(1, 1001) g`,
+    );
+    const history = await db.count('history');
+    const tooMany = await call(t, 'POST', '/bulk/cancel', mutation, { filter: { workflow: 'nap-long', status: 'waiting' } });
+    expect([tooMany.status, tooMany.body.code, tooMany.body.message]).toEqual([
+      400,
+      'INVALID_ARGUMENT',
+      expect.stringMatching(/more than 1000 runs/),
+    ]);
+    expect([await db.count('history'), await db.count('runs', `status = 'cancelled' AND id LIKE 'many-%'`)]).toEqual([history, 0]);
+    await db.query(`DELETE FROM durable.runs WHERE id LIKE 'many-%'`);
   });
 
   it('lists workflows with their declared signals, channels and JSON Schemas', async () => {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
-import { DurableError, RunNotFoundError } from '../errors';
+import { DurableError, InvalidArgumentError, RunNotFoundError } from '../errors';
 import type { RunFilter, RunView } from '../interfaces';
 import { DashboardRepository, STATS_EXACT_UP_TO } from '../persistence/dashboard.repository';
 import { DASHBOARD_RUN_READS } from './dashboard-reads';
@@ -194,10 +194,17 @@ export class DashboardService {
     };
   }
 
-  /** The runs a bulk action targets: given ids, or a filter's matches, at most 1,000 either way. */
+  /**
+   * The runs a bulk action targets: given ids, or a filter's matches, at most 1,000 either way. A filter
+   * matching more is refused whole (nothing is acted on), never cut to its newest 1,000.
+   */
   async targets(target: BulkTarget): Promise<string[]> {
     if (target.runIds) return [...new Set(target.runIds)];
-    const { runs } = await this.runs.list({ ...target.filter, limit: BULK_LIMIT }, BULK_LIMIT);
+    const { runs } = await this.runs.list({ ...target.filter, limit: BULK_LIMIT + 1 }, BULK_LIMIT + 1);
+    if (runs.length > BULK_LIMIT)
+      throw new InvalidArgumentError(
+        `The filter matches more than ${BULK_LIMIT} runs; narrow it (a status, a workflow, a time range) and act again.`,
+      );
     return runs.map((r) => r.runId);
   }
 
