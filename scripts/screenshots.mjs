@@ -40,26 +40,29 @@ try {
   await page.getByTestId('login-operator').fill('Ada (ops)');
   await page.getByTestId('login-submit').click();
   await page.getByTestId('nav-runs').waitFor();
-  const shot = async (name) => {
-    await page.waitForLoadState('networkidle');
+  // The page holds its live-update stream open, so "network idle" never comes: each shot waits for
+  // what it shows, then for the fetches it started to settle.
+  const shot = async (name, ready) => {
+    await page.getByTestId(ready).first().waitFor();
+    await page.mouse.move(0, 0); // no tooltip where the last click left the pointer
+    await page.waitForFunction(() => document.querySelectorAll('[aria-busy="true"]').length === 0);
+    await page.waitForTimeout(300); // charts and the timeline animate in
     await page.screenshot({ path: join(out, `${name}.png`) });
     console.log(`wrote ${join(out, `${name}.png`)}`);
   };
 
   await page.goto(`${base}/durable/#/`);
-  await shot('overview');
+  await shot('overview', 'chart-point');
   await page.goto(`${base}/durable/#/runs`);
-  await page.getByTestId('run-row').first().waitFor();
-  await shot('runs');
+  await shot('runs', 'run-row');
   // The order waiting for a manager's approval: a select of approve, reject and an escalation timer.
   const approval = (await api('/runs?status=waiting&workflow=fulfill-order&waitingFor=select')).runs[0];
   await page.goto(`${base}/durable/#/runs/${encodeURIComponent(approval.runId)}`);
   await page.getByTestId('run-status').waitFor();
   await page.getByTestId('tab-journal').click();
-  await page.getByTestId('journal-step').first().waitFor();
-  await shot('run-detail');
+  await shot('run-detail', 'journal-step');
   await page.goto(`${base}/durable/#/workflows`);
-  await shot('workflows');
+  await shot('workflows', 'workflow');
 } finally {
   await browser?.close();
   app.kill('SIGINT');
