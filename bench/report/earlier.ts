@@ -16,6 +16,8 @@ export const EARLIER = {
    * measures it, not this bench.
    */
   runPage1000Rows: { ms: 468, alone: '351–500 ms', measured: at('2026-11-30', '6cda9e8') },
+  /** The select round trip against the signal's in the full run before this one. */
+  selectRoundTrip: { ratio: '1.02x', measured: at('2026-11-30', 'b00f27c') },
   optimizations: [
     {
       change: '`result()` of a run executing here waits on the in-process bus and takes the output from it (no reads)',

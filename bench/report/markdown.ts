@@ -388,6 +388,22 @@ function whyMissed(target: string, cores: number): string {
       '`concurrency + 5` at high concurrency; each to be measured with that tool.'
     );
   }
+  if (/^throughput at c\d+ >= 3x DBOS/.test(target)) {
+    return (
+      'DBOS is compared at its better pool at each level (both are in the throughput section). Ours at c64 is below ours at c8 ' +
+      '(the collapse issue 18 is about: more callers than cores make each round trip slower), while DBOS at its default pool ' +
+      'holds level; the ratio at c8 is the one where both have the cores they need. Closing it is closing the collapse: batched ' +
+      'journal writes (group commit) and fewer indexes touched per workflow, each to be measured with `bench/tools/profile.ts`.'
+    );
+  }
+  if (/^select round trip/.test(target)) {
+    return (
+      "A select's winner is journaled (`select:<name>`) before the run goes on: one statement more than `waitForSignal`'s path, " +
+      'whose delivery the claim carries in. It cannot be written behind: a delivery whose transaction began before the select ' +
+      'looked may commit after it with an earlier time, and the winner must not change. On two shared cores that statement ' +
+      `costs from almost nothing to a third of the round trip from one run to the next (${EARLIER.selectRoundTrip.ratio} in the run of ${EARLIER.selectRoundTrip.measured}).`
+    );
+  }
   if (/signal round trip/.test(target)) {
     return (
       'The in-process path is two statements, each a commit (deliver-and-claim, then the end), so what remains is the commit ' +
