@@ -49,7 +49,7 @@ export async function startApp(args: {
   options?: Partial<DurableModuleOptions>;
   /** Listen on a free port (for HTTP tests); else the app is only initialised. */
   listen?: boolean;
-  /** The HTTP platform: Express (Nest's default) or Fastify. */
+  /** The HTTP platform: Express (Nest's default) or Fastify; default DURABLE_TEST_PLATFORM (the jest project's), else Express. */
   platform?: Platform;
 }): Promise<DurableTestApp> {
   const moduleRef = await Test.createTestingModule({
@@ -68,7 +68,7 @@ export async function startApp(args: {
     providers: args.providers ?? [],
   }).compile();
   moduleRef.useLogger(false);
-  const app = createApplication(moduleRef, args.platform);
+  const app = createApplication(moduleRef, args.platform ?? (process.env.DURABLE_TEST_PLATFORM as Platform | undefined));
   let url = '';
   if (args.listen) {
     await app.listen(0, '127.0.0.1');
