@@ -6,6 +6,7 @@ import { validateAgainstSchema } from '../lib/json-schema';
 import { formable, templateFor } from '../lib/schema-template';
 import { JsonEditor } from './json-editor';
 import styles from './payload-editor.module.css';
+import segmented from './segmented.module.css';
 
 /** A payload being written: as a form generated from its schema, or as JSON text. */
 export interface PayloadDraft {
@@ -75,10 +76,10 @@ export function PayloadEditor({ schema, draft, onChange, testIdPrefix, rows = 5,
           {mode === 'form' ? 'Payload' : 'Payload (JSON)'}
         </span>
         {canForm && (
-          <div className={styles.modes} role="group" aria-label="Edit the payload as">
+          <div className={segmented.group} role="group" aria-label="Edit the payload as">
             <button
               type="button"
-              className={styles.mode}
+              className={segmented.option}
               aria-pressed={mode === 'form'}
               disabled={mode === 'json' && !parsed?.valid}
               title={mode === 'json' && !parsed?.valid ? 'The JSON must parse to be shown as a form.' : 'Fields built from the JSON Schema'}
@@ -89,7 +90,7 @@ export function PayloadEditor({ schema, draft, onChange, testIdPrefix, rows = 5,
             </button>
             <button
               type="button"
-              className={styles.mode}
+              className={segmented.option}
               aria-pressed={mode === 'json'}
               title="The payload as JSON text"
               onClick={() => mode === 'form' && toJson()}

@@ -3,7 +3,7 @@ import { ACTIVITY_RANGES, type ActivityRange, useActivity } from '../../api/acti
 import { isApiError } from '../../api/client';
 import { ErrorBox } from '../../components/error-box';
 import { Panel } from '../../components/panel';
-import styles from './activity.module.css';
+import segmented from '../../components/segmented.module.css';
 
 // recharts loads after the figures above it: the overview's tiles do not wait for it.
 const ActivityCharts = lazy(() => import('./activity-charts'));
@@ -15,12 +15,12 @@ export function ActivityPanel() {
   const [range, setRange] = useState<ActivityRange>('1h');
   const activity = useActivity(range);
   const toggle = (
-    <div className={styles.ranges} role="group" aria-label="Range">
+    <div className={segmented.group} role="group" aria-label="Range">
       {ACTIVITY_RANGES.map((id) => (
         <button
           key={id}
           type="button"
-          className={styles.range}
+          className={segmented.option}
           aria-pressed={id === range}
           onClick={() => setRange(id)}
           data-testid={`activity-range-${id}`}
