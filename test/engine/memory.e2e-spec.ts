@@ -62,7 +62,10 @@ describe('memory of a long-lived run', () => {
   let t: DurableTestApp;
 
   beforeAll(async () => {
-    t = await startApp({ schema, providers: [Probe, SelfFeeding], options: { leaseMs: 10_000 } });
+    // A busy machine (CI runs other files beside this one) must not decide the lease count: a lease long
+    // enough that no renewal can lapse, and an in-process wait long enough that the first tick (sent
+    // by the test after the start) never finds the run parked and claims it under a new lease.
+    t = await startApp({ schema, providers: [Probe, SelfFeeding], options: { leaseMs: 60_000, inlineWaitMs: 10_000 } });
   });
   afterAll(async () => {
     await t.close();
