@@ -307,6 +307,8 @@ describe('how the dashboard looks and reads: ids, times, dark mode, narrow scree
     await expect(listed()).resolves.toEqual(expect.arrayContaining(['s', 'm', 'r', 'c']));
     await expect(listed()).resolves.not.toContain('t');
     // The signal has a schema: `s` goes to the form's first field; in the JSON editor, to the text.
+    // The form loads lazily: the key is pressed once its field is there (else it has nothing to focus).
+    await page.locator('#signal_approved').waitFor();
     await page.keyboard.press('s');
     await eventually(
       () => page.evaluate(() => (globalThis as unknown as InPage).document.activeElement?.getAttribute('id') === 'signal_approved'),
