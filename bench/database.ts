@@ -151,14 +151,15 @@ export async function serverSettings(server: Server): Promise<{ version: string;
 }
 
 /** Commits of one database and transaction ids assigned on the whole server (each write transaction takes one). */
-export async function transactionCounters(server: Server, database: string): Promise<{ commits: number; xids: number }> {
+export async function transactionCounters(server: Server, database: string): Promise<{ commits: number; xids: number; walBytes: number }> {
   await server.query('SELECT pg_stat_clear_snapshot()');
-  const [row] = await server.query<{ commits: string; xids: string }>(
+  const [row] = await server.query<{ commits: string; xids: string; wal: string }>(
     `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = $1) AS commits,
-            pg_snapshot_xmax(pg_current_snapshot())::text AS xids`,
+            pg_snapshot_xmax(pg_current_snapshot())::text AS xids,
+            pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS wal`,
     [database],
   );
-  return { commits: Number(row.commits), xids: Number(row.xids) };
+  return { commits: Number(row.commits), xids: Number(row.xids), walBytes: Number(row.wal) };
 }
 
 /** pg_stat_statements calls by statement, for one database (empty when not loaded). */

@@ -97,6 +97,7 @@ export async function openOurs(spec: PeerSpec): Promise<Peer> {
         worker: { enabled: spec.worker !== false, concurrency: spec.concurrency },
         ...(spec.inlineWaitMs === undefined ? {} : { inlineWaitMs: spec.inlineWaitMs }),
         ...(spec.sweeperMs === undefined ? {} : { sweeper: { intervalMs: spec.sweeperMs } }),
+        ...(spec.groupCommit === undefined ? {} : { groupCommit: spec.groupCommit }),
         queues: { bench: { concurrency: spec.concurrency } },
       }),
     ],

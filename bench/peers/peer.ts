@@ -1,3 +1,5 @@
+import type { GroupCommitOptions } from 'nestjs-durable';
+
 /** The systems measured side by side, and the Postgres insert ceiling they all sit under. */
 export type PeerKind = 'ours' | 'dbos' | 'floor' | 'ceiling';
 
@@ -16,6 +18,8 @@ export interface PeerSpec {
   inlineWaitMs?: number;
   schema?: string;
   sweeperMs?: number;
+  /** ours only: the module's groupCommit option (unset: its default). */
+  groupCommit?: GroupCommitOptions | false;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Percentiles, Spread } from '../stats';
 import { EARLIER } from './earlier';
 import type { RunMemoryFigures } from '../scenarios/run-memory';
+import type { PerWorkflow } from '../scenarios/statements';
 import type { BenchResults } from './results';
 
 const SYSTEM_NAMES = { ours: 'nestjs-durable', dbos: 'DBOS Transact', floor: 'hand-written floor' } as const;
@@ -124,18 +125,24 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
 
   const pw = r.perWorkflow;
   p('## Cost per 3-step workflow in the database', '');
+  const together = pw.ours?.concurrent;
   p(
-    `Source: ${pw.source}. ${pw.ours?.runs ?? r.plan.statementRuns} workflows one after another on a quiet server, minus an idle session of the same length.`,
+    `Source: ${pw.source}. ${pw.ours?.runs ?? r.plan.statementRuns} workflows one after another on a quiet server, then ${together ? `${together.runs} with ${together.concurrency} at once` : 'none at once'}, each minus an idle session of the same length.`,
     "Commits count every transaction of the system's database, reads included; write transactions count the transaction ids",
-    'the server assigned; statements are what the process sent (BEGIN and COMMIT included).',
+    'the server assigned; statements are what the process sent (BEGIN and COMMIT included); WAL is what the server wrote',
+    '(it was otherwise quiet). At once, concurrent checkpoints of nestjs-durable go out together (group commit).',
     '',
   );
-  p('| | commits | write transactions | statements |', '| --- | ---: | ---: | ---: |');
+  p('| | at once | commits | write transactions | statements | WAL bytes |', '| --- | ---: | ---: | ---: | ---: | ---: |');
   for (const kind of ['ours', 'dbos', 'floor'] as const) {
     const f = pw[kind];
-    p(
-      `| ${SYSTEM_NAMES[kind]} | ${f?.commits ?? 'n/a'} | ${f?.writeTransactions ?? 'n/a'} | ${f ? (f.serverStatements ?? f.statements) : 'n/a'} |`,
-    );
+    const rows: Array<[number, Omit<PerWorkflow, 'breakdown'> | undefined]> = [[1, f]];
+    if (f?.concurrent) rows.push([f.concurrent.concurrency, f.concurrent]);
+    for (const [n, c] of rows) {
+      p(
+        `| ${SYSTEM_NAMES[kind]} | ${n} | ${c?.commits ?? 'n/a'} | ${c?.writeTransactions ?? 'n/a'} | ${c ? (c.serverStatements ?? c.statements) : 'n/a'} | ${c?.walBytes?.toLocaleString('en-US') ?? 'n/a'} |`,
+      );
+    }
   }
   for (const kind of ['ours', 'dbos'] as const) {
     const f = pw[kind];
@@ -278,12 +285,13 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
       `The same closed loop of 3-step workflows at a total concurrency of ${processes.concurrency}, split over 1, 2 and 4 worker processes`,
       '(each with its share of the callers and worker slots), all running at once against one database; the aggregate is the sum',
       "of their rates. Lock waits: sessions of the system's database seen waiting on a lock, sampled every 100 ms, on average.",
+      "Postgres CPU: the CPU time of all the server's processes (from /proc) over the loop, per workflow completed.",
       '',
-      '| processes | workflows/s (aggregate) | against 1 process | sessions waiting on a lock |',
-      '| ---: | ---: | ---: | ---: |',
+      '| processes | workflows/s (aggregate) | against 1 process | sessions waiting on a lock | Postgres CPU per workflow (µs) |',
+      '| ---: | ---: | ---: | ---: | ---: |',
       ...Object.entries(processes.byProcesses).map(
         ([n, f]) =>
-          `| ${n.slice(1)} | ${cell(f.perSecond, 0)} | ${ratio(f.perSecond.median, processes.byProcesses.p1?.perSecond.median)} | ${cell(f.lockWaits, 2)} |`,
+          `| ${n.slice(1)} | ${cell(f.perSecond, 0)} | ${ratio(f.perSecond.median, processes.byProcesses.p1?.perSecond.median)} | ${cell(f.lockWaits, 2)} | ${f.serverCpuUs ? cell(f.serverCpuUs, 0) : 'not measured'} |`,
       ),
       '',
     );

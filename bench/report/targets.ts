@@ -63,6 +63,13 @@ export function checkTargets(r: Results): TargetCheck[] {
     'ms',
   );
   add('<= 5 write transactions per 3-step workflow', r.perWorkflow.ours?.writeTransactions, '<=', 5, 'transactions');
+  add(
+    '< 5 write transactions per 3-step workflow, 64 at once (group commit)',
+    r.perWorkflow.ours?.concurrent?.writeTransactions,
+    '<',
+    5,
+    'transactions',
+  );
   add('<= 8 statements per 3-step workflow', r.perWorkflow.ours?.serverStatements ?? r.perWorkflow.ours?.statements, '<=', 8, 'statements');
   const memory = r.scale.runMemory;
   const parkedRuns = (memory?.runs ?? r.plan.parkedRuns)?.toLocaleString('en-US');

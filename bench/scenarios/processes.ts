@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import type { BenchContext } from '../context';
 import { delay } from '../measure';
+import { postmasterPid, serverCpuMs } from '../server-cpu';
 import { round, Spread, spread } from '../stats';
 
 /** Worker processes on one database, at the same total concurrency. */
@@ -9,8 +10,11 @@ const PROCESS_COUNTS = [1, 2, 4];
 export interface ProcessFigures {
   /** Total callers (and executing runs) over all processes. */
   concurrency: number;
-  /** By process count ("p2"): aggregate workflows per second, and sessions seen waiting on a lock per sample. */
-  byProcesses: Record<string, { perSecond: Spread; lockWaits: Spread }>;
+  /**
+   * By process count ("p2"): aggregate workflows per second, sessions seen waiting on a lock per sample,
+   * and the CPU time of every Postgres process per workflow (µs; where the server's processes can be read).
+   */
+  byProcesses: Record<string, { perSecond: Spread; lockWaits: Spread; serverCpuUs?: Spread }>;
   /** Two processes against one, medians. */
   twoOverOne?: number;
 }
@@ -19,7 +23,8 @@ export interface ProcessFigures {
  * ours as a deployment grows on one server: 1, 2 and 4 worker processes at the same total
  * concurrency (each `concurrency / n` callers and worker slots), each starting and awaiting 3-step
  * workflows in a closed loop, all at once; the aggregate is the sum of their rates. Sessions waiting
- * on a lock are sampled from pg_stat_activity meanwhile, so contention between processes would show.
+ * on a lock are sampled from pg_stat_activity meanwhile, so contention between processes would show,
+ * and the server's CPU is read from /proc before and after, for what one workflow costs Postgres.
  */
 export async function measureProcesses(ctx: BenchContext): Promise<ProcessFigures> {
   const { plan } = ctx;
@@ -27,11 +32,13 @@ export async function measureProcesses(ctx: BenchContext): Promise<ProcessFigure
   const byProcesses: ProcessFigures['byProcesses'] = {};
   const db = new Client(ctx.url('ours'));
   await db.connect();
+  const postmaster = await postmasterPid(ctx.server).catch(() => undefined);
   try {
     for (const n of PROCESS_COUNTS) {
       const each = concurrency / n;
       const rates: number[] = [];
       const waits: number[] = [];
+      const cpu: number[] = [];
       for (let rep = 0; rep < plan.reps; rep++) {
         const figure = await ctx.attempt(`processes.p${n}`, () =>
           ctx.with(
@@ -49,21 +56,30 @@ export async function measureProcesses(ctx: BenchContext): Promise<ProcessFigure
                   await delay(100);
                 }
               })();
+              const cpuBefore = postmaster === undefined ? undefined : serverCpuMs(postmaster);
               const loops = await Promise.all(peers.map((peer) => peer.call('loop', { concurrency: each, durationMs: plan.throughputMs })));
+              const cpuMs = cpuBefore === undefined ? undefined : serverCpuMs(postmaster!) - cpuBefore;
               sampling = false;
               await sampler;
-              return { perSecond: loops.reduce((sum, loop) => sum + loop.perSecond, 0), lockWaits: mean(samples) };
+              const completed = loops.reduce((sum, loop) => sum + loop.completed, 0);
+              return {
+                perSecond: loops.reduce((sum, loop) => sum + loop.perSecond, 0),
+                lockWaits: mean(samples),
+                serverCpuUs: cpuMs === undefined ? undefined : (cpuMs * 1000) / completed,
+              };
             },
           ),
         );
         if (!figure) break;
         rates.push(figure.perSecond);
         waits.push(figure.lockWaits);
+        if (figure.serverCpuUs !== undefined) cpu.push(figure.serverCpuUs);
         ctx.log(
-          `  ${n} process(es) × c${each} #${rep + 1}: ${figure.perSecond.toFixed(0)} /s, ${figure.lockWaits.toFixed(2)} sessions waiting on a lock`,
+          `  ${n} process(es) × c${each} #${rep + 1}: ${figure.perSecond.toFixed(0)} /s, ${figure.lockWaits.toFixed(2)} sessions waiting on a lock, ${figure.serverCpuUs?.toFixed(0) ?? 'n/a'} µs of Postgres CPU per workflow`,
         );
       }
-      if (rates.length) byProcesses[`p${n}`] = { perSecond: spread(rates), lockWaits: spread(waits) };
+      if (rates.length)
+        byProcesses[`p${n}`] = { perSecond: spread(rates), lockWaits: spread(waits), ...(cpu.length ? { serverCpuUs: spread(cpu) } : {}) };
     }
   } finally {
     await db.end();

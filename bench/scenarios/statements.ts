@@ -14,8 +14,12 @@ export interface PerWorkflow {
   statements: number;
   /** The same from pg_stat_statements, where it is loaded. */
   serverStatements?: number;
+  /** WAL the server wrote (the whole server's, which is quiet but for this system). */
+  walBytes: number;
   /** Each statement's calls per workflow, most frequent first. */
   breakdown: Array<{ statement: string; perRun: number }>;
+  /** The same costs with 64 workflows at once (group commit at work), where measured. */
+  concurrent?: Omit<PerWorkflow, 'breakdown' | 'concurrent'> & { concurrency: number };
 }
 export type StatementFigures = { source: string } & Partial<Record<System, PerWorkflow>>;
 
@@ -23,15 +27,16 @@ interface Session {
   elapsedMs: number;
   commits: number;
   xids: number;
+  walBytes: number;
   clientCounts: Record<string, number>;
   serverCalls: number;
 }
 
 /**
- * What one 3-step workflow costs the database, on a quiet server: N workflows one after another in a
- * fresh process, minus an idle session of the same length and shape (same boot, warm-up and close),
- * so boot, background sweeps and lease renewals cancel out. The process is closed before the
- * counters are read: a backend flushes its statistics when it exits.
+ * What one 3-step workflow costs the database, on a quiet server: N workflows in a fresh process, one
+ * after another and then 64 at a time, minus an idle session of the same length and shape (same boot,
+ * warm-up and close), so boot, background sweeps and lease renewals cancel out. The process is closed
+ * before the counters are read: a backend flushes its statistics when it exits.
  */
 export async function measureStatements(ctx: BenchContext): Promise<StatementFigures> {
   const figures: StatementFigures = {
@@ -41,32 +46,45 @@ export async function measureStatements(ctx: BenchContext): Promise<StatementFig
   };
   for (const kind of SYSTEMS) {
     await ctx.attempt(`statements.${kind}`, async () => {
-      const runs = ctx.plan.statementRuns;
-      const busy = await session(ctx, kind, runs);
-      const idle = await session(ctx, kind, 0, busy.elapsedMs);
-      const per = (busyValue: number, idleValue: number) => round((busyValue - idleValue) / runs, 2);
-      const breakdown = Object.entries(busy.clientCounts)
-        .map(([statement, calls]) => ({ statement, perRun: per(calls, idle.clientCounts[statement] ?? 0) }))
-        .filter((s) => s.perRun >= 0.01)
-        .sort((a, b) => b.perRun - a.perRun);
-      const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
-      figures[kind] = {
-        runs,
-        commits: per(busy.commits, idle.commits),
-        writeTransactions: per(busy.xids, idle.xids),
-        statements: per(total(busy.clientCounts), total(idle.clientCounts)),
-        ...(ctx.server.statStatements ? { serverStatements: per(busy.serverCalls, idle.serverCalls) } : {}),
-        breakdown,
-      };
-      ctx.log(
-        `  ${kind}: ${figures[kind]!.commits} commits, ${figures[kind]!.writeTransactions} write transactions, ${figures[kind]!.statements} statements per workflow`,
-      );
+      const { breakdown, ...alone } = await costs(ctx, kind, ctx.plan.statementRuns, 1);
+      const { breakdown: _, ...concurrent } = await costs(ctx, kind, ctx.plan.statementRuns * 4, CONCURRENT);
+      figures[kind] = { ...alone, breakdown, concurrent: { ...concurrent, concurrency: CONCURRENT } };
+      for (const [label, f] of [
+        ['c1', alone],
+        [`c${CONCURRENT}`, concurrent],
+      ] as const) {
+        ctx.log(
+          `  ${kind} ${label}: ${f.commits} commits, ${f.writeTransactions} write transactions, ${f.statements} statements, ${f.walBytes} WAL bytes per workflow`,
+        );
+      }
     });
   }
   return figures;
 }
 
-async function session(ctx: BenchContext, kind: System, runs: number, idleMs = 0): Promise<Session> {
+const CONCURRENT = 64;
+
+/** The costs of `runs` workflows, `concurrency` at a time, less those of an idle session as long. */
+async function costs(ctx: BenchContext, kind: System, runs: number, concurrency: number): Promise<Omit<PerWorkflow, 'concurrent'>> {
+  const busy = await session(ctx, kind, runs, concurrency);
+  const idle = await session(ctx, kind, 0, concurrency, busy.elapsedMs);
+  const per = (busyValue: number, idleValue: number) => round((busyValue - idleValue) / runs, 2);
+  const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
+  return {
+    runs,
+    commits: per(busy.commits, idle.commits),
+    writeTransactions: per(busy.xids, idle.xids),
+    statements: per(total(busy.clientCounts), total(idle.clientCounts)),
+    ...(ctx.server.statStatements ? { serverStatements: per(busy.serverCalls, idle.serverCalls) } : {}),
+    walBytes: Math.round((busy.walBytes - idle.walBytes) / runs),
+    breakdown: Object.entries(busy.clientCounts)
+      .map(([statement, calls]) => ({ statement, perRun: per(calls, idle.clientCounts[statement] ?? 0) }))
+      .filter((s) => s.perRun >= 0.01)
+      .sort((a, b) => b.perRun - a.perRun),
+  };
+}
+
+async function session(ctx: BenchContext, kind: System, runs: number, concurrency: number, idleMs = 0): Promise<Session> {
   const database = ctx.database(kind);
   const peer = await ctx.spawn({ kind, concurrency: ctx.plan.workerConcurrency });
   try {
@@ -76,7 +94,7 @@ async function session(ctx: BenchContext, kind: System, runs: number, idleMs = 0
     const callsBefore = await statementCalls(ctx.server, database);
     await peer.call('queryCounts', { reset: true });
     const started = Date.now();
-    if (runs) await peer.call('loop', { concurrency: 1, count: runs });
+    if (runs) await peer.call('loop', { concurrency, count: runs });
     else await delay(idleMs);
     const elapsedMs = Date.now() - started;
     const clientCounts = await peer.call('queryCounts', { reset: true });
@@ -88,7 +106,14 @@ async function session(ctx: BenchContext, kind: System, runs: number, idleMs = 0
     for (const [id, { calls, query }] of callsAfter) {
       if (!/pg_stat_statements|pg_stat_database/.test(query)) serverCalls += calls - (callsBefore.get(id)?.calls ?? 0);
     }
-    return { elapsedMs, commits: after.commits - before.commits, xids: after.xids - before.xids, clientCounts, serverCalls };
+    return {
+      elapsedMs,
+      commits: after.commits - before.commits,
+      xids: after.xids - before.xids,
+      walBytes: after.walBytes - before.walBytes,
+      clientCounts,
+      serverCalls,
+    };
   } finally {
     await peer.close();
   }

@@ -1,5 +1,6 @@
 // Where a system spends its time under load:
-// `node dist/bench/tools/profile.js [--peer=ours|dbos|floor] [--embedded] [--concurrency=64] [--seconds=10]`.
+// `node dist/bench/tools/profile.js [--peer=ours|dbos|floor] [--embedded] [--concurrency=64] [--seconds=10]
+// [--group-commit=off|<the groupCommit option as JSON>]`.
 // Runs the throughput loop of the peer (default ours) in a peer process under `node --cpu-prof`, then prints the CPU
 // profile's self time by package and by function, and (where pg_stat_statements is loaded, e.g.
 // with --embedded) the server time of each statement per workflow.
@@ -8,6 +9,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BenchContext } from '../context';
 import { DATABASES, openServer, recreateDatabases, Server } from '../database';
+import { postmasterPid, serverCpuMs } from '../server-cpu';
 import { planFor } from '../plan';
 
 interface ProfileNode {
@@ -32,7 +34,9 @@ async function main(): Promise<void> {
   try {
     await recreateDatabases(server);
     const dir = mkdtempSync(join(tmpdir(), 'durable-profile-'));
-    const peer = await ctx.spawn({ kind, concurrency: 64 }, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+    const grouping = args.find((a) => a.startsWith('--group-commit='))?.split('=')[1];
+    const groupCommit = grouping === undefined ? undefined : grouping === 'off' ? false : JSON.parse(grouping);
+    const peer = await ctx.spawn({ kind, concurrency: 64, groupCommit }, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
     await peer.call('loop', { concurrency, durationMs: 2_000 });
     if (server.statStatements) await server.query('SELECT pg_stat_statements_reset()');
     const postmaster = await postmasterPid(server);
@@ -58,7 +62,7 @@ async function main(): Promise<void> {
     ) as CpuProfile;
 
     console.log(
-      `\n${kind}, c${concurrency}, ${seconds} s: ${loop.perSecond.toFixed(0)} workflows/s (${loop.completed} workflows); profile in ${dir}\n`,
+      `\n${kind}, c${concurrency}, ${seconds} s: ${loop.perSecond.toFixed(0)} workflows/s (${loop.completed} workflows, the slowest ${Math.max(...loop.latenciesMs).toFixed(0)} ms); profile in ${dir}\n`,
     );
     const per = (us: number) => `${(us / loop.completed).toFixed(0)} µs`;
     console.log(
@@ -88,30 +92,6 @@ async function main(): Promise<void> {
 }
 
 /** The postmaster's pid, from its data directory (the server must be on this machine). */
-async function postmasterPid(server: Server): Promise<number> {
-  const [{ dir }] = await server.query<{ dir: string }>(`SELECT current_setting('data_directory') AS dir`);
-  return Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-}
-
-/** CPU time (user + system, ms) of the postmaster and its children, from /proc. */
-function serverCpuMs(postmaster: number): number {
-  const tick = 1000 / 100; // USER_HZ is 100 on Linux
-  let total = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const pid = Number(entry);
-      if (pid !== postmaster && Number(fields[1]) !== postmaster) continue;
-      total += (Number(fields[11]) + Number(fields[12])) * tick;
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return total;
-}
-
 /** Self time per package and per function, from the samples and their time deltas. */
 function selfTimes(profile: CpuProfile) {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));

@@ -13,7 +13,7 @@ import {
 } from 'nestjs-durable';
 
 /**
- * The chaos workflows use every primitive: steps (inline and @Step), a child, a parked sleep, a
+ * The chaos workflows use every primitive: steps (inline, @Step, and several at once), a child, a parked sleep, a
  * signal with a deadline, and a channel consumed receive → step → ack until a closing message.
  * Every step's side effect appends a ledger row (run, step key, pid, time) and returns that row's id,
  * so the checkpoint names the one effect that won and the checker can count every other one.
@@ -115,6 +115,8 @@ export class ChaosChild implements DurableWorkflow<{ parent: string }, { packed:
   }
 }
 
+const NOTICES = ['buyer', 'seller', 'carrier'];
+
 @Workflow('chaos-order', { retry: RETRY, signals: [Approval], channels: [Events] })
 export class ChaosOrder implements DurableWorkflow<ChaosInput, unknown> {
   constructor(private readonly ledger: Ledger) {}
@@ -125,6 +127,8 @@ export class ChaosOrder implements DurableWorkflow<ChaosInput, unknown> {
     await this.charge(ctx.runId);
     // A quick step right after a slow one: an execution that outlived its lease would reach it.
     await ctx.step('receipt', () => this.ledger.effect(ctx.runId, 'receipt'));
+    // Three steps at once: their checkpoints meet in the group commit and go out as one batch, which the faults strike too.
+    await Promise.all(NOTICES.map((notice) => ctx.step(`notify:${notice}`, () => this.ledger.effect(ctx.runId, `notify:${notice}`))));
     const child = await ctx.startChild(ChaosChild, { parent: ctx.runId }, { step: 'child' });
     const shipment = await child.result();
     await ctx.sleep('nap', input.napMs);

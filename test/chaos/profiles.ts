@@ -58,6 +58,8 @@ export interface Minimums {
   timers: number;
   children: number;
   messagesHandled: number;
+  /** Checkpoints committed in one transaction with others (group commit). */
+  batchedCheckpoints: number;
 }
 
 export interface Options {
@@ -109,6 +111,7 @@ const MINIMUMS: Minimums = {
   timers: 120,
   children: 60,
   messagesHandled: 150,
+  batchedCheckpoints: 20,
 };
 
 /** A profile by name (`soak` lasts `minutes`). */

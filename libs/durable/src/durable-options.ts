@@ -6,6 +6,7 @@ import { toMs } from './schema/duration';
 import type { RetentionAges } from './persistence/retention.repository';
 import { tablesFor } from './persistence/tables';
 import { ResolvedQueue, resolveQueues } from './queues/queue-config';
+import { DEFAULT_GROUP_COMMIT, GroupCommitPolicy } from './persistence/group-commit';
 
 /** Module options with every default filled in and every value checked. */
 export interface ResolvedDurableOptions {
@@ -26,6 +27,7 @@ export interface ResolvedDurableOptions {
   idleInTransactionTimeoutMs: number;
   preparedStatements: boolean;
   queues: ReadonlyMap<string, ResolvedQueue>;
+  groupCommit: GroupCommitPolicy | false;
 }
 
 export interface ResolvedRetention extends RetentionAges {
@@ -63,6 +65,7 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
     idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs ?? 60_000,
     preparedStatements: options.preparedStatements ?? true,
     queues: resolveQueues(options.queues),
+    groupCommit: options.groupCommit === false ? false : { ...DEFAULT_GROUP_COMMIT, ...options.groupCommit },
   };
   positiveInteger('statementTimeoutMs', resolved.statementTimeoutMs, 0, 86_400_000);
   positiveInteger('idleInTransactionTimeoutMs', resolved.idleInTransactionTimeoutMs, 0, 86_400_000);
@@ -76,6 +79,10 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
     'half of leaseMs: a wait in-process holds its lease',
   );
   positiveInteger('shutdownGraceMs', resolved.shutdownGraceMs, 0, 3_600_000);
+  if (resolved.groupCommit) {
+    positiveInteger('groupCommit.maxInFlight', resolved.groupCommit.maxInFlight, 1, 64);
+    positiveInteger('groupCommit.maxBatch', resolved.groupCommit.maxBatch, 1, 1_000);
+  }
   if (sweeper) {
     positiveInteger('sweeper.intervalMs', sweeper.intervalMs, 10, 86_400_000);
     positiveInteger('sweeper.batchSize', sweeper.batchSize, 1, 10_000);

@@ -16,6 +16,7 @@ import { JournalRepository } from './persistence/journal.repository';
 import { runDurableMigrations } from './persistence/migrator';
 import { RunControlRepository } from './persistence/run-control.repository';
 import { RunRepository } from './persistence/run.repository';
+import { RunEndRepository } from './persistence/run-end.repository';
 import { DbClock } from './runtime/db-clock';
 import { DurableHealth } from './health/durable-health';
 import { DurableTelemetry } from './observability/durable-telemetry';
@@ -61,7 +62,17 @@ const providers: Provider[] = [
   databaseProvider,
   { provide: DURABLE_DATA_SOURCE, inject: [DurableDatabase], useFactory: (db: DurableDatabase) => db.dataSource },
   repository(RunRepository),
-  repository(JournalRepository),
+  {
+    provide: JournalRepository,
+    inject: [DurableDatabase, DURABLE_OPTIONS, DurableTelemetry],
+    useFactory: (db: DurableDatabase, options: ResolvedDurableOptions, telemetry: DurableTelemetry) =>
+      new JournalRepository(db, options.groupCommit, telemetry.metrics && ((size) => telemetry.metrics!.checkpointBatchSize.observe(size))),
+  },
+  {
+    provide: RunEndRepository,
+    inject: [DurableDatabase, DURABLE_OPTIONS],
+    useFactory: (db: DurableDatabase, options: ResolvedDurableOptions) => new RunEndRepository(db, options.groupCommit),
+  },
   repository(DeliveryRepository),
   repository(RunControlRepository),
   repository(RetentionRepository),

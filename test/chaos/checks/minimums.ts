@@ -14,6 +14,7 @@ export const MINIMUM_LABELS: Record<keyof Minimums, string> = {
   timers: 'timers checked',
   children: 'children checked',
   messagesHandled: 'channel messages handled',
+  batchedCheckpoints: 'checkpoints committed in one batch with others (group commit)',
 };
 
 /**
@@ -42,6 +43,7 @@ export function checkMinimums(e: Evidence, results: Record<'fencing' | 'timers' 
     timers: Number(results.timers.metrics.timers),
     children: Number(results.children.metrics.spawned),
     messagesHandled: Number(results.channels.metrics.handled),
+    batchedCheckpoints: batchedCheckpoints(e),
   };
   const cycles = Math.max(1, Math.floor(e.phases / e.profile.cycle.length));
   const violations: Violation[] = [];
@@ -57,4 +59,19 @@ export function checkMinimums(e: Evidence, results: Record<'fencing' | 'timers' 
       });
   }
   return { violations, metrics };
+}
+
+/**
+ * Checkpoints that went out in a batch with others: rows one transaction committed share its commit
+ * timestamp (µs), and only group commit writes several steps rows in one transaction here (the
+ * workload forks nothing). The faults strike batches as they strike single writes, and the other
+ * checks hold them to the same promises.
+ */
+function batchedCheckpoints(e: Evidence): number {
+  const rows = new Map<number, number>();
+  for (const steps of e.steps.values())
+    for (const step of steps.values()) rows.set(step.committedAt, (rows.get(step.committedAt) ?? 0) + 1);
+  let batched = 0;
+  for (const n of rows.values()) if (n > 1) batched += n;
+  return batched;
 }

@@ -44,6 +44,19 @@ export interface DurableModuleOptions {
   queues?: Record<string, QueueOptions>;
   /** Send the library's statements as named prepared statements (default true); false behind PgBouncer in transaction mode. */
   preparedStatements?: boolean;
+  /**
+   * Group commit of checkpoints and of runs' ends: those written while a batch is in flight go out
+   * together, as one statement and one commit, when it returns; a lone write leaves at once. Default
+   * `{ maxInFlight: 1, maxBatch: 64 }`; false: each write is its own statement and commit.
+   */
+  groupCommit?: GroupCommitOptions | false;
+}
+
+export interface GroupCommitOptions {
+  /** Batches on the wire at once, 1 to 64; default 1. */
+  maxInFlight?: number;
+  /** Writes per batch at most, 1 to 1000; default 64. */
+  maxBatch?: number;
 }
 
 /** What the scheduled cleanup keeps, by how a run ended. A kind left out is kept forever. */

@@ -11,6 +11,7 @@ export class Metrics {
   readonly leaseLosses: Counter<string>;
   readonly claimPassDuration: Histogram<'trigger'>;
   readonly listenReconnects: Counter<string>;
+  readonly checkpointBatchSize: Histogram<string>;
 
   constructor(
     options: { registry?: unknown; prefix: string },
@@ -65,6 +66,12 @@ export class Metrics {
     this.listenReconnects = new client.Counter({
       name: `${p}listen_reconnects_total`,
       help: 'Times the LISTEN connection was re-established.',
+      registers,
+    });
+    this.checkpointBatchSize = new client.Histogram({
+      name: `${p}checkpoint_batch_size`,
+      help: 'Checkpoints sent per statement and commit (group commit).',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128],
       registers,
     });
     // One query per scrape serves both gauges, whichever of them is collected first.

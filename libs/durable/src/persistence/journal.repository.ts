@@ -1,9 +1,10 @@
 import type { ErrorInfo } from '../interfaces';
 import { DurableDatabase } from './durable-database';
-import { checkpointConflictSql, checkpointSql, timerSql } from './sql/checkpoint.sql';
+import { checkpointBatchSql, checkpointConflictSql, checkpointSql, timerSql } from './sql/checkpoint.sql';
 import { FINISHED, loadJournalSql } from './sql/load-journal.sql';
 import { ackMessageSql } from './sql/send-message.sql';
 import { setKeysSql } from './sql/set-keys.sql';
+import { DEFAULT_GROUP_COMMIT, GroupCommit, GroupCommitPolicy } from './group-commit';
 import { retryTransient } from './transient-retry';
 
 export interface StoredStep {
@@ -70,6 +71,16 @@ export const journalFromRow = (row: JournalRow, leaseToken: string, queriedAt: n
 /** What a checkpoint write found: written, another writer's row, or the lease gone. */
 export type CheckpointResult = { status: 'written' } | { status: 'exists'; step: StoredStep } | { status: 'lost' };
 
+/** One checkpoint waiting for its batch. */
+interface CheckpointWrite {
+  runId: string;
+  token: string;
+  key: string;
+  kind: string;
+  step: StoredStep;
+  startedAt: Date | null;
+}
+
 /**
  * The journal of a run: its checkpoints, timers and acks, every write fenced by the lease token and
  * keyed, so each is retried through a cut session or a restarting server (retryTransient) instead of
@@ -77,17 +88,29 @@ export type CheckpointResult = { status: 'written' } | { status: 'exists'; step:
  */
 export class JournalRepository {
   private readonly sql;
+  private readonly checkpoints: GroupCommit<CheckpointWrite, CheckpointResult>;
 
-  constructor(private readonly db: DurableDatabase) {
+  /** `groupCommit` false: every checkpoint is its own statement and commit. `observe` hears each batch's size. */
+  constructor(
+    private readonly db: DurableDatabase,
+    groupCommit: GroupCommitPolicy | false = DEFAULT_GROUP_COMMIT,
+    observe?: (size: number) => void,
+  ) {
     const t = db.tables;
     this.sql = {
       load: loadJournalSql(t),
       checkpoint: checkpointSql(t),
+      checkpointBatch: checkpointBatchSql(t),
       setKeys: setKeysSql(t),
       conflict: checkpointConflictSql(t),
       timer: timerSql(t),
       ack: ackMessageSql(t),
     };
+    this.checkpoints = new GroupCommit(
+      (writes) => this.writeCheckpoints(writes),
+      groupCommit || { maxInFlight: Infinity, maxBatch: 1 },
+      observe,
+    );
   }
 
   async load(runId: string): Promise<LoadedJournal> {
@@ -96,30 +119,49 @@ export class JournalRepository {
     return journalFromRow(row, row.lease_token, queriedAt);
   }
 
+  /** Stores a checkpoint, grouped with those of other executions in flight; resolves once its own row is committed. */
   checkpoint(runId: string, token: string, key: string, kind: string, step: StoredStep, startedAt: Date | null): Promise<CheckpointResult> {
-    return retryTransient(() => this.writeCheckpoint(runId, token, key, kind, step, startedAt));
+    return this.checkpoints.submit({ runId, token, key, kind, step, startedAt });
   }
 
-  private async writeCheckpoint(
-    runId: string,
-    token: string,
-    key: string,
-    kind: string,
-    step: StoredStep,
-    startedAt: Date | null,
-  ): Promise<CheckpointResult> {
-    const rows = await this.db.query(this.sql.checkpoint, [
-      runId,
-      token,
-      key,
-      kind,
-      step.outcome,
-      step.result,
-      step.error ? JSON.stringify(step.error) : null,
-      startedAt,
-    ]);
-    if (rows.length) return { status: 'written' };
-    const [found] = await this.db.query<{ leased: boolean } & StoredStep>(this.sql.conflict, [runId, token, key]);
+  /**
+   * One batch, retried whole through transient errors: every row is keyed and fenced, so a try after
+   * one that landed inserts nothing and each row's answer comes from its conflict check.
+   */
+  private async writeCheckpoints(writes: CheckpointWrite[]): Promise<Array<CheckpointResult | Promise<CheckpointResult>>> {
+    const rows = await retryTransient(() => this.db.query<{ run_id: string; key: string }>(...this.checkpointStatement(writes)));
+    // Postgres text holds no NUL, so it cannot occur inside a run id or a key.
+    const inserted = new Set(rows.map((r) => `${r.run_id}\0${r.key}`));
+    // The first write of a (run, key) took the row; a second one in the same batch reads it back like any later writer.
+    return writes.map((w) => (inserted.delete(`${w.runId}\0${w.key}`) ? { status: 'written' } : this.conflict(w)));
+  }
+
+  /** A lone write's own statement, or the batch's statement with the writes as one JSON array. */
+  private checkpointStatement(writes: CheckpointWrite[]): [string, unknown[]] {
+    if (writes.length === 1) {
+      const [w] = writes;
+      const error = w.step.error ? JSON.stringify(w.step.error) : null;
+      return [this.sql.checkpoint, [w.runId, w.token, w.key, w.kind, w.step.outcome, w.step.result, error, w.startedAt]];
+    }
+    const rows = writes.map((w, n) => ({
+      run_id: w.runId,
+      token: w.token,
+      key: w.key,
+      kind: w.kind,
+      outcome: w.step.outcome,
+      result: w.step.result,
+      error: w.step.error,
+      started_at: w.startedAt,
+      n,
+    }));
+    return [this.sql.checkpointBatch, [JSON.stringify(rows)]];
+  }
+
+  /** A checkpoint that inserted nothing: the lease is gone, or another writer's row is there. */
+  private async conflict(w: CheckpointWrite): Promise<CheckpointResult> {
+    const [found] = await retryTransient(() =>
+      this.db.query<{ leased: boolean } & StoredStep>(this.sql.conflict, [w.runId, w.token, w.key]),
+    );
     if (!found.leased) return { status: 'lost' };
     return { status: 'exists', step: { outcome: found.outcome, result: found.result, error: found.error } };
   }

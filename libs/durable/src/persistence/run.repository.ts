@@ -9,7 +9,6 @@ import { checkKeys } from '../schema/business-keys';
 import { DurableDatabase } from './durable-database';
 import { journalFromRow, JournalRow, LoadedJournal } from './journal.repository';
 import { claimRunsSql, PLAIN_CLAIMABLE } from './sql/claim-runs.sql';
-import { finishRunSql } from './sql/finish-run.sql';
 import { parkRunSql, scheduleRetrySql } from './sql/park-run.sql';
 import { releaseRunsSql, renewLeasesSql } from './sql/renew-leases.sql';
 import { startRunSql } from './sql/start-run.sql';
@@ -126,7 +125,6 @@ export class RunRepository {
       claim: claimRunsSql(t),
       park: parkRunSql(t),
       retry: scheduleRetrySql(t),
-      finish: finishRunSql(t),
       renew: renewLeasesSql(t),
       release: releaseRunsSql(t),
       channel: wakeChannel(t.schema),
@@ -288,29 +286,6 @@ export class RunRepository {
       (await retryTransient(() => this.db.query(this.sql.retry, [run.id, run.leaseToken, JSON.stringify(error), delayMs, actor]))).length >
       0
     );
-  }
-
-  async finish(
-    run: ClaimedRun,
-    status: 'completed' | 'failed',
-    output: string | null,
-    error: ErrorInfo | null,
-    actor: string,
-    graceMs?: number,
-  ): Promise<boolean> {
-    const rows = await retryTransient(() =>
-      this.db.query(this.sql.finish, [
-        run.id,
-        run.leaseToken,
-        status,
-        output,
-        error ? JSON.stringify(error) : null,
-        actor,
-        this.sql.channel,
-        graceMs ?? null,
-      ]),
-    );
-    return rows.length > 0;
   }
 
   /**

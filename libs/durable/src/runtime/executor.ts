@@ -5,7 +5,8 @@ import { WorkflowRegistry } from './workflow.registry';
 import type { ErrorInfo, RunWarning } from '../interfaces';
 import { JournalRepository, LoadedJournal } from '../persistence/journal.repository';
 import { ClaimedRun, RunRepository } from '../persistence/run.repository';
-import { WakeBus } from './wake-bus';
+import { RunEndRepository } from '../persistence/run-end.repository';
+import { RunEnd, WakeBus } from './wake-bus';
 import type { ChildStarter } from './child-starter';
 import { DbClock } from './db-clock';
 import { errorInfo, isNonRetryable } from './errors';
@@ -35,6 +36,7 @@ export class Executor implements OnModuleInit {
     private readonly registry: WorkflowRegistry,
     private readonly runs: RunRepository,
     private readonly journals: JournalRepository,
+    private readonly ends: RunEndRepository,
     private readonly bus: WakeBus,
     private readonly clock: DbClock,
     private readonly telemetry: DurableTelemetry,
@@ -49,22 +51,26 @@ export class Executor implements OnModuleInit {
     this.children = this.moduleRef.get<ChildStarter>(CHILD_STARTER);
   }
 
-  /** Resolves, when the run parked or backs off until a known instant, to that instant. */
-  async execute(run: ClaimedRun, lease: Lease, actor: string): Promise<Date | undefined> {
+  /**
+   * Resolves with the instant the run parked or backs off until, when known, and with its end when it
+   * ended here. The caller announces that end (WakeBus.finished) once it has freed the run's slot, so
+   * that a caller awaiting the result which starts its next run at once finds the slot free.
+   */
+  async execute(run: ClaimedRun, lease: Lease, actor: string): Promise<ExecutionResult> {
     if (run.lateness !== undefined) this.telemetry.metrics?.claimLatency.observe(Math.max(0, run.lateness));
     return this.telemetry.tracing.trace(
       `durable.execution ${run.workflow}`,
       { 'durable.run_id': run.id, 'durable.workflow': run.workflow, 'durable.attempt': run.attempt },
       run.traceContext,
       async (span) => {
-        const wakeAt = await this.executeInSpan(run, lease, actor, span);
+        const result = await this.executeInSpan(run, lease, actor, span);
         if (lease.lost) span.set({ 'durable.outcome': 'lease-lost' });
-        return wakeAt;
+        return result;
       },
     );
   }
 
-  private async executeInSpan(run: ClaimedRun, lease: Lease, actor: string, span: SpanHandle): Promise<Date | undefined> {
+  private async executeInSpan(run: ClaimedRun, lease: Lease, actor: string, span: SpanHandle): Promise<ExecutionResult> {
     const workflow = this.registry.resolve(run.workflow);
     const deps: ExecutionDeps = {
       journal: this.journals,
@@ -80,24 +86,25 @@ export class Executor implements OnModuleInit {
       ? Journal.empty(run.wakeSeq ?? '0', run.deadline)
       : this.observed(run.journal ?? (await this.journals.load(run.id)));
     for (;;) {
-      if (lease.lost) return;
+      if (lease.lost) return {};
       const execution = new Execution(run, workflow, journal, deps, lease);
       const outcome = await execution.execute(input, new DurableWorkflowContext(execution));
-      if (lease.lost) return;
+      if (lease.lost) return {};
       span.set({ 'durable.outcome': outcome.type });
       switch (outcome.type) {
         case 'lost':
-          return;
+          return {};
         case 'completed':
           return this.complete(run, outcome.output, actor);
         case 'failed':
           // Past the run's deadline a failed attempt is not retried: the next would only fail at the deadline again.
           return this.fail(run, outcome.error, execution.deadline.passed ? NO_RETRY : workflow.retry, actor);
         case 'expired': {
-          if (await this.expire(run, journal, workflow.deadlineGraceMs, actor)) return;
+          const ended = await this.expire(run, journal, workflow.deadlineGraceMs, actor);
+          if (ended) return { end: ended };
           // An operator moved the deadline meanwhile: execute again under the new one.
           journal = this.observed(await this.journals.load(run.id));
-          if (journal.leaseToken !== run.leaseToken) return;
+          if (journal.leaseToken !== run.leaseToken) return {};
           continue;
         }
         case 'park': {
@@ -116,10 +123,10 @@ export class Executor implements OnModuleInit {
           );
           wait.set({ 'durable.parked': parked });
           wait.end();
-          if (parked) return outcome.wait.wakeAt ?? undefined;
+          if (parked) return { wakeAt: outcome.wait.wakeAt ?? undefined };
           // A delivery moved wake_seq since our last look: re-execute with a fresh journal instead of parking.
           journal = this.observed(await this.journals.load(run.id));
-          if (journal.leaseToken !== run.leaseToken) return; // taken over or cancelled meanwhile
+          if (journal.leaseToken !== run.leaseToken) return {}; // taken over or cancelled meanwhile
         }
       }
     }
@@ -130,20 +137,18 @@ export class Executor implements OnModuleInit {
     return Journal.from(loaded);
   }
 
-  private async complete(run: ClaimedRun, output: unknown, actor: string): Promise<undefined> {
+  private async complete(run: ClaimedRun, output: unknown, actor: string): Promise<ExecutionResult> {
     let encoded: string;
     try {
       encoded = serialize(output, `The output of run "${run.id}"`);
     } catch (error) {
-      await this.end(run, 'failed', null, errorInfo(error), actor);
-      return undefined;
+      return { end: await this.end(run, 'failed', null, errorInfo(error), actor) };
     }
     // The value handed to local result() callers is the stored one, decoded, as a read would give it.
-    await this.end(run, 'completed', encoded, null, actor);
-    return undefined;
+    return { end: await this.end(run, 'completed', encoded, null, actor) };
   }
 
-  private async fail(run: ClaimedRun, error: unknown, retry: ResolvedRetryPolicy, actor: string): Promise<Date | undefined> {
+  private async fail(run: ClaimedRun, error: unknown, retry: ResolvedRetryPolicy, actor: string): Promise<ExecutionResult> {
     const info = errorInfo(error);
     const failures = run.attempt - run.attemptBase;
     if (!isNonRetryable(error) && failures < retry.maxAttempts) {
@@ -152,18 +157,17 @@ export class Executor implements OnModuleInit {
         `Run ${run.id} (${run.workflow}) attempt ${run.attempt} failed, retrying in ${delayMs} ms: ${info.name}: ${info.message}`,
       );
       const scheduled = await this.runs.scheduleRetry(run, info, delayMs, actor);
-      return scheduled ? new Date(this.clock.now() + delayMs) : undefined;
+      return scheduled ? { wakeAt: new Date(this.clock.now() + delayMs) } : {};
     }
     this.logger.error(`Run ${run.id} (${run.workflow}) failed: ${info.name}: ${info.message}`);
-    await this.end(run, 'failed', null, info, actor);
-    return undefined;
+    return { end: await this.end(run, 'failed', null, info, actor) };
   }
 
   /**
    * Fails a run whose deadline's grace is over, unless an operator moved its deadline meanwhile (the
-   * statement checks the stored one) or the lease is gone: false then, and the caller looks which.
+   * statement checks the stored one) or the lease is gone: undefined then, and the caller looks which.
    */
-  private async expire(run: ClaimedRun, journal: Journal, graceMs: number, actor: string): Promise<boolean> {
+  private async expire(run: ClaimedRun, journal: Journal, graceMs: number, actor: string): Promise<RunEnd | undefined> {
     const deadline = new Date(journal.deadline!);
     const error = new DeadlineExceededError(
       run.id,
@@ -182,12 +186,17 @@ export class Executor implements OnModuleInit {
     error: ErrorInfo | null,
     actor: string,
     graceMs?: number,
-  ): Promise<boolean> {
-    if (!(await this.runs.finish(run, status, output, error, actor, graceMs))) return false;
+  ): Promise<RunEnd | undefined> {
+    if (!(await this.ends.finish(run, status, output, error, actor, graceMs))) return undefined;
     this.telemetry.metrics?.ended.inc({ workflow: run.workflow, status });
-    this.bus.finished(run.id, status === 'completed' ? { status, output: deserialize(output) } : { status, error: error! });
-    return true;
+    return status === 'completed' ? { status, output: deserialize(output) } : { status, error: error! };
   }
+}
+
+/** How one claim of a run ended here: parked or backing off until `wakeAt`, or ended (`end`), or neither (lost). */
+export interface ExecutionResult {
+  wakeAt?: Date;
+  end?: RunEnd;
 }
 
 /**

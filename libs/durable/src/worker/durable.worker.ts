@@ -12,6 +12,7 @@ import { delay } from '../runtime/execution';
 import { Executor } from '../runtime/executor';
 import { Lease } from '../runtime/lease';
 import { WakeTimer } from './wake-timer';
+import { RunEnd, WakeBus } from '../runtime/wake-bus';
 import { DurableTelemetry } from '../observability/durable-telemetry';
 
 /**
@@ -55,6 +56,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     private readonly executor: Executor,
     private readonly registry: WorkflowRegistry,
     private readonly telemetry: DurableTelemetry,
+    private readonly bus: WakeBus,
   ) {
     this.queueList = [...options.queues.values()];
   }
@@ -271,15 +273,22 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     this.held.get(run.id)?.markLost();
     const lease = new Lease(run.id, run.leaseToken);
     this.held.set(run.id, lease);
+    let end: RunEnd | undefined;
     const execution = this.bootContext
       .runInAsyncScope(() => this.executor.execute(run, lease, this.id))
-      .then((wakeAt) => wakeAt && this.wakeTimer.at(wakeAt))
+      .then((result) => {
+        end = result.end;
+        if (result.wakeAt) this.wakeTimer.at(result.wakeAt);
+      })
       .catch((error) => this.logger.error(`Executing run ${run.id} failed: ${(error as Error).message}`, (error as Error).stack))
       .finally(() => {
         if (this.held.get(run.id) === lease) this.held.delete(run.id);
         if (lease.lost && this.accepting) this.telemetry.metrics?.leaseLosses.inc();
         this.executions.delete(execution);
         this.slotFreed();
+        // Announced once the slot is free: a caller awaiting the result that starts its next run at
+        // once finds a slot here and executes it at once, instead of leaving it to a claim.
+        if (end) this.bus.finished(run.id, end);
       });
     this.executions.add(execution);
   }

@@ -26,3 +26,45 @@ UNION ALL
 -- A try after one that committed but whose answer was lost (a cut session): this execution's own write
 -- is there already, the only one that moves a run off 'running' without changing its token.
 SELECT id, 0 FROM ${t.runs} WHERE id = $1 AND lease_token = $2 AND status <> 'running'`;
+
+/**
+ * Ends a batch of runs in one statement and one commit (group commit), each as finishRunSql ends one:
+ * fenced by its own token, with its history row and its parent's wake, so a run whose token is stale
+ * is not ended while the others are. Runs are locked in id order, one order for every batch, each
+ * through a LATERAL probe of the primary key, and updated by the row versions locked (ctid): a plan
+ * that does not depend on statistics (see checkpointBatchSql). Returns the ids ended, and those a try
+ * that committed had ended already (as finishRunSql answers them).
+ * $1: a JSON array of { id, token, status, output, error, actor, grace_ms } (finishRunSql's $1 to $6
+ * and $8), $2 wake channel.
+ */
+export const finishRunsSql = (t: Tables) => `
+WITH input AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb)
+    AS i(id text, token bigint, status text, output text, error jsonb, actor text, grace_ms bigint)
+  ORDER BY id
+), locked AS (
+  SELECT held.tid, i.* FROM input i
+  CROSS JOIN LATERAL (
+    SELECT r.ctid AS tid FROM ${t.runs} r
+    WHERE r.id = i.id AND r.lease_token = i.token AND r.status = 'running'
+      AND (i.grace_ms IS NULL OR r.deadline + i.grace_ms * interval '1 millisecond' <= now())
+    FOR UPDATE
+  ) held
+), done AS (
+  UPDATE ${t.runs} r
+  SET status = l.status, output = l.output, error = l.error, wait = NULL, wait_kind = NULL, wait_name = NULL,
+      wake_at = NULL, lease_owner = NULL, finished_at = now(), updated_at = now()
+  FROM locked l
+  WHERE r.ctid = ANY(ARRAY(SELECT tid FROM locked)) AND r.id = l.id
+  RETURNING r.id, r.parent_id, l.status, l.actor, l.error
+), history AS (
+  INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, status, actor, error FROM done
+), ${wakeParentSql(t, 'done')}, notified AS (
+  SELECT count(*) FROM parent, pg_notify($2, parent.id)
+)
+SELECT done.id FROM done, notified
+UNION ALL
+-- LIMIT keeps the probe a LATERAL one (a subquery without it is flattened into a join).
+SELECT r.id FROM input i CROSS JOIN LATERAL (
+  SELECT r.id FROM ${t.runs} r WHERE r.id = i.id AND r.lease_token = i.token AND r.status <> 'running' LIMIT 1
+) r`;

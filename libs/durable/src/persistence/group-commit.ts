@@ -1,0 +1,61 @@
+/** How writes are grouped: at most `maxInFlight` batches on the wire at once, each of at most `maxBatch` writes. */
+export interface GroupCommitPolicy {
+  maxInFlight: number;
+  maxBatch: number;
+}
+
+/** The default grouping of checkpoints (docs/architecture.md, "Group commit", has the measurements behind it). */
+export const DEFAULT_GROUP_COMMIT: GroupCommitPolicy = { maxInFlight: 1, maxBatch: 64 };
+
+interface Waiter<I, O> {
+  item: I;
+  resolve: (result: O | Promise<O>) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit: writes submitted while earlier batches are on the wire wait for one to come back, and
+ * then go out together, as one statement and one commit. Nothing waits on a timer: a write submitted
+ * while fewer than `maxInFlight` batches are out leaves at once, alone, so a lone caller pays no delay;
+ * only contention makes batches, and they grow with it. Each write's promise settles with its own
+ * answer (`send` answers them in order, each a value or a promise of one), so a caller continues only
+ * once its own row is committed. A batch `send` rejects (it retries transient failures itself) is sent
+ * again one write at a time, so a write Postgres cannot take fails alone and its neighbours land.
+ */
+export class GroupCommit<I, O> {
+  private queue: Array<Waiter<I, O>> = [];
+  private inFlight = 0;
+
+  constructor(
+    private readonly send: (items: I[]) => Promise<Array<O | Promise<O>>>,
+    private readonly policy: GroupCommitPolicy,
+    private readonly observe?: (size: number) => void,
+  ) {}
+
+  submit(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    while (this.inFlight < this.policy.maxInFlight && this.queue.length) {
+      const batch = this.queue.splice(0, this.policy.maxBatch);
+      this.inFlight++;
+      this.observe?.(batch.length);
+      this.send(batch.map((w) => w.item))
+        .then(
+          (results) => batch.forEach((w, i) => w.resolve(results[i])),
+          (error: unknown) => {
+            if (batch.length === 1) batch[0].reject(error);
+            else batch.forEach((w) => w.resolve(this.send([w.item]).then(([result]) => result)));
+          },
+        )
+        .finally(() => {
+          this.inFlight--;
+          this.flush();
+        });
+    }
+  }
+}

@@ -1,0 +1,78 @@
+import { wakeChannel } from '../durable.constants';
+import type { ErrorInfo } from '../interfaces';
+import { DurableDatabase } from './durable-database';
+import { DEFAULT_GROUP_COMMIT, GroupCommit, GroupCommitPolicy } from './group-commit';
+import type { ClaimedRun } from './run.repository';
+import { finishRunSql, finishRunsSql } from './sql/finish-run.sql';
+import { retryTransient } from './transient-retry';
+
+/** One run's end waiting for its batch. */
+interface RunEnd {
+  id: string;
+  token: string;
+  status: 'completed' | 'failed';
+  output: string | null;
+  error: ErrorInfo | null;
+  actor: string;
+  graceMs: number | null;
+}
+
+/**
+ * Ends runs (completed or failed), fenced by their lease tokens, with group commit: the ends of
+ * concurrent executions in one instance go out together, as the checkpoints do (see GroupCommit).
+ */
+export class RunEndRepository {
+  private readonly sql;
+  private readonly ends: GroupCommit<RunEnd, boolean>;
+
+  /** `groupCommit` false: every end is its own statement and commit. */
+  constructor(
+    private readonly db: DurableDatabase,
+    groupCommit: GroupCommitPolicy | false = DEFAULT_GROUP_COMMIT,
+  ) {
+    const t = db.tables;
+    this.sql = { one: finishRunSql(t), batch: finishRunsSql(t), channel: wakeChannel(t.schema) };
+    this.ends = new GroupCommit((ends) => this.write(ends), groupCommit || { maxInFlight: Infinity, maxBatch: 1 });
+  }
+
+  /**
+   * Ends the run unless its lease is gone; false then. `graceMs`: the end is the run deadline's grace
+   * running out, and happens only if the stored deadline (which an operator may have moved) still says so.
+   */
+  finish(
+    run: ClaimedRun,
+    status: 'completed' | 'failed',
+    output: string | null,
+    error: ErrorInfo | null,
+    actor: string,
+    graceMs?: number,
+  ): Promise<boolean> {
+    return this.ends.submit({ id: run.id, token: run.leaseToken, status, output, error, actor, graceMs: graceMs ?? null });
+  }
+
+  /** Retried whole through transient errors: each end is fenced and idempotent (see finishRunSql). */
+  private async write(ends: RunEnd[]): Promise<boolean[]> {
+    if (ends.length === 1) {
+      const [e] = ends;
+      const error = e.error ? JSON.stringify(e.error) : null;
+      const rows = await retryTransient(() =>
+        this.db.query(this.sql.one, [e.id, e.token, e.status, e.output, error, e.actor, this.sql.channel, e.graceMs]),
+      );
+      return [rows.length > 0];
+    }
+    const batch = JSON.stringify(
+      ends.map((e) => ({
+        id: e.id,
+        token: e.token,
+        status: e.status,
+        output: e.output,
+        error: e.error,
+        actor: e.actor,
+        grace_ms: e.graceMs,
+      })),
+    );
+    const rows = await retryTransient(() => this.db.query<{ id: string }>(this.sql.batch, [batch, this.sql.channel]));
+    const ended = new Set(rows.map((r) => r.id));
+    return ends.map((e) => ended.has(e.id));
+  }
+}

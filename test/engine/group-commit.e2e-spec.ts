@@ -1,0 +1,234 @@
+import { randomBytes } from 'node:crypto';
+import { Registry } from 'prom-client';
+import { DurableWorkflow, Step, Workflow } from 'nestjs-durable';
+import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
+import { GroupCommit } from 'nestjs-durable/persistence/group-commit';
+import { CheckpointResult, JournalRepository, StoredStep } from 'nestjs-durable/persistence/journal.repository';
+import { RunEndRepository } from 'nestjs-durable/persistence/run-end.repository';
+import type { ClaimedRun } from 'nestjs-durable/persistence/run.repository';
+import { Client } from 'pg';
+import { databaseUrl, DurableTestApp, eventually, fileApps, uniqueSchema } from '../setup/durable-app';
+
+const ok = (result: unknown): StoredStep => ({ outcome: 'ok', result: JSON.stringify(result), error: null });
+
+describe('group commit: how writes are grouped', () => {
+  /** A send that answers when told to, recording each batch. */
+  const harness = (policy = { maxInFlight: 1, maxBatch: 3 }) => {
+    const batches: number[][] = [];
+    const answers: Array<(failure?: Error) => void> = [];
+    const group = new GroupCommit<number, number>(
+      (items) =>
+        new Promise((resolve, reject) => {
+          batches.push(items);
+          answers.push((failure) => (failure ? reject(failure) : resolve(items.map((i) => i * 10))));
+        }),
+      policy,
+    );
+    return { group, batches, answer: (n: number, failure?: Error) => answers[n](failure) };
+  };
+
+  it('sends a lone write at once, and the writes that came meanwhile together when it returns, each with its own answer', async () => {
+    const { group, batches, answer } = harness();
+    const first = group.submit(1);
+    expect(batches).toEqual([[1]]); // no timer, no wait for company
+    const rest = [2, 3, 4, 5].map((i) => group.submit(i));
+    expect(batches).toEqual([[1]]); // one batch in flight at a time
+    answer(0);
+    expect(await first).toBe(10);
+    await eventually(async () => batches.length === 2, 'the second batch');
+    expect(batches[1]).toEqual([2, 3, 4]); // at most maxBatch
+    answer(1);
+    await eventually(async () => batches.length === 3, 'the third batch');
+    expect(batches[2]).toEqual([5]);
+    answer(2);
+    expect(await Promise.all(rest)).toEqual([20, 30, 40, 50]);
+  });
+
+  it('a batch refused whole is sent again one write at a time, so only the write that cannot land fails', async () => {
+    const sent: number[][] = [];
+    const group = new GroupCommit<number, number>(
+      async (items) => {
+        sent.push(items);
+        if (items.includes(3)) throw new Error('refused');
+        return items.map((i) => i * 10);
+      },
+      { maxInFlight: 1, maxBatch: 10 },
+    );
+    const results = await Promise.allSettled([1, 2, 3, 4].map((i) => group.submit(i)));
+    expect(sent).toEqual([[1], [2, 3, 4], [2], [3], [4]]);
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : 'refused'))).toEqual([10, 20, 'refused', 40]);
+  });
+
+  it('a failed batch fails only its own writes', async () => {
+    const { group, batches, answer } = harness({ maxInFlight: 2, maxBatch: 10 });
+    const a = group.submit(1);
+    const b = group.submit(2);
+    expect(batches).toEqual([[1], [2]]); // two in flight: both leave at once
+    answer(0, new Error('refused'));
+    answer(1);
+    await expect(a).rejects.toThrow('refused');
+    expect(await b).toBe(20);
+  });
+});
+
+@Workflow('three-steps')
+class ThreeSteps implements DurableWorkflow<number, number> {
+  static executed = 0;
+  async run(n: number) {
+    return this.c(await this.b(await this.a(n)));
+  }
+  @Step() async a(n: number) {
+    ThreeSteps.executed++;
+    return n + 1;
+  }
+  @Step() async b(n: number) {
+    ThreeSteps.executed++;
+    return n + 1;
+  }
+  @Step() async c(n: number) {
+    ThreeSteps.executed++;
+    return n + 1;
+  }
+}
+
+describe('group commit of checkpoints (real Postgres)', () => {
+  const schema = uniqueSchema();
+  const registry = new Registry();
+  const { db, boot } = fileApps({
+    schema,
+    providers: [ThreeSteps],
+    options: { worker: { concurrency: 40 }, metrics: { registry } },
+  });
+  let app: DurableTestApp;
+  let database: DurableDatabase;
+  /** Runs `ids` leased under token 1, as a worker holding them would have them. */
+  const leased = async (ids: string[]) =>
+    db.query(`INSERT INTO durable.runs (id, workflow, status, lease_token) SELECT unnest($1::text[]), 'w', 'running', 1`, [ids]);
+  /** A journal whose batches are recorded, with a lone write in flight first so the next ones queue behind it. */
+  const journal = () => {
+    const sizes: number[] = [];
+    return { repository: new JournalRepository(database, { maxInFlight: 1, maxBatch: 64 }, (n) => sizes.push(n)), sizes };
+  };
+  const id = (label: string) => `${label}-${randomBytes(4).toString('hex')}`;
+
+  beforeAll(async () => {
+    app = await boot();
+    database = app.get(DurableDatabase);
+  });
+
+  it('commits concurrent executions together: 40 runs of 3 steps in fewer statements than checkpoints, each step once', async () => {
+    ThreeSteps.executed = 0;
+    const handles = await Promise.all(Array.from({ length: 40 }, (_, n) => app.client.start(ThreeSteps, n)));
+    expect(await Promise.all(handles.map((h) => h.result()))).toEqual(Array.from({ length: 40 }, (_, n) => n + 3));
+    expect(ThreeSteps.executed).toBe(120);
+    expect(await db.count('steps')).toBe(120);
+    const { values } = await registry.getSingleMetric('durable_checkpoint_batch_size')!.get();
+    const figure = (name: string) => values.find((v) => (v as { metricName?: string }).metricName === name)!.value;
+    const [sum, count] = [figure('durable_checkpoint_batch_size_sum'), figure('durable_checkpoint_batch_size_count')];
+    expect(sum).toBe(120);
+    expect(count).toBeLessThan(120);
+  });
+
+  it('fences each row by its own token: a stale one is refused while the rest of its batch lands', async () => {
+    const runs = Array.from({ length: 10 }, () => id('fence'));
+    await leased(runs);
+    const { repository, sizes } = journal();
+    const results = await Promise.all(runs.map((run, n) => repository.checkpoint(run, n === 4 ? '2' : '1', 'step', 'step', ok(n), null)));
+    expect(sizes).toEqual([1, 9]);
+    expect(results.map((r) => r.status)).toEqual(['written', 'written', 'written', 'written', 'lost', ...Array(5).fill('written')]);
+    expect(await db.count('steps', 'run_id = ANY($1)', [runs])).toBe(9);
+  });
+
+  it('keeps the first writer of a key: a second write of it in the same batch reads the first one back', async () => {
+    const [lone, run] = [id('lone'), id('twice')];
+    await leased([lone, run]);
+    const { repository, sizes } = journal();
+    const results = await Promise.all([
+      repository.checkpoint(lone, '1', 'step', 'step', ok('lone'), null),
+      repository.checkpoint(run, '1', 'step', 'step', ok('first'), null),
+      repository.checkpoint(run, '1', 'step', 'step', ok('second'), null),
+    ]);
+    expect(sizes).toEqual([1, 2]);
+    expect(results).toEqual<CheckpointResult[]>([{ status: 'written' }, { status: 'written' }, { status: 'exists', step: ok('first') }]);
+  });
+
+  it('a row Postgres refuses fails only its own write: the batch is split and the others land', async () => {
+    const runs = Array.from({ length: 6 }, () => id('split'));
+    await leased(runs);
+    const { repository, sizes } = journal();
+    // A key past the btree's row limit (random, so it does not compress): Postgres refuses the whole statement.
+    const huge = randomBytes(6_000).toString('hex');
+    const results = await Promise.allSettled(
+      runs.map((run, n) => repository.checkpoint(run, '1', n === 3 ? huge : 'step', 'step', ok(n), null)),
+    );
+    expect(sizes).toEqual([1, 5]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(String((results[3] as PromiseRejectedResult).reason)).toMatch(/index row/);
+    expect(await db.count('steps', 'run_id = ANY($1)', [runs])).toBe(5);
+  });
+
+  it('a session cut in the middle of a batch: the batch is tried again whole and every row lands once', async () => {
+    const runs = Array.from({ length: 8 }, () => id('cut'));
+    await leased(runs);
+    const { repository, sizes } = journal();
+    // Another session holds the last run's row, so the batch's FOR SHARE waits on it, mid-statement.
+    const holder = new Client(databaseUrl());
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM "${schema}".runs WHERE id = $1 FOR UPDATE`, [runs[7]]);
+      const written = Promise.all(runs.map((run, n) => repository.checkpoint(run, '1', 'step', 'step', ok(n), null)));
+      const [blocked] = await eventually(async () => {
+        const rows = await db.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%jsonb_to_recordset%' AND query LIKE $1`,
+          [`%"${schema}"%`],
+        );
+        return rows.length ? rows : undefined;
+      }, 'the batch waiting on the held row');
+      await db.query('SELECT pg_terminate_backend($1)', [blocked.pid]);
+      await holder.query('COMMIT');
+      expect((await written).map((r) => r.status)).toEqual(Array(8).fill('written'));
+    } finally {
+      await holder.end();
+    }
+    expect(sizes.slice(0, 2)).toEqual([1, 7]);
+    expect(await db.count('steps', 'run_id = ANY($1)', [runs])).toBe(8);
+  });
+
+  it('ends runs together: each fenced by its own token, with its history row, and a parent parked on a child woken', async () => {
+    const parent = id('parent');
+    const runs = Array.from({ length: 6 }, () => id('end'));
+    await db.query(
+      `INSERT INTO durable.runs (id, workflow, status, wait_kind, wait, wake_at) VALUES ($1, 'w', 'waiting', 'child', '{"kind":"child"}', now() + interval '1 hour')`,
+      [parent],
+    );
+    await leased(runs);
+    await db.query(`UPDATE durable.runs SET parent_id = $1 WHERE id = ANY($2)`, [parent, runs.slice(4)]);
+    const ends = new RunEndRepository(database, { maxInFlight: 1, maxBatch: 64 });
+    const end = (run: string, token: string) =>
+      ends.finish({ id: run, leaseToken: token } as ClaimedRun, 'completed', JSON.stringify(run), null, 'test');
+    const results = await Promise.all(runs.map((run, n) => end(run, n === 1 ? '2' : '1')));
+    expect(results).toEqual([true, false, true, true, true, true]);
+    const rows = await db.query<{ id: string; status: string; output: string | null }>(
+      `SELECT id, status, output FROM durable.runs WHERE id = ANY($1) ORDER BY array_position($1, id)`,
+      [runs],
+    );
+    expect(rows.map((r) => r.status)).toEqual(['completed', 'running', 'completed', 'completed', 'completed', 'completed']);
+    expect(rows[0].output).toBe(JSON.stringify(runs[0]));
+    expect(await db.count('history', `run_id = ANY($1) AND event = 'completed'`, [runs])).toBe(5);
+    const [woken] = await db.query<{ due: boolean }>(`SELECT wake_at <= now() AS due FROM durable.runs WHERE id = $1`, [parent]);
+    expect(woken.due).toBe(true);
+    // A try after one that committed (its answer lost) answers as that one did and writes nothing twice.
+    expect(await Promise.all([end(runs[2], '1'), end(runs[3], '1')])).toEqual([true, true]);
+    expect(await db.count('history', `run_id = ANY($1) AND event = 'completed'`, [runs])).toBe(5);
+  });
+
+  it('refuses a groupCommit option that cannot work, naming it', async () => {
+    await expect(boot({ groupCommit: { maxBatch: 0 }, metrics: false })).rejects.toThrow(
+      'DurableModule option groupCommit.maxBatch must be a whole number from 1 to 1000; got 0.',
+    );
+    await expect(boot({ groupCommit: { maxInFlight: 1.5 }, metrics: false })).rejects.toThrow(
+      'DurableModule option groupCommit.maxInFlight must be a whole number from 1 to 64; got 1.5.',
+    );
+  });
+});
