@@ -10,6 +10,7 @@ import {
   WorkflowContext,
 } from 'nestjs-durable';
 import { Client, Pool } from 'pg';
+import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
 import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 /** Every execution of the work step, recorded in the database (never in process memory): entry and exit. */
@@ -42,6 +43,20 @@ class Approval implements DurableWorkflow<void, string> {
   async run(_: void, ctx: WorkflowContext) {
     await ctx.waitForSignal(go);
     return 'approved';
+  }
+}
+
+/** A queued run that holds its slot, in its step, until the test releases it. */
+@Workflow('held')
+class Held implements DurableWorkflow<void, void> {
+  static entered = new Set<string>();
+  static release: () => void;
+  private static readonly gate = new Promise<void>((resolve) => (Held.release = resolve));
+  async run(_: void, ctx: WorkflowContext) {
+    await ctx.step('hold', async () => {
+      Held.entered.add(ctx.runId);
+      await Held.gate;
+    });
   }
 }
 
@@ -179,7 +194,10 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       // Only the worker instance executes: the NOTIFY woke its admission, the first run's end its second.
       await first.result({ timeout: '10s' });
       await second.result({ timeout: '10s' });
+      // Two starts, then the first run's end: it gave the slot back while the second was pending. The
+      // second's end, with nothing pending, says nothing.
       expect(heard).toEqual([
+        { channel: `nestjs_durable_${schema}:queues`, payload: 'single' },
         { channel: `nestjs_durable_${schema}:queues`, payload: 'single' },
         { channel: `nestjs_durable_${schema}:queues`, payload: 'single' },
       ]);
@@ -187,6 +205,34 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     } finally {
       await Promise.all([worker.close(), starter.close()]);
       await listener.end();
+    }
+  });
+
+  it('a slot given back on one instance is taken by another at once: the end NOTIFYs the queue while runs are pending, no sweeper', async () => {
+    const schema = await fresh();
+    const a = await startApp({ schema, providers: [Held, Quick], options: { queues: QUEUES, sweeper: false, worker: { concurrency: 1 } } });
+    let closing: Promise<void> | undefined;
+    let b: DurableTestApp | undefined;
+    try {
+      const holder = await a.client.start(Held, undefined, { queue: 'single' });
+      await eventually(async () => Held.entered.has(holder.runId), 'the holder in its step on A');
+      const waiting = await a.client.start(Quick, { n: 7 }, { queue: 'single' });
+      // B knows the queue but its sweeper would not tick for a minute; its boot found the queue full.
+      b = await boot(schema, { sweeper: { intervalMs: 60_000 } });
+      // A stops taking work (so it cannot admit the waiting run itself), then its holder ends within the grace.
+      closing = a.close();
+      const worker = a.get(DurableWorker) as unknown as { accepting: boolean };
+      await eventually(async () => !worker.accepting, 'A no longer taking work');
+      Held.release();
+      expect(await b.client.handle<number>(waiting.runId).result({ timeout: '10s' })).toBe(7);
+      await closing;
+      const [run] = await db.query<{ lease_owner: string | null; status: string }>(`SELECT status FROM durable.runs WHERE id = $1`, [
+        holder.runId,
+      ]);
+      expect(run.status).toBe('completed');
+    } finally {
+      Held.release();
+      await Promise.allSettled([closing ?? a.close(), b?.close()]);
     }
   });
 

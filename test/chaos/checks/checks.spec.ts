@@ -752,6 +752,14 @@ describe('chaos checks: minimums', () => {
   ];
   const d = copy('message', 'm1', 0, 1, { n: 1 });
   const during = Array.from({ length: 60 }, () => answer('a', d, 'duplicate', T + 20_500, T + 20_600));
+  /** Checkpoints committed two by two (group commit): `pairs` runs whose two notices share one commit. */
+  const batched = (pairs: number) =>
+    new Map(
+      Array.from({ length: pairs }, (_, n): [string, Map<string, StepRow>] => [
+        `b${n}`,
+        new Map([step('notify:buyer', T + n), step('notify:seller', T + n)]),
+      ]),
+    );
   const results = (handled: number) =>
     ({
       fencing: { violations: [], metrics: { takeovers: 1 } },
@@ -761,20 +769,30 @@ describe('chaos checks: minimums', () => {
     }) satisfies Parameters<typeof checkMinimums>[1];
 
   it('a session that reached every minimum passes them; one below any fails, saying which', () => {
-    expect(messages(checkMinimums(evidence({ faults: struck, deliveries: during }), results(150)))).toEqual([]);
-    const short = checkMinimums(evidence({ faults: struck.filter((f) => f.pid !== 11), deliveries: during }), results(149));
+    expect(messages(checkMinimums(evidence({ faults: struck, deliveries: during, steps: batched(10) }), results(150)))).toEqual([]);
+    const short = checkMinimums(
+      evidence({ faults: struck.filter((f) => f.pid !== 11), deliveries: during, steps: batched(9) }),
+      results(149),
+    );
     expect(messages(short)).toEqual([
       'kills: 1, below the 2 that 1 cycle(s) of the ci profile must reach; the session proves too little to pass',
       'channel messages handled: 149, below the 150 that 1 cycle(s) of the ci profile must reach; the session proves too little to pass',
+      'checkpoints committed in one batch with others (group commit): 18, below the 20 that 1 cycle(s) of the ci profile must reach; the session proves too little to pass',
     ]);
-    expect(short.metrics).toMatchObject({ kill: 1, 'kill.min': 2, messagesHandled: 149, 'messagesHandled.min': 150 });
+    expect(short.metrics).toMatchObject({
+      kill: 1,
+      'kill.min': 2,
+      messagesHandled: 149,
+      'messagesHandled.min': 150,
+      batchedCheckpoints: 18,
+    });
   });
 
   it('a kill cued by an effect whose checkpoint had committed before it did not strike inside a step', () => {
     const e = evidence({
       faults: struck,
       deliveries: during,
-      steps: new Map([['a', new Map([effectStep('charge', 10, 1, T - 10)])]]),
+      steps: new Map([...batched(10), ['a', new Map([effectStep('charge', 10, 1, T - 10)])]]),
     });
     expect(messages(checkMinimums(e, results(150)))).toEqual([
       'kills inside a step (after its effect, before its checkpoint): 0, below the 1 that 1 cycle(s) of the ci profile must reach; the session proves too little to pass',
@@ -784,8 +802,8 @@ describe('chaos checks: minimums', () => {
   it('the minimums grow with the cycles a session ran, and an empty session never passes', () => {
     const twice = checkMinimums(evidence({ faults: struck, deliveries: during, phases: 2 * profile.cycle.length }), results(150));
     expect(twice.metrics).toMatchObject({ cycles: 2, 'kill.min': 4 });
-    expect(twice.violations).toHaveLength(10);
+    expect(twice.violations).toHaveLength(11);
     const verdict = check(evidence({}));
-    expect(verdict.violations.filter((v) => v.check === 'minimums')).toHaveLength(10);
+    expect(verdict.violations.filter((v) => v.check === 'minimums')).toHaveLength(11);
   });
 });

@@ -1,4 +1,4 @@
-import { wakeChannel } from '../durable.constants';
+import { queueChannel, wakeChannel } from '../durable.constants';
 import type { ErrorInfo } from '../interfaces';
 import { DurableDatabase } from './durable-database';
 import { DEFAULT_GROUP_COMMIT, GroupCommit, GroupCommitPolicy } from './group-commit';
@@ -31,7 +31,7 @@ export class RunEndRepository {
     groupCommit: GroupCommitPolicy | false = DEFAULT_GROUP_COMMIT,
   ) {
     const t = db.tables;
-    this.sql = { one: finishRunSql(t), batch: finishRunsSql(t), channel: wakeChannel(t.schema) };
+    this.sql = { one: finishRunSql(t), batch: finishRunsSql(t), channel: wakeChannel(t.schema), queueChannel: queueChannel(t.schema) };
     this.ends = new GroupCommit((ends) => this.write(ends), groupCommit || { maxInFlight: Infinity, maxBatch: 1 });
   }
 
@@ -56,7 +56,17 @@ export class RunEndRepository {
       const [e] = ends;
       const error = e.error ? JSON.stringify(e.error) : null;
       const rows = await retryTransient(() =>
-        this.db.query(this.sql.one, [e.id, e.token, e.status, e.output, error, e.actor, this.sql.channel, e.graceMs]),
+        this.db.query(this.sql.one, [
+          e.id,
+          e.token,
+          e.status,
+          e.output,
+          error,
+          e.actor,
+          this.sql.channel,
+          e.graceMs,
+          this.sql.queueChannel,
+        ]),
       );
       return [rows.length > 0];
     }
@@ -71,7 +81,9 @@ export class RunEndRepository {
         grace_ms: e.graceMs,
       })),
     );
-    const rows = await retryTransient(() => this.db.query<{ id: string }>(this.sql.batch, [batch, this.sql.channel]));
+    const rows = await retryTransient(() =>
+      this.db.query<{ id: string }>(this.sql.batch, [batch, this.sql.channel, this.sql.queueChannel]),
+    );
     const ended = new Set(rows.map((r) => r.id));
     return ends.map((e) => ended.has(e.id));
   }

@@ -276,6 +276,7 @@ export class RunRepository {
         wakeSeq,
         actor,
         warning && JSON.stringify(warning),
+        this.sql.queueChannel,
       ]),
     );
     return rows.length > 0;
@@ -283,8 +284,11 @@ export class RunRepository {
 
   async scheduleRetry(run: ClaimedRun, error: ErrorInfo, delayMs: number, actor: string): Promise<boolean> {
     return (
-      (await retryTransient(() => this.db.query(this.sql.retry, [run.id, run.leaseToken, JSON.stringify(error), delayMs, actor]))).length >
-      0
+      (
+        await retryTransient(() =>
+          this.db.query(this.sql.retry, [run.id, run.leaseToken, JSON.stringify(error), delayMs, actor, this.sql.queueChannel]),
+        )
+      ).length > 0
     );
   }
 

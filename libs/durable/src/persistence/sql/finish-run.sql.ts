@@ -1,4 +1,5 @@
 import type { Tables } from '../tables';
+import { queueSlotFreedSql } from './queue-slot-freed.sql';
 import { wakeParentSql } from './wake.sql';
 
 /**
@@ -8,7 +9,8 @@ import { wakeParentSql } from './wake.sql';
  * retried through transient errors: a try after one that landed changes nothing and answers as it did.
  * $1 run, $2 token, $3 status, $4 output, $5 error (jsonb), $6 actor, $7 wake channel, $8 the
  * deadline's grace in ms when the end is the grace's (null otherwise): then only if the stored
- * deadline, which an operator may have moved, still says so.
+ * deadline, which an operator may have moved, still says so. $9 the queue channel (a queued run's end
+ * gives its slot back: queueSlotFreedSql).
  */
 export const finishRunSql = (t: Tables) => `
 WITH done AS (
@@ -17,11 +19,11 @@ WITH done AS (
       wake_at = NULL, lease_owner = NULL, finished_at = now(), updated_at = now()
   WHERE id = $1 AND lease_token = $2 AND status = 'running'
     AND ($8::bigint IS NULL OR deadline + $8::bigint * interval '1 millisecond' <= now())
-  RETURNING id, parent_id
+  RETURNING id, parent_id, queue
 ), history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, $3, $6, $5::jsonb FROM done
-), ${wakeParentSql(t, 'done')}
-SELECT done.id, (SELECT count(*) FROM parent, pg_notify($7, parent.id)) AS woken FROM done
+), ${wakeParentSql(t, 'done')}, ${queueSlotFreedSql(t, 'done', '$9')}
+SELECT done.id, (SELECT count(*) FROM parent, pg_notify($7, parent.id)) AS woken FROM done, freed
 UNION ALL
 -- A try after one that committed but whose answer was lost (a cut session): this execution's own write
 -- is there already, the only one that moves a run off 'running' without changing its token.
@@ -35,7 +37,7 @@ SELECT id, 0 FROM ${t.runs} WHERE id = $1 AND lease_token = $2 AND status <> 'ru
  * that does not depend on statistics (see checkpointBatchSql). Returns the ids ended, and those a try
  * that committed had ended already (as finishRunSql answers them).
  * $1: a JSON array of { id, token, status, output, error, actor, grace_ms } (finishRunSql's $1 to $6
- * and $8), $2 wake channel.
+ * and $8), $2 wake channel, $3 queue channel.
  */
 export const finishRunsSql = (t: Tables) => `
 WITH input AS (
@@ -56,13 +58,13 @@ WITH input AS (
       wake_at = NULL, lease_owner = NULL, finished_at = now(), updated_at = now()
   FROM locked l
   WHERE r.ctid = ANY(ARRAY(SELECT tid FROM locked)) AND r.id = l.id
-  RETURNING r.id, r.parent_id, l.status, l.actor, l.error
+  RETURNING r.id, r.parent_id, r.queue, l.status, l.actor, l.error
 ), history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, status, actor, error FROM done
 ), ${wakeParentSql(t, 'done')}, notified AS (
   SELECT count(*) FROM parent, pg_notify($2, parent.id)
-)
-SELECT done.id FROM done, notified
+), ${queueSlotFreedSql(t, 'done', '$3')}
+SELECT done.id FROM done, notified, freed
 UNION ALL
 -- LIMIT keeps the probe a LATERAL one (a subquery without it is flattened into a join).
 SELECT r.id FROM input i CROSS JOIN LATERAL (

@@ -1,4 +1,5 @@
 import type { Tables } from '../tables';
+import { queueSlotFreedSql } from './queue-slot-freed.sql';
 import { waitKindSql } from './wait-kinds.sql';
 
 /**
@@ -9,7 +10,8 @@ import { waitKindSql } from './wait-kinds.sql';
  * so it is retried through transient errors: a try after one that landed answers as that one did.
  * `since` is kept from the previous park while the run waits for the same thing.
  * $1 run, $2 token, $3 wait (jsonb), $4 wait kind, $5 wait name, $6 wake at, $7 wake_seq seen, $8 actor,
- * $9 the run's warning (jsonb; null: none, which clears an earlier one).
+ * $9 the run's warning (jsonb; null: none, which clears an earlier one), $10 the queue channel (a parked
+ * queued run holds no slot: queueSlotFreedSql).
  */
 export const parkRunSql = (t: Tables) => `
 WITH parked AS (
@@ -19,11 +21,11 @@ WITH parked AS (
                CASE WHEN wait_kind = $4 AND wait_name IS NOT DISTINCT FROM $5 THEN COALESCE(wait->'since', to_jsonb(now())) ELSE to_jsonb(now()) END),
       wait_kind = $4, wait_name = $5, wake_at = $6, lease_owner = NULL, warning = $9::jsonb, updated_at = now()
   WHERE id = $1 AND lease_token = $2 AND wake_seq = $7 AND status = 'running'
-  RETURNING id, wait
+  RETURNING id, wait, queue
 ), history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, 'parked', $8, wait FROM parked
-)
-SELECT id FROM parked
+), ${queueSlotFreedSql(t, 'parked', '$10')}
+SELECT id FROM parked, freed
 UNION ALL
 -- A try after one that committed but whose answer was lost (a cut session): this execution's own write
 -- is there already, the only one that moves a run off 'running' without changing its token.
@@ -32,7 +34,7 @@ SELECT id FROM ${t.runs} WHERE id = $1 AND lease_token = $2 AND status <> 'runni
 /**
  * A failed execution with attempts left: waiting, reason retry, attempt + 1, woken after the backoff.
  * Idempotent like parkRunSql.
- * $1 run, $2 token, $3 error (jsonb), $4 backoff ms, $5 actor.
+ * $1 run, $2 token, $3 error (jsonb), $4 backoff ms, $5 actor, $6 the queue channel.
  */
 export const scheduleRetrySql = (t: Tables) => `
 WITH parked AS (
@@ -42,11 +44,11 @@ WITH parked AS (
       wait_kind = ${waitKindSql('retry')}, wait_name = NULL, wake_at = now() + $4 * interval '1 millisecond',
       lease_owner = NULL, updated_at = now()
   WHERE id = $1 AND lease_token = $2 AND status = 'running'
-  RETURNING id, wait, attempt
+  RETURNING id, wait, attempt, queue
 ), history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, 'retry-scheduled', $5, wait || jsonb_build_object('attempt', attempt) FROM parked
-)
-SELECT id FROM parked
+), ${queueSlotFreedSql(t, 'parked', '$6')}
+SELECT id FROM parked, freed
 UNION ALL
 -- A try after one that committed but whose answer was lost (a cut session): this execution's own write
 -- is there already, the only one that moves a run off 'running' without changing its token.
