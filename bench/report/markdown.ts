@@ -394,7 +394,7 @@ function whyMissed(target: string, r: BenchResults): string {
       `concurrent runs down to a share of a batch each, so at 64 at once a workflow is ${r.perWorkflow.ours?.concurrent?.writeTransactions ?? 'n/a'} write transactions against the ` +
       "floor's five (the cost section above); what is left is the start, one statement and one commit per workflow and the most expensive of them (the run " +
       "row with the indexes behind the dashboard's filters, its history row), and a non-HOT end that writes a second version of " +
-      'the run row into every index. At 8 at once the batches are small, so the floor\'s five plain statements still cost less ' +
+      "the run row into every index. At 8 at once the batches are small, so the floor's five plain statements still cost less " +
       'than ours. Closing it: starts batched like the ends (WorkflowClient.start from concurrent callers), an end that leaves ' +
       'indexed columns alone (HOT), and the history rows folded into the run row; see docs/scaling.md for the cost per workflow.'
     );
