@@ -117,8 +117,11 @@ describe('fork: a new run from a step of another, the steps before it not run ag
 
   it('forking a run while it executes: the source keeps its lease and ends as it would; the fork runs on its own', async () => {
     const source = await app.client.start(Busy, null);
+    // The first step's checkpoint committed (not only its function run: its write may still be in a batch), the run still running.
     await eventually(
-      async () => countOf(source.runId, 'first') === 1 && (await app.client.getRun(source.runId)).status === 'running',
+      async () =>
+        (await db.count('steps', `run_id = $1 AND key = 'first'`, [source.runId])) === 1 &&
+        (await app.client.getRun(source.runId)).status === 'running',
       'in its second step',
     );
     const [{ lease_token: token }] = await db.query(`SELECT lease_token FROM durable.runs WHERE id = $1`, [source.runId]);
