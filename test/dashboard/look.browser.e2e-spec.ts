@@ -445,5 +445,5 @@ describe('how the dashboard looks and reads: ids, times, dark mode, narrow scree
     }
     await page.emulateMedia({ colorScheme: 'light' });
     expect(found).toEqual([]);
-  });
+  }, 120_000); // thirty pages through axe, light and dark: half a minute on a quiet machine, more beside the other suites
 });
