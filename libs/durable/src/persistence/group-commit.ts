@@ -25,12 +25,16 @@ interface Waiter<I, O> {
 export class GroupCommit<I, O> {
   private queue: Array<Waiter<I, O>> = [];
   private inFlight = 0;
+  private readonly policy: GroupCommitPolicy;
 
+  /** `policy` false: no grouping, every write goes out at once on its own. */
   constructor(
     private readonly send: (items: I[]) => Promise<Array<O | Promise<O>>>,
-    private readonly policy: GroupCommitPolicy,
+    policy: GroupCommitPolicy | false,
     private readonly observe?: (size: number) => void,
-  ) {}
+  ) {
+    this.policy = policy || { maxInFlight: Infinity, maxBatch: 1 };
+  }
 
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {

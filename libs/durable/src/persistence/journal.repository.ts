@@ -106,11 +106,7 @@ export class JournalRepository {
       timer: timerSql(t),
       ack: ackMessageSql(t),
     };
-    this.checkpoints = new GroupCommit(
-      (writes) => this.writeCheckpoints(writes),
-      groupCommit || { maxInFlight: Infinity, maxBatch: 1 },
-      observe,
-    );
+    this.checkpoints = new GroupCommit((writes) => this.writeCheckpoints(writes), groupCommit, observe);
   }
 
   async load(runId: string): Promise<LoadedJournal> {

@@ -32,7 +32,7 @@ export class RunEndRepository {
   ) {
     const t = db.tables;
     this.sql = { one: finishRunSql(t), batch: finishRunsSql(t), channel: wakeChannel(t.schema), queueChannel: queueChannel(t.schema) };
-    this.ends = new GroupCommit((ends) => this.write(ends), groupCommit || { maxInFlight: Infinity, maxBatch: 1 });
+    this.ends = new GroupCommit((ends) => this.write(ends), groupCommit);
   }
 
   /**
