@@ -192,7 +192,8 @@ describe('live updates, the runs list (time ranges, sorting, totals, summary) an
     expect(hash.get('createdAfter')).toMatch(/Z$/);
     await page.reload();
     await expectRows(['dated-2'], 'the custom range after a reload');
-    await expect(page.getByTestId('filter-from').inputValue()).resolves.toBe(local(now - 4 * HOUR));
+    // A datetime-local input writes no seconds when they are zero: one run in sixty landed there.
+    await expect(page.getByTestId('filter-from').inputValue()).resolves.toBe(local(now - 4 * HOUR).replace(/:00$/, ''));
   });
 
   it('sorts by last change: the run changed last comes first, and a second click turns the order around; jumps to the oldest and back', async () => {
