@@ -1,4 +1,4 @@
-import type { Page, Request } from 'playwright-core';
+import type { Page, Request, Route } from 'playwright-core';
 import { DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
 import { dashboardSuite } from '../setup/browser';
 import { DurableTestApp, eventually, uniqueSchema } from '../setup/durable-app';
@@ -135,7 +135,9 @@ describe('live updates, the runs list (time ranges, sorting, totals, summary) an
 
   it('falls back to polling when the event stream fails, says so, still updates, and goes live again', async () => {
     const runId = await start(Hold, 'live-fallback');
-    await page.route('**/durable/api/events', (route) => route.abort());
+    const abort = (route: Route) => route.abort();
+    const held: Route[] = [];
+    await page.route('**/durable/api/events', abort);
     try {
       await open('/runs?status=all&workflow=live-hold', rowSelector(runId));
       await page.reload(); // a new page: the stream it opens fails
@@ -148,9 +150,18 @@ describe('live updates, the runs list (time ranges, sorting, totals, summary) an
       requests.stop();
       expect(requests.seen.filter((r) => r.startsWith('GET /runs?')).length).toBeGreaterThan(0);
     } finally {
-      await page.unroute('**/durable/api/events');
+      // The stream's tries from here on hang unanswered (this route is on top of the failing one), so the
+      // page stays down and no timed retry can race the button.
+      await page.route('**/durable/api/events', (route) => void held.push(route));
+      await page.unroute('**/durable/api/events', abort);
     }
+    await page.getByTestId('live-retry').click(); // a try hangs now, and no timed retry is pending
+    await eventually(async () => held.length > 0 || null, 'a try of the stream');
+    const tries = held.length;
     await page.getByTestId('live-retry').click();
+    await eventually(async () => held.length > tries || null, 'the Retry button to try the stream again');
+    await page.unroute('**/durable/api/events');
+    await held.at(-1)!.continue();
     await live();
   });
 

@@ -223,6 +223,38 @@ describe('group commit of checkpoints (real Postgres)', () => {
     expect(await db.count('history', `run_id = ANY($1) AND event = 'completed'`, [runs])).toBe(5);
   });
 
+  it('ends a run whose row a lease renewal changed while its batch waited for it', async () => {
+    // The batch's snapshot predates the renewal's commit; the row version it locks is the renewal's,
+    // and the end must land on that version (an update addressed to a version the snapshot cannot see
+    // changed nothing, and the run was left running with nobody renewing its lease).
+    const runs = Array.from({ length: 4 }, () => id('renewed'));
+    await leased(runs);
+    const ends = new RunEndRepository(database, { maxInFlight: 1, maxBatch: 64 });
+    const renewal = new Client(databaseUrl());
+    await renewal.connect();
+    try {
+      await renewal.query('BEGIN');
+      await renewal.query(`UPDATE "${schema}".runs SET wake_at = now() + interval '1 minute' WHERE id = $1`, [runs[3]]);
+      const ended = Promise.all(runs.map((run) => ends.finish({ id: run, leaseToken: '1' } as ClaimedRun, 'completed', '1', null, 'test')));
+      await eventually(
+        async () =>
+          (
+            await db.query(
+              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%jsonb_to_recordset%' AND query LIKE $1`,
+              [`%"${schema}"%`],
+            )
+          ).length > 0,
+        'the batch waiting on the renewed row',
+      );
+      await renewal.query('COMMIT');
+      expect(await ended).toEqual([true, true, true, true]);
+    } finally {
+      await renewal.end();
+    }
+    expect(await db.count('runs', `id = ANY($1) AND status = 'completed'`, [runs])).toBe(4);
+    expect(await db.count('history', `run_id = ANY($1) AND event = 'completed'`, [runs])).toBe(4);
+  });
+
   it('refuses a groupCommit option that cannot work, naming it', async () => {
     await expect(boot({ groupCommit: { maxBatch: 0 }, metrics: false })).rejects.toThrow(
       'DurableModule option groupCommit.maxBatch must be a whole number from 1 to 1000; got 0.',

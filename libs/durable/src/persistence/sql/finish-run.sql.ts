@@ -33,8 +33,11 @@ SELECT id, 0 FROM ${t.runs} WHERE id = $1 AND lease_token = $2 AND status <> 'ru
  * Ends a batch of runs in one statement and one commit (group commit), each as finishRunSql ends one:
  * fenced by its own token, with its history row and its parent's wake, so a run whose token is stale
  * is not ended while the others are. Runs are locked in id order, one order for every batch, each
- * through a LATERAL probe of the primary key, and updated by the row versions locked (ctid): a plan
- * that does not depend on statistics (see checkpointBatchSql). Returns the ids ended, and those a try
+ * through a LATERAL probe of the primary key (a plan that does not depend on statistics, see
+ * checkpointBatchSql), then updated by primary key. Not by the locked versions' ctid: a version another
+ * transaction wrote after this statement's snapshot (a lease renewal the lock waited for) is invisible
+ * to the update's scan, which would change nothing and leave the run running with nobody renewing it;
+ * found by key, the snapshot's version leads to the locked one. Returns the ids ended, and those a try
  * that committed had ended already (as finishRunSql answers them).
  * $1: a JSON array of { id, token, status, output, error, actor, grace_ms } (finishRunSql's $1 to $6
  * and $8), $2 wake channel, $3 queue channel.
@@ -45,9 +48,9 @@ WITH input AS (
     AS i(id text, token bigint, status text, output text, error jsonb, actor text, grace_ms bigint)
   ORDER BY id
 ), locked AS (
-  SELECT held.tid, i.* FROM input i
+  SELECT i.* FROM input i
   CROSS JOIN LATERAL (
-    SELECT r.ctid AS tid FROM ${t.runs} r
+    SELECT 1 FROM ${t.runs} r
     WHERE r.id = i.id AND r.lease_token = i.token AND r.status = 'running'
       AND (i.grace_ms IS NULL OR r.deadline + i.grace_ms * interval '1 millisecond' <= now())
     FOR UPDATE
@@ -57,7 +60,7 @@ WITH input AS (
   SET status = l.status, output = l.output, error = l.error, wait = NULL, wait_kind = NULL, wait_name = NULL,
       wake_at = NULL, lease_owner = NULL, finished_at = now(), updated_at = now()
   FROM locked l
-  WHERE r.ctid = ANY(ARRAY(SELECT tid FROM locked)) AND r.id = l.id
+  WHERE r.id = ANY(ARRAY(SELECT id FROM locked)) AND r.id = l.id
   RETURNING r.id, r.parent_id, r.queue, l.status, l.actor, l.error
 ), history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, status, actor, error FROM done
