@@ -160,8 +160,8 @@ describe('live updates, the runs list (time ranges, sorting, totals, summary) an
     const tries = held.length;
     await page.getByTestId('live-retry').click();
     await eventually(async () => held.length > tries || null, 'the Retry button to try the stream again');
-    await page.unroute('**/durable/api/events');
     await held.at(-1)!.continue();
+    await page.unroute('**/durable/api/events');
     await live();
   });
 
