@@ -50,8 +50,18 @@ class Approval implements DurableWorkflow<void, string> {
 @Workflow('held')
 class Held implements DurableWorkflow<void, void> {
   static entered = new Set<string>();
-  static release: () => void;
-  private static readonly gate = new Promise<void>((resolve) => (Held.release = resolve));
+  private static gate: Promise<void>;
+  private static open: () => void;
+  static {
+    Held.close();
+  }
+  /** Executions entering the step from now on wait there until `release`. */
+  static close(): void {
+    Held.gate = new Promise<void>((resolve) => (Held.open = resolve));
+  }
+  static release(): void {
+    Held.open();
+  }
   async run(_: void, ctx: WorkflowContext) {
     await ctx.step('hold', async () => {
       Held.entered.add(ctx.runId);
@@ -233,6 +243,28 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     } finally {
       Held.release();
       await Promise.allSettled([closing ?? a.close(), b?.close()]);
+    }
+  });
+
+  it('an operator cancelling a queued run as it executes gives its slot back at once: the cancel NOTIFYs the queue, no sweeper', async () => {
+    const schema = await fresh();
+    Held.close();
+    const a = await startApp({ schema, providers: [Held, Quick], options: { queues: QUEUES, sweeper: false, worker: { concurrency: 1 } } });
+    const operator = await startApp({ schema, providers: [Held, Quick], options: { queues: QUEUES, worker: { enabled: false } } });
+    let b: DurableTestApp | undefined;
+    try {
+      const holder = await a.client.start(Held, undefined, { queue: 'single' });
+      await eventually(async () => Held.entered.has(holder.runId), 'the holder in its step on A');
+      const waiting = await a.client.start(Quick, { n: 8 }, { queue: 'single' });
+      // B's boot found the queue full and its sweeper would not tick for a minute. A's one slot stays
+      // taken (its execution is inside the step, which a cancel does not interrupt): only B can admit.
+      b = await boot(schema, { sweeper: { intervalMs: 60_000 } });
+      await operator.client.cancel(holder.runId, 'not needed');
+      expect(await b.client.handle<number>(waiting.runId).result({ timeout: '10s' })).toBe(8);
+      expect(a.get(DurableWorker).isExecuting(waiting.runId)).toBe(false);
+    } finally {
+      Held.release();
+      await Promise.allSettled([a.close(), operator.close(), b?.close()]);
     }
   });
 

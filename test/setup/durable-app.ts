@@ -109,17 +109,22 @@ export function fileApps(args: { schema: string; providers: Provider[]; options?
   return { db, boot };
 }
 
-/** A plain connection for looking at the tables directly. */
+/** A plain connection for looking at the tables directly. Queries made at once take turns (pg 9 refuses overlapping ones). */
 export class Db {
   private readonly client = new Client(databaseUrl());
   private connected?: Promise<void>;
+  private previous: Promise<unknown> = Promise.resolve();
 
   constructor(readonly schema: string) {}
 
-  async query<T = Record<string, any>>(sql: string, params: unknown[] = []): Promise<T[]> {
-    this.connected ??= this.client.connect().then(() => undefined);
-    await this.connected;
-    return (await this.client.query(sql.replaceAll('durable.', `"${this.schema}".`), params)).rows as T[];
+  query<T = Record<string, any>>(sql: string, params: unknown[] = []): Promise<T[]> {
+    const turn = this.previous.then(async () => {
+      this.connected ??= this.client.connect().then(() => undefined);
+      await this.connected;
+      return (await this.client.query(sql.replaceAll('durable.', `"${this.schema}".`), params)).rows as T[];
+    });
+    this.previous = turn.catch(() => undefined);
+    return turn;
   }
 
   async count(table: string, where = 'true', params: unknown[] = []): Promise<number> {

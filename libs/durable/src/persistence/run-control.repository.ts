@@ -4,6 +4,7 @@ import { InvalidTransitionError, RunNotFoundError } from '../errors';
 import { DurableDatabase } from './durable-database';
 import type { Tables } from './tables';
 import { retryRolledBack } from './transient-retry';
+import { queueSlotFreedSql } from './sql/queue-slot-freed.sql';
 import { wakeParentSql } from './sql/wake.sql';
 import { resumeFinishesSql, waitKindSql } from './sql/wait-kinds.sql';
 
@@ -37,7 +38,14 @@ export class RunControlRepository {
   }
 
   async cancel(runId: string, reason: string | undefined, actor: string): Promise<ControlResult> {
-    const [row] = await this.transition(this.sql.cancel, [runId, reason ?? 'cancelled', actor, this.sql.channel, reason ?? null]);
+    const [row] = await this.transition(this.sql.cancel, [
+      runId,
+      reason ?? 'cancelled',
+      actor,
+      this.sql.channel,
+      reason ?? null,
+      this.sql.queueChannel,
+    ]);
     return this.check(runId, 'cancel', row, ['pending', 'running', 'waiting', 'failed']);
   }
 
@@ -139,14 +147,17 @@ SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM changed) AS changed,
        (SELECT count(*) FROM changed, pg_notify($4, changed.id) WHERE changed.status IN ('running', 'waiting')) AS woken`;
 
-/** $1 run, $2 reason (error message), $3 actor, $4 wake channel, $5 reason as given. */
+/**
+ * $1 run, $2 reason (error message), $3 actor, $4 wake channel, $5 reason as given, $6 queue channel
+ * (a queued run cancelled while it executed gives its slot back: queueSlotFreedSql).
+ */
 export const cancelSql = (t: Tables) => `
 WITH RECURSIVE target AS (
   SELECT id, status FROM ${t.runs} WHERE id = $1
 ), tree AS (
-  SELECT id FROM ${t.runs} WHERE id = $1
+  SELECT id, status FROM ${t.runs} WHERE id = $1
   UNION
-  SELECT r.id FROM ${t.runs} r JOIN tree ON r.parent_id = tree.id WHERE r.status IN ('pending', 'running', 'waiting') AND NOT r.detached
+  SELECT r.id, r.status FROM ${t.runs} r JOIN tree ON r.parent_id = tree.id WHERE r.status IN ('pending', 'running', 'waiting') AND NOT r.detached
 ), cancelled AS (
   UPDATE ${t.runs}
   SET status = 'cancelled', error = jsonb_build_object('name', 'CancelledError', 'message', $2::text),
@@ -154,15 +165,18 @@ WITH RECURSIVE target AS (
       lease_token = lease_token + 1, finished_at = now(), updated_at = now()
   WHERE id IN (SELECT id FROM tree)
     AND (status IN ('pending', 'running', 'waiting') OR (id = $1 AND status = 'failed'))
-  RETURNING id, parent_id
+  RETURNING id, parent_id, queue
 ), history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail)
   SELECT id, 'cancelled', $3, jsonb_strip_nulls(jsonb_build_object('reason', $5::text, 'cascadedFrom', CASE WHEN id = $1 THEN NULL ELSE $1::text END))
   FROM cancelled
-), ${wakeParentSql(t, 'cancelled', 'c.id = $1')}
+), ${wakeParentSql(t, 'cancelled', 'c.id = $1')}, executed AS (
+  SELECT c.queue FROM cancelled c JOIN tree USING (id) WHERE tree.status = 'running'
+), ${queueSlotFreedSql(t, 'executed', '$6')}
 SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM cancelled) AS changed,
-       (SELECT count(*) FROM parent, pg_notify($4, parent.id)) AS woken`;
+       (SELECT count(*) FROM parent, pg_notify($4, parent.id)) AS woken,
+       (SELECT notified FROM freed) AS freed`;
 
 /**
  * Ends a wait early: the run is due now. For a kind whose resume finishes it (the registry's

@@ -212,14 +212,16 @@ export class ScheduleRepository {
     firings: Array<{ row: StoredSchedule; firing: ScheduleFiring }>,
     settingsOf: (workflow: string) => ScheduledWorkflow,
   ): Promise<number> {
+    const [wake, queue] = this.channels;
     for (const { row, firing } of firings) {
       if (!firing.cancel) continue;
       await client.query(this.sql.cancel, [
         firing.cancel,
         `Cancelled by schedule "${row.name}": a new slot started (overlap: cancelOther).`,
         ACTOR(row.name),
-        this.channel,
+        wake,
         'overlap',
+        queue,
       ]);
     }
     const runs = firings.flatMap(({ row, firing }) =>
