@@ -4,9 +4,14 @@ import { serverNow } from './clock';
 // with the UTC instant on hover (components/time-text.tsx). Formats come from Intl, so the zone rules
 // are the platform's own, never a table of ours.
 
-/** The operator's IANA zone, as the browser reports it ("Europe/Paris"). */
+/**
+ * The operator's IANA zone, as the browser reported it when the page loaded ("Europe/Paris"). Read once:
+ * every time shown asks for it, and a new Intl.DateTimeFormat per call made a 1,000-row journal take a
+ * fifth of a second longer.
+ */
+const OPERATOR_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC';
 export function operatorZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC';
+  return OPERATOR_ZONE;
 }
 
 const SORTABLE: Intl.DateTimeFormatOptions = {
