@@ -15,7 +15,7 @@ export const EARLIER = {
    * Chromium (test/dashboard/run-page.browser.e2e-spec.ts, which fails above 1 s); the browser suite
    * measures it, not this bench.
    */
-  runPage1000Rows: { ms: 468, alone: '351–500 ms', measured: at('2026-11-30', '6cda9e8') },
+  runPage1000Rows: { ms: 468, alone: '414–587 ms', measured: at('2026-12-01', '9eaddca') },
   /** The full run before group commit (same machine, same day): figures the missed-target notes compare with. */
   beforeGroupCommit: {
     ceilingC1: 3_218,
