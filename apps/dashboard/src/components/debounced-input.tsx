@@ -26,6 +26,9 @@ export function DebouncedInput({ value, onCommit, delayMs = 300, ...props }: Deb
   useEffect(() => {
     if (draft === committed.current) return;
     const timer = window.setTimeout(() => {
+      // Enter may have committed it already: committing again would navigate with the view of that
+      // time, and if the operator had moved on since (a link, the back button) it would take them back.
+      if (draft === committed.current) return;
       committed.current = draft;
       commit.current(draft);
     }, delayMs);
