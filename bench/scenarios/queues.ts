@@ -80,6 +80,8 @@ export async function measureQueues(ctx: BenchContext): Promise<QueueFigures> {
           [from, Math.min(pending, from + 249_999), partitions],
         );
       }
+      // The queue's slots, as an instance's boot makes them (mendSlotsSql).
+      await db.query(`INSERT INTO ${t.queueSlots} (queue, slot) SELECT 'bench', n FROM generate_series(1, 64) n`);
       await db.query(`VACUUM ANALYZE ${t.runs}`);
       ctx.log(`  seeded ${pending} pending runs over ${partitions} partitions in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
       // The statement the worker sends, prepared as its pool does, each time in a transaction rolled back (nothing is admitted for good).

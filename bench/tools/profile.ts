@@ -1,6 +1,7 @@
 // Where a system spends its time under load:
 // `node dist/bench/tools/profile.js [--peer=ours|dbos|floor] [--embedded] [--concurrency=64] [--seconds=10]
-// [--group-commit=off|<the groupCommit option as JSON>]`.
+// [--group-commit=off|<the groupCommit option as JSON>] [--queued]`.
+// `--queued` runs the loop through a queue whose concurrency is the worker's (the bench's queues scenario).
 // Runs the throughput loop of the peer (default ours) in a peer process under `node --cpu-prof`, then prints the CPU
 // profile's self time by package and by function, and (where pg_stat_statements is loaded, e.g.
 // with --embedded) the server time of each statement per workflow.
@@ -37,11 +38,12 @@ async function main(): Promise<void> {
     const grouping = args.find((a) => a.startsWith('--group-commit='))?.split('=')[1];
     const groupCommit = grouping === undefined ? undefined : grouping === 'off' ? false : JSON.parse(grouping);
     const peer = await ctx.spawn({ kind, concurrency: 64, groupCommit }, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
-    await peer.call('loop', { concurrency, durationMs: 2_000 });
+    const loopCall = args.includes('--queued') ? 'queuedLoop' : 'loop';
+    await peer.call(loopCall, { concurrency, durationMs: 2_000 });
     if (server.statStatements) await server.query('SELECT pg_stat_statements_reset()');
     const postmaster = await postmasterPid(server);
     const cpuBefore = { node: await peer.call('cpuUsage'), pg: serverCpuMs(postmaster) };
-    const loop = await peer.call('loop', { concurrency, durationMs: seconds * 1000 });
+    const loop = await peer.call(loopCall, { concurrency, durationMs: seconds * 1000 });
     const cpuAfter = { node: await peer.call('cpuUsage'), pg: serverCpuMs(postmaster) };
     const statements = server.statStatements
       ? await server.query<{ query: string; calls: string; total: number; mean: number }>(

@@ -83,6 +83,7 @@ describe('migrations and boot', () => {
       { name: 'BusinessKeys1732900000009' },
       { name: 'ForkAndVersions1732900000010' },
       { name: 'TimeRanges1732900000011' },
+      { name: 'QueueSlots1732900000012' },
     ]);
     await db.dropSchema();
   });
@@ -102,6 +103,7 @@ describe('migrations and boot', () => {
       'BusinessKeys1732900000009',
       'ForkAndVersions1732900000010',
       'TimeRanges1732900000011',
+      'QueueSlots1732900000012',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

@@ -268,6 +268,94 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     }
   });
 
+  it('a start takes a free slot of its queue and begins its run at once, with no admission; while a run of the queue is pending it goes through admission behind it', async () => {
+    const schema = await fresh();
+    Held.close();
+    // Only `starter` knows `held`: A's admission never takes the pending held run, so it stays pending.
+    const a = await startApp({ schema, providers: [Quick], options: { queues: QUEUES, sweeper: false } });
+    const starter = await startApp({
+      schema,
+      providers: [Held, Quick],
+      options: { queues: QUEUES, sweeper: false, worker: { enabled: false } },
+    });
+    let drainer: DurableTestApp | undefined;
+    const events = async (runId: string) =>
+      (await db.query<{ event: string }>(`SELECT event FROM durable.history WHERE run_id = $1 ORDER BY id`, [runId])).map((r) => r.event);
+    try {
+      expect(await db.count('queue_slots', `queue = 'five'`)).toBe(5); // made at A's boot
+      const direct = await a.client.start(Quick, { n: 1 }, { queue: 'five' });
+      expect(await direct.result()).toBe(1);
+      expect(await events(direct.runId)).toEqual(['started', 'completed']);
+      expect(await db.count('queue_slots', 'holder IS NOT NULL')).toBe(0); // its end gave the slot back
+
+      const pending = await starter.client.start(Held, undefined, { queue: 'single' });
+      expect((await starter.client.getRun(pending.runId)).status).toBe('pending');
+      const behind = await a.client.start(Quick, { n: 2 }, { queue: 'single' });
+      expect(await behind.result({ timeout: '10s' })).toBe(2);
+      expect(await events(behind.runId)).toEqual(['started', 'claimed', 'completed']);
+
+      drainer = await startApp({ schema, providers: [Held, Quick], options: { queues: QUEUES, sweeper: false } });
+      await eventually(async () => Held.entered.has(pending.runId), 'the held run admitted on the instance that knows it');
+      const [slot] = await db.query<{ holder: string }>(`SELECT holder FROM durable.queue_slots WHERE queue = 'single'`);
+      expect(slot.holder).toBe(pending.runId);
+      Held.release();
+      await pending.result({ timeout: '10s' });
+      expect(await db.count('queue_slots', 'holder IS NOT NULL')).toBe(0);
+    } finally {
+      Held.release();
+      await Promise.allSettled([a.close(), starter.close(), drainer?.close()]);
+    }
+  });
+
+  it('slots are made whole at boot: missing ones made, one held by a run that no longer executes freed, a run executing without one given one', async () => {
+    const schema = await fresh();
+    await (await boot(schema, { worker: { enabled: false } })).close(); // migrated, no slots (no worker)
+    expect(await db.count('queue_slots')).toBe(0);
+    // What an older version leaves behind during an upgrade: a slot of a run it ended, a run it began without one.
+    await db.query(
+      `INSERT INTO durable.runs (id, workflow, status, input, queue, lease_owner, lease_token, wake_at, finished_at)
+       VALUES ('ended', 'quick', 'completed', '{}', 'five', NULL, 1, NULL, now()),
+              ('begun', 'quick', 'running', '{}', 'five', 'elsewhere', 1, now() + interval '1 hour', NULL)`,
+    );
+    await db.query(`INSERT INTO durable.queue_slots (queue, slot, holder) VALUES ('five', 1, 'ended')`);
+    const app = await boot(schema, { sweeper: false });
+    try {
+      const slots = await db.query<{ queue: string; slot: number; holder: string | null }>(
+        `SELECT queue, slot, holder FROM durable.queue_slots ORDER BY queue, slot`,
+      );
+      expect(slots.filter((s) => s.queue === 'five').map((s) => s.holder)).toEqual(['begun', null, null, null, null]);
+      expect(slots.filter((s) => s.queue === 'single')).toHaveLength(1);
+      expect(slots.filter((s) => s.queue === 'tenants')).toHaveLength(4);
+      expect(slots.filter((s) => s.queue === 'paced')).toHaveLength(0); // no concurrency, no slots
+      await app.client.cancel('begun', 'left over');
+      expect(await db.count('queue_slots', 'holder IS NOT NULL')).toBe(0);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a queued run still executing at shutdown is given back pending and gives its slot back; another instance takes it', async () => {
+    const schema = await fresh();
+    Held.close();
+    const a = await startApp({ schema, providers: [Held, Quick], options: { queues: QUEUES, sweeper: false, shutdownGraceMs: 0 } });
+    let b: DurableTestApp | undefined;
+    try {
+      const run = await a.client.start(Held, undefined, { queue: 'single' });
+      await eventually(async () => Held.entered.has(run.runId), 'the run in its step on A');
+      expect(await db.count('queue_slots', `queue = 'single' AND holder = $1`, [run.runId])).toBe(1);
+      await a.close();
+      expect((await db.query<{ status: string }>(`SELECT status FROM durable.runs WHERE id = $1`, [run.runId]))[0].status).toBe('pending');
+      expect(await db.count('queue_slots', 'holder IS NOT NULL')).toBe(0);
+      Held.release();
+      b = await startApp({ schema, providers: [Held, Quick], options: { queues: QUEUES, sweeper: false } });
+      await b.client.handle(run.runId).result({ timeout: '10s' });
+      expect(await db.count('queue_slots', 'holder IS NOT NULL')).toBe(0);
+    } finally {
+      Held.release();
+      await Promise.allSettled([a.close(), b?.close()]);
+    }
+  });
+
   it('priority first (lower runs first), then first in, first out; a pending run says which queue holds it and why', async () => {
     const schema = await fresh();
     const app = await boot(schema, { inlineWaitMs: 0 });

@@ -303,7 +303,7 @@ describe('chaos checks: recovery', () => {
 
 describe('chaos checks: queues', () => {
   const claimed = (at: number) => ['claimed', at, { queue: 'chaos-children' }] as [string, number, Record<string, unknown>];
-  it('a queue is never over its concurrency, counted from admissions to the events that leave running, kills and takeovers included', () => {
+  it('a queue is never over its concurrency, counted from admissions (or starts in a slot) to the events that leave running, kills and takeovers included', () => {
     // Two admitted, one parks, a third is admitted; the second is taken over (it keeps its slot) and ends.
     const within = evidence({
       history: new Map([
@@ -323,6 +323,16 @@ describe('chaos checks: queues', () => {
       ]),
     });
     expect(messages(checkQueues(over))).toEqual([expect.stringMatching(/with 3 runs of queue chaos-children running \(concurrency 2\)$/)]);
+    // A run that took its slot at its start (`started` naming the queue) counts from that start.
+    const startedInSlot = evidence({
+      history: new Map([
+        history('a', ['started', T, { queue: 'chaos-children' }], ['completed', T + 600]),
+        history('b', claimed(T + 10), ['completed', T + 500]),
+        history('c', ['started', T + 450, { queue: 'chaos-children' }], ['completed', T + 460]),
+        history('d', ['started', T + 20], ['completed', T + 30]), // not in the queue: no slot
+      ]),
+    });
+    expect(messages(checkQueues(startedInSlot))).toEqual([expect.stringMatching(/with 3 runs of queue chaos-children running/)]);
   });
 });
 

@@ -7,7 +7,8 @@ const LEAVES_RUNNING = new Set(['parked', 'retry-scheduled', 'completed', 'faile
 
 /**
  * A queue's concurrency is never exceeded, counted as the library counts it: runs `running` in the
- * database, from the commit of their admission (a `claimed` event naming the queue) to the commit of
+ * database, from the commit of their admission (a `claimed` event naming the queue, or a `started` one
+ * when the run took its slot at its start) to the commit of
  * the event with which they leave running. A killed worker's run keeps its slot until the run is
  * taken over and ends (a takeover neither takes nor frees one), so kills are inside the count.
  * Measured from history rows and their commit times, never from a process' memory.
@@ -19,7 +20,7 @@ export const checkQueues: Check = (e) => {
   for (const [runId, rows] of e.history) {
     let inSlot = false;
     for (const h of [...rows].sort((a, b) => a.committedAt - b.committedAt || a.id - b.id)) {
-      if (h.event === 'claimed' && h.detail?.queue === CHAOS_QUEUE.name && !inSlot) {
+      if ((h.event === 'claimed' || h.event === 'started') && h.detail?.queue === CHAOS_QUEUE.name && !inSlot) {
         inSlot = true;
         admissions++;
         changes.push({ at: h.committedAt, delta: 1, runId });

@@ -12,6 +12,7 @@ import { DurableWorker } from '../worker/durable.worker';
 import { DurableTelemetry } from '../observability/durable-telemetry';
 import type { Duration, QueueStartOptions, StartOptions } from '../interfaces';
 import { QueuePlacement, queuePlacementOf } from '../queues/queue-placement';
+import { admitsAtStart } from '../queues/queue-config';
 import { startDelayOf } from './start-delay';
 import { runLimitsOf } from './run-limits';
 import { newRunId } from './run-id';
@@ -45,8 +46,9 @@ export interface StartArgs {
 
 /**
  * Inserts runs, for the client and for child spawns. With a free slot here and no caller
- * transaction, the run is inserted already claimed and executed at once (no claim round trip);
- * otherwise it is inserted pending and the NOTIFY sent on commit wakes a worker. A delayed start
+ * transaction, the run is inserted already claimed and executed at once (no claim round trip), a
+ * queued one only when its queue has a free slot too (see startRunSql); otherwise it is inserted
+ * pending and the NOTIFY sent on commit wakes a worker. A delayed start
  * (`startAt` or `delay`) whose instant is ahead is inserted waiting for it, reason `start`.
  */
 @Injectable()
@@ -99,9 +101,10 @@ export class RunStarter implements ChildStarter {
     );
     const input = serializePayload(args.input, `The input of workflow "${args.workflow.name}"`);
     if (placement.debounce) return this.debounce(args, runId, input, { ...placement, debounce: placement.debounce }, limits, keys);
+    const queue = placement.queue === null ? null : this.options.queues.get(placement.queue)!;
     const started = await this.worker.reserving(
-      // A queued run is only ever taken by admission (under its queue's lock), never by its starter.
-      !args.manager && placement.queue === null,
+      // A queued run begins here only in a free slot of a queue whose one limit is concurrency; else admission takes it.
+      !args.manager && (queue === null || admitsAtStart(queue)),
       (claimBy) =>
         this.runs.start(
           {
@@ -117,6 +120,7 @@ export class RunStarter implements ChildStarter {
             traceContext: this.telemetry.tracing.captureContext(),
             ...delayed,
             placement,
+            queueConcurrency: queue?.concurrency,
             limits,
             detached: args.detached,
             keys,

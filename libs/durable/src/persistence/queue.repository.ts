@@ -2,7 +2,7 @@ import type { QueueCause, QueueView, WaitReason } from '../interfaces';
 import type { ResolvedQueue } from '../queues/queue-config';
 import { DurableDatabase } from './durable-database';
 import { ClaimedRow, claimedFromRow, ClaimedRun } from './run.repository';
-import { admitQueuedSql, lockQueuesSql, promoteDueSql, queuesWithWorkSql } from './sql/admit-queued.sql';
+import { admitQueuedSql, lockQueuesSql, mendSlotsSql, promoteDueSql, queuesWithWorkSql } from './sql/admit-queued.sql';
 
 /** Queued runs whose time came that one admission pass moves to pending, at most. */
 const PROMOTE_PER_PASS = 1_000;
@@ -24,14 +24,15 @@ export class QueueRepository {
 
   constructor(private readonly db: DurableDatabase) {
     const t = db.tables;
-    this.sql = { withWork: queuesWithWorkSql(t), promote: promoteDueSql(t), admit: admitQueuedSql(t) };
+    this.sql = { withWork: queuesWithWorkSql(t), promote: promoteDueSql(t), admit: admitQueuedSql(t), mend: mendSlotsSql(t) };
   }
 
   /**
    * Admits up to `ask` runs of these queues for `owner`: one transaction that takes the lock of each
    * queue with work (in name order, with its BEGIN), moves their due waiting runs to pending (when
    * there are any), then admits queue by queue. Without `probe` the queues are known to have new
-   * pending runs (their NOTIFY or a local start said so): no look which have work, no promotion.
+   * pending runs (their NOTIFY or a local start said so): no look which have work, no promotion, and
+   * their slots are not mended (mendSlotsSql: the sweeper's passes and the first pass at boot do it).
    * `heldBack`: the queues where a limit left pending runs behind (or that admitted none although they
    * had work), worth another admission when a slot frees.
    */
@@ -54,6 +55,8 @@ export class QueueRepository {
     const heldBack: string[] = [];
     const claimed = await this.db.transaction(
       async (client) => {
+        // Slots first: this holds no run's row yet, so it cannot deadlock with an end giving one back.
+        if (probe) for (const name of busy) await this.mend(byName.get(name)!, (sql, params) => client.query(sql, params));
         if (due.length) await client.query(this.sql.promote, [due, PROMOTE_PER_PASS]);
         const claimed: ClaimedRun[] = [];
         for (const name of busy) {
@@ -79,6 +82,19 @@ export class QueueRepository {
       lockQueuesSql(this.db.tables.schema, busy),
     );
     return { claimed, heldBack };
+  }
+
+  /**
+   * Makes the slots of these queues whole (mendSlotsSql), at boot: a start can then take one before any
+   * admission pass has run. Safe without the queue's lock, like the starts that take slots.
+   */
+  async mendSlots(queues: readonly ResolvedQueue[]): Promise<void> {
+    for (const q of queues) await this.mend(q, (sql, params) => this.db.query(sql, params));
+  }
+
+  private async mend(q: ResolvedQueue, query: (sql: string, params: unknown[]) => Promise<unknown>): Promise<void> {
+    if (q.concurrency === null) return;
+    for (const sql of this.sql.mend) await query(sql, [q.name, q.concurrency]);
   }
 
   /** Each queue's limits, running and pending runs (by cause), deepest partitions and rate window (GET /queues). */

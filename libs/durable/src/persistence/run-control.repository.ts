@@ -171,7 +171,7 @@ WITH RECURSIVE target AS (
   SELECT id, 'cancelled', $3, jsonb_strip_nulls(jsonb_build_object('reason', $5::text, 'cascadedFrom', CASE WHEN id = $1 THEN NULL ELSE $1::text END))
   FROM cancelled
 ), ${wakeParentSql(t, 'cancelled', 'c.id = $1')}, executed AS (
-  SELECT c.queue FROM cancelled c JOIN tree USING (id) WHERE tree.status = 'running'
+  SELECT c.id, c.queue FROM cancelled c JOIN tree USING (id) WHERE tree.status = 'running'
 ), ${queueSlotFreedSql(t, 'executed', '$6')}
 SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM cancelled) AS changed,

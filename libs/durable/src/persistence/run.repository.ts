@@ -85,6 +85,8 @@ export interface StartRunArgs {
   delayMs?: number;
   /** The run's queue and place in it (none: not queued). */
   placement?: QueuePlacement;
+  /** With `claimBy`, a queued run begins at once in one of this many slots of its queue when one is free (null: no limit). */
+  queueConcurrency?: number | null;
   /** Its deadline (see startRunSql): an instant, or a timeout, from now or (queued, delayed) from its first execution. */
   limits?: RunLimits;
   /** A child that keeps neither its parent's deadline nor its parent's cancel. */
@@ -179,6 +181,7 @@ export class RunRepository {
           args.detached ?? false,
           args.keys && Object.keys(args.keys).length ? JSON.stringify(args.keys) : null,
           args.appVersion ?? null,
+          args.queueConcurrency ?? null,
         ],
         manager,
       ),
@@ -322,7 +325,11 @@ export class RunRepository {
   /** Gives runs back (fenced by their tokens, so a try after one that committed releases nothing twice). */
   async release(owner: string, held: Array<{ id: string; token: string }>): Promise<number> {
     if (!held.length) return 0;
-    return (await retryTransient(() => this.db.query(this.sql.release, [owner, held.map((h) => h.id), held.map((h) => h.token)]))).length;
+    return (
+      await retryTransient(() =>
+        this.db.query(this.sql.release, [owner, held.map((h) => h.id), held.map((h) => h.token), this.sql.queueChannel]),
+      )
+    ).length;
   }
 
   /** Waiting runs by reason kind, and runs overdue by more than `overdueMs` (for the metrics' gauges). */

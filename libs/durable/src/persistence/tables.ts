@@ -11,6 +11,11 @@ export interface Tables {
   instances: string;
   schedules: string;
   scheduleSkips: string;
+  queueSlots: string;
+  /** A function: does this run (a slot's holder) still execute? Read with a snapshot of its own. */
+  queueSlotHeld: string;
+  /** A function: lock a free slot of a queue (SKIP LOCKED) and return its number, or null. Reads with a snapshot of its own. */
+  queueSlotTake: string;
 }
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -32,6 +37,9 @@ export function tablesFor(schema: string): Tables {
     instances: q('instances'),
     schedules: q('schedules'),
     scheduleSkips: q('schedule_skips'),
+    queueSlots: q('queue_slots'),
+    queueSlotHeld: q('queue_slot_held'),
+    queueSlotTake: q('take_queue_slot'),
   };
 }
 

@@ -56,3 +56,10 @@ export function queueNamed(queues: ReadonlyMap<string, ResolvedQueue>, name: unk
   }
   return queue;
 }
+
+/**
+ * Whether a start may begin a run of this queue at once, in a free slot (see startRunSql): only where
+ * concurrency is the queue's one limit. Partition and rate limits are counted under the queue's lock,
+ * which only admission takes.
+ */
+export const admitsAtStart = (queue: ResolvedQueue): boolean => queue.partitionConcurrency === null && queue.rateLimit === null;

@@ -77,8 +77,9 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     return this.options.worker.concurrency - this.held.size - this.reserved;
   }
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     if (!this.enabled) return;
+    await this.queues.mendSlots(this.queueList);
     this.accepting = true;
     this.renewTimer = setInterval(() => void this.renew(), this.renewEveryMs);
     this.renewTimer.unref();

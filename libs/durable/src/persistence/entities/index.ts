@@ -1,6 +1,7 @@
 import { historyEntity } from './history.entity';
 import { instanceEntity } from './instance.entity';
 import { messageEntity } from './message.entity';
+import { queueSlotEntity } from './queue-slot.entity';
 import { runEntity } from './run.entity';
 import { scheduleEntity, scheduleSkipEntity } from './schedule.entity';
 import { signalEntity } from './signal.entity';
@@ -9,6 +10,7 @@ import { stepEntity } from './step.entity';
 export * from './history.entity';
 export * from './instance.entity';
 export * from './message.entity';
+export * from './queue-slot.entity';
 export * from './run.entity';
 export * from './schedule.entity';
 export * from './signal.entity';
@@ -24,4 +26,5 @@ export const durableEntities = (schema: string) => [
   instanceEntity(schema),
   scheduleEntity(schema),
   scheduleSkipEntity(schema),
+  queueSlotEntity(schema),
 ];

@@ -10,6 +10,7 @@ import { RunDeadlines1732900000008 } from './1732900000008-run-deadlines';
 import { BusinessKeys1732900000009 } from './1732900000009-business-keys';
 import { ForkAndVersions1732900000010 } from './1732900000010-fork-and-versions';
 import { TimeRanges1732900000011 } from './1732900000011-time-ranges';
+import { QueueSlots1732900000012 } from './1732900000012-queue-slots';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -25,4 +26,5 @@ export const DURABLE_MIGRATIONS = [
   BusinessKeys1732900000009,
   ForkAndVersions1732900000010,
   TimeRanges1732900000011,
+  QueueSlots1732900000012,
 ];

@@ -6,9 +6,47 @@ import { beginDeadlineSql, journalColumnsSql } from './load-journal.sql';
  * lock, so that this statement's snapshot (taken after the lock) sees every admission committed
  * before it and two instances never both take the last slot. Counts come from the queue's indexes
  * and are bounded by its limits: running runs (at most `concurrency`), the rate window (at most
- * `limit`). A parked run is `waiting`, so it holds no slot; a lapsed lease keeps its slot until the
- * plain claim takes the run over.
+ * `limit`). A queue with a concurrency also has its slots as rows (queue_slots), which starts take
+ * without the lock (startRunSql): admission takes free ones too, with SKIP LOCKED, so a start and an
+ * admission never both take one. A parked run is `waiting`, so it holds no slot; a lapsed lease keeps
+ * its slot until the plain claim takes the run over.
  */
+
+/**
+ * A queue's slots made whole, at boot and in the admission passes the sweeper asks for, in two
+ * statements (the second sees what the first changed): the rows 1 to $2 exist and a slot whose holder
+ * no longer executes is free again; then a run that executes holding no slot is given a free one. The
+ * statements that move a run off `running` give its slot back themselves, and starts and admissions
+ * take one: this repairs what they could not, such as the runs an instance of an older version began
+ * or ended during an upgrade (until then such runs can take the queue past its concurrency). A holder
+ * is checked by queue_slot_held, with a snapshot of its own: a start that took the slot after this
+ * statement's snapshot is seen executing, not freed. $1 queue, $2 its concurrency.
+ */
+export const mendSlotsSql = (t: Tables): [string, string] => [
+  `
+WITH made AS (
+  INSERT INTO ${t.queueSlots} (queue, slot) SELECT $1, n FROM generate_series(1, $2::int) n
+  ON CONFLICT DO NOTHING
+)
+UPDATE ${t.queueSlots} s SET holder = NULL
+WHERE s.queue = $1 AND s.holder IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM ${t.runs} r WHERE r.id = s.holder AND r.status = 'running')
+  AND NOT ${t.queueSlotHeld}(s.holder)`,
+  `
+WITH orphans AS (
+  SELECT id, row_number() OVER (ORDER BY id) AS k FROM ${t.runs} r
+  WHERE r.queue = $1 AND r.status = 'running'
+    AND NOT EXISTS (SELECT 1 FROM ${t.queueSlots} s WHERE s.queue = $1 AND s.holder = r.id)
+), open AS (
+  SELECT slot, row_number() OVER (ORDER BY slot) AS k FROM (
+    SELECT slot FROM ${t.queueSlots} WHERE queue = $1 AND slot <= $2::int AND holder IS NULL
+    ORDER BY slot FOR UPDATE SKIP LOCKED
+  ) l
+)
+UPDATE ${t.queueSlots} s SET holder = o.id
+FROM orphans o JOIN open p ON p.k = o.k
+WHERE s.queue = $1 AND s.slot = p.slot AND s.holder IS NULL`,
+];
 
 /**
  * The advisory locks of these queues, in the order given (the caller sorts them, so two claims never
@@ -59,11 +97,20 @@ WHERE r.id IN (
  * limit (more may wait past it), so a slot freeing later is worth another admission.
  */
 export const admitQueuedSql = (t: Tables) => `
-WITH RECURSIVE room AS (
+WITH RECURSIVE counted AS (
   SELECT LEAST($6::int, COALESCE($2::int, $6::int) - (SELECT count(*) FROM ${t.runs} WHERE queue = $1 AND status = 'running')::int) AS n,
          CASE WHEN $4::int IS NULL THEN $6::int
               ELSE $4::int - (SELECT count(*) FROM ${t.runs} WHERE queue = $1 AND began_at > now() - $5::bigint * interval '1 millisecond')::int
          END AS fresh
+), free_slots AS (
+  -- No more than there are pending runs to take them: a slot locked here is one a start skips.
+  SELECT slot FROM ${t.queueSlots}
+  WHERE $2::int IS NOT NULL AND queue = $1 AND slot <= $2::int AND holder IS NULL
+  ORDER BY slot
+  LIMIT (SELECT count(*) FROM (SELECT 1 FROM ${t.runs} WHERE queue = $1 AND status = 'pending' LIMIT GREATEST((SELECT n FROM counted), 0)) p)
+  FOR UPDATE SKIP LOCKED
+), room AS (
+  SELECT CASE WHEN $2::int IS NULL THEN counted.n ELSE (SELECT count(*)::int FROM free_slots) END AS n, counted.fresh FROM counted
 ), running_parts AS (
   SELECT partition_key, count(*)::int AS n FROM ${t.runs}
   WHERE queue = $1 AND status = 'running' AND partition_key IS NOT NULL AND $3::int IS NOT NULL GROUP BY partition_key
@@ -119,6 +166,11 @@ WITH RECURSIVE room AS (
   WHERE r.id = ANY(ARRAY(SELECT id FROM chosen)) AND r.id = chosen.id AND r.status = 'pending'
   RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.deadline,
             extract(epoch FROM now() - chosen.wake_at) AS lateness, r.wake_seq AS latest_seq
+), slotted AS (
+  UPDATE ${t.queueSlots} s SET holder = c.id
+  FROM (SELECT id, row_number() OVER (ORDER BY id) AS k FROM claimed) c
+  JOIN (SELECT slot, row_number() OVER (ORDER BY slot) AS k FROM free_slots) f ON f.k = c.k
+  WHERE s.queue = $1 AND s.slot = f.slot
 ), history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail)
   SELECT id, 'claimed', $8, jsonb_build_object('from', 'pending', 'queue', $1::text) FROM claimed

@@ -1,15 +1,20 @@
 import type { Tables } from '../tables';
 
 /**
- * A CTE `freed` for a statement that moves runs off `running` (an end, a park, a retry's backoff): a
- * queued run among them gave its queue's slot back, so when that queue has pending runs its name is
- * NOTIFYed on the queue channel (`channel`, a parameter) and every instance's admission looks at once,
- * instead of at its next sweep. One index probe per queue (runs_queue_pending_idx); `source` is a CTE
- * returning the runs moved, with their `queue`. One row always (a count), so a statement joins it
- * to make it run.
+ * The CTEs `released` and `freed` for a statement that moves runs off `running` (an end, a park, a
+ * retry's backoff, a cancel, a release at shutdown): a queued run among them gives its queue's slot
+ * back (`released`, which runs whether or not it is referenced), and when that queue has pending runs
+ * its name is NOTIFYed on the queue channel (`channel`, a parameter) so that every instance's
+ * admission looks at once, instead of at its next sweep. One index probe per queue
+ * (runs_queue_pending_idx); `source` is a CTE returning the runs moved, with their `id` and `queue`.
+ * `freed` is one row always (a count), so a statement joins it to make it run.
  */
 export const queueSlotFreedSql = (t: Tables, source: string, channel: string) => `
-freed AS (
+released AS (
+  UPDATE ${t.queueSlots} s SET holder = NULL
+  FROM (SELECT id, queue FROM ${source} WHERE queue IS NOT NULL) m
+  WHERE s.queue = m.queue AND s.holder = m.id
+), freed AS (
   SELECT count(pg_notify(${channel}, s.queue)) AS notified
   FROM (SELECT DISTINCT queue FROM ${source} WHERE queue IS NOT NULL) s
   WHERE EXISTS (SELECT 1 FROM ${t.runs} p WHERE p.queue = s.queue AND p.status = 'pending')

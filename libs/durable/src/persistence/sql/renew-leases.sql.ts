@@ -1,4 +1,5 @@
 import type { Tables } from '../tables';
+import { queueSlotFreedSql } from './queue-slot-freed.sql';
 
 /**
  * Renews the leases an instance holds, and beats its heartbeat, in one statement that never waits on
@@ -28,15 +29,16 @@ SELECT id FROM held`;
 
 /**
  * Gives runs back at shutdown: pending and due now, token bumped so the execution's late writes are
- * refused. $1 instance, $2 run ids, $3 tokens.
+ * refused; a queued one gives its slot back and re-enters its queue's order. $1 instance, $2 run ids,
+ * $3 tokens, $4 the queue channel.
  */
 export const releaseRunsSql = (t: Tables) => `
-WITH released AS (
+WITH given AS (
   UPDATE ${t.runs} r SET status = 'pending', wake_at = now(), lease_owner = NULL, lease_token = r.lease_token + 1, updated_at = now()
   FROM unnest($2::text[], $3::bigint[]) AS held(id, token)
   WHERE r.id = held.id AND r.lease_token = held.token AND r.status = 'running'
-  RETURNING r.id
+  RETURNING r.id, r.queue
 ), history AS (
-  INSERT INTO ${t.history} (run_id, event, actor) SELECT id, 'released', $1 FROM released
-)
-SELECT id FROM released`;
+  INSERT INTO ${t.history} (run_id, event, actor) SELECT id, 'released', $1 FROM given
+), ${queueSlotFreedSql(t, 'given', '$4')}
+SELECT id FROM given, freed`;

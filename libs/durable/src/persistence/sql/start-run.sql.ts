@@ -22,6 +22,13 @@ import { waitKindSql } from './wait-kinds.sql';
  * run unless $22 (the timeout includes the wait), kept in timeout_ms for the claim that begins it
  * (beginDeadlineSql); a child that is not detached ($23) takes the earlier of its own and its parent's.
  * $24 its business keys (jsonb, null: none), $25 the application's version.
+ * A queued run with $3 'running' (a queue without partition or rate limits, see admitsAtStart) begins
+ * at once when it can: no run of its queue is pending (it would jump the queue) and it takes a free
+ * slot of the first $26 (the queue's concurrency; null: no limit) with SKIP LOCKED (take_queue_slot,
+ * which looks with a snapshot of its own: this statement's may predate a slot given back since, and
+ * newer starts taking the slots it saw would leave it none), which the statement that ends, parks or
+ * cancels the run gives back (its history's `started` names the queue then, as `claimed` does for an
+ * admission). No lock serializes such starts. Otherwise it is inserted pending, for admission.
  */
 export const startRunSql = (t: Tables) => `
 WITH parent AS (
@@ -31,10 +38,22 @@ WITH parent AS (
 ), instant AS (
   SELECT until, until > now() AS delayed
   FROM (SELECT date_trunc('milliseconds', COALESCE($13::timestamptz, now() + $14::bigint * interval '1 millisecond')) AS until) s
+), slot AS (
+  SELECT slot FROM (
+    SELECT ${t.queueSlotTake}($15::text, $26::int) AS slot
+    WHERE $15::text IS NOT NULL AND $3 = 'running' AND $26::int IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM ${t.runs} WHERE queue = $15::text AND status = 'pending')
+  ) taking WHERE slot IS NOT NULL
 ), plan AS (
-  SELECT CASE WHEN instant.delayed THEN 'waiting' ELSE $3 END AS status, instant.until, instant.delayed,
-         $20::timestamptz IS NULL AND $21::bigint IS NOT NULL AND (COALESCE(instant.delayed, false) OR $15::text IS NOT NULL) AND NOT $22::boolean AS deferred
-  FROM instant
+  SELECT status, until, delayed,
+         $20::timestamptz IS NULL AND $21::bigint IS NOT NULL AND (COALESCE(delayed, false) OR ($15::text IS NOT NULL AND status <> 'running'))
+           AND NOT $22::boolean AS deferred
+  FROM (
+    SELECT CASE WHEN instant.delayed THEN 'waiting'
+                WHEN $15::text IS NOT NULL AND $3 = 'running' AND $26::int IS NOT NULL AND NOT EXISTS (SELECT 1 FROM slot) THEN 'pending'
+                ELSE $3 END AS status, instant.until, instant.delayed
+    FROM instant
+  ) s
 ), limits AS (
   SELECT CASE WHEN plan.deferred THEN $21::bigint END AS timeout_ms,
          LEAST(COALESCE($20::timestamptz, CASE WHEN NOT plan.deferred THEN now() + $21::bigint * interval '1 millisecond' END),
@@ -53,12 +72,16 @@ WITH parent AS (
   FROM admitted, plan, limits WHERE admitted
   ON CONFLICT DO NOTHING
   RETURNING id, status, wake_at, lease_token, wake_seq, attempt, deadline
+), taken AS (
+  UPDATE ${t.queueSlots} q SET holder = ins.id FROM ins, slot
+  WHERE q.queue = $15::text AND q.slot = slot.slot AND ins.status = 'running'
 ), history AS (
   INSERT INTO ${t.history} (run_id, event, actor, detail)
   SELECT id, 'started', $9,
          NULLIF(jsonb_strip_nulls(jsonb_build_object('parentRunId', $7::text, 'step', $8::text,
                                                      'startAt', CASE WHEN ins.status = 'waiting' THEN ins.wake_at END,
-                                                     'deadline', ins.deadline, 'timeoutMs', $21::bigint, 'detached', NULLIF($23::boolean, false))), '{}'::jsonb)
+                                                     'deadline', ins.deadline, 'timeoutMs', $21::bigint, 'detached', NULLIF($23::boolean, false),
+                                                     'queue', CASE WHEN ins.status = 'running' THEN $15::text END)), '{}'::jsonb)
   FROM ins
 )
 SELECT admitted.admitted, ins.*, (SELECT 1 FROM pg_notify(CASE WHEN $15::text IS NULL THEN $10 ELSE $19 END, COALESCE($15::text, ins.id))
