@@ -307,7 +307,7 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     }
   });
 
-  it('slots are made whole at boot: missing ones made, one held by a run that no longer executes freed, a run executing without one given one', async () => {
+  it('slots are made whole at boot: missing ones made (more when concurrency is raised), one held by a run that no longer executes freed, a run executing without one given one', async () => {
     const schema = await fresh();
     await (await boot(schema, { worker: { enabled: false } })).close(); // migrated, no slots (no worker)
     expect(await db.count('queue_slots')).toBe(0);
@@ -332,6 +332,10 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     } finally {
       await app.close();
     }
+    // A deploy that raises a queue's concurrency makes the new slots at its boot.
+    const raised = await boot(schema, { sweeper: false, queues: { ...QUEUES, five: { concurrency: 7 } } });
+    await raised.close();
+    expect(await db.count('queue_slots', `queue = 'five'`)).toBe(7);
   });
 
   it('a queued run still executing at shutdown is given back pending and gives its slot back; another instance takes it', async () => {

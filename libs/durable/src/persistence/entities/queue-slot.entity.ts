@@ -17,5 +17,6 @@ export const queueSlotEntity = (schema: string) =>
       slot: { type: 'integer', primary: true },
       holder: { type: 'text', nullable: true },
     },
+    indices: [{ name: 'queue_slots_free_idx', columns: ['queue', 'slot'], where: 'holder IS NULL' }],
     checks: [{ name: 'queue_slots_slot_check', expression: 'slot >= 1' }],
   });

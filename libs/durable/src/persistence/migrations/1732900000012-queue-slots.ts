@@ -23,6 +23,8 @@ export class QueueSlots1732900000012 implements MigrationInterface {
         holder text,
         PRIMARY KEY (queue, slot)
       )`);
+    // The free slots: a start finds one in a probe however many of a large queue's slots are taken.
+    await queryRunner.query(`CREATE INDEX queue_slots_free_idx ON ${t.queueSlots} (queue, slot) WHERE holder IS NULL`);
     await queryRunner.query(`
       CREATE FUNCTION ${t.queueSlotHeld}(holder text) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
       BEGIN

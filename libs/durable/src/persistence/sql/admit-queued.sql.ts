@@ -14,7 +14,7 @@ import { beginDeadlineSql, journalColumnsSql } from './load-journal.sql';
 
 /**
  * A queue's slots made whole, at boot and in the admission passes the sweeper asks for, in two
- * statements (the second sees what the first changed): the rows 1 to $2 exist and a slot whose holder
+ * statements (the second sees what the first changed): the rows up to $2 exist and a slot whose holder
  * no longer executes is free again; then a run that executes holding no slot is given a free one. The
  * statements that move a run off `running` give its slot back themselves, and starts and admissions
  * take one: this repairs what they could not, such as the runs an instance of an older version began
@@ -25,7 +25,9 @@ import { beginDeadlineSql, journalColumnsSql } from './load-journal.sql';
 export const mendSlotsSql = (t: Tables): [string, string] => [
   `
 WITH made AS (
-  INSERT INTO ${t.queueSlots} (queue, slot) SELECT $1, n FROM generate_series(1, $2::int) n
+  -- Only past the highest slot: one index probe when the queue has its slots already.
+  INSERT INTO ${t.queueSlots} (queue, slot)
+  SELECT $1, n FROM generate_series(COALESCE((SELECT max(slot) FROM ${t.queueSlots} WHERE queue = $1), 0) + 1, $2::int) n
   ON CONFLICT DO NOTHING
 )
 UPDATE ${t.queueSlots} s SET holder = NULL
