@@ -4,10 +4,13 @@
  * a figure of the run that wrote the page.
  */
 const at = (date: string, commit: string) => `${date}, ${commit}`;
+const EARLIER_QUEUE_SLOTS = at('2026-12-01', '23d2559');
 
 export const EARLIER = {
   profile: { measured: at('2026-11-29', '12a1893') },
   queuedLoop: { measured: at('2026-11-30', 'd01b49c') },
+  /** A queue's slots as rows, which a start takes (queued runs no longer all wait for an admission pass). */
+  queueSlots: { measured: EARLIER_QUEUE_SLOTS },
   /** Two changes measured on a working tree over 67662d3, each then reverted. */
   admissionAtStart: { measured: at('2026-11-30', 'over 67662d3') },
   /**
@@ -86,6 +89,13 @@ export const EARLIER = {
       effect:
         'a join planned while the runs table was small kept a hashed sequential scan as it grew, and `unnest` made Postgres plan every call (0.7 ms): at c8 under the profiler, 325 workflows/s before, about 550 after',
       measured: at('2026-12-01', '5d8e6ff'),
+    },
+    {
+      change:
+        "a queue's slots as rows (`queue_slots`): a start that finds a free one takes it with `SKIP LOCKED` and executes its run at once, where every queued run was inserted pending and admitted by a claim pass under the queue's lock. Found on the way: a start's own snapshot could predate slots given back since, so in a burst a start saw its slots taken by newer starts and went pending, and every start after it queued behind; the slot is taken by a function that looks with a fresh snapshot, up to three times. A count of the queue's running runs in the start statement cost 3 ms of server time per start (its index churns with every start and end) and was dropped for slots mended by the sweeper",
+      effect:
+        'under the profiler at c64, queued workflows from 440–670 to 890–920 workflows/s, with unqueued ones at 780–970 in the same minutes; Postgres CPU per queued workflow from 2.0–2.7 ms to about 1.4 ms, as unqueued',
+      measured: EARLIER_QUEUE_SLOTS,
     },
   ],
 };

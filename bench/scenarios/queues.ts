@@ -38,12 +38,20 @@ export async function measureQueues(ctx: BenchContext): Promise<QueueFigures> {
     plan.throughputReps,
     (kind) => [{ kind, concurrency: plan.workerConcurrency }],
     async (kind, [peer], rep) => {
+      // Both loops warm the process (its pool's connections, their prepared statements) before either is
+      // measured, and the order alternates by rep: the loop measured first in a fresh process is slower.
+      const measure = async (loop: 'queuedLoop' | 'loop') =>
+        (await peer.call(loop, { concurrency, durationMs: plan.throughputMs })).perSecond;
       await peer.call('queuedLoop', { concurrency, durationMs: plan.warmupMs });
-      const queued = (await peer.call('queuedLoop', { concurrency, durationMs: plan.throughputMs })).perSecond;
+      if (kind === 'ours') await peer.call('loop', { concurrency, durationMs: plan.warmupMs });
+      let queued: number;
       let unqueued: number | undefined;
-      if (kind === 'ours') {
-        await peer.call('loop', { concurrency, durationMs: plan.warmupMs });
-        unqueued = (await peer.call('loop', { concurrency, durationMs: plan.throughputMs })).perSecond;
+      if (kind === 'ours' && rep % 2 === 1) {
+        unqueued = await measure('loop');
+        queued = await measure('queuedLoop');
+      } else {
+        queued = await measure('queuedLoop');
+        if (kind === 'ours') unqueued = await measure('loop');
       }
       ctx.log(
         `  ${kind} #${rep + 1}: queued c${concurrency} ${queued.toFixed(0)} /s${unqueued ? `, unqueued ${unqueued.toFixed(0)} /s` : ''}`,
