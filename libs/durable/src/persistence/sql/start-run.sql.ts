@@ -41,7 +41,7 @@ WITH parent AS (
 ), slot AS (
   SELECT slot FROM (
     SELECT ${t.queueSlotTake}($15::text, $26::int) AS slot
-    WHERE $15::text IS NOT NULL AND $3 = 'running' AND $26::int IS NOT NULL
+    WHERE $15::text IS NOT NULL AND $3 = 'running' AND $26::int IS NOT NULL AND NOT COALESCE((SELECT delayed FROM instant), false)
       AND NOT EXISTS (SELECT 1 FROM ${t.runs} WHERE queue = $15::text AND status = 'pending')
   ) taking WHERE slot IS NOT NULL
 ), plan AS (
