@@ -68,6 +68,28 @@ describe('live updates, the runs list (time ranges, sorting, totals, summary) an
   const expectRows = (ids: string[], what: string) =>
     eventually(async () => JSON.stringify(await rowIds()) === JSON.stringify(ids) || null, `${what}: rows ${ids.join(', ')}`);
   const live = () => page.locator('[data-testid=live-status][data-mode=live]').waitFor();
+  /**
+   * Runs a test's steps with the page's waits cut to 15 s, so that a hang fails inside the test (not
+   * at jest's 30 s timeout) with what the page showed: the bulk tests hung in CI now and then, never here.
+   */
+  const explained = async (steps: () => Promise<void>) => {
+    page.setDefaultTimeout(15_000);
+    try {
+      await steps();
+    } catch (error) {
+      const shown = {
+        url: page.url(),
+        rows: await rowIds().catch(() => 'unreadable'),
+        dialog: await page
+          .getByTestId('bulk-targets')
+          .count()
+          .catch(() => 'unreadable'),
+      };
+      throw new Error(`${(error as Error).message}\nThe page then: ${JSON.stringify(shown)}`);
+    } finally {
+      page.setDefaultTimeout(30_000);
+    }
+  };
   const deliver = (runId: string) => t.signals.signal(runId, 'go', { by: 'test' });
   /**
    * Milliseconds from calling `act` to `selector` being in the page, checked in the page every 10 ms
@@ -266,65 +288,68 @@ describe('live updates, the runs list (time ranges, sorting, totals, summary) an
     await expect(page.getByTestId('summary-header').count()).resolves.toBe(0);
   });
 
-  it('lists the ticked runs in a bulk dialog, with their count', async () => {
-    const ids = [await start(Bulk, 'ticked-1'), await start(Bulk, 'ticked-2')];
-    await open('/runs?workflow=live-bulk', rowSelector(ids[1]), true);
-    for (const id of ids) await row(id).getByTestId('select-run').check();
-    await page.getByTestId('bulk-cancel').click();
-    const targets = page.getByTestId('bulk-targets');
-    await expect(targets.getByTestId('bulk-target-count').innerText()).resolves.toBe('2 runs ticked:');
-    const listed = await targets.getByTestId('bulk-target').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')).sort());
-    expect(listed).toEqual(ids);
-    await expect(targets.getByRole('link', { name: 'ticked-1', exact: true }).count()).resolves.toBe(1);
-    await page.keyboard.press('Escape');
-    await targets.waitFor({ state: 'detached' });
-    for (const id of ids) await t.client.cancel(id);
-  });
+  it('lists the ticked runs in a bulk dialog, with their count', () =>
+    explained(async () => {
+      const ids = [await start(Bulk, 'ticked-1'), await start(Bulk, 'ticked-2')];
+      await open('/runs?workflow=live-bulk', rowSelector(ids[1]), true);
+      for (const id of ids) await row(id).getByTestId('select-run').check();
+      await page.getByTestId('bulk-cancel').click();
+      const targets = page.getByTestId('bulk-targets');
+      await expect(targets.getByTestId('bulk-target-count').innerText()).resolves.toBe('2 runs ticked:');
+      const listed = await targets.getByTestId('bulk-target').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')).sort());
+      expect(listed).toEqual(ids);
+      await expect(targets.getByRole('link', { name: 'ticked-1', exact: true }).count()).resolves.toBe(1);
+      await page.keyboard.press('Escape');
+      await targets.waitFor({ state: 'detached' });
+      for (const id of ids) await t.client.cancel(id);
+    }));
 
-  it('acts by filter on every matching run, after the operator types their count, and on no other', async () => {
-    const matching = [await start(Bulk, 'match-1'), await start(Bulk, 'match-2'), await start(Bulk, 'match-3')];
-    const tooOld = await start(Bulk, 'match-old');
-    await backdate(tooOld, 2 * HOUR);
-    const otherWorkflow = await start(Hold, 'match-other');
+  it('acts by filter on every matching run, after the operator types their count, and on no other', () =>
+    explained(async () => {
+      const matching = [await start(Bulk, 'match-1'), await start(Bulk, 'match-2'), await start(Bulk, 'match-3')];
+      const tooOld = await start(Bulk, 'match-old');
+      await backdate(tooOld, 2 * HOUR);
+      const otherWorkflow = await start(Hold, 'match-other');
 
-    await open('/runs?workflow=live-bulk&range=1h', rowSelector(matching[0]), true);
-    await expectRows([...matching].reverse(), 'the waiting live-bulk runs of the last hour');
-    await page.getByTestId('bulk-scope-filter').check();
-    await page.getByTestId('bulk-cancel').click();
-    const targets = page.getByTestId('bulk-targets');
-    await expect(targets.getByTestId('bulk-target-count').innerText()).resolves.toBe('3 runs match the filters, on every page:');
-    const listed = await targets.getByTestId('bulk-target').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')).sort());
-    expect(listed).toEqual(matching);
-    const confirm = page.getByTestId('confirm');
-    await expect(confirm.isDisabled()).resolves.toBe(true);
-    await page.getByTestId('confirm-count').fill('2');
-    await expect(confirm.isDisabled()).resolves.toBe(true);
-    await page.getByTestId('confirm-count').fill('3');
-    await page.getByTestId('cancel-reason').fill('by filter');
+      await open('/runs?workflow=live-bulk&range=1h', rowSelector(matching[0]), true);
+      await expectRows([...matching].reverse(), 'the waiting live-bulk runs of the last hour');
+      await page.getByTestId('bulk-scope-filter').check();
+      await page.getByTestId('bulk-cancel').click();
+      const targets = page.getByTestId('bulk-targets');
+      await expect(targets.getByTestId('bulk-target-count').innerText()).resolves.toBe('3 runs match the filters, on every page:');
+      const listed = await targets.getByTestId('bulk-target').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')).sort());
+      expect(listed).toEqual(matching);
+      const confirm = page.getByTestId('confirm');
+      await expect(confirm.isDisabled()).resolves.toBe(true);
+      await page.getByTestId('confirm-count').fill('2');
+      await expect(confirm.isDisabled()).resolves.toBe(true);
+      await page.getByTestId('confirm-count').fill('3');
+      await page.getByTestId('cancel-reason').fill('by filter');
 
-    const sent = page.waitForRequest((request) => request.url().endsWith('/api/bulk/cancel'));
-    await confirm.click();
-    const body = (await sent).postDataJSON() as { filter?: Record<string, unknown>; runIds?: unknown };
-    expect(body.runIds).toBeUndefined();
-    expect(body.filter).toMatchObject({ workflow: 'live-bulk', status: 'waiting', createdAfter: expect.any(String) });
-    await page.getByTestId('bulk-results').waitFor();
-    const outcomes = await page
-      .getByTestId('bulk-result')
-      .evaluateAll((rows) => rows.map((r) => `${r.getAttribute('data-run-id')} ${r.getAttribute('data-outcome')}`).sort());
-    expect(outcomes).toEqual(matching.map((id) => `${id} accepted`));
+      const sent = page.waitForRequest((request) => request.url().endsWith('/api/bulk/cancel'));
+      await confirm.click();
+      const body = (await sent).postDataJSON() as { filter?: Record<string, unknown>; runIds?: unknown };
+      expect(body.runIds).toBeUndefined();
+      expect(body.filter).toMatchObject({ workflow: 'live-bulk', status: 'waiting', createdAfter: expect.any(String) });
+      await page.getByTestId('bulk-results').waitFor();
+      const outcomes = await page
+        .getByTestId('bulk-result')
+        .evaluateAll((rows) => rows.map((r) => `${r.getAttribute('data-run-id')} ${r.getAttribute('data-outcome')}`).sort());
+      expect(outcomes).toEqual(matching.map((id) => `${id} accepted`));
 
-    const statuses = await db.query<{ id: string; status: string }>(`SELECT id, status FROM durable.runs WHERE id = ANY($1) ORDER BY id`, [
-      [...matching, tooOld, otherWorkflow],
-    ]);
-    expect(Object.fromEntries(statuses.map((r) => [r.id, r.status]))).toEqual({
-      'match-1': 'cancelled',
-      'match-2': 'cancelled',
-      'match-3': 'cancelled',
-      'match-old': 'waiting',
-      'match-other': 'waiting',
-    });
-    expect(await db.count('history', "event = 'cancelled' AND actor = 'token' AND run_id = ANY($1)", [matching])).toBe(3);
-  });
+      const statuses = await db.query<{ id: string; status: string }>(
+        `SELECT id, status FROM durable.runs WHERE id = ANY($1) ORDER BY id`,
+        [[...matching, tooOld, otherWorkflow]],
+      );
+      expect(Object.fromEntries(statuses.map((r) => [r.id, r.status]))).toEqual({
+        'match-1': 'cancelled',
+        'match-2': 'cancelled',
+        'match-3': 'cancelled',
+        'match-old': 'waiting',
+        'match-other': 'waiting',
+      });
+      expect(await db.count('history', "event = 'cancelled' AND actor = 'token' AND run_id = ANY($1)", [matching])).toBe(3);
+    }));
 
   it('names the total of the matches, estimated past 10,000, and refuses a bulk action over 1,000 runs without sending it', async () => {
     // 12,000 finished runs written straight to the table (1,500 failed), and the planner's statistics refreshed.
