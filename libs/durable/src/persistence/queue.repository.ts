@@ -2,7 +2,8 @@ import type { QueueCause, QueueView, WaitReason } from '../interfaces';
 import type { ResolvedQueue } from '../queues/queue-config';
 import { DurableDatabase } from './durable-database';
 import { ClaimedRow, claimedFromRow, ClaimedRun } from './run.repository';
-import { admitQueuedSql, lockQueuesSql, mendSlotsSql, promoteDueSql, queuesWithWorkSql } from './sql/admit-queued.sql';
+import { admitQueuedSql, lockQueuesSql, promoteDueSql, queuesWithWorkSql } from './sql/admit-queued.sql';
+import { mendSlotsSql } from './sql/mend-queue-slots.sql';
 
 /** Queued runs whose time came that one admission pass moves to pending, at most. */
 const PROMOTE_PER_PASS = 1_000;
@@ -32,7 +33,7 @@ export class QueueRepository {
    * queue with work (in name order, with its BEGIN), moves their due waiting runs to pending (when
    * there are any), then admits queue by queue. Without `probe` the queues are known to have new
    * pending runs (their NOTIFY or a local start said so): no look which have work, no promotion, and
-   * their slots are not mended (mendSlotsSql: the sweeper's passes and the first pass at boot do it).
+   * their slots are not mended (mendSlotsSql: boot and the sweeper's passes do it).
    * `heldBack`: the queues where a limit left pending runs behind (or that admitted none although they
    * had work), worth another admission when a slot frees.
    */
