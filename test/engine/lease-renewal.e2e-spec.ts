@@ -15,6 +15,22 @@ class Held implements DurableWorkflow<null, string> {
   }
 }
 
+/** Step bodies that ran, as `runId:step`. */
+const effects: string[] = [];
+/** Runs whose gate the test opened: an execution of one of them after that passes straight on. */
+const opened = new Set<string>();
+
+/** A step, then a pause that is not durable (slow code between steps), then another step. */
+@Workflow('stepped')
+class Stepped implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.step('a', () => effects.push(`${ctx.runId}:a`));
+    if (!opened.has(ctx.runId)) await new Promise<void>((open) => gates.set(ctx.runId, open));
+    await ctx.step('b', () => effects.push(`${ctx.runId}:b`));
+    return 'done';
+  }
+}
+
 describe('lease renewal', () => {
   const schema = uniqueSchema();
   const db = new Db(schema);
@@ -61,6 +77,52 @@ describe('lease renewal', () => {
     for (const run of [free, locked]) gates.get(run.runId)!();
     for (const run of [free, locked]) expect(await run.result({ timeout: '5s' })).toBe('done');
     expect(await db.count('history', `event = 'lease-taken-over'`)).toBe(0);
+  });
+
+  describe('a lease that lapsed while its renewals skipped the locked row', () => {
+    let other: Client;
+    /** Starts a Stepped run, lets it pass step a, then holds its row as a checkpoint in flight does until its lease lapses. */
+    const lapsed = async () => {
+      t = await startApp({ schema, providers: [Stepped], options: { leaseMs: 1_000 } });
+      const run = await t.client.start(Stepped, null);
+      await eventually(async () => gates.has(run.runId), 'step a to be checkpointed');
+      other = new Client(databaseUrl());
+      await other.connect();
+      await other.query('BEGIN');
+      await other.query(`SELECT 1 FROM "${schema}".runs WHERE id = $1 FOR SHARE`, [run.runId]);
+      await eventually(async () => (await db.count('runs', 'id = $1 AND wake_at < now()', [run.runId])) === 1, 'the lease to lapse');
+      return run;
+    };
+    const open = (runId: string) => {
+      opened.add(runId);
+      gates.get(runId)!();
+    };
+    afterEach(() => other.end());
+
+    it('is not trusted for a new step: once another worker has taken the run over, the step never begins here', async () => {
+      const run = await lapsed();
+      const worker = t.get(DurableWorker);
+      // The run taken over, as another worker's sweeper does to a lapsed lease.
+      await other.query(
+        `UPDATE "${schema}".runs SET lease_token = lease_token + 1, lease_owner = 'elsewhere', wake_at = now() + interval '1 hour' WHERE id = $1`,
+        [run.runId],
+      );
+      await other.query('COMMIT');
+      open(run.runId);
+      await eventually(async () => !worker.isExecuting(run.runId), 'the execution to stop');
+      expect(effects.filter((e) => e.startsWith(run.runId))).toEqual([`${run.runId}:a`]);
+      expect(await db.count('steps', 'run_id = $1', [run.runId])).toBe(1);
+    });
+
+    it('holds the next step back until a renewal gets through, then the run goes on: each step ran once', async () => {
+      const run = await lapsed();
+      open(run.runId);
+      await t.get(DurableWorker).renew(); // skipped again: the row is still held
+      expect(effects.filter((e) => e.startsWith(run.runId))).toEqual([`${run.runId}:a`]);
+      await other.query('ROLLBACK');
+      expect(await run.result({ timeout: '10s' })).toBe('done');
+      expect(effects.filter((e) => e.startsWith(run.runId))).toEqual([`${run.runId}:a`, `${run.runId}:b`]);
+    });
   });
 
   it('a renewal asked for while one is in flight joins it: never two renewals at once', async () => {

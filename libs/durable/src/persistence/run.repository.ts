@@ -297,7 +297,7 @@ export class RunRepository {
 
   /**
    * Renews held leases (skipping rows other transactions hold, see renewLeasesSql); returns the ids
-   * still ours. Retried through transient errors and deadlocks for up to `retryWithinMs`.
+   * still ours, each with whether it was renewed (false: skipped this beat). Retried through transient errors and deadlocks for up to `retryWithinMs`.
    */
   async renew(
     owner: string,
@@ -306,10 +306,10 @@ export class RunRepository {
     detail: object,
     lastSweepAt: Date | null,
     retryWithinMs: number,
-  ): Promise<Set<string>> {
+  ): Promise<Map<string, boolean>> {
     const rows = await retryTransient(
       () =>
-        this.db.query<{ id: string }>(this.sql.renew, [
+        this.db.query<{ id: string; renewed: boolean }>(this.sql.renew, [
           owner,
           held.map((h) => h.id),
           held.map((h) => h.token),
@@ -319,7 +319,7 @@ export class RunRepository {
         ]),
       retryWithinMs,
     );
-    return new Set(rows.map((r) => r.id));
+    return new Map(rows.map((r) => [r.id, r.renewed]));
   }
 
   /** Gives runs back (fenced by their tokens, so a try after one that committed releases nothing twice). */

@@ -225,6 +225,8 @@ export class Execution {
   private async callWithRetry<T>(key: string, fn: () => T | Promise<T>, options: ResolvedStepOptions): Promise<T> {
     const policy = options.resolvedRetry ?? resolveRetryPolicy(options.retry, NO_RETRY, `step "${key}"`);
     for (let attempt = 1; ; attempt++) {
+      // A step begins only on a lease that surely holds a while (see Lease): else it could run again elsewhere.
+      if (!this.lease.fresh && !(await this.lease.confirm())) return never();
       try {
         return await runScope.run({ execution: this, inStep: true }, fn);
       } catch (error) {

@@ -1,16 +1,35 @@
+/** How the worker keeps a lease: its length, and a renewal of this instance's leases (one in flight at a time). */
+export interface LeaseTerms {
+  leaseMs: number;
+  renew: () => Promise<void>;
+}
+
 /**
  * The right to execute one run, proven by the token taken at claim. When a renewal finds the token
  * replaced (another worker took the run over, or it was cancelled) the lease is lost and the
  * execution holding it stops at once.
+ *
+ * It also knows how long it surely holds: until a lease's length after the claim or the last renewal
+ * that moved it on was sent (the server counts from later). A renewal can miss its beat without an
+ * error: the process stalled, the server was slow, or the run's row was locked and the renewal
+ * skipped it. The lease may then lapse and be taken over while this execution still runs, and a step
+ * begun after that runs twice. So a step begins only on a lease that holds for a third of its length
+ * more (`fresh`), else it asks for a renewal first (`confirm`).
  */
 export class Lease {
   private lostFlag = false;
+  private closed = false;
+  private holdsUntil: number;
   private readonly listeners = new Set<() => void>();
 
   constructor(
     readonly runId: string,
     readonly token: string,
-  ) {}
+    private readonly terms: LeaseTerms,
+    claimSentAt = Date.now(),
+  ) {
+    this.holdsUntil = claimSentAt + terms.leaseMs;
+  }
 
   get lost(): boolean {
     return this.lostFlag;
@@ -19,6 +38,30 @@ export class Lease {
   /** How many listeners wait on this lease (one per live execution holding it). */
   get listenerCount(): number {
     return this.listeners.size;
+  }
+
+  /** Whether the lease surely holds for a third of its length more: long enough to begin a step. */
+  get fresh(): boolean {
+    return this.holdsUntil - Date.now() >= this.terms.leaseMs / 3;
+  }
+
+  /** A renewal sent at `sentAt` moved this lease on. */
+  renewed(sentAt: number): void {
+    this.holdsUntil = Math.max(this.holdsUntil, sentAt + this.terms.leaseMs);
+  }
+
+  /**
+   * Renews until the lease is fresh (true), or it is lost or no execution holds it any more (false).
+   * Between tries (the run's row locked, the server away) it waits a twelfth of a lease.
+   */
+  async confirm(): Promise<boolean> {
+    for (;;) {
+      if (this.lostFlag || this.closed) return false;
+      if (this.fresh) return true;
+      await this.terms.renew();
+      if (this.lostFlag || this.closed || this.fresh) continue;
+      await new Promise((resolve) => setTimeout(resolve, this.terms.leaseMs / 12));
+    }
   }
 
   /**
@@ -36,5 +79,10 @@ export class Lease {
     this.lostFlag = true;
     for (const listener of this.listeners) listener();
     this.listeners.clear();
+  }
+
+  /** The worker no longer holds it (the run's executions are over): a step still confirming it gives up. */
+  close(): void {
+    this.closed = true;
   }
 }

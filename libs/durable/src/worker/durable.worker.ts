@@ -10,7 +10,7 @@ import { ClaimedRun, RunRepository } from '../persistence/run.repository';
 import { QueueRepository } from '../persistence/queue.repository';
 import { delay } from '../runtime/execution';
 import { Executor } from '../runtime/executor';
-import { Lease } from '../runtime/lease';
+import { Lease, LeaseTerms } from '../runtime/lease';
 import { WakeTimer } from './wake-timer';
 import { RunEnd, WakeBus } from '../runtime/wake-bus';
 import { DurableTelemetry } from '../observability/durable-telemetry';
@@ -59,7 +59,11 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     private readonly bus: WakeBus,
   ) {
     this.queueList = [...options.queues.values()];
+    this.leaseTerms = { leaseMs: options.leaseMs, renew: () => this.renew() };
   }
+
+  /** What each lease of this instance needs to know how long it surely holds, and to ask for a renewal. */
+  private readonly leaseTerms: LeaseTerms;
 
   /** The module's queues, which each claim pass offers to admission when the plain claim left room. */
   private readonly queueList: ResolvedQueue[];
@@ -164,13 +168,14 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     const reserved = wanted && this.accepting && this.free > 0;
     if (reserved) this.reserved++;
     let claimed: ClaimedRun | undefined;
+    const sentAt = Date.now();
     try {
       const result = await write(reserved ? this.id : null);
       if (reserved) claimed = claimedIn(result);
       return result;
     } finally {
       if (reserved) this.reserved--;
-      if (claimed) this.spawn(claimed);
+      if (claimed) this.spawn(claimed, sentAt);
       else if (reserved) this.slotFreed();
     }
   }
@@ -238,6 +243,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
         let claimed: ClaimedRun[];
         const timer = this.telemetry.metrics?.claimPassDuration.startTimer({ trigger: this.sweepPending ? 'sweep' : 'wake' });
         this.sweepPending = false;
+        const sentAt = Date.now();
         try {
           claimed = plain ? await this.runs.claim(this.id, this.options.leaseMs, ask, this.registry.names()) : [];
           // What is left of the ask goes to the queues' admission (a queued run is never claimed above).
@@ -256,7 +262,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
         }
         // Local starts may have taken slots while the claim was in flight: give back what no longer fits.
         const room = Math.max(0, this.free);
-        for (const run of claimed.slice(0, room)) this.spawn(run);
+        for (const run of claimed.slice(0, room)) this.spawn(run, sentAt);
         if (claimed.length > room) {
           const extra = claimed.slice(room).map((run) => ({ id: run.id, token: run.leaseToken }));
           await this.runs.release(this.id, extra).catch(() => undefined); // else their leases lapse and the sweeper takes them
@@ -269,10 +275,11 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     }
   }
 
-  private spawn(run: ClaimedRun): void {
+  /** Executes a run claimed for this instance by a statement sent at `sentAt`. */
+  private spawn(run: ClaimedRun, sentAt: number): void {
     // This instance claimed back a run whose lease lapsed here (its renewals failed): the stale execution stops now.
     this.held.get(run.id)?.markLost();
-    const lease = new Lease(run.id, run.leaseToken);
+    const lease = new Lease(run.id, run.leaseToken, this.leaseTerms, sentAt);
     this.held.set(run.id, lease);
     let end: RunEnd | undefined;
     const execution = this.bootContext
@@ -283,6 +290,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
       })
       .catch((error) => this.logger.error(`Executing run ${run.id} failed: ${(error as Error).message}`, (error as Error).stack))
       .finally(() => {
+        lease.close();
         if (this.held.get(run.id) === lease) this.held.delete(run.id);
         if (lease.lost && this.accepting) this.telemetry.metrics?.leaseLosses.inc();
         this.executions.delete(execution);
@@ -316,6 +324,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
 
   private async renewHeld(): Promise<void> {
     const snapshot = [...this.held.values()];
+    const sentAt = Date.now();
     try {
       const kept = await this.runs.renew(
         this.id,
@@ -326,7 +335,9 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
         this.renewEveryMs,
       );
       for (const lease of snapshot) {
-        if (!kept.has(lease.runId)) {
+        const renewed = kept.get(lease.runId);
+        if (renewed) lease.renewed(sentAt);
+        else if (renewed === undefined) {
           this.logger.warn(`Lost the lease of run ${lease.runId} (taken over or cancelled); its execution stops.`);
           lease.markLost();
         }

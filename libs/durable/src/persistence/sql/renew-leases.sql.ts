@@ -5,9 +5,9 @@ import { queueSlotFreedSql } from './queue-slot-freed.sql';
  * Renews the leases an instance holds, and beats its heartbeat, in one statement that never waits on
  * a run's row: rows are locked in id order (one order for every renewal) and a row another
  * transaction holds (an application's open transaction that delivered to the run, a finish waking its
- * parent) is skipped and renewed on the next beat. Returns the runs still ours, renewed or skipped:
- * running with the token held, as this statement's snapshot sees them. A run missing from the result
- * is lost (taken over, or cancelled): its execution stops.
+ * parent) is skipped and renewed on the next beat. Returns the runs still ours, running with the token
+ * held as this statement's snapshot sees them, each saying whether it was renewed or skipped. A run
+ * missing from the result is lost (taken over, or cancelled): its execution stops.
  * $1 instance, $2 run ids, $3 tokens, $4 lease ms, $5 instance detail (jsonb), $6 last sweep.
  */
 export const renewLeasesSql = (t: Tables) => `
@@ -25,7 +25,7 @@ WITH beat AS (
 ), renewed AS (
   UPDATE ${t.runs} r SET wake_at = now() + $4 * interval '1 millisecond' FROM locked WHERE r.id = locked.id
 )
-SELECT id FROM held`;
+SELECT held.id, locked.id IS NOT NULL AS renewed FROM held LEFT JOIN locked ON locked.id = held.id`;
 
 /**
  * Gives runs back at shutdown: pending and due now, token bumped so the execution's late writes are
