@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import {
   DurableModule,
   DurableModuleOptions,
+  DURABLE_MIGRATIONS,
   DurableWorkflow,
   durableEntities,
   InvalidArgumentError,
@@ -127,18 +128,30 @@ describe('migrations and boot', () => {
     await app.close();
   });
 
-  it('migrationsRun: false migrates nothing: on a schema left unmigrated the boot fails, and no table was created', async () => {
+  it('migrationsRun: false migrates nothing: on a schema left unmigrated the boot fails naming the migrations, and no table was created', async () => {
     const schema = fresh();
     const db = new Db(schema);
     await db.query(`CREATE SCHEMA "${schema}"`);
-    // Its boot fails on the missing tables (that is the operator's cue to migrate), having created none.
-    await expect(startApp({ schema, options: { migrationsRun: false, worker: { enabled: false }, sweeper: false } })).rejects.toThrow(
-      /does not exist/,
+    // Its boot fails saying what to do (the operator's cue to migrate), having created nothing.
+    await expect(startApp({ schema, options: { migrationsRun: false } })).rejects.toThrow(
+      `The schema "${schema}" lacks ${DURABLE_MIGRATIONS.length} of the ${DURABLE_MIGRATIONS.length} migrations this version of nestjs-durable needs (InitialSchema1732900000000, `,
     );
     const [{ n }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = $1`, [
       schema,
     ]);
     expect(n).toBe(0);
+    await db.dropSchema();
+  });
+
+  it('migrationsRun: false on a schema a migration behind (a deploy ahead of its pipeline) fails the boot naming the one missing', async () => {
+    const schema = fresh();
+    const db = new Db(schema);
+    await runDurableMigrations({ connection: databaseUrl(), schema });
+    const last = new DURABLE_MIGRATIONS[DURABLE_MIGRATIONS.length - 1]().name;
+    await db.query(`DELETE FROM "${schema}".migrations WHERE name = $1`, [last]);
+    await expect(startApp({ schema, options: { migrationsRun: false } })).rejects.toThrow(
+      `lacks 1 of the ${DURABLE_MIGRATIONS.length} migrations this version of nestjs-durable needs (${last}), and migrationsRun is false`,
+    );
     await db.dropSchema();
   });
 

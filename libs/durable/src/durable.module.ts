@@ -13,7 +13,7 @@ import type { DurableModuleAsyncOptions, DurableModuleOptions } from './interfac
 import { DeliveryRepository } from './persistence/delivery.repository';
 import { DurableDatabase } from './persistence/durable-database';
 import { JournalRepository } from './persistence/journal.repository';
-import { runDurableMigrations } from './persistence/migrator';
+import { assertMigrated, runDurableMigrations } from './persistence/migrator';
 import { RunControlRepository } from './persistence/run-control.repository';
 import { RunRepository } from './persistence/run.repository';
 import { RunEndRepository } from './persistence/run-end.repository';
@@ -48,7 +48,16 @@ const databaseProvider: Provider = {
   inject: [DURABLE_OPTIONS],
   useFactory: async (options: ResolvedDurableOptions) => {
     if (options.migrationsRun) await runDurableMigrations(options);
-    return DurableDatabase.open(options, options.worker.concurrency + SPARE_CONNECTIONS);
+    const db = await DurableDatabase.open(options, options.worker.concurrency + SPARE_CONNECTIONS);
+    if (!options.migrationsRun) {
+      try {
+        await assertMigrated(db);
+      } catch (error) {
+        await db.close(); // the pool would otherwise keep the failed boot's process alive
+        throw error;
+      }
+    }
+    return db;
   },
 };
 

@@ -12,7 +12,10 @@ export interface DurableModuleOptions {
   connection: string | PostgresDataSourceOptions | DataSource;
   /** Postgres schema for all tables, default `'durable'`. */
   schema?: string;
-  /** Apply the library's migrations at boot (default true); safe with many instances booting at once. */
+  /**
+   * Apply the library's migrations at boot (default true); safe with many instances booting at once.
+   * False: the schema must have them already (a boot that finds any missing fails, naming them).
+   */
   migrationsRun?: boolean;
   /** Default enabled with 10 runs at once; disabled: this instance starts runs and delivers signals only. */
   worker?: { enabled?: boolean; concurrency?: number };

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import type { DurableModuleOptions, PostgresDataSourceOptions } from '../interfaces';
-import { baseOptions } from './durable-database';
+import { InvalidArgumentError } from '../errors';
+import { baseOptions, DurableDatabase } from './durable-database';
 import { durableEntities } from './entities';
 import { DURABLE_MIGRATIONS } from './migrations';
 import { tablesFor } from './tables';
@@ -34,6 +35,24 @@ export async function pendingDurableMigrations(options: MigrationTarget): Promis
     return await dataSource.showMigrations();
   } finally {
     await dataSource.destroy();
+  }
+}
+
+/**
+ * With `migrationsRun: false` the schema is the operator's to migrate: a boot on one that lacks any of
+ * this version's migrations (never migrated, or a deploy ahead of its pipeline's migration) stops here,
+ * naming them, instead of failing later on a missing table or column in the middle of a run.
+ */
+export async function assertMigrated(db: DurableDatabase): Promise<void> {
+  const { schema } = db.tables;
+  const [{ present }] = await db.query<{ present: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS present`, [`"${schema}".migrations`]);
+  const applied = new Set(present ? (await db.query<{ name: string }>(`SELECT name FROM "${schema}".migrations`)).map((m) => m.name) : []);
+  const missing = DURABLE_MIGRATIONS.map((migration) => new migration().name).filter((name) => !applied.has(name));
+  if (missing.length) {
+    throw new InvalidArgumentError(
+      `The schema "${schema}" lacks ${missing.length} of the ${DURABLE_MIGRATIONS.length} migrations this version of nestjs-durable needs ` +
+        `(${missing.join(', ')}), and migrationsRun is false: apply them before booting (runDurableMigrations) or set migrationsRun: true.`,
+    );
   }
 }
 
