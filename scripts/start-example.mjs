@@ -6,21 +6,27 @@
 // Env: DATABASE_URL, PORT (3000), EXAMPLE_DATA_DIR (.data/postgres), EXAMPLE_ENTRY (the compiled main.js);
 // the app reads DASHBOARD_TOKEN (else it generates one once and keeps it in .data/dashboard-token).
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startEmbeddedPostgres } from '../test/setup/embedded-postgres.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const entry = process.env.EXAMPLE_ENTRY ?? join(root, 'dist/apps/example/main.js');
 
-let cluster;
+/** The server runs in a detached process (see embedded-postgres-host.mjs): a Ctrl-C reaches the app, not it. */
+let host;
 if (!process.env.DATABASE_URL) {
   const dir = resolve(root, process.env.EXAMPLE_DATA_DIR ?? '.data/postgres');
   mkdirSync(dirname(dir), { recursive: true });
   const started = Date.now();
-  cluster = await startEmbeddedPostgres({ dir, persistent: true });
-  process.env.DATABASE_URL = cluster.url;
+  host = spawn(process.execPath, [join(root, 'scripts/embedded-postgres-host.mjs'), dir], {
+    detached: true,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const ready = await Promise.race([once(host, 'message'), once(host, 'exit').then(() => null)]);
+  if (!ready) process.exit(1); // the host printed why
+  process.env.DATABASE_URL = ready[0].url;
   console.log(`Embedded PostgreSQL ready in ${Date.now() - started} ms (data in ${dir}; set DATABASE_URL to use your own).`);
 }
 
@@ -32,5 +38,9 @@ const app = spawn(process.execPath, [...nodeArgs, entry, ...process.argv.slice(2
 });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => app.kill(signal));
 const code = await new Promise((done) => app.on('exit', (c, signal) => done(c ?? (signal ? 0 : 1))));
-await cluster?.stop();
+if (host) {
+  const stopped = once(host, 'exit');
+  host.disconnect();
+  await stopped;
+}
 process.exit(code);

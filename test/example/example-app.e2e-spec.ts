@@ -60,7 +60,7 @@ function startExample(dataDir: string, port: number, env: Record<string, string>
   });
 }
 
-/** SIGKILL to the app's whole process group (the wrapper and the app; PostgreSQL detaches itself). */
+/** SIGKILL to the app's whole process group (the wrapper and the app; PostgreSQL runs in a group of its own, stopped when the wrapper goes). */
 function killGroup(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
@@ -257,5 +257,25 @@ describe("the example's start: its banner and its dashboard token", () => {
     expect(await queuesStatus(TOKEN)).toBe(200);
     expect(await queuesStatus(kept.trim())).toBe(401);
     expect(existsSync(tokenFile) && readFileSync(tokenFile, 'utf8')).toBe(kept);
+  });
+});
+
+describe('Ctrl-C on npm start', () => {
+  const { parent, dataDir } = dataFolder();
+  afterAll(() => {
+    stopPostgres(dataDir);
+    rmSync(parent, { recursive: true, force: true });
+  });
+
+  it('stops the app first, on a live database, then PostgreSQL: no connection error, exit code 0, the server shut down', async () => {
+    const { child, output } = await startExample(dataDir, await freePort());
+    const before = output().length;
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    process.kill(-child.pid!, 'SIGINT'); // what a terminal does: the whole foreground process group
+    expect(await exited).toBe(0);
+    const shutdown = output().slice(before);
+    expect(shutdown).not.toMatch(/ERROR|terminat|ECONNREFUSED|Connection terminated/i);
+    // A server shut down cleanly removes its pid file: the wrapper waited for it before exiting.
+    expect(existsSync(join(dataDir, 'postmaster.pid'))).toBe(false);
   });
 });
