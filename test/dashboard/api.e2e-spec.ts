@@ -138,9 +138,28 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     expect(child.body.parent).toEqual({ runId: parent.runId, workflow: 'parent-of-review', status: 'waiting' });
     expect(child.body.history.map((h: any) => h.event)).toEqual(expect.arrayContaining(['started', 'parked', 'message-sent']));
     const parentView = await call(t, 'GET', `/runs/${encodeURIComponent(parent.runId)}`, auth);
-    expect(parentView.body.children).toEqual([{ runId: childId, workflow: 'review', status: 'waiting', step: 'review' }]);
+    expect(parentView.body.children).toEqual([{ runId: childId, workflow: 'review', status: 'waiting', step: 'review', reusedFrom: null }]);
     const missing = await call(t, 'GET', '/runs/nope', auth);
     expect([missing.status, missing.body.code]).toEqual([404, 'RUN_NOT_FOUND']);
+  });
+
+  it("lists a fork's reused children (spawned before its fromStep) among its children, naming the run that started them", async () => {
+    const source = await t.client.start(ParentOfReview, { orderId: 'fork-children' });
+    const childId = `${source.runId}/review`;
+    await waiting(childId);
+    await t.signals.signal(childId, 'approval', { approved: true, by: 'ops' });
+    await source.result({ timeout: '10s' });
+    const fork = await call(t, 'POST', `/runs/${encodeURIComponent(source.runId)}/fork`, mutation, { fromStep: 'child-result:review' });
+    expect(fork.status).toBe(201);
+    await t.client.handle(fork.body.runId).result({ timeout: '10s' });
+    const forkView = await call(t, 'GET', `/runs/${encodeURIComponent(fork.body.runId)}`, auth);
+    expect(forkView.body.children).toEqual([
+      { runId: childId, workflow: 'review', status: 'completed', step: 'review', reusedFrom: source.runId },
+    ]);
+    const sourceView = await call(t, 'GET', `/runs/${encodeURIComponent(source.runId)}`, auth);
+    expect(sourceView.body.children).toEqual([
+      { runId: childId, workflow: 'review', status: 'completed', step: 'review', reusedFrom: null },
+    ]);
   });
 
   it('starts a run (201, or 200 when the id exists) and refuses an unknown workflow or a bad body with 400', async () => {

@@ -35,6 +35,22 @@ export class ForkOrder implements DurableWorkflow<OrderInput, unknown> {
   }
 }
 
+@Workflow('fork-label')
+export class ForkLabel implements DurableWorkflow<string, string> {
+  async run(order: string, ctx: WorkflowContext) {
+    return ctx.step('print', () => `label ${order}`);
+  }
+}
+
+/** Prints its label in a child, then ships: a fork from 'ship' reuses the child. */
+@Workflow('fork-parcel')
+export class ForkParcel implements DurableWorkflow<string, string> {
+  async run(order: string, ctx: WorkflowContext) {
+    const label = await (await ctx.startChild(ForkLabel, order, { step: 'label' })).result();
+    return ctx.step('ship', () => `shipped with ${label}`);
+  }
+}
+
 /** A run of `order` waiting for its approval, after charge and reserve. */
 async function waitingOrder(t: DurableTestApp, order: string) {
   const run = await t.client.start(ForkOrder, { order, breakClose: true });
@@ -59,7 +75,7 @@ describe('rerun from a step (fork) on the dashboard, in a real browser', () => {
   const suite = dashboardSuite({
     schema: uniqueSchema(),
     token: TOKEN,
-    providers: [ForkOrder],
+    providers: [ForkOrder, ForkParcel, ForkLabel],
     options: { inlineWaitMs: 0, appVersion: '9.9.9' },
   });
   const { db } = suite;
@@ -162,6 +178,18 @@ describe('rerun from a step (fork) on the dashboard, in a real browser', () => {
     const forkedFrom = page.locator('[data-testid=history-row][data-event=forked-from]').getByTestId('fork-link');
     await expect(forkedFrom.innerText()).resolves.toBe(`from ${source} at close, signals before: 2 steps, 1 signal and 0 messages copied`);
     await fork.result({ timeout: '10s' });
+  });
+
+  it("lists the child a fork reuses in the fork's children tab, linking the source that started it", async () => {
+    const source = await t.client.start(ForkParcel, 'P-1');
+    await source.result({ timeout: '10s' });
+    const fork = await t.client.fork(source.runId, { fromStep: 'ship' });
+    await fork.result({ timeout: '10s' });
+    await openRun(fork.runId, 'children');
+    const row = page.locator(`[data-testid=child-row][data-run-id="${source.runId}/label"]`);
+    await expect(row.getByTestId('child-reused').innerText()).resolves.toBe(`reused from ${source.runId}`);
+    await row.getByTestId('child-reused').locator('a').click();
+    await page.locator('[data-testid=run-id]', { hasText: source.runId }).waitFor();
   });
 
   it("shows the run's application version in its header", async () => {

@@ -153,6 +153,8 @@ export interface RunSummary {
 
 export interface ChildRun extends RunSummary {
   step: string | null;
+  /** A fork's child spawned before its fromStep: the run that started it (the source), whose child the fork reuses. */
+  reusedFrom: string | null;
 }
 
 export interface HistoryEntry {

@@ -127,7 +127,13 @@ export class DashboardService {
         sentAt: iso(m.sent_at),
         ackedAt: m.acked_at ? iso(m.acked_at) : null,
       })),
-      children: rows.children.map((c) => ({ runId: c.id, workflow: c.workflow, status: c.status, step: c.parent_step })),
+      children: rows.children.map((c) => ({
+        runId: c.id,
+        workflow: c.workflow,
+        status: c.status,
+        step: c.parent_step,
+        reusedFrom: c.reused_from,
+      })),
       parent: rows.parent ? { runId: rows.parent.id, workflow: rows.parent.workflow, status: rows.parent.status } : null,
       history: rows.history.map((h) => ({ id: String(h.id), at: iso(h.at), event: h.event, actor: h.actor, detail: h.detail })),
     };

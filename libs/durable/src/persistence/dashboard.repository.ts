@@ -16,7 +16,7 @@ export interface RunJournalRows {
   }>;
   signals: Array<{ name: string; payload: string | null; delivered_at: Date; source: string | null }>;
   messages: Array<{ channel: string; key: string; seq: string; payload: string | null; sent_at: Date; acked_at: Date | null }>;
-  children: Array<{ id: string; workflow: string; status: RunStatus; parent_step: string | null }>;
+  children: Array<{ id: string; workflow: string; status: RunStatus; parent_step: string | null; reused_from: string | null }>;
   parent: { id: string; workflow: string; status: RunStatus } | null;
   history: Array<{ id: string; at: Date; event: string; actor: string; detail: unknown }>;
 }
@@ -102,7 +102,12 @@ export class DashboardRepository {
         (SELECT COALESCE(json_agg(s ORDER BY s.finished_at, s.key), '[]') FROM (SELECT key, kind, outcome, result, error, started_at, finished_at FROM ${t.steps} WHERE run_id = $1) s) AS steps,
         (SELECT COALESCE(json_agg(s ORDER BY s.delivered_at), '[]') FROM (SELECT name, payload, delivered_at, source FROM ${t.signals} WHERE run_id = $1) s) AS signals,
         (SELECT COALESCE(json_agg(m ORDER BY m.channel, m.seq), '[]') FROM (SELECT channel, key, seq, payload, sent_at, acked_at FROM ${t.messages} WHERE run_id = $1) m) AS messages,
-        (SELECT COALESCE(json_agg(c ORDER BY c.seq), '[]') FROM (SELECT id, workflow, status, parent_step, seq FROM ${t.runs} WHERE parent_id = $1) c) AS children,
+        (SELECT COALESCE(json_agg(c ORDER BY c.seq), '[]') FROM (
+           SELECT id, workflow, status, parent_step, seq, NULL AS reused_from FROM ${t.runs} WHERE parent_id = $1
+           UNION ALL
+           -- A fork's children spawned before its fromStep are another run's, reused: its journal's spawns name them.
+           SELECT c.id, c.workflow, c.status, c.parent_step, c.seq, c.parent_id FROM ${t.steps} s JOIN ${t.runs} c ON c.id = s.result::jsonb->>'runId'
+           WHERE s.run_id = $1 AND s.kind = 'child' AND c.parent_id <> $1) c) AS children,
         (SELECT row_to_json(p) FROM (SELECT p.id, p.workflow, p.status FROM ${t.runs} r JOIN ${t.runs} p ON p.id = r.parent_id WHERE r.id = $1) p) AS parent,
         (SELECT COALESCE(json_agg(h ORDER BY h.id), '[]') FROM (SELECT id, at, event, actor, detail FROM ${t.history} WHERE run_id = $1 ORDER BY id DESC LIMIT 500) h) AS history`,
       [runId],

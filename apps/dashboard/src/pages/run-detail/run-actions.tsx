@@ -96,7 +96,8 @@ export function RunActions({ detail }: { detail: RunDetail }) {
       {confirmCancel && (
         <CancelDialog
           runId={run.runId}
-          childCount={detail.children.filter((c) => c.status !== 'completed' && c.status !== 'cancelled').length}
+          // A fork's reused children are the source's: cancelling the fork leaves them be.
+          childCount={detail.children.filter((c) => !c.reusedFrom && c.status !== 'completed' && c.status !== 'cancelled').length}
           busy={cancel.isPending}
           error={cancel.error}
           onConfirm={(reason) => cancel.mutate({ runId: run.runId, reason }, { onSuccess: () => setConfirmCancel(false) })}

@@ -26,7 +26,17 @@ export function ChildrenTab({ runs }: { runs: ChildRun[] }) {
               <td>
                 <StatusBadge status={child.status} />
               </td>
-              <td className="mono">{child.step ?? <span className="muted">—</span>}</td>
+              <td className="mono">
+                {child.step ?? <span className="muted">—</span>}
+                {child.reusedFrom && (
+                  <>
+                    {' '}
+                    <span className="muted" data-testid="child-reused">
+                      reused from <RunLink runId={child.reusedFrom} />
+                    </span>
+                  </>
+                )}
+              </td>
             </tr>
           ))}
         </tbody>
