@@ -143,6 +143,49 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     expect([missing.status, missing.body.code]).toEqual([404, 'RUN_NOT_FOUND']);
   });
 
+  it('sends the newest 500 history rows with a run, and the earlier ones a page at a time, without a gap or a repeat; a bad page request is a 400', async () => {
+    const run = await t.client.start(NapLong, null);
+    await waiting(run.runId);
+    await db.query(
+      `INSERT INTO durable.history (run_id, event, actor, detail) SELECT $1, 'noted', 'test', jsonb_build_object('n', n) FROM generate_series(1, 1200) n`,
+      [run.runId],
+    );
+    const all = (await db.query<{ id: string }>(`SELECT id FROM durable.history WHERE run_id = $1 ORDER BY id`, [run.runId])).map((r) =>
+      String(r.id),
+    );
+    const detail = (await call(t, 'GET', `/runs/${encodeURIComponent(run.runId)}`, auth)).body;
+    expect([detail.history.length, detail.historyMore]).toEqual([500, true]);
+    let shown: string[] = detail.history.map((h: any) => h.id);
+    for (let more = true; more;) {
+      const page = await call(t, 'GET', `/runs/${encodeURIComponent(run.runId)}/history?before=${shown[0]}`, auth);
+      expect(page.status).toBe(200);
+      shown = [...page.body.history.map((h: any) => h.id), ...shown];
+      more = page.body.historyMore;
+    }
+    expect(shown).toEqual(all);
+    const limited = await call(t, 'GET', `/runs/${encodeURIComponent(run.runId)}/history?before=${all[10]}&limit=3`, auth);
+    expect([limited.body.history.map((h: any) => h.id), limited.body.historyMore]).toEqual([all.slice(7, 10), true]);
+
+    for (const [query, field] of [
+      ['', 'before'],
+      ['?before=abc', 'before'],
+      ['?before=-1', 'before'],
+      [`?before=${all[1]}&limit=0`, 'limit'],
+      [`?before=${all[1]}&limit=501`, 'limit'],
+      [`?before=${all[1]}&page=2`, 'page'],
+    ]) {
+      const refused = await call(t, 'GET', `/runs/${encodeURIComponent(run.runId)}/history${query}`, auth);
+      expect([refused.status, refused.body.code, JSON.stringify(refused.body)]).toEqual([
+        400,
+        'INVALID_ARGUMENT',
+        expect.stringContaining(field),
+      ]);
+    }
+    const missing = await call(t, 'GET', `/runs/nope/history?before=1`, auth);
+    expect([missing.status, missing.body.code]).toEqual([404, 'RUN_NOT_FOUND']);
+    await t.client.cancel(run.runId);
+  });
+
   it("lists a fork's reused children (spawned before its fromStep) among its children, naming the run that started them", async () => {
     const source = await t.client.start(ParentOfReview, { orderId: 'fork-children' });
     const childId = `${source.runId}/review`;

@@ -290,6 +290,27 @@ describe('the run page: timeline, step names, failures, actions, schema forms; t
     expect(Date.parse(dayParams.get('createdBefore')!) - Date.parse(dayParams.get('createdAfter')!)).toBe(15 * 60_000);
   });
 
+  it('shows the newest 500 history events, loads the earlier ones on demand, and says on the timeline which waits it leaves out', async () => {
+    const runId = (await t.client.start(Many, null)).runId;
+    await waitingFor(runId, 'signal');
+    await db.query(
+      `INSERT INTO durable.history (run_id, event, actor, detail) SELECT $1, 'noted', 'test', jsonb_build_object('n', n) FROM generate_series(1, 700) n`,
+      [runId],
+    );
+    const total = await db.count('history', 'run_id = $1', [runId]);
+    await openRun(runId, 'history');
+    const rows = page.getByTestId('history-row');
+    await eventually(async () => (await rows.count()) === 500, 'the newest 500 events');
+    await expect(rows.first().getAttribute('data-event')).resolves.toBe('noted');
+    await page.getByTestId('history-earlier').click();
+    await eventually(async () => (await rows.count()) === total, `all ${total} events`);
+    await expect(rows.first().getAttribute('data-event')).resolves.toBe('started');
+    await expect(page.getByTestId('history-earlier').count()).resolves.toBe(0);
+    await page.getByTestId('tab-timeline').click();
+    await expect(page.getByTestId('timeline-history-cut').innerText()).resolves.toContain('newest 500 events');
+    await t.client.cancel(runId);
+  });
+
   it('renders a run page with 1,000 journal rows in under a second', async () => {
     const runId = (await t.client.start(Many, null)).runId;
     await waitingFor(runId, 'signal');

@@ -197,7 +197,15 @@ export interface RunDetail {
   messages: ChannelMessage[];
   children: ChildRun[];
   parent: RunSummary | null;
+  /** The newest 500 events, oldest first; `historyMore`: there are earlier ones (GET /runs/:id/history). */
   history: HistoryEntry[];
+  historyMore: boolean;
+}
+
+/** An earlier page of a run's history, oldest first; `historyMore`: there are earlier ones still. */
+export interface HistoryPage {
+  history: HistoryEntry[];
+  historyMore: boolean;
 }
 
 export interface StartRunBody {

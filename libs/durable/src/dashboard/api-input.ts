@@ -128,6 +128,14 @@ export function text(max = Number.MAX_SAFE_INTEGER) {
     .refine(isStorableText, 'cannot hold a NUL character or a lone surrogate');
 }
 
+/** A page size in a query string: a whole number from 1 to `max`, given to the handler as a number. */
+export function pageLimit(max: number) {
+  return z
+    .string()
+    .refine((s) => /^\d{1,9}$/.test(s) && +s >= 1 && +s <= max, `must be a whole number from 1 to ${max}`)
+    .transform(Number);
+}
+
 /** A field that must be present, with any JSON value (null included). */
 export const present = z.custom<unknown>((value) => value !== undefined, 'is required (null is allowed)');
 

@@ -27,7 +27,8 @@ import type { ResolvedDurableOptions } from '../durable-options';
 import type { DashboardOptions, Duration, RunFilter } from '../interfaces';
 import { isRunCursor, RUN_STATUSES } from '../persistence/run.repository';
 import { WAIT_KIND_NAMES } from '../wait-kinds/wait-kind.registry';
-import { duration, endpoint, EndpointInput, Input, instant, oneOf, present, text } from './api-input';
+import { duration, endpoint, EndpointInput, Input, instant, oneOf, pageLimit, present, text } from './api-input';
+import { HISTORY_PAGE } from '../persistence/dashboard.repository';
 import { checkKeys } from '../schema/business-keys';
 import { DashboardAuthGuard, DashboardRequest, SESSION_ROUTE } from './dashboard-auth.guard';
 import { DashboardErrorsFilter, MethodNotAllowed } from './dashboard-errors.filter';
@@ -113,11 +114,7 @@ export class DashboardRunsController {
         z.strictObject({
           ...filterFields,
           q: text(200).optional(),
-          limit: z
-            .string()
-            .refine((s) => /^\d{1,3}$/.test(s) && +s >= 1 && +s <= 500, 'must be a whole number from 1 to 500')
-            .transform(Number)
-            .optional(),
+          limit: pageLimit(500).optional(),
           sort: oneOf(['created', 'updated'] as const).optional(),
           order: oneOf(['desc', 'asc'] as const).optional(),
           cursor: z
@@ -137,6 +134,18 @@ export class DashboardRunsController {
   @Get(':id')
   detail(@Input(DashboardRunsController.detail) { params }: EndpointInput<typeof DashboardRunsController.detail>) {
     return this.service.detail(params.id);
+  }
+
+  static readonly history = endpoint({
+    params: z.strictObject(runId),
+    query: z.strictObject({
+      before: z.string().regex(/^[1-9]\d{0,18}$/, 'must be a history id (a whole number) from GET /runs/:id'),
+      limit: pageLimit(HISTORY_PAGE).optional(),
+    }),
+  });
+  @Get(':id/history')
+  history(@Input(DashboardRunsController.history) { params, query }: EndpointInput<typeof DashboardRunsController.history>) {
+    return this.service.history(params.id, query.before, query.limit);
   }
 
   static readonly start = endpoint({

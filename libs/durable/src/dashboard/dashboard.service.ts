@@ -4,7 +4,7 @@ import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { DurableError, InvalidArgumentError, RunNotFoundError } from '../errors';
 import type { RunFilter, RunView } from '../interfaces';
-import { DashboardRepository, STATS_EXACT_UP_TO } from '../persistence/dashboard.repository';
+import { DashboardRepository, HISTORY_PAGE, HistoryRow, STATS_EXACT_UP_TO } from '../persistence/dashboard.repository';
 import { DASHBOARD_RUN_READS } from './dashboard-reads';
 import { RunRepository } from '../persistence/run.repository';
 import { QueueRepository } from '../persistence/queue.repository';
@@ -135,8 +135,14 @@ export class DashboardService {
         reusedFrom: c.reused_from,
       })),
       parent: rows.parent ? { runId: rows.parent.id, workflow: rows.parent.workflow, status: rows.parent.status } : null,
-      history: rows.history.map((h) => ({ id: String(h.id), at: iso(h.at), event: h.event, actor: h.actor, detail: h.detail })),
+      ...historyPage(rows.history, HISTORY_PAGE),
     };
+  }
+
+  /** The history of a run before the row `before` (an id from an earlier answer): an earlier page than the detail's. */
+  async history(runId: string, before: string, limit = HISTORY_PAGE) {
+    if (!(await this.reads.get(runId))) throw new RunNotFoundError(runId);
+    return historyPage(await this.dashboard.historyBefore(runId, before, limit), limit);
   }
 
   workflows() {
@@ -235,4 +241,19 @@ export class DashboardService {
 
 function iso(value: Date | string): string {
   return new Date(value).toISOString();
+}
+
+/** Rows read one past `limit` (oldest first) as a page: the extra, oldest row only says there are earlier ones. */
+function historyPage(rows: HistoryRow[], limit: number) {
+  const historyMore = rows.length > limit;
+  return {
+    history: (historyMore ? rows.slice(1) : rows).map((h) => ({
+      id: String(h.id),
+      at: iso(h.at),
+      event: h.event,
+      actor: h.actor,
+      detail: h.detail,
+    })),
+    historyMore,
+  };
 }

@@ -18,8 +18,14 @@ export interface RunJournalRows {
   messages: Array<{ channel: string; key: string; seq: string; payload: string | null; sent_at: Date; acked_at: Date | null }>;
   children: Array<{ id: string; workflow: string; status: RunStatus; parent_step: string | null; reused_from: string | null }>;
   parent: { id: string; workflow: string; status: RunStatus } | null;
-  history: Array<{ id: string; at: Date; event: string; actor: string; detail: unknown }>;
+  /** The newest HISTORY_PAGE rows, oldest first, and one more before them when there is one (so the page knows there are earlier ones). */
+  history: HistoryRow[];
 }
+
+export type HistoryRow = { id: string; at: Date; event: string; actor: string; detail: unknown };
+
+/** How many history rows a run's detail carries, and an earlier page at most. */
+export const HISTORY_PAGE = 500;
 
 export interface StatsRows {
   byStatus: Record<RunStatus, number>;
@@ -109,10 +115,16 @@ export class DashboardRepository {
            SELECT c.id, c.workflow, c.status, c.parent_step, c.seq, c.parent_id FROM ${t.steps} s JOIN ${t.runs} c ON c.id = s.result::jsonb->>'runId'
            WHERE s.run_id = $1 AND s.kind = 'child' AND c.parent_id <> $1) c) AS children,
         (SELECT row_to_json(p) FROM (SELECT p.id, p.workflow, p.status FROM ${t.runs} r JOIN ${t.runs} p ON p.id = r.parent_id WHERE r.id = $1) p) AS parent,
-        (SELECT COALESCE(json_agg(h ORDER BY h.id), '[]') FROM (SELECT id, at, event, actor, detail FROM ${t.history} WHERE run_id = $1 ORDER BY id DESC LIMIT 500) h) AS history`,
-      [runId],
+        (SELECT COALESCE(json_agg(h ORDER BY h.id), '[]') FROM (${historyPageSql(t.history)}) h) AS history`,
+      [runId, null, HISTORY_PAGE + 1],
     );
     return row;
+  }
+
+  /** Up to `limit` history rows of a run before the row `before` (by id), oldest first, and one more before them when there is one. */
+  async historyBefore(runId: string, before: string, limit: number): Promise<HistoryRow[]> {
+    const rows = await this.db.query<HistoryRow>(historyPageSql(this.db.tables.history), [runId, before, limit + 1]);
+    return rows.reverse();
   }
 
   /**
@@ -192,3 +204,7 @@ export class DashboardRepository {
 function literal(value: string): string {
   return `'${value.replace(/'/g, "''")}'`;
 }
+
+/** A run's ($1) newest history rows before the id $2 (null: the newest of all), newest first, at most $3 (history_run_idx). */
+const historyPageSql = (history: string) =>
+  `SELECT id, at, event, actor, detail FROM ${history} WHERE run_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint) ORDER BY id DESC LIMIT $3`;

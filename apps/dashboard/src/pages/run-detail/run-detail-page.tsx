@@ -95,7 +95,7 @@ function TabPanel({ tab, detail }: { tab: TabId; detail: RunDetail }) {
     case 'children':
       return <ChildrenTab runs={detail.children} />;
     case 'history':
-      return <HistoryTab history={detail.history} />;
+      return <HistoryTab runId={detail.run.runId} newest={detail.history} newestMore={detail.historyMore} />;
   }
 }
 

@@ -1,15 +1,31 @@
 import type { DeadlineSetDetail, ForkedDetail, ForkedFromDetail, HistoryEntry } from '../../../api/types';
+import { useRunHistory } from '../../../api/run-history';
+import { Button } from '../../../components/button';
+import { ErrorBox } from '../../../components/error-box';
 import { JsonBlock } from '../../../components/json-block';
 import { RunLink } from '../../../components/run-link';
 import { TimeText } from '../../../components/time-text';
 import { plural } from '../../../lib/format';
 import styles from '../run-detail.module.css';
 
-/** Every recorded event with its actor: who signalled, resumed, cancelled, retried or forked, and when. */
-export function HistoryTab({ history }: { history: HistoryEntry[] }) {
+/**
+ * Every recorded event with its actor: who signalled, resumed, cancelled, retried or forked, and when.
+ * The newest 500 come with the run; earlier ones load a page at a time.
+ */
+export function HistoryTab({ runId, newest, newestMore }: { runId: string; newest: HistoryEntry[]; newestMore: boolean }) {
+  const { rows: history, more, loadEarlier, loading, error } = useRunHistory(runId, newest, newestMore);
   if (history.length === 0) return <p className="muted">No history recorded.</p>;
   return (
     <div className={styles.tableBox}>
+      {more && (
+        <p className={styles.historyMore}>
+          Showing the newest {history.length.toLocaleString()} events.{' '}
+          <Button small onClick={loadEarlier} disabled={loading} data-testid="history-earlier">
+            {loading ? 'Loading…' : 'Load earlier events'}
+          </Button>
+        </p>
+      )}
+      <ErrorBox error={error} testId="history-earlier-error" />
       <table data-testid="history">
         <thead>
           <tr>

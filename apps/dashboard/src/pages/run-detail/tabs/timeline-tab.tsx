@@ -43,6 +43,13 @@ export function TimelineTab({ detail }: { detail: RunDetail }) {
         <TimeText iso={new Date(end).toISOString()} mode="timestamp" />
         {lane.status === 'running' || lane.status === 'waiting' || lane.status === 'pending' ? ' (now)' : ''}, {formatDuration(end - start)}
         .
+        {detail.historyMore && (
+          <span data-testid="timeline-history-cut">
+            {' '}
+            Its waits come from its newest {detail.history.length.toLocaleString()} events: waits before{' '}
+            <TimeText iso={detail.history[0].at} mode="timestamp" /> are not drawn.
+          </span>
+        )}
       </p>
       <Legend />
       <div className={styles.grid}>
