@@ -15,7 +15,7 @@ import {
 import { DURABLE_OPTIONS } from 'nestjs-durable/durable.constants';
 import type { ResolvedDurableOptions } from 'nestjs-durable/durable-options';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
-import { databaseUrl, Db, startApp, uniqueSchema } from '../setup/durable-app';
+import { databaseUrl, Db, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 @Workflow('same-name')
 class First implements DurableWorkflow<null, number> {
@@ -170,6 +170,32 @@ describe('migrations and boot', () => {
     }
   });
 
+  it("a transaction of the module's own left idle (its process stalled) ends after a lease, and so do its row locks", async () => {
+    const schema = fresh();
+    const app = await startApp({ schema, options: { leaseMs: 1_000, worker: { enabled: false }, sweeper: false } });
+    const stalled = await app.get(DurableDatabase).pool.connect();
+    const other = new Db(schema);
+    try {
+      await stalled.query('BEGIN');
+      await stalled.query(`SELECT 1 FROM "${schema}".migrations FOR UPDATE`);
+      await expect(other.query(`SELECT 1 FROM durable.migrations FOR UPDATE NOWAIT`)).rejects.toThrow(/could not obtain lock/);
+      await eventually(
+        async () =>
+          await other
+            .query(`SELECT 1 FROM durable.migrations FOR UPDATE NOWAIT`)
+            .then(() => true)
+            .catch(() => false),
+        'the idle transaction to be ended and its lock freed',
+        10_000,
+      );
+      await expect(stalled.query('SELECT 1')).rejects.toThrow(/idle-in-transaction timeout|terminat|Connection/i);
+    } finally {
+      stalled.release(true);
+      await other.dropSchema();
+      await app.close();
+    }
+  });
+
   it('invalid options fail at forRoot with a message that says how to fix them', () => {
     expect(() => DurableModule.forRoot({ connection: databaseUrl(), schema: 'Robert"); DROP' })).toThrow(InvalidArgumentError);
     expect(() => DurableModule.forRoot({ connection: databaseUrl(), worker: { concurrency: 0 } })).toThrow(
@@ -191,6 +217,8 @@ describe('migrations and boot', () => {
     expect(resolved({ leaseMs: 2_000 }).inlineWaitMs).toBe(1_000);
     expect(resolved({ leaseMs: 1_001 }).inlineWaitMs).toBe(500);
     expect(resolved({}).inlineWaitMs).toBe(2_000);
+    expect([resolved({ leaseMs: 5_000 }).idleInTransactionTimeoutMs, resolved({}).idleInTransactionTimeoutMs]).toEqual([5_000, 30_000]);
+    expect(resolved({ leaseMs: 120_000 }).idleInTransactionTimeoutMs).toBe(60_000);
     expect(resolved({ leaseMs: 2_000, sweeper: {}, retention: { completed: '1d' } })).toMatchObject({
       sweeper: { intervalMs: 1_000 },
       retention: { intervalMs: 60_000 },

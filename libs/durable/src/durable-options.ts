@@ -62,7 +62,9 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
     retention: resolveRetention(options.retention),
     metrics: options.metrics ? { registry: options.metrics.registry, prefix: options.metrics.prefix ?? 'durable_' } : false,
     statementTimeoutMs: options.statementTimeoutMs ?? 60_000,
-    idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs ?? 60_000,
+    // A transaction of the module's left idle longer than a lease (its process stalled) would hold its row
+    // locks past the lease, and the takeover of a lapsed lease skips locked rows: it ends at a lease.
+    idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs ?? Math.min(60_000, leaseMs),
     preparedStatements: options.preparedStatements ?? true,
     queues: resolveQueues(options.queues),
     groupCommit: options.groupCommit === false ? false : { ...DEFAULT_GROUP_COMMIT, ...options.groupCommit },

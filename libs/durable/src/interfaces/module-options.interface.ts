@@ -39,7 +39,8 @@ export interface DurableModuleOptions {
   metrics?: MetricsOptions | false;
   /**
    * Server-side timeouts of the module's own connections (when `connection` is a URL or options; an
-   * application's DataSource keeps its own settings). Defaults: 60 000 ms each.
+   * application's DataSource keeps its own settings). Defaults: 60 000 ms for a statement; for an idle
+   * transaction, `leaseMs` (at most 60 000), so a stalled process's locks do not outlast its leases.
    */
   statementTimeoutMs?: number;
   idleInTransactionTimeoutMs?: number;
