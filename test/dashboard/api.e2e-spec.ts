@@ -186,7 +186,7 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     await t.client.cancel(run.runId);
   });
 
-  it("lists a fork's reused children (spawned before its fromStep) among its children, naming the run that started them", async () => {
+  it("lists a fork's reused children (spawned before its fromStep) among its children, naming the run that started them; a run lists its forks", async () => {
     const source = await t.client.start(ParentOfReview, { orderId: 'fork-children' });
     const childId = `${source.runId}/review`;
     await waiting(childId);
@@ -203,6 +203,10 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     expect(sourceView.body.children).toEqual([
       { runId: childId, workflow: 'review', status: 'completed', step: 'review', reusedFrom: null },
     ]);
+    // Its forks come from the runs themselves, not from its history (whose rows the detail sends only the newest 500 of).
+    await db.query(`DELETE FROM durable.history WHERE run_id = $1 AND event = 'forked'`, [source.runId]);
+    expect((await call(t, 'GET', `/runs/${encodeURIComponent(source.runId)}`, auth)).body.forks).toEqual([fork.body.runId]);
+    expect(forkView.body.forks).toEqual([]);
   });
 
   it('starts a run (201, or 200 when the id exists) and refuses an unknown workflow or a bad body with 400', async () => {

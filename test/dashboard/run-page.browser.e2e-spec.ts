@@ -57,6 +57,24 @@ export class Decide implements DurableWorkflow<null, unknown> {
   }
 }
 
+/** A rule the JSON Schema cannot carry (a refinement): only the server checks it. */
+const Payout = defineSignal(
+  'payout',
+  z.object({
+    cents: z
+      .number()
+      .int()
+      .refine((n) => n % 5 === 0, 'must be a multiple of 5'),
+  }),
+);
+
+@Workflow('rp-payout', { signals: [Payout] })
+export class Pay implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.waitForSignal(Payout);
+  }
+}
+
 /** One step, then waits for good: its journal is filled up to 1,000 rows by SQL. */
 @Workflow('rp-many')
 export class Many implements DurableWorkflow<null, unknown> {
@@ -78,7 +96,7 @@ describe('the run page: timeline, step names, failures, actions, schema forms; t
   const suite = dashboardSuite({
     schema: uniqueSchema(),
     token: TOKEN,
-    providers: [Packer, Timeline, Fails, Decide, Many],
+    providers: [Packer, Timeline, Fails, Decide, Pay, Many],
     options: { inlineWaitMs: 100 },
   });
   const { db } = suite;
@@ -255,6 +273,25 @@ describe('the run page: timeline, step names, failures, actions, schema forms; t
     await statusOf(runId, 'completed');
     expect((await t.client.getRun(runId)).output).toEqual({ approved: true, by: 'alice', amount: 5, note: 'ok by phone' });
     expect(await db.count('signals', 'run_id = $1', [runId])).toBe(1);
+  });
+
+  it("shows the server's refusal of a payload at the field it names, until the field is edited", async () => {
+    const runId = (await t.client.start(Pay, null)).runId;
+    await waitingFor(runId, 'signal');
+    await openRun(runId);
+    const form = page.getByTestId('signal-schema-form');
+    const cents = form.locator('#signal_cents');
+    await cents.waitFor();
+    await cents.fill('7'); // an integer, as the schema asks: only the server knows the rule it breaks
+    await page.getByTestId('signal-send').click();
+    await expect(page.getByTestId('signal-error').innerText()).resolves.toContain('must be a multiple of 5');
+    await expect(form.locator('.error-detail').allInnerTexts()).resolves.toEqual(['must be a multiple of 5']);
+    expect(await db.count('signals', 'run_id = $1', [runId])).toBe(0);
+    await cents.fill('10');
+    await expect(form.locator('.error-detail').count()).resolves.toBe(0);
+    await page.getByTestId('signal-send').click();
+    await statusOf(runId, 'completed');
+    expect((await t.client.getRun(runId)).output).toEqual({ cents: 10 });
   });
 
   it('charts the last hour on the overview; a bar opens the runs list filtered to its bucket', async () => {

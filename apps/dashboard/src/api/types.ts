@@ -197,6 +197,8 @@ export interface RunDetail {
   messages: ChannelMessage[];
   children: ChildRun[];
   parent: RunSummary | null;
+  /** The runs forked from this one, oldest first. */
+  forks: string[];
   /** The newest 500 events, oldest first; `historyMore`: there are earlier ones (GET /runs/:id/history). */
   history: HistoryEntry[];
   historyMore: boolean;

@@ -1,5 +1,5 @@
 import { Component, lazy, type ReactNode, type Ref, Suspense, useId } from 'react';
-import type { JsonSchemaObject } from '../api/types';
+import type { JsonSchemaObject, PayloadIssue } from '../api/types';
 import { pretty } from '../lib/format';
 import { checkJsonInput, type JsonInputCheck } from '../lib/json-input';
 import { validateAgainstSchema } from '../lib/json-schema';
@@ -49,6 +49,8 @@ interface PayloadEditorProps {
   textareaRef?: Ref<HTMLTextAreaElement>;
   /** The form's container, for a shortcut to focus its first field. */
   formRef?: Ref<HTMLDivElement>;
+  /** The server's issues with the payload it last refused: the form shows them at their fields. */
+  serverIssues?: PayloadIssue[];
 }
 
 // RJSF and its validator load with the first form shown: the overview and the lists do without them.
@@ -60,7 +62,7 @@ const SchemaForm = lazy(() => import('./schema-form'));
  * and back: the form's data becomes the JSON text, and text that parses becomes the form's data.
  * Without a schema, the JSON editor alone.
  */
-export function PayloadEditor({ schema, draft, onChange, testIdPrefix, rows = 5, textareaRef, formRef }: PayloadEditorProps) {
+export function PayloadEditor({ schema, draft, onChange, testIdPrefix, rows = 5, textareaRef, formRef, serverIssues }: PayloadEditorProps) {
   const labelId = useId();
   const canForm = formable(schema);
   const check = checkDraft(draft, schema);
@@ -109,6 +111,7 @@ export function PayloadEditor({ schema, draft, onChange, testIdPrefix, rows = 5,
                 schema={schema!}
                 data={draft.data}
                 idPrefix={testIdPrefix}
+                serverIssues={serverIssues}
                 onChange={(data) => onChange({ ...draft, data, touched: true })}
               />
             </Suspense>

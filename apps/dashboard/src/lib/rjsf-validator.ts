@@ -2,6 +2,7 @@ import { Validator } from '@cfworker/json-schema';
 import {
   createErrorHandler,
   type CustomValidator,
+  type ErrorSchema,
   type ErrorTransformer,
   type FormContextType,
   type RJSFSchema,
@@ -16,6 +17,7 @@ import {
   type ValidatorType,
   withIdRefPrefix,
 } from '@rjsf/utils';
+import type { PayloadIssue } from '../api/types';
 import { draftOf, dottedPath, type SchemaIssue, schemaIssues, validatorFor } from './json-schema';
 
 /**
@@ -78,6 +80,20 @@ export class CfworkerValidator<
 /** The form's data as it would be sent: fields left empty (undefined) are not in the JSON. */
 function asJson(value: unknown): unknown {
   return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+}
+
+/**
+ * The server's own issues with a payload it refused (paths as it spells them: `parcels.0.grams`, or
+ * `items[0].name`), as RJSF's extra errors: each shown at its field, as the form's own are. The server
+ * can refuse what the JSON Schema allows (a refinement the schema cannot express).
+ */
+export function serverErrorSchema(issues: PayloadIssue[]): ErrorSchema | undefined {
+  if (issues.length === 0) return undefined;
+  return toErrorSchema(
+    issues.map((issue) =>
+      toRjsfError({ segments: issue.path.split(/[.[\]]+/).filter(Boolean), keyword: 'server', message: issue.message }),
+    ),
+  );
 }
 
 function toRjsfError(issue: SchemaIssue): RJSFValidationError {

@@ -135,6 +135,7 @@ export class DashboardService {
         reusedFrom: c.reused_from,
       })),
       parent: rows.parent ? { runId: rows.parent.id, workflow: rows.parent.workflow, status: rows.parent.status } : null,
+      forks: rows.forks,
       ...historyPage(rows.history, HISTORY_PAGE),
     };
   }

@@ -18,6 +18,8 @@ export interface RunJournalRows {
   messages: Array<{ channel: string; key: string; seq: string; payload: string | null; sent_at: Date; acked_at: Date | null }>;
   children: Array<{ id: string; workflow: string; status: RunStatus; parent_step: string | null; reused_from: string | null }>;
   parent: { id: string; workflow: string; status: RunStatus } | null;
+  /** The runs forked from this one, oldest first. */
+  forks: string[];
   /** The newest HISTORY_PAGE rows, oldest first, and one more before them when there is one (so the page knows there are earlier ones). */
   history: HistoryRow[];
 }
@@ -115,6 +117,7 @@ export class DashboardRepository {
            SELECT c.id, c.workflow, c.status, c.parent_step, c.seq, c.parent_id FROM ${t.steps} s JOIN ${t.runs} c ON c.id = s.result::jsonb->>'runId'
            WHERE s.run_id = $1 AND s.kind = 'child' AND c.parent_id <> $1) c) AS children,
         (SELECT row_to_json(p) FROM (SELECT p.id, p.workflow, p.status FROM ${t.runs} r JOIN ${t.runs} p ON p.id = r.parent_id WHERE r.id = $1) p) AS parent,
+        (SELECT COALESCE(json_agg(f.id ORDER BY f.seq), '[]') FROM ${t.runs} f WHERE f.forked_from = $1) AS forks,
         (SELECT COALESCE(json_agg(h ORDER BY h.id), '[]') FROM (${historyPageSql(t.history)}) h) AS history`,
       [runId, null, HISTORY_PAGE + 1],
     );

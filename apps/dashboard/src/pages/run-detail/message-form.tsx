@@ -3,6 +3,7 @@ import { useSendMessage } from '../../api/run-actions';
 import type { RunDetail } from '../../api/types';
 import { useWorkflow } from '../../api/workflows';
 import { useShortcut } from '../../app/shortcuts';
+import { isApiError } from '../../api/client';
 import { Button } from '../../components/button';
 import { ErrorBox } from '../../components/error-box';
 import { Field } from '../../components/field';
@@ -92,6 +93,7 @@ export function MessageForm({ detail }: { detail: RunDetail }) {
         draft={draft}
         onChange={(next) => edit(() => setEdited({ channel, draft: next }))}
         testIdPrefix="message"
+        serverIssues={isApiError(send.error) ? send.error.issues : undefined}
         rows={4}
       />
       <ErrorBox issues={draft.touched && draft.mode === 'json' ? check.issues : []} error={send.error} testId="message-error" />

@@ -1,4 +1,4 @@
-import type { ForkedDetail, RunDetail } from '../../api/types';
+import type { RunDetail } from '../../api/types';
 import { hrefFor } from '../../app/router';
 import { CopyButton } from '../../components/copy-button';
 import { DeadlineCountdown } from '../../components/deadline-countdown';
@@ -14,12 +14,10 @@ import { RunWarningBanner } from './run-warning';
 
 /** Who the run is, where it came from, where it stands and why it waits. */
 export function RunHeader({ detail }: { detail: RunDetail }) {
-  const { run, parent } = detail;
+  const { run, parent, forks } = detail;
   const waiting = run.waiting;
   // 2.4.0 reads v2.4.0; a commit hash or a name shows as it is.
   const version = run.appVersion && (/^\d/.test(run.appVersion) ? `v${run.appVersion}` : run.appVersion);
-  // The run keeps no list of its forks: they are its `forked` history rows (of the last 500 the detail sends).
-  const forks = detail.history.filter((entry) => entry.event === 'forked').map((entry) => (entry.detail as ForkedDetail).fork);
   return (
     <header className={styles.header}>
       <div className={styles.titleRow}>

@@ -3,6 +3,7 @@ import { useDeliverSignal } from '../../api/run-actions';
 import type { RunDetail } from '../../api/types';
 import { useWorkflow } from '../../api/workflows';
 import { useShortcut } from '../../app/shortcuts';
+import { isApiError } from '../../api/client';
 import { Button } from '../../components/button';
 import { ErrorBox } from '../../components/error-box';
 import { Field } from '../../components/field';
@@ -15,7 +16,7 @@ import styles from './run-detail.module.css';
  * Delivers a signal. The name defaults to the one the run awaits; otherwise the operator picks among
  * the pending ones. With a declared JSON Schema the payload is a form generated from it, opened on a
  * template that passes (the raw JSON a toggle away); without one, the JSON editor. The payload must
- * match the schema before Send is enabled; the server's own validation errors show under the form.
+ * match the schema before Send is enabled; the server's own validation errors show under the form, and at their fields.
  * Local problems show once the operator edits the payload, not on a form they have not touched yet.
  */
 export function SignalForm({ detail }: { detail: RunDetail }) {
@@ -94,6 +95,7 @@ export function SignalForm({ detail }: { detail: RunDetail }) {
         draft={draft}
         onChange={(next) => edit(() => setEdited({ name, draft: next }))}
         testIdPrefix="signal"
+        serverIssues={isApiError(deliver.error) ? deliver.error.issues : undefined}
         textareaRef={payloadField}
         formRef={payloadForm}
       />
