@@ -1,3 +1,6 @@
+/** The clock leases are timed by: monotonic, so that a step of the wall clock cannot make a lapsed lease look fresh. */
+export const leaseClock = (): number => performance.now();
+
 /** How the worker keeps a lease: its length, and a renewal of this instance's leases (one in flight at a time). */
 export interface LeaseTerms {
   leaseMs: number;
@@ -26,7 +29,7 @@ export class Lease {
     readonly runId: string,
     readonly token: string,
     private readonly terms: LeaseTerms,
-    claimSentAt = Date.now(),
+    claimSentAt = leaseClock(),
   ) {
     this.holdsUntil = claimSentAt + terms.leaseMs;
   }
@@ -42,10 +45,10 @@ export class Lease {
 
   /** Whether the lease surely holds for a third of its length more: long enough to begin a step. */
   get fresh(): boolean {
-    return this.holdsUntil - Date.now() >= this.terms.leaseMs / 3;
+    return this.holdsUntil - leaseClock() >= this.terms.leaseMs / 3;
   }
 
-  /** A renewal sent at `sentAt` moved this lease on. */
+  /** A renewal sent at `sentAt` (by leaseClock) moved this lease on. */
   renewed(sentAt: number): void {
     this.holdsUntil = Math.max(this.holdsUntil, sentAt + this.terms.leaseMs);
   }

@@ -10,7 +10,7 @@ import { ClaimedRun, RunRepository } from '../persistence/run.repository';
 import { QueueRepository } from '../persistence/queue.repository';
 import { delay } from '../runtime/execution';
 import { Executor } from '../runtime/executor';
-import { Lease, LeaseTerms } from '../runtime/lease';
+import { Lease, leaseClock, LeaseTerms } from '../runtime/lease';
 import { WakeTimer } from './wake-timer';
 import { RunEnd, WakeBus } from '../runtime/wake-bus';
 import { DurableTelemetry } from '../observability/durable-telemetry';
@@ -168,7 +168,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     const reserved = wanted && this.accepting && this.free > 0;
     if (reserved) this.reserved++;
     let claimed: ClaimedRun | undefined;
-    const sentAt = Date.now();
+    const sentAt = leaseClock();
     try {
       const result = await write(reserved ? this.id : null);
       if (reserved) claimed = claimedIn(result);
@@ -243,7 +243,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
         let claimed: ClaimedRun[];
         const timer = this.telemetry.metrics?.claimPassDuration.startTimer({ trigger: this.sweepPending ? 'sweep' : 'wake' });
         this.sweepPending = false;
-        const sentAt = Date.now();
+        const sentAt = leaseClock();
         try {
           claimed = plain ? await this.runs.claim(this.id, this.options.leaseMs, ask, this.registry.names()) : [];
           // What is left of the ask goes to the queues' admission (a queued run is never claimed above).
@@ -324,7 +324,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
 
   private async renewHeld(): Promise<void> {
     const snapshot = [...this.held.values()];
-    const sentAt = Date.now();
+    const sentAt = leaseClock();
     try {
       const kept = await this.runs.renew(
         this.id,
