@@ -8,6 +8,10 @@
 // which also happens when the wrapper is killed outright.
 import { startEmbeddedPostgres } from '../test/setup/embedded-postgres.mjs';
 
-const cluster = await startEmbeddedPostgres({ dir: process.argv[2], persistent: true });
-process.on('disconnect', () => void cluster.stop().finally(() => process.exit(0)));
+let cluster;
+const stopAndExit = () => cluster.stop().finally(() => process.exit(0));
+// The wrapper may go while the server starts (a Ctrl-C then): stopped as soon as it is up.
+process.on('disconnect', () => cluster && void stopAndExit());
+cluster = await startEmbeddedPostgres({ dir: process.argv[2], persistent: true });
+if (!process.connected) await stopAndExit();
 process.send({ url: cluster.url });

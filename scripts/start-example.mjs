@@ -38,7 +38,7 @@ const app = spawn(process.execPath, [...nodeArgs, entry, ...process.argv.slice(2
 });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => app.kill(signal));
 const code = await new Promise((done) => app.on('exit', (c, signal) => done(c ?? (signal ? 0 : 1))));
-if (host) {
+if (host?.connected) {
   const stopped = once(host, 'exit');
   host.disconnect();
   await stopped;

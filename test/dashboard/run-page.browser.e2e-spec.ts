@@ -275,7 +275,7 @@ describe('the run page: timeline, step names, failures, actions, schema forms; t
     expect(await db.count('signals', 'run_id = $1', [runId])).toBe(1);
   });
 
-  it("shows the server's refusal of a payload at the field it names, until the field is edited", async () => {
+  it("shows the server's refusal of a payload at the field it names, until the payload is edited", async () => {
     const runId = (await t.client.start(Pay, null)).runId;
     await waitingFor(runId, 'signal');
     await openRun(runId);

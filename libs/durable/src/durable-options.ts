@@ -69,10 +69,11 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
     queues: resolveQueues(options.queues),
     groupCommit: options.groupCommit === false ? false : { ...DEFAULT_GROUP_COMMIT, ...options.groupCommit },
   };
+  // leaseMs first: the defaults of inlineWaitMs and idleInTransactionTimeoutMs follow it.
+  positiveInteger('leaseMs', resolved.leaseMs, 1_000, 86_400_000);
   positiveInteger('statementTimeoutMs', resolved.statementTimeoutMs, 0, 86_400_000);
   positiveInteger('idleInTransactionTimeoutMs', resolved.idleInTransactionTimeoutMs, 0, 86_400_000);
   positiveInteger('worker.concurrency', resolved.worker.concurrency, 1, 10_000);
-  positiveInteger('leaseMs', resolved.leaseMs, 1_000, 86_400_000);
   positiveInteger(
     'inlineWaitMs',
     resolved.inlineWaitMs,

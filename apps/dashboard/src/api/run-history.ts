@@ -22,15 +22,16 @@ export function useRunHistory(runId: string, newest: HistoryEntry[], newestMore:
     setKept((k) => (k?.runId === runId ? { ...k, rows: mergeById(k.rows, newest) } : k));
   }, [runId, newest]);
   const rows = useMemo(() => (own ? mergeById(own.rows, newest) : newest), [own, newest]);
+  // The rows shown when the page was asked for go with it: the newest page may have moved on meanwhile.
   const earlier = useMutation({
-    mutationFn: (before: string) => apiGet<HistoryPage>(`${runPath(runId)}/history`, { before }),
-    onSuccess: (page) =>
-      setKept((k) => ({ runId, rows: mergeById(page.history, k?.runId === runId ? k.rows : newest), more: page.historyMore })),
+    mutationFn: ({ shown }: { shown: HistoryEntry[] }) => apiGet<HistoryPage>(`${runPath(runId)}/history`, { before: shown[0].id }),
+    onSuccess: (page, { shown }) =>
+      setKept((k) => ({ runId, rows: mergeById(page.history, shown, k?.runId === runId ? k.rows : []), more: page.historyMore })),
   });
   return {
     rows,
     more: own ? own.more : newestMore,
-    loadEarlier: () => rows.length > 0 && earlier.mutate(rows[0].id),
+    loadEarlier: () => rows.length > 0 && earlier.mutate({ shown: rows }),
     loading: earlier.isPending,
     error: earlier.error,
   };

@@ -139,7 +139,12 @@ export class DashboardRunsController {
   static readonly history = endpoint({
     params: z.strictObject(runId),
     query: z.strictObject({
-      before: z.string().regex(/^[1-9]\d{0,18}$/, 'must be a history id (a whole number) from GET /runs/:id'),
+      before: z
+        .string()
+        .refine(
+          (s) => /^[1-9]\d{0,18}$/.test(s) && BigInt(s) <= 9223372036854775807n,
+          'must be a history id (a whole number) from GET /runs/:id',
+        ),
       limit: pageLimit(HISTORY_PAGE).optional(),
     }),
   });

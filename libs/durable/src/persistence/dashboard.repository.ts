@@ -115,7 +115,8 @@ export class DashboardRepository {
            UNION ALL
            -- A fork's children spawned before its fromStep are another run's, reused: its journal's spawns name them.
            SELECT c.id, c.workflow, c.status, c.parent_step, c.seq, c.parent_id FROM ${t.steps} s JOIN ${t.runs} c ON c.id = s.result::jsonb->>'runId'
-           WHERE s.run_id = $1 AND s.kind = 'child' AND c.parent_id <> $1) c) AS children,
+           WHERE s.run_id = $1 AND s.kind = 'child' AND c.parent_id <> $1
+             AND EXISTS (SELECT 1 FROM ${t.runs} f WHERE f.id = $1 AND f.forked_from IS NOT NULL)) c) AS children,
         (SELECT row_to_json(p) FROM (SELECT p.id, p.workflow, p.status FROM ${t.runs} r JOIN ${t.runs} p ON p.id = r.parent_id WHERE r.id = $1) p) AS parent,
         (SELECT COALESCE(json_agg(f.id ORDER BY f.seq), '[]') FROM ${t.runs} f WHERE f.forked_from = $1) AS forks,
         (SELECT COALESCE(json_agg(h ORDER BY h.id), '[]') FROM (${historyPageSql(t.history)}) h) AS history`,
@@ -208,6 +209,9 @@ function literal(value: string): string {
   return `'${value.replace(/'/g, "''")}'`;
 }
 
-/** A run's ($1) newest history rows before the id $2 (null: the newest of all), newest first, at most $3 (history_run_idx). */
+/**
+ * A run's ($1) newest history rows before the id $2 (null: the newest of all), newest first, at most $3:
+ * a range of history_run_idx, also in a generic plan (an `IS NULL OR` would leave the bound a filter).
+ */
 const historyPageSql = (history: string) =>
-  `SELECT id, at, event, actor, detail FROM ${history} WHERE run_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint) ORDER BY id DESC LIMIT $3`;
+  `SELECT id, at, event, actor, detail FROM ${history} WHERE run_id = $1 AND id < COALESCE($2::bigint, 9223372036854775807) ORDER BY id DESC LIMIT $3`;

@@ -1,5 +1,13 @@
-/** The clock leases are timed by: monotonic, so that a step of the wall clock cannot make a lapsed lease look fresh. */
-export const leaseClock = (): number => performance.now();
+/**
+ * An instant as leases time it, by two clocks: the monotonic one stops while the machine sleeps
+ * (suspend, some VM pauses) and the wall clock can be stepped back, while the server counts on. A
+ * lease holds for the lesser of the two times left, so neither can make a lapsed lease look fresh.
+ */
+export interface LeaseInstant {
+  mono: number;
+  wall: number;
+}
+export const leaseClock = (): LeaseInstant => ({ mono: performance.now(), wall: Date.now() });
 
 /** How the worker keeps a lease: its length, and a renewal of this instance's leases (one in flight at a time). */
 export interface LeaseTerms {
@@ -22,7 +30,7 @@ export interface LeaseTerms {
 export class Lease {
   private lostFlag = false;
   private closed = false;
-  private holdsUntil: number;
+  private holdsUntil: LeaseInstant;
   private readonly listeners = new Set<() => void>();
 
   constructor(
@@ -31,7 +39,7 @@ export class Lease {
     private readonly terms: LeaseTerms,
     claimSentAt = leaseClock(),
   ) {
-    this.holdsUntil = claimSentAt + terms.leaseMs;
+    this.holdsUntil = this.after(claimSentAt);
   }
 
   get lost(): boolean {
@@ -43,14 +51,20 @@ export class Lease {
     return this.listeners.size;
   }
 
-  /** Whether the lease surely holds for a third of its length more: long enough to begin a step. */
+  /** Whether the lease is still held, surely for a third of its length more: long enough to begin a step. */
   get fresh(): boolean {
-    return this.holdsUntil - leaseClock() >= this.terms.leaseMs / 3;
+    if (this.lostFlag || this.closed) return false;
+    const now = leaseClock();
+    return Math.min(this.holdsUntil.mono - now.mono, this.holdsUntil.wall - now.wall) >= this.terms.leaseMs / 3;
   }
 
-  /** A renewal sent at `sentAt` (by leaseClock) moved this lease on. */
-  renewed(sentAt: number): void {
-    this.holdsUntil = Math.max(this.holdsUntil, sentAt + this.terms.leaseMs);
+  /** A renewal sent at `sentAt` moved this lease on. */
+  renewed(sentAt: LeaseInstant): void {
+    if (sentAt.mono + this.terms.leaseMs > this.holdsUntil.mono) this.holdsUntil = this.after(sentAt);
+  }
+
+  private after(sentAt: LeaseInstant): LeaseInstant {
+    return { mono: sentAt.mono + this.terms.leaseMs, wall: sentAt.wall + this.terms.leaseMs };
   }
 
   /**
@@ -63,7 +77,8 @@ export class Lease {
       if (this.fresh) return true;
       await this.terms.renew();
       if (this.lostFlag || this.closed || this.fresh) continue;
-      await new Promise((resolve) => setTimeout(resolve, this.terms.leaseMs / 12));
+      // Unref'd: a lease no renewal reaches must not keep a process that is shutting down alive.
+      await new Promise((resolve) => setTimeout(resolve, this.terms.leaseMs / 12).unref());
     }
   }
 

@@ -10,7 +10,7 @@ import { ClaimedRun, RunRepository } from '../persistence/run.repository';
 import { QueueRepository } from '../persistence/queue.repository';
 import { delay } from '../runtime/execution';
 import { Executor } from '../runtime/executor';
-import { Lease, leaseClock, LeaseTerms } from '../runtime/lease';
+import { Lease, leaseClock, LeaseInstant, LeaseTerms } from '../runtime/lease';
 import { WakeTimer } from './wake-timer';
 import { RunEnd, WakeBus } from '../runtime/wake-bus';
 import { DurableTelemetry } from '../observability/durable-telemetry';
@@ -276,7 +276,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   /** Executes a run claimed for this instance by a statement sent at `sentAt`. */
-  private spawn(run: ClaimedRun, sentAt: number): void {
+  private spawn(run: ClaimedRun, sentAt: LeaseInstant): void {
     // This instance claimed back a run whose lease lapsed here (its renewals failed): the stale execution stops now.
     this.held.get(run.id)?.markLost();
     const lease = new Lease(run.id, run.leaseToken, this.leaseTerms, sentAt);
