@@ -40,5 +40,6 @@ export function useRunHistory(runId: string, newest: HistoryEntry[], newestMore:
 /** Rows of several pages as one list, oldest first: ids are the history's own, growing with time. */
 function mergeById(...pages: HistoryEntry[][]): HistoryEntry[] {
   const byId = new Map(pages.flat().map((row) => [row.id, row]));
-  return [...byId.values()].sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+  // Decimal ids without leading zeros: the shorter is the smaller, else they compare as text.
+  return [...byId.values()].sort((a, b) => a.id.length - b.id.length || (a.id < b.id ? -1 : 1));
 }

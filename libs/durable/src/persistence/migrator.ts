@@ -28,16 +28,6 @@ export async function runDurableMigrations(options: MigrationTarget): Promise<st
   }
 }
 
-/** Migrations not yet applied to the schema (for health checks and the migrate script). */
-export async function pendingDurableMigrations(options: MigrationTarget): Promise<boolean> {
-  const { dataSource } = await openMigrationDataSource(options);
-  try {
-    return await dataSource.showMigrations();
-  } finally {
-    await dataSource.destroy();
-  }
-}
-
 /**
  * With `migrationsRun: false` the schema is the operator's to migrate: a boot on one that lacks any of
  * this version's migrations (never migrated, or a deploy ahead of its pipeline's migration) stops here,

@@ -297,7 +297,8 @@ export class RunRepository {
 
   /**
    * Renews held leases (skipping rows other transactions hold, see renewLeasesSql); returns the ids
-   * still ours, each with whether it was renewed (false: skipped this beat). Retried through transient errors and deadlocks for up to `retryWithinMs`.
+   * still ours, each with whether it was renewed (false: skipped this beat). Retried through transient
+   * errors and deadlocks for up to `retryWithinMs`.
    */
   async renew(
     owner: string,

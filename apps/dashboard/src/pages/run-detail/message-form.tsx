@@ -1,9 +1,9 @@
 import { type FormEvent, useId, useMemo, useRef, useState } from 'react';
+import { isApiError } from '../../api/client';
 import { useSendMessage } from '../../api/run-actions';
 import type { RunDetail } from '../../api/types';
 import { useWorkflow } from '../../api/workflows';
 import { useShortcut } from '../../app/shortcuts';
-import { isApiError } from '../../api/client';
 import { Button } from '../../components/button';
 import { ErrorBox } from '../../components/error-box';
 import { Field } from '../../components/field';

@@ -1,9 +1,9 @@
 import { type FormEvent, useMemo, useRef, useState } from 'react';
+import { isApiError } from '../../api/client';
 import { useDeliverSignal } from '../../api/run-actions';
 import type { RunDetail } from '../../api/types';
 import { useWorkflow } from '../../api/workflows';
 import { useShortcut } from '../../app/shortcuts';
-import { isApiError } from '../../api/client';
 import { Button } from '../../components/button';
 import { ErrorBox } from '../../components/error-box';
 import { Field } from '../../components/field';
@@ -16,8 +16,8 @@ import styles from './run-detail.module.css';
  * Delivers a signal. The name defaults to the one the run awaits; otherwise the operator picks among
  * the pending ones. With a declared JSON Schema the payload is a form generated from it, opened on a
  * template that passes (the raw JSON a toggle away); without one, the JSON editor. The payload must
- * match the schema before Send is enabled; the server's own validation errors show under the form, and at their fields.
- * Local problems show once the operator edits the payload, not on a form they have not touched yet.
+ * match the schema before Send is enabled; the server's own validation errors show under the form and
+ * at their fields. Local problems show once the operator edits the payload, not on a form they have not touched yet.
  */
 export function SignalForm({ detail }: { detail: RunDetail }) {
   const { run, pendingSignals } = detail;
