@@ -147,7 +147,8 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     const run = await t.client.start(NapLong, null);
     await waiting(run.runId);
     await db.query(
-      `INSERT INTO durable.history (run_id, event, actor, detail) SELECT $1, 'noted', 'test', jsonb_build_object('n', n) FROM generate_series(1, 1200) n`,
+      `INSERT INTO durable.history (run_id, run_day, event, actor, detail)
+       SELECT $1, (SELECT run_day FROM durable.runs WHERE id = $1), 'noted', 'test', jsonb_build_object('n', n) FROM generate_series(1, 1200) n`,
       [run.runId],
     );
     const all = (await db.query<{ id: string }>(`SELECT id FROM durable.history WHERE run_id = $1 ORDER BY id`, [run.runId])).map((r) =>
@@ -494,7 +495,9 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
       await seen(run.runId);
       expect(text).toMatch(new RegExp(`event: runs\\nid: \\d+\\ndata: \\{"runIds":\\[[^\\]]*"${run.runId}"`));
       // A change written by another instance (here: straight into the history) reaches this one's stream too.
-      await db.query(`INSERT INTO durable.history (run_id, event, actor) VALUES ('elsewhere-1', 'signal-delivered', 'other')`);
+      await db.query(
+        `INSERT INTO durable.history (run_id, run_day, event, actor) VALUES ('elsewhere-1', timezone('UTC', now())::date, 'signal-delivered', 'other')`,
+      );
       await seen('elsewhere-1');
     } finally {
       abort.abort();

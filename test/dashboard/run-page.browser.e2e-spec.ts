@@ -331,7 +331,8 @@ describe('the run page: timeline, step names, failures, actions, schema forms; t
     const runId = (await t.client.start(Many, null)).runId;
     await waitingFor(runId, 'signal');
     await db.query(
-      `INSERT INTO durable.history (run_id, event, actor, detail) SELECT $1, 'noted', 'test', jsonb_build_object('n', n) FROM generate_series(1, 700) n`,
+      `INSERT INTO durable.history (run_id, run_day, event, actor, detail)
+       SELECT $1, (SELECT run_day FROM durable.runs WHERE id = $1), 'noted', 'test', jsonb_build_object('n', n) FROM generate_series(1, 700) n`,
       [runId],
     );
     const total = await db.count('history', 'run_id = $1', [runId]);
@@ -352,10 +353,10 @@ describe('the run page: timeline, step names, failures, actions, schema forms; t
     const runId = (await t.client.start(Many, null)).runId;
     await waitingFor(runId, 'signal');
     await db.query(
-      `INSERT INTO durable.steps (run_id, key, kind, outcome, result, started_at, finished_at)
-       SELECT $1, 'item-' || lpad(i::text, 4, '0'), 'step', 'ok', s.result,
+      `INSERT INTO durable.steps (run_id, run_day, key, kind, outcome, result, started_at, finished_at)
+       SELECT $1, s.run_day, 'item-' || lpad(i::text, 4, '0'), 'step', 'ok', s.result,
               s.finished_at + i * interval '1 millisecond', s.finished_at + i * interval '1 millisecond' + interval '400 microseconds'
-       FROM generate_series(1, 999) i, (SELECT result, finished_at FROM durable.steps WHERE run_id = $1 AND key = 'item-0000') s`,
+       FROM generate_series(1, 999) i, (SELECT run_day, result, finished_at FROM durable.steps WHERE run_id = $1 AND key = 'item-0000') s`,
       [runId],
     );
     // Timed in the page: from the navigation's start to a frame where the 1,000th row is laid out.

@@ -85,6 +85,7 @@ describe('migrations and boot', () => {
       { name: 'ForkAndVersions1732900000010' },
       { name: 'TimeRanges1732900000011' },
       { name: 'QueueSlots1732900000012' },
+      { name: 'PartitionedJournal1732900000013' },
     ]);
     await db.dropSchema();
   });
@@ -105,6 +106,7 @@ describe('migrations and boot', () => {
       'ForkAndVersions1732900000010',
       'TimeRanges1732900000011',
       'QueueSlots1732900000012',
+      'PartitionedJournal1732900000013',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

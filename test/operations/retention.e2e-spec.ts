@@ -44,17 +44,28 @@ describe('retention: old finished runs go, with their journal; nothing else is t
     await db.dropSchema();
   });
 
-  /** Inserts a run with a journal row of each kind, ended `daysAgo` days ago (or not ended). */
+  /**
+   * Inserts a run with a journal row of each kind, ended `daysAgo` days ago (or not ended). Of the day
+   * of the runs from before the journal was partitioned (1970-01-01), whose journal retention deletes
+   * row by row with them; the drop of a day's partitions is journal-partitions.e2e-spec's.
+   */
   const seed = async (id: string, status: string, daysAgo: number | null) => {
     await db.query(
-      `INSERT INTO durable.runs (id, workflow, status, input, created_at, finished_at)
-       VALUES ($1, 'kept-busy', $2, 'null', now() - interval '60 days', CASE WHEN $3::int IS NULL THEN NULL ELSE now() - $3::int * interval '1 day' END)`,
+      `INSERT INTO durable.runs (id, workflow, status, input, created_at, run_day, finished_at)
+       VALUES ($1, 'kept-busy', $2, 'null', now() - interval '60 days', '1970-01-01',
+               CASE WHEN $3::int IS NULL THEN NULL ELSE now() - $3::int * interval '1 day' END)`,
       [id, status, daysAgo],
     );
-    await db.query(`INSERT INTO durable.steps (run_id, key, kind, outcome, result) VALUES ($1, 'work', 'step', 'ok', '"done"')`, [id]);
-    await db.query(`INSERT INTO durable.signals (run_id, name, payload) VALUES ($1, 'finish', '"x"')`, [id]);
-    await db.query(`INSERT INTO durable.messages (run_id, channel, key, seq, payload) VALUES ($1, 'c', 'k', 1, '"x"')`, [id]);
-    await db.query(`INSERT INTO durable.history (run_id, event, actor) VALUES ($1, 'started', 'seed')`, [id]);
+    await db.query(
+      `INSERT INTO durable.steps (run_id, run_day, key, kind, outcome, result) VALUES ($1, '1970-01-01', 'work', 'step', 'ok', '"done"')`,
+      [id],
+    );
+    await db.query(`INSERT INTO durable.signals (run_id, run_day, name, payload) VALUES ($1, '1970-01-01', 'finish', '"x"')`, [id]);
+    await db.query(
+      `INSERT INTO durable.messages (run_id, run_day, channel, key, seq, payload) VALUES ($1, '1970-01-01', 'c', 'k', 1, '"x"')`,
+      [id],
+    );
+    await db.query(`INSERT INTO durable.history (run_id, run_day, event, actor) VALUES ($1, '1970-01-01', 'started', 'seed')`, [id]);
   };
 
   it("deletes exactly the runs past their kind's age, in batches, once across two instances cleaning at the same time", async () => {

@@ -124,7 +124,10 @@ describe('waking: in-process, across instances, and the lost-wakeup race', () =>
           ).length > 0,
         'the delivery to wait for the run row',
       );
-      await worker.query(`INSERT INTO ${t}.steps (run_id, key, kind, outcome, result) VALUES ($1, 'effect', 'step', 'ok', '41')`, [runId]);
+      await worker.query(
+        `INSERT INTO ${t}.steps (run_id, run_day, key, kind, outcome, result) SELECT $1, run_day, 'effect', 'step', 'ok', '41' FROM ${t}.runs WHERE id = $1`,
+        [runId],
+      );
       await worker.query(
         `UPDATE ${t}.runs SET status = 'waiting', wait = '{"kind":"signal","name":"go"}', wait_kind = 'signal', wait_name = 'go', wake_at = NULL, lease_owner = NULL WHERE id = $1`,
         [runId],

@@ -32,6 +32,8 @@ import { QueueReasons } from './client/queue-reasons';
 import { ScheduleService } from './client/schedule.service';
 import { ScheduleReconciler } from './client/schedule-reconciler';
 import { RetentionService } from './worker/retention.service';
+import { JournalPartitionsService } from './worker/journal-partitions.service';
+import { createJournalPartitionsSql } from './persistence/journal-partitions';
 import { RetentionRepository } from './persistence/retention.repository';
 import { DashboardAuthGuard } from './dashboard/dashboard-auth.guard';
 import { DashboardApiGate } from './dashboard/dashboard-api-gate';
@@ -49,13 +51,13 @@ const databaseProvider: Provider = {
   useFactory: async (options: ResolvedDurableOptions) => {
     if (options.migrationsRun) await runDurableMigrations(options);
     const db = await DurableDatabase.open(options, options.worker.concurrency + SPARE_CONNECTIONS);
-    if (!options.migrationsRun) {
-      try {
-        await assertMigrated(db);
-      } catch (error) {
-        await db.close(); // the pool would otherwise keep the failed boot's process alive
-        throw error;
-      }
+    try {
+      if (!options.migrationsRun) await assertMigrated(db);
+      // Before anything writes: a journal row needs its day's partition.
+      await db.query(createJournalPartitionsSql(db.tables));
+    } catch (error) {
+      await db.close(); // the pool would otherwise keep the failed boot's process alive
+      throw error;
     }
     return db;
   },
@@ -88,6 +90,7 @@ const providers: Provider[] = [
   repository(ScheduleRepository),
   repository(QueueRepository),
   RetentionService,
+  JournalPartitionsService,
   DbClock,
   DurableTelemetry,
   WakeBus,

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { wakeChannel } from '../durable.constants';
 import { DurableDatabase } from './durable-database';
+import { runDaySql } from './journal-partitions';
 import type { LoadedJournal } from './journal.repository';
 import { ClaimedRow, ClaimedRun, claimedFromRow } from './run.repository';
 import { deliverSignalSql } from './sql/deliver-signal.sql';
@@ -71,7 +72,7 @@ export class DeliveryRepository {
       return { status: 'done', accepted: true, deliveredAt: row.delivered_at, woken: Number(row.woken) > 0, claimed };
     }
     const [first] = await this.db.query<{ delivered_at: Date }>(
-      `SELECT delivered_at FROM ${this.db.tables.signals} WHERE run_id = $1 AND name = $2`,
+      `SELECT delivered_at FROM ${this.db.tables.signals} WHERE run_id = $1 AND run_day = ${runDaySql(this.db.tables, '$1')} AND name = $2`,
       [runId, name],
       manager,
     );

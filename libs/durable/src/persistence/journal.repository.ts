@@ -1,5 +1,6 @@
 import type { ErrorInfo } from '../interfaces';
 import { DurableDatabase } from './durable-database';
+import { runDaySql } from './journal-partitions';
 import { checkpointBatchSql, checkpointConflictSql, checkpointSql, timerSql } from './sql/checkpoint.sql';
 import { FINISHED, loadJournalSql } from './sql/load-journal.sql';
 import { ackMessageSql } from './sql/send-message.sql';
@@ -192,7 +193,7 @@ export class JournalRepository {
   /** The payload of a signal delivered since the journal was loaded; undefined when none was. */
   async readSignal(runId: string, name: string): Promise<string | null | undefined> {
     const rows = await this.db.query<{ payload: string | null }>(
-      `SELECT payload FROM ${this.db.tables.signals} WHERE run_id = $1 AND name = $2`,
+      `SELECT payload FROM ${this.db.tables.signals} WHERE run_id = $1 AND run_day = ${runDaySql(this.db.tables, '$1')} AND name = $2`,
       [runId, name],
     );
     return rows.length ? rows[0].payload : undefined;

@@ -3,12 +3,14 @@ import type { DurableModuleOptions, PostgresDataSourceOptions } from '../interfa
 import { InvalidArgumentError } from '../errors';
 import { baseOptions, DurableDatabase } from './durable-database';
 import { durableEntities } from './entities';
+import { createJournalPartitionsSql } from './journal-partitions';
 import { DURABLE_MIGRATIONS } from './migrations';
 import { tablesFor } from './tables';
 
 /**
  * Applies the library's migrations to its schema under a session advisory lock, so any number of
- * instances booting at once run each migration exactly once. Uses a short-lived DataSource of its
+ * instances booting at once run each migration exactly once, then makes the journal's partitions of
+ * today and the week ahead. Uses a short-lived DataSource of its
  * own, so that an application's DataSource keeps its own migrations list untouched.
  * Returns the names of the migrations applied by this call.
  */
@@ -20,6 +22,7 @@ export async function runDurableMigrations(options: MigrationTarget): Promise<st
     await lock.query('SELECT pg_advisory_lock(hashtext($1))', [`nestjs-durable:migrations:${schema}`]);
     await lock.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
     const applied = await dataSource.runMigrations({ transaction: 'each' });
+    await lock.query(createJournalPartitionsSql(tablesFor(schema)));
     return applied.map((m) => m.name);
   } finally {
     await lock.query('SELECT pg_advisory_unlock(hashtext($1))', [`nestjs-durable:migrations:${schema}`]).catch(() => undefined);

@@ -1,4 +1,5 @@
 import { DurableDatabase } from './durable-database';
+import { dropEmptiedJournalDays, LEGACY_DAY } from './journal-partitions';
 
 /** What the cleanup deletes: the age in ms after which a run that ended so goes (undefined keeps it), and the batch size. */
 export interface RetentionAges {
@@ -9,9 +10,10 @@ export interface RetentionAges {
 }
 
 /**
- * Deletes finished runs older than their kind's age, with their journal, a batch per transaction;
- * a child stays while its parent may still read it.
- * A transaction-scoped advisory lock lets one instance at a time clean a schema; the others skip.
+ * Deletes finished runs older than their kind's age, a batch per transaction; a child stays while its
+ * parent may still read it. Their journal goes with their day's partitions once no run of that day is
+ * left (dropEmptiedDays), except that of runs from before the journal was partitioned, deleted with them.
+ * Advisory locks let one instance at a time clean a schema; the others skip.
  */
 export class RetentionRepository {
   constructor(private readonly db: DurableDatabase) {}
@@ -26,7 +28,7 @@ export class RetentionRepository {
       if (!locked) return null;
       const { rows } = await client.query(
         `WITH doomed AS (
-           SELECT id FROM ${t.runs} r
+           SELECT id, run_day FROM ${t.runs} r
            WHERE finished_at IS NOT NULL
              AND ((status = 'completed' AND finished_at < now() - $1::bigint * interval '1 millisecond')
                OR (status = 'failed' AND finished_at < now() - $2::bigint * interval '1 millisecond')
@@ -37,14 +39,16 @@ export class RetentionRepository {
            ORDER BY finished_at
            LIMIT $4
            FOR UPDATE SKIP LOCKED
+         ), legacy AS (
+           SELECT id FROM doomed WHERE run_day = '${LEGACY_DAY}'
          ), steps AS (
-           DELETE FROM ${t.steps} WHERE run_id IN (SELECT id FROM doomed)
+           DELETE FROM ${t.steps} WHERE run_day = '${LEGACY_DAY}' AND run_id IN (SELECT id FROM legacy)
          ), signals AS (
-           DELETE FROM ${t.signals} WHERE run_id IN (SELECT id FROM doomed)
+           DELETE FROM ${t.signals} WHERE run_day = '${LEGACY_DAY}' AND run_id IN (SELECT id FROM legacy)
          ), messages AS (
-           DELETE FROM ${t.messages} WHERE run_id IN (SELECT id FROM doomed)
+           DELETE FROM ${t.messages} WHERE run_day = '${LEGACY_DAY}' AND run_id IN (SELECT id FROM legacy)
          ), history AS (
-           DELETE FROM ${t.history} WHERE run_id IN (SELECT id FROM doomed)
+           DELETE FROM ${t.history} WHERE run_day = '${LEGACY_DAY}' AND run_id IN (SELECT id FROM legacy)
          ), runs AS (
            DELETE FROM ${t.runs} WHERE id IN (SELECT id FROM doomed) RETURNING id
          )
@@ -55,5 +59,22 @@ export class RetentionRepository {
       await client.query(`DELETE FROM ${t.instances} WHERE heartbeat_at < now() - interval '1 day'`);
       return rows[0].deleted as number;
     });
+  }
+
+  /** Drops the journal partitions of the days no run is left of; returns the days, or null when another instance holds the lock. */
+  async dropEmptiedDays(): Promise<string[] | null> {
+    const lock = `nestjs-durable:partition-drop:${this.db.tables.schema}`;
+    const client = await this.db.pool.connect();
+    try {
+      const [{ locked }] = (await client.query(`SELECT pg_try_advisory_lock(hashtext($1)) AS locked`, [lock])).rows;
+      if (!locked) return null;
+      try {
+        return await dropEmptiedJournalDays(client, this.db.tables);
+      } finally {
+        await client.query(`SELECT pg_advisory_unlock(hashtext($1))`, [lock]);
+      }
+    } finally {
+      client.release();
+    }
   }
 }

@@ -133,12 +133,12 @@ WITH RECURSIVE target AS (
       wake_at = CASE WHEN r.status = 'waiting' AND r.wait_kind NOT IN (${waitKindSql('start')}, ${waitKindSql('retry')}) THEN now() ELSE r.wake_at END,
       updated_at = now()
   WHERE r.id IN (SELECT id FROM tree)
-  RETURNING r.id, r.status
+  RETURNING r.id, r.run_day, r.status
 ), cleared AS (
-  DELETE FROM ${t.steps} WHERE run_id IN (SELECT id FROM changed) AND key = '${DEADLINE_PASSED_KEY}'
+  DELETE FROM ${t.steps} WHERE (run_id, run_day) IN (SELECT id, run_day FROM changed) AND key = '${DEADLINE_PASSED_KEY}'
 ), history AS (
-  INSERT INTO ${t.history} (run_id, event, actor, detail)
-  SELECT id, 'deadline-set', $3,
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
+  SELECT id, run_day, 'deadline-set', $3,
          jsonb_strip_nulls(jsonb_build_object('from', (SELECT deadline FROM target), 'to', CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END,
                                               'inheritedFrom', CASE WHEN id = $1 THEN NULL ELSE $1::text END))
   FROM changed
@@ -165,10 +165,10 @@ WITH RECURSIVE target AS (
       lease_token = lease_token + 1, finished_at = now(), updated_at = now()
   WHERE id IN (SELECT id FROM tree)
     AND (status IN ('pending', 'running', 'waiting') OR (id = $1 AND status = 'failed'))
-  RETURNING id, parent_id, queue
+  RETURNING id, run_day, parent_id, queue
 ), history AS (
-  INSERT INTO ${t.history} (run_id, event, actor, detail)
-  SELECT id, 'cancelled', $3, jsonb_strip_nulls(jsonb_build_object('reason', $5::text, 'cascadedFrom', CASE WHEN id = $1 THEN NULL ELSE $1::text END))
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
+  SELECT id, run_day, 'cancelled', $3, jsonb_strip_nulls(jsonb_build_object('reason', $5::text, 'cascadedFrom', CASE WHEN id = $1 THEN NULL ELSE $1::text END))
   FROM cancelled
 ), ${wakeParentSql(t, 'cancelled', 'c.id = $1')}, executed AS (
   SELECT c.id, c.queue FROM cancelled c JOIN tree USING (id) WHERE tree.status = 'running'
@@ -186,19 +186,19 @@ SELECT (SELECT status FROM target) AS previous,
  */
 const resumeSql = (t: Tables) => `
 WITH target AS (
-  SELECT id, status, wait_kind, wait_name FROM ${t.runs} WHERE id = $1 FOR UPDATE
+  SELECT id, run_day, status, wait_kind, wait_name FROM ${t.runs} WHERE id = $1 FOR UPDATE
 ), instant_ended AS (
   UPDATE ${t.steps} s
   SET result = json_build_object('$t', 'Date', 'v', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
   FROM target
-  WHERE target.status = 'waiting' AND ${resumeFinishesSql('target.wait_kind')} AND s.run_id = $1 AND s.key = target.wait_name
+  WHERE target.status = 'waiting' AND ${resumeFinishesSql('target.wait_kind')} AND s.run_id = $1 AND s.run_day = target.run_day AND s.key = target.wait_name
   RETURNING 1
 ), resumed AS (
   UPDATE ${t.runs} r SET wake_at = now(), updated_at = now()
   FROM target WHERE r.id = target.id AND target.status = 'waiting'
-  RETURNING r.id, target.wait_kind
+  RETURNING r.id, r.run_day, target.wait_kind
 ), history AS (
-  INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, 'resumed', $2, jsonb_build_object('waitKind', wait_kind) FROM resumed
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, 'resumed', $2, jsonb_build_object('waitKind', wait_kind) FROM resumed
 )
 SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM resumed) AS changed,
@@ -210,20 +210,20 @@ SELECT (SELECT status FROM target) AS previous,
  */
 const retrySql = (t: Tables) => `
 WITH target AS (
-  SELECT id, status FROM ${t.runs} WHERE id = $1 FOR UPDATE
+  SELECT id, run_day, status FROM ${t.runs} WHERE id = $1 FOR UPDATE
 ), cleared AS (
   DELETE FROM ${t.steps} s USING target
-  WHERE target.status = 'failed' AND s.run_id = $1 AND s.outcome = 'error'
+  WHERE target.status = 'failed' AND s.run_id = $1 AND s.run_day = target.run_day AND s.outcome = 'error'
   RETURNING s.key
 ), retried AS (
   UPDATE ${t.runs} r
   SET status = 'pending', wake_at = now(), error = NULL, finished_at = NULL, lease_owner = NULL,
       attempt = r.attempt + 1, attempt_base = r.attempt, updated_at = now()
   FROM target WHERE r.id = target.id AND target.status = 'failed'
-  RETURNING r.id
+  RETURNING r.id, r.run_day
 ), history AS (
-  INSERT INTO ${t.history} (run_id, event, actor, detail)
-  SELECT id, 'retried', $2, jsonb_build_object('clearedSteps', COALESCE((SELECT jsonb_agg(key) FROM cleared), '[]'::jsonb)) FROM retried
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
+  SELECT id, run_day, 'retried', $2, jsonb_build_object('clearedSteps', COALESCE((SELECT jsonb_agg(key) FROM cleared), '[]'::jsonb)) FROM retried
 )
 SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM retried) AS changed,

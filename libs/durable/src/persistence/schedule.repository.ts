@@ -4,6 +4,7 @@ import { InvalidArgumentError } from '../errors';
 import type { RunStatus, ScheduleSkipReason } from '../interfaces';
 import type { ResolvedSchedule } from '../schema/schedule-spec';
 import { DurableDatabase } from './durable-database';
+import { NO_RUN_DAY } from './journal-partitions';
 import { cancelSql } from './run-control.repository';
 import { waitKindSql } from './sql/wait-kinds.sql';
 import type { Tables } from './tables';
@@ -154,12 +155,10 @@ export class ScheduleRepository {
 
   /** Records an operator's action on a schedule in history, under `schedule:<name>`. */
   async audit(name: string, event: string, actor: string, detail: Record<string, unknown>): Promise<void> {
-    await this.db.query(`INSERT INTO ${this.db.tables.history} (run_id, event, actor, detail) VALUES ($1, $2, $3, $4)`, [
-      ACTOR(name),
-      event,
-      actor,
-      JSON.stringify({ schedule: name, ...detail }),
-    ]);
+    await this.db.query(
+      `INSERT INTO ${this.db.tables.history} (run_id, run_day, event, actor, detail) VALUES ($1, '${NO_RUN_DAY}', $2, $3, $4)`,
+      [ACTOR(name), event, actor, JSON.stringify({ schedule: name, ...detail })],
+    );
   }
 
   /** Records a run started outside the slots as the schedule's last (what overlap and the view look at). */
@@ -312,8 +311,8 @@ function statements(t: Tables) {
       SELECT count(*)::int AS deleted FROM gone`,
     setPaused: `
       WITH changed AS (UPDATE ${t.schedules} SET paused = $2, updated_at = now() WHERE name = $1 RETURNING name)
-      INSERT INTO ${t.history} (run_id, event, actor, detail)
-      SELECT $4, CASE WHEN $2 THEN 'schedule-paused' ELSE 'schedule-resumed' END, $3, jsonb_build_object('schedule', $1::text) FROM changed
+      INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
+      SELECT $4, '${NO_RUN_DAY}', CASE WHEN $2 THEN 'schedule-paused' ELSE 'schedule-resumed' END, $3, jsonb_build_object('schedule', $1::text) FROM changed
       RETURNING run_id`,
     // $1 the workflows registered here: a decorator's schedule of any other is paused and flagged, once.
     markMissing: `
@@ -352,10 +351,10 @@ function statements(t: Tables) {
                CASE WHEN r.delay > 0 THEN ${waitKindSql('start')} END, r.queue, r.timeout_ms, r.app_version
         FROM r, LATERAL (SELECT date_trunc('milliseconds', now() + r.delay * interval '1 millisecond') AS until) u
         ON CONFLICT (id) DO NOTHING
-        RETURNING id, status, queue
+        RETURNING id, run_day, status, queue
       ), history AS (
-        INSERT INTO ${t.history} (run_id, event, actor, detail)
-        SELECT ins.id, 'started', r.actor, jsonb_build_object('schedule', r.schedule) FROM ins JOIN r ON r.id = ins.id
+        INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
+        SELECT ins.id, ins.run_day, 'started', r.actor, jsonb_build_object('schedule', r.schedule) FROM ins JOIN r ON r.id = ins.id
       )
       SELECT id, (SELECT 1 FROM pg_notify(CASE WHEN ins.queue IS NULL THEN $10 ELSE $11 END, COALESCE(ins.queue, ins.id))
                   WHERE ins.status = 'pending') AS notified

@@ -35,7 +35,10 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
     await this.running?.catch(() => undefined);
   }
 
-  /** Deletes every finished run past its age, batch by batch; returns how many (0 when another instance is at it). */
+  /**
+   * Deletes every finished run past its age, batch by batch, then drops the journal of the days left
+   * without runs; returns how many runs it deleted (0 when another instance is at it).
+   */
   cleanup(): Promise<number> {
     const retention = this.options.retention;
     if (!retention) return Promise.resolve(0);
@@ -45,8 +48,11 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
         const deleted = await this.retention.deleteBatch(retention);
         if (deleted === null) return total;
         total += deleted;
-        if (deleted < retention.batchSize) return total;
+        if (deleted < retention.batchSize) break;
       }
+      const days = await this.retention.dropEmptiedDays();
+      if (days?.length) this.logger.log(`Dropped the journal of the runs of ${days.join(', ')}: none of them is left.`);
+      return total;
     })().finally(() => (this.running = undefined));
     return this.running;
   }

@@ -4,6 +4,8 @@ import { EntitySchema } from 'typeorm';
 export interface HistoryRow {
   id: string;
   runId: string;
+  /** The UTC day its run was created: the partition it is in. */
+  runDay: string;
   at: Date;
   event: string;
   actor: string;
@@ -18,6 +20,7 @@ export const historyEntity = (schema: string) =>
     columns: {
       id: { type: 'bigint', primary: true, generated: 'increment' },
       runId: { name: 'run_id', type: 'text' },
+      runDay: { name: 'run_day', type: 'date', primary: true },
       at: { type: 'timestamptz', default: () => 'now()' },
       event: { type: 'text' },
       actor: { type: 'text' },

@@ -3,6 +3,8 @@ import { EntitySchema } from 'typeorm';
 /** A row of `signals`: the first payload delivered for a (run, name). */
 export interface SignalRow {
   runId: string;
+  /** The UTC day its run was created: the partition it is in. */
+  runDay: string;
   name: string;
   payload: string | null;
   deliveredAt: Date;
@@ -17,6 +19,7 @@ export const signalEntity = (schema: string) =>
     columns: {
       runId: { name: 'run_id', type: 'text', primary: true },
       name: { type: 'text', primary: true },
+      runDay: { name: 'run_day', type: 'date', primary: true },
       payload: { type: 'text', nullable: true },
       deliveredAt: { name: 'delivered_at', type: 'timestamptz', default: () => 'now()' },
       source: { type: 'text', nullable: true },

@@ -4,6 +4,8 @@ import { EntitySchema } from 'typeorm';
 /** A row of `steps`: one checkpoint of a run (a step's outcome, a sleep's instant, a child spawn…). */
 export interface StepRow {
   runId: string;
+  /** The UTC day its run was created: the partition it is in. */
+  runDay: string;
   key: string;
   kind: string;
   outcome: 'ok' | 'error';
@@ -21,6 +23,7 @@ export const stepEntity = (schema: string) =>
     columns: {
       runId: { name: 'run_id', type: 'text', primary: true },
       key: { type: 'text', primary: true },
+      runDay: { name: 'run_day', type: 'date', primary: true },
       kind: { type: 'text' },
       outcome: { type: 'text' },
       result: { type: 'text', nullable: true },

@@ -11,6 +11,7 @@ import { BusinessKeys1732900000009 } from './1732900000009-business-keys';
 import { ForkAndVersions1732900000010 } from './1732900000010-fork-and-versions';
 import { TimeRanges1732900000011 } from './1732900000011-time-ranges';
 import { QueueSlots1732900000012 } from './1732900000012-queue-slots';
+import { PartitionedJournal1732900000013 } from './1732900000013-partitioned-journal';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -27,4 +28,5 @@ export const DURABLE_MIGRATIONS = [
   ForkAndVersions1732900000010,
   TimeRanges1732900000011,
   QueueSlots1732900000012,
+  PartitionedJournal1732900000013,
 ];

@@ -128,7 +128,7 @@ WITH RECURSIVE counted AS (
   FROM chosen
   -- By primary key, one probe per chosen run: a join would let the planner hash the whole backlog.
   WHERE r.id = ANY(ARRAY(SELECT id FROM chosen)) AND r.id = chosen.id AND r.status = 'pending'
-  RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.deadline,
+  RETURNING r.id, r.run_day, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.deadline,
             extract(epoch FROM now() - chosen.wake_at) AS lateness, r.wake_seq AS latest_seq
 ), slotted AS (
   UPDATE ${t.queueSlots} s SET holder = c.id
@@ -136,12 +136,12 @@ WITH RECURSIVE counted AS (
   JOIN (SELECT slot, row_number() OVER (ORDER BY slot) AS k FROM free_slots) f ON f.k = c.k
   WHERE s.queue = $1 AND s.slot = f.slot
 ), history AS (
-  INSERT INTO ${t.history} (run_id, event, actor, detail)
-  SELECT id, 'claimed', $8, jsonb_build_object('from', 'pending', 'queue', $1::text) FROM claimed
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
+  SELECT id, run_day, 'claimed', $8, jsonb_build_object('from', 'pending', 'queue', $1::text) FROM claimed
 )
 SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.trace_context, c.lateness, c.deadline,
        c.latest_seq = (SELECT wake_seq FROM ${t.runs} WHERE id = c.id) AS current,
        (SELECT count(*) FROM candidates) > (SELECT count(*) FROM chosen)
          OR (SELECT count(*) FROM head) >= CASE WHEN $3::int IS NULL THEN GREATEST((SELECT n FROM room), 0) ELSE $10::int END AS held_back,
-       ${journalColumnsSql(t, 'c.id')}
+       ${journalColumnsSql(t, 'c.id', 'c.run_day')}
 FROM claimed c`;

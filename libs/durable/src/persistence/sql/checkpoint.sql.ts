@@ -7,10 +7,10 @@ import type { Tables } from '../tables';
  * $1 run, $2 token, $3 key, $4 kind, $5 outcome, $6 result, $7 error, $8 started at.
  */
 export const checkpointSql = (t: Tables) => `
-WITH lease AS (SELECT 1 FROM ${t.runs} WHERE id = $1 AND lease_token = $2 FOR SHARE)
-INSERT INTO ${t.steps} (run_id, key, kind, outcome, result, error, started_at)
-SELECT $1, $3, $4, $5, $6, $7, $8 FROM lease
-ON CONFLICT (run_id, key) DO NOTHING
+WITH lease AS (SELECT run_day FROM ${t.runs} WHERE id = $1 AND lease_token = $2 FOR SHARE)
+INSERT INTO ${t.steps} (run_id, run_day, key, kind, outcome, result, error, started_at)
+SELECT $1, run_day, $3, $4, $5, $6, $7, $8 FROM lease
+ON CONFLICT (run_id, key, run_day) DO NOTHING
 RETURNING run_id, key`;
 
 /**
@@ -31,12 +31,12 @@ WITH input AS (
     AS i(run_id text, token bigint, key text, kind text, outcome text, result text, error jsonb, started_at timestamptz, n int)
   ORDER BY run_id, n
 ), lease AS (
-  SELECT i.* FROM input i
-  CROSS JOIN LATERAL (SELECT 1 FROM ${t.runs} r WHERE r.id = i.run_id AND r.lease_token = i.token FOR SHARE) held
+  SELECT i.*, held.run_day FROM input i
+  CROSS JOIN LATERAL (SELECT r.run_day FROM ${t.runs} r WHERE r.id = i.run_id AND r.lease_token = i.token FOR SHARE) held
 )
-INSERT INTO ${t.steps} (run_id, key, kind, outcome, result, error, started_at)
-SELECT run_id, key, kind, outcome, result, error, started_at FROM lease
-ON CONFLICT (run_id, key) DO NOTHING
+INSERT INTO ${t.steps} (run_id, run_day, key, kind, outcome, result, error, started_at)
+SELECT run_id, run_day, key, kind, outcome, result, error, started_at FROM lease
+ON CONFLICT (run_id, key, run_day) DO NOTHING
 RETURNING run_id, key`;
 
 /**
@@ -45,20 +45,20 @@ RETURNING run_id, key`;
  * $1 run, $2 token, $3 key, $5 kind.
  */
 export const timerSql = (t: Tables) => `
-WITH lease AS (SELECT 1 FROM ${t.runs} WHERE id = $1 AND lease_token = $2 FOR SHARE),
+WITH lease AS (SELECT run_day FROM ${t.runs} WHERE id = $1 AND lease_token = $2 FOR SHARE),
 ins AS (
-  INSERT INTO ${t.steps} (run_id, key, kind, outcome, result)
-  SELECT $1, $3, $5, 'ok',
+  INSERT INTO ${t.steps} (run_id, run_day, key, kind, outcome, result)
+  SELECT $1, run_day, $3, $5, 'ok',
          json_build_object('$t', 'Date', 'v', to_char((now() + $4 * interval '1 millisecond') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
   FROM lease
-  ON CONFLICT (run_id, key) DO NOTHING
+  ON CONFLICT (run_id, key, run_day) DO NOTHING
   RETURNING result
 )
 SELECT (SELECT count(*) FROM lease) > 0 AS leased,
-       COALESCE((SELECT result FROM ins), (SELECT result FROM ${t.steps} WHERE run_id = $1 AND key = $3)) AS result,
+       COALESCE((SELECT result FROM ins), (SELECT s.result FROM ${t.steps} s, lease WHERE s.run_id = $1 AND s.run_day = lease.run_day AND s.key = $3)) AS result,
        now() AS db_now`;
 
 /** After a checkpoint inserted nothing: is the lease still ours, and which row won? $1 run, $2 token, $3 key. */
 export const checkpointConflictSql = (t: Tables) => `
-SELECT EXISTS (SELECT 1 FROM ${t.runs} WHERE id = $1 AND lease_token = $2) AS leased, s.outcome, s.result, s.error
-FROM (SELECT 1) one LEFT JOIN ${t.steps} s ON s.run_id = $1 AND s.key = $3`;
+SELECT r.lease_token IS NOT DISTINCT FROM $2::bigint AS leased, s.outcome, s.result, s.error
+FROM (SELECT 1) one LEFT JOIN ${t.runs} r ON r.id = $1 LEFT JOIN ${t.steps} s ON s.run_id = $1 AND s.run_day = r.run_day AND s.key = $3`;

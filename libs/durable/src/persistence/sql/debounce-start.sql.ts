@@ -23,7 +23,7 @@ WITH instant AS (
       wait_kind = ${waitKindSql('start')}, updated_at = now()
   FROM instant
   WHERE r.workflow = $2 AND r.debounce_key = $4 AND r.began_at IS NULL AND r.status IN ('pending', 'waiting')
-  RETURNING r.id, r.wake_at
+  RETURNING r.id, r.run_day, r.wake_at
 ), ins AS (
   INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind, queue, partition_key, priority, debounce_key, debounce_until,
                          trace_context, deadline, timeout_ms, keys, app_version)
@@ -34,12 +34,12 @@ WITH instant AS (
          CASE WHEN $12::timestamptz IS NULL AND NOT $14::boolean THEN $13::bigint END, $15::jsonb, $16::text
   FROM instant WHERE NOT EXISTS (SELECT 1 FROM moved)
   ON CONFLICT DO NOTHING
-  RETURNING id, wake_at
+  RETURNING id, run_day, wake_at
 ), history AS (
-  INSERT INTO ${t.history} (run_id, event, actor, detail)
-  SELECT id, 'started', $10, jsonb_build_object('startAt', wake_at, 'debounce', $4::text) FROM ins
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
+  SELECT id, run_day, 'started', $10, jsonb_build_object('startAt', wake_at, 'debounce', $4::text) FROM ins
   UNION ALL
-  SELECT id, 'debounced', $10, jsonb_build_object('startAt', wake_at, 'debounce', $4::text) FROM moved
+  SELECT id, run_day, 'debounced', $10, jsonb_build_object('startAt', wake_at, 'debounce', $4::text) FROM moved
 )
 SELECT id, wake_at, false AS created FROM moved
 UNION ALL

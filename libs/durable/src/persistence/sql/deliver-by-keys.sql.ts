@@ -14,7 +14,7 @@ import { wokenBySql } from './wait-kinds.sql';
  */
 export const deliverByKeysSql = (t: Tables) => `
 WITH found AS (
-  SELECT id, seq, status, wait, wait_kind, wait_name FROM ${t.runs}
+  SELECT id, run_day, seq, status, wait, wait_kind, wait_name FROM ${t.runs}
   WHERE keys @> $1::jsonb AND status IN ('pending', 'running', 'waiting', 'failed') AND workflow = ANY($6::text[])
   ORDER BY seq LIMIT $7
   FOR UPDATE
@@ -23,9 +23,9 @@ WITH found AS (
 ), run AS (
   SELECT found.* FROM found, verdict WHERE verdict.ok
 ), ins AS (
-  INSERT INTO ${t.signals} (run_id, name, payload, source) SELECT id, $2, $3, $4 FROM run
-  ON CONFLICT (run_id, name) DO NOTHING
-  RETURNING run_id, delivered_at
+  INSERT INTO ${t.signals} (run_id, run_day, name, payload, source) SELECT id, run_day, $2, $3, $4 FROM run
+  ON CONFLICT (run_id, name, run_day) DO NOTHING
+  RETURNING run_id, run_day, delivered_at
 ), bump AS (
   UPDATE ${t.runs} r
   SET wake_seq = r.wake_seq + 1, wake_at = CASE WHEN w.parked THEN now() ELSE r.wake_at END
@@ -36,12 +36,12 @@ WITH found AS (
   WHERE r.id = w.id
   RETURNING r.id, w.running OR w.parked AS wake
 ), history AS (
-  INSERT INTO ${t.history} (run_id, event, actor, detail)
-  SELECT run_id, 'signal-delivered', $4, jsonb_build_object('name', $2::text, 'byKeys', $1::jsonb) FROM ins
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
+  SELECT run_id, run_day, 'signal-delivered', $4, jsonb_build_object('name', $2::text, 'byKeys', $1::jsonb) FROM ins
 )
 SELECT (SELECT ok FROM verdict) AS ok,
        (SELECT count(*) FROM found) AS matched,
        COALESCE((SELECT json_agg(json_build_object('runId', run.id, 'accepted', ins.run_id IS NOT NULL,
                                                    'deliveredAt', COALESCE(ins.delivered_at, s.delivered_at, now())) ORDER BY run.seq)
-                 FROM run LEFT JOIN ins ON ins.run_id = run.id LEFT JOIN ${t.signals} s ON s.run_id = run.id AND s.name = $2), '[]') AS deliveries,
+                 FROM run LEFT JOIN ins ON ins.run_id = run.id LEFT JOIN ${t.signals} s ON s.run_id = run.id AND s.run_day = run.run_day AND s.name = $2), '[]') AS deliveries,
        (SELECT array_agg(id) FROM bump, pg_notify($5, bump.id) WHERE bump.wake) AS woken`;

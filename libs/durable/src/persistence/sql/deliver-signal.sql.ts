@@ -12,16 +12,16 @@ import { claimedByDeliverySql, claimHistorySql, wakeOnDeliverySql } from './wake
  */
 export const deliverSignalSql = (t: Tables) => `
 WITH run AS (
-  SELECT id, status, wait, wait_kind, wait_name, queue, xmin::text AS version FROM ${t.runs}
+  SELECT id, run_day, status, wait, wait_kind, wait_name, queue, xmin::text AS version FROM ${t.runs}
   WHERE id = $1 AND status NOT IN ('completed', 'cancelled') AND ($6::text[] IS NULL OR workflow = ANY($6::text[]))
   FOR UPDATE
 ), ins AS (
-  INSERT INTO ${t.signals} (run_id, name, payload, source) SELECT id, $2, $3, $4 FROM run
-  ON CONFLICT (run_id, name) DO NOTHING
-  RETURNING delivered_at
+  INSERT INTO ${t.signals} (run_id, run_day, name, payload, source) SELECT id, run_day, $2, $3, $4 FROM run
+  ON CONFLICT (run_id, name, run_day) DO NOTHING
+  RETURNING run_day, delivered_at
 ), ${wakeOnDeliverySql(t, 'signal', '$7', '$8')}, history AS (
-  INSERT INTO ${t.history} (run_id, event, actor, detail)
-  SELECT $1, 'signal-delivered', $4, jsonb_build_object('name', $2::text) FROM ins ${claimHistorySql('signal', '$7')}
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
+  SELECT $1, run_day, 'signal-delivered', $4, jsonb_build_object('name', $2::text) FROM ins ${claimHistorySql('signal', '$7')}
 )
 SELECT (SELECT count(*) FROM run) > 0 AS open,
        (SELECT delivered_at FROM ins) AS delivered_at,

@@ -19,9 +19,9 @@ WITH done AS (
       wake_at = NULL, lease_owner = NULL, finished_at = now(), updated_at = now()
   WHERE id = $1 AND lease_token = $2 AND status = 'running'
     AND ($8::bigint IS NULL OR deadline + $8::bigint * interval '1 millisecond' <= now())
-  RETURNING id, parent_id, queue
+  RETURNING id, run_day, parent_id, queue
 ), history AS (
-  INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, $3, $6, $5::jsonb FROM done
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, $3, $6, $5::jsonb FROM done
 ), ${wakeParentSql(t, 'done')}, ${queueSlotFreedSql(t, 'done', '$9')}
 SELECT done.id, (SELECT count(*) FROM parent, pg_notify($7, parent.id)) AS woken FROM done, freed
 UNION ALL
@@ -61,9 +61,9 @@ WITH input AS (
       wake_at = NULL, lease_owner = NULL, finished_at = now(), updated_at = now()
   FROM locked l
   WHERE r.id = ANY(ARRAY(SELECT id FROM locked)) AND r.id = l.id
-  RETURNING r.id, r.parent_id, r.queue, l.status, l.actor, l.error
+  RETURNING r.id, r.run_day, r.parent_id, r.queue, l.status, l.actor, l.error
 ), history AS (
-  INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, status, actor, error FROM done
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, status, actor, error FROM done
 ), ${wakeParentSql(t, 'done')}, notified AS (
   SELECT count(*) FROM parent, pg_notify($2, parent.id)
 ), ${queueSlotFreedSql(t, 'done', '$3')}

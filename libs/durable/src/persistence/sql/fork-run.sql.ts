@@ -16,42 +16,42 @@ import { DEADLINE_PASSED_KEY } from '../../durable.constants';
  */
 export const forkRunSql = (t: Tables) => `
 WITH src AS (
-  SELECT id, workflow, input, keys, queue, partition_key, priority FROM ${t.runs} WHERE id = $1
+  SELECT id, run_day, workflow, input, keys, queue, partition_key, priority FROM ${t.runs} WHERE id = $1
 ), pivot AS (
-  SELECT finished_at AS at FROM ${t.steps} WHERE run_id = $1 AND key = $2
+  SELECT s.finished_at AS at FROM ${t.steps} s, src WHERE s.run_id = $1 AND s.run_day = src.run_day AND s.key = $2
 ), ins AS (
   INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, keys, queue, partition_key, priority, forked_from, app_version, deadline, timeout_ms)
   SELECT $3, src.workflow, 'pending', COALESCE($4, src.input), now(), src.keys, src.queue, src.partition_key, src.priority, src.id, $7,
          CASE WHEN src.queue IS NULL THEN now() + $8::bigint * interval '1 millisecond' END, CASE WHEN src.queue IS NOT NULL THEN $8::bigint END
   FROM src, pivot
   ON CONFLICT DO NOTHING
-  RETURNING id, queue
+  RETURNING id, run_day, queue
 ), steps AS (
-  INSERT INTO ${t.steps} (run_id, key, kind, outcome, result, error, started_at, finished_at)
-  SELECT ins.id, s.key, s.kind, s.outcome, s.result, s.error, s.started_at, s.finished_at
-  FROM ins, pivot, ${t.steps} s
-  WHERE s.run_id = $1 AND (s.finished_at, s.key) < (pivot.at, $2::text) AND s.key <> '${DEADLINE_PASSED_KEY}'
+  INSERT INTO ${t.steps} (run_id, run_day, key, kind, outcome, result, error, started_at, finished_at)
+  SELECT ins.id, ins.run_day, s.key, s.kind, s.outcome, s.result, s.error, s.started_at, s.finished_at
+  FROM ins, src, pivot, ${t.steps} s
+  WHERE s.run_id = $1 AND s.run_day = src.run_day AND (s.finished_at, s.key) < (pivot.at, $2::text) AND s.key <> '${DEADLINE_PASSED_KEY}'
   RETURNING key
 ), signals AS (
-  INSERT INTO ${t.signals} (run_id, name, payload, source, delivered_at)
-  SELECT ins.id, g.name, g.payload, g.source, g.delivered_at FROM ins, pivot, ${t.signals} g
-  WHERE g.run_id = $1 AND ($5 = 'all' OR g.delivered_at < pivot.at)
+  INSERT INTO ${t.signals} (run_id, run_day, name, payload, source, delivered_at)
+  SELECT ins.id, ins.run_day, g.name, g.payload, g.source, g.delivered_at FROM ins, src, pivot, ${t.signals} g
+  WHERE g.run_id = $1 AND g.run_day = src.run_day AND ($5 = 'all' OR g.delivered_at < pivot.at)
   RETURNING name
 ), messages AS (
-  INSERT INTO ${t.messages} (run_id, channel, key, seq, payload, sent_at, acked_at, source)
-  SELECT ins.id, m.channel, m.key, m.seq, m.payload, m.sent_at, CASE WHEN m.acked_at < pivot.at THEN m.acked_at END, m.source
-  FROM ins, pivot, ${t.messages} m
-  WHERE m.run_id = $1 AND ($5 = 'all' OR m.sent_at < pivot.at)
+  INSERT INTO ${t.messages} (run_id, run_day, channel, key, seq, payload, sent_at, acked_at, source)
+  SELECT ins.id, ins.run_day, m.channel, m.key, m.seq, m.payload, m.sent_at, CASE WHEN m.acked_at < pivot.at THEN m.acked_at END, m.source
+  FROM ins, src, pivot, ${t.messages} m
+  WHERE m.run_id = $1 AND m.run_day = src.run_day AND ($5 = 'all' OR m.sent_at < pivot.at)
   RETURNING key
 ), history AS (
-  INSERT INTO ${t.history} (run_id, event, actor, detail)
-  SELECT ins.id, 'forked-from', $6,
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
+  SELECT ins.id, ins.run_day, 'forked-from', $6,
          jsonb_build_object('source', $1::text, 'fromStep', $2::text, 'signals', $5::text, 'copiedSteps', (SELECT count(*) FROM steps),
                             'copiedSignals', (SELECT count(*) FROM signals), 'copiedMessages', (SELECT count(*) FROM messages),
                             'inputOverridden', $4::text IS NOT NULL)
   FROM ins
   UNION ALL
-  SELECT $1, 'forked', $6, jsonb_build_object('fork', $3::text, 'fromStep', $2::text) FROM ins
+  SELECT $1, src.run_day, 'forked', $6, jsonb_build_object('fork', $3::text, 'fromStep', $2::text) FROM ins, src
 )
 SELECT EXISTS (SELECT 1 FROM src) AS source, EXISTS (SELECT 1 FROM pivot) AS step, (SELECT id FROM ins) AS created,
        (SELECT count(*) FROM ins, pg_notify(CASE WHEN ins.queue IS NULL THEN $9 ELSE $10 END, COALESCE(ins.queue, ins.id))) AS notified`;

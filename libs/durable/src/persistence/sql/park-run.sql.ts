@@ -21,9 +21,9 @@ WITH parked AS (
                CASE WHEN wait_kind = $4 AND wait_name IS NOT DISTINCT FROM $5 THEN COALESCE(wait->'since', to_jsonb(now())) ELSE to_jsonb(now()) END),
       wait_kind = $4, wait_name = $5, wake_at = $6, lease_owner = NULL, warning = $9::jsonb, updated_at = now()
   WHERE id = $1 AND lease_token = $2 AND wake_seq = $7 AND status = 'running'
-  RETURNING id, wait, queue
+  RETURNING id, run_day, wait, queue
 ), history AS (
-  INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, 'parked', $8, wait FROM parked
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, 'parked', $8, wait FROM parked
 ), ${queueSlotFreedSql(t, 'parked', '$10')}
 SELECT id FROM parked, freed
 UNION ALL
@@ -44,9 +44,9 @@ WITH parked AS (
       wait_kind = ${waitKindSql('retry')}, wait_name = NULL, wake_at = now() + $4 * interval '1 millisecond',
       lease_owner = NULL, updated_at = now()
   WHERE id = $1 AND lease_token = $2 AND status = 'running'
-  RETURNING id, wait, attempt, queue
+  RETURNING id, run_day, wait, attempt, queue
 ), history AS (
-  INSERT INTO ${t.history} (run_id, event, actor, detail) SELECT id, 'retry-scheduled', $5, wait || jsonb_build_object('attempt', attempt) FROM parked
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, 'retry-scheduled', $5, wait || jsonb_build_object('attempt', attempt) FROM parked
 ), ${queueSlotFreedSql(t, 'parked', '$6')}
 SELECT id FROM parked, freed
 UNION ALL

@@ -37,8 +37,8 @@ WITH given AS (
   UPDATE ${t.runs} r SET status = 'pending', wake_at = now(), lease_owner = NULL, lease_token = r.lease_token + 1, updated_at = now()
   FROM unnest($2::text[], $3::bigint[]) AS held(id, token)
   WHERE r.id = held.id AND r.lease_token = held.token AND r.status = 'running'
-  RETURNING r.id, r.queue
+  RETURNING r.id, r.run_day, r.queue
 ), history AS (
-  INSERT INTO ${t.history} (run_id, event, actor) SELECT id, 'released', $1 FROM given
+  INSERT INTO ${t.history} (run_id, run_day, event, actor) SELECT id, run_day, 'released', $1 FROM given
 ), ${queueSlotFreedSql(t, 'given', '$4')}
 SELECT id FROM given, freed`;

@@ -9,13 +9,13 @@ import type { Tables } from '../tables';
  */
 export const setKeysSql = (t: Tables) => `
 WITH lease AS (
-  SELECT COALESCE(keys, '{}'::jsonb) || $4::jsonb AS merged FROM ${t.runs} WHERE id = $1 AND lease_token = $2 FOR UPDATE
+  SELECT run_day, COALESCE(keys, '{}'::jsonb) || $4::jsonb AS merged FROM ${t.runs} WHERE id = $1 AND lease_token = $2 FOR UPDATE
 ), fits AS (
-  SELECT merged FROM lease WHERE (SELECT count(*) FROM jsonb_object_keys(merged)) <= $5
+  SELECT run_day, merged FROM lease WHERE (SELECT count(*) FROM jsonb_object_keys(merged)) <= $5
 ), ins AS (
-  INSERT INTO ${t.steps} (run_id, key, kind, outcome, result)
-  SELECT $1, $3, 'set-keys', 'ok', $4::text FROM fits
-  ON CONFLICT (run_id, key) DO NOTHING
+  INSERT INTO ${t.steps} (run_id, run_day, key, kind, outcome, result)
+  SELECT $1, run_day, $3, 'set-keys', 'ok', $4::text FROM fits
+  ON CONFLICT (run_id, key, run_day) DO NOTHING
   RETURNING 1
 ), merged AS (
   UPDATE ${t.runs} SET keys = (SELECT merged FROM fits), updated_at = now() WHERE id = $1 AND EXISTS (SELECT 1 FROM ins)

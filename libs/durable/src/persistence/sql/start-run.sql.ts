@@ -71,13 +71,13 @@ WITH parent AS (
          limits.deadline, limits.timeout_ms, $23::boolean, $24::jsonb, $25::text
   FROM admitted, plan, limits WHERE admitted
   ON CONFLICT DO NOTHING
-  RETURNING id, status, wake_at, lease_token, wake_seq, attempt, deadline
+  RETURNING id, run_day, status, wake_at, lease_token, wake_seq, attempt, deadline
 ), taken AS (
   UPDATE ${t.queueSlots} q SET holder = ins.id FROM ins, slot
   WHERE q.queue = $15::text AND q.slot = slot.slot AND ins.status = 'running'
 ), history AS (
-  INSERT INTO ${t.history} (run_id, event, actor, detail)
-  SELECT id, 'started', $9,
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
+  SELECT id, run_day, 'started', $9,
          NULLIF(jsonb_strip_nulls(jsonb_build_object('parentRunId', $7::text, 'step', $8::text,
                                                      'startAt', CASE WHEN ins.status = 'waiting' THEN ins.wake_at END,
                                                      'deadline', ins.deadline, 'timeoutMs', $21::bigint, 'detached', NULLIF($23::boolean, false),

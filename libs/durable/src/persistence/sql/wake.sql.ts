@@ -26,7 +26,7 @@ bump AS (
     FROM (SELECT status, queue, status = 'waiting' AND ${wokenBySql('wait_kind', kind)} AND ${parkedOnSql(kind)} AS parked FROM run) s
   ) w
   WHERE r.id = $1
-  RETURNING r.id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.wake_seq, r.deadline,
+  RETURNING r.id, r.run_day, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.wake_seq, r.deadline,
             w.claim AS claimed, w.running OR (w.parked AND NOT w.claim) AS wake
 )`;
 
@@ -43,7 +43,7 @@ export const parkedOnSql = (kind: Delivery) =>
  * history insert: one statement inserts them in order, the delivery first.
  */
 export const claimHistorySql = (kind: Delivery, owner: string) => `
-  UNION ALL SELECT id, 'claimed', ${owner}, jsonb_build_object('from', 'waiting', 'by', '${kind}') FROM bump WHERE claimed`;
+  UNION ALL SELECT id, run_day, 'claimed', ${owner}, jsonb_build_object('from', 'waiting', 'by', '${kind}') FROM bump WHERE claimed`;
 
 /**
  * The run a delivery claimed (see wakeOnDeliverySql), with its journal read in the statement's
@@ -56,7 +56,7 @@ export const claimedByDeliverySql = (t: Tables) => `
 LEFT JOIN LATERAL (
   SELECT b.id AS claimed_id, b.workflow, b.input, b.attempt, b.attempt_base, b.lease_token, b.trace_context, b.wake_seq AS bumped_seq, b.deadline,
          (SELECT xmin::text FROM ${t.runs} WHERE id = b.id) = (SELECT version FROM run) AS current,
-         ${journalColumnsSql(t, 'b.id')}
+         ${journalColumnsSql(t, 'b.id', 'b.run_day')}
   FROM bump b WHERE b.claimed
 ) c ON true`;
 

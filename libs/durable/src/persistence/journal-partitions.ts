@@ -1,0 +1,95 @@
+import type { PoolClient } from 'pg';
+import type { Tables } from './tables';
+
+/** The tables partitioned by `run_day`, the UTC day their run was created (migration 13). */
+export const JOURNAL_TABLES = ['steps', 'signals', 'messages', 'history'] as const;
+
+/** The day of every run created before the journal was partitioned; its rows are the partitions `<table>_legacy`. */
+export const LEGACY_DAY = '1970-01-01';
+
+/** The day of history rows that are no run's (a schedule's audit trail, under `schedule:<name>`): the partition `history_standing`, never dropped. */
+export const NO_RUN_DAY = '-infinity';
+
+/** The journal partition of the run whose id is `id` (an SQL expression), so a lookup reads that partition alone. */
+export const runDaySql = (t: Tables, id: string) => `(SELECT run_day FROM ${t.runs} WHERE id = ${id})`;
+
+/** How many days ahead of the database's today the partitions exist: a week without any instance running. */
+export const PARTITION_DAYS_AHEAD = 7;
+
+/**
+ * One statement that creates the partitions missing for the days from `from` to `to` days after today
+ * (UTC, the database's clock; a test seeds past days with a negative `from`): a table like its parent, then ATTACH, which locks the parent only against other DDL
+ * (CREATE TABLE … PARTITION OF would lock out every reader and writer of the journal). Instances
+ * doing it at once are serialized by an advisory lock, so each partition is made once.
+ */
+export const createJournalPartitionsSql = (t: Tables, from = 0, to = PARTITION_DAYS_AHEAD) => `
+DO $partitions$
+DECLARE
+  day date;
+  parent text;
+  part text;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtext('nestjs-durable:partitions:${t.schema}'));
+  FOR day IN SELECT (now() AT TIME ZONE 'UTC')::date + g FROM generate_series(${Math.trunc(from)}, ${Math.trunc(to)}) g LOOP
+    FOREACH parent IN ARRAY ARRAY[${JOURNAL_TABLES.map((table) => `'${table}'`).join(', ')}] LOOP
+      part := parent || '_d' || to_char(day, 'YYYYMMDD');
+      IF to_regclass(format('%I.%I', '${t.schema}', part)) IS NULL THEN
+        EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', '${t.schema}', part, '${t.schema}', parent);
+        EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
+                       '${t.schema}', parent, '${t.schema}', part, day, day + 1);
+      END IF;
+    END LOOP;
+  END LOOP;
+END
+$partitions$`;
+
+/** A partition of a journal table, with the run day it holds. */
+export interface JournalPartition {
+  parent: string;
+  name: string;
+  day: string | null;
+  /** A DETACH … CONCURRENTLY interrupted half-way: it is finished (FINALIZE) before the drop. */
+  detachPending: boolean;
+}
+
+/** The journal's partitions, read from the catalog. */
+export async function journalPartitions(client: PoolClient, t: Tables): Promise<JournalPartition[]> {
+  const { rows } = await client.query<{ parent: string; name: string; pending: boolean }>(
+    `SELECT p.relname AS parent, c.relname AS name, i.inhdetachpending AS pending
+     FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+     WHERE p.relnamespace = $1::regnamespace AND p.relname = ANY($2) ORDER BY c.relname`,
+    [t.schema, JOURNAL_TABLES],
+  );
+  return rows.map(({ parent, name, pending }) => ({ parent, name, day: dayOf(name), detachPending: pending }));
+}
+
+/** The run day a partition holds; null for `history_standing`, which holds none. */
+function dayOf(partition: string): string | null {
+  const day = /_d(\d{4})(\d{2})(\d{2})$/.exec(partition);
+  if (day) return `${day[1]}-${day[2]}-${day[3]}`;
+  return partition.endsWith('_legacy') ? LEGACY_DAY : null;
+}
+
+/**
+ * Drops the journal partitions of every day no run is left of (retention deleted them all), older than
+ * yesterday (a run inserted just before midnight may still be committing). Each is detached
+ * CONCURRENTLY, which waits for the transactions that might read it but locks no reader or writer of
+ * the journal, then dropped. `client` must be outside a transaction (CONCURRENTLY needs its own).
+ * Returns the days dropped.
+ */
+export async function dropEmptiedJournalDays(client: PoolClient, t: Tables): Promise<string[]> {
+  const partitions = await journalPartitions(client, t);
+  const { rows } = await client.query<{ day: string }>(
+    `SELECT d::text AS day FROM unnest($1::date[]) d
+     WHERE d < (now() AT TIME ZONE 'UTC')::date - 1 AND NOT EXISTS (SELECT 1 FROM ${t.runs} WHERE run_day = d)`,
+    [[...new Set(partitions.flatMap((p) => (p.day ? [p.day] : [])))]],
+  );
+  const days = new Set(rows.map((r) => r.day));
+  for (const partition of partitions.filter((p) => (p.day && days.has(p.day)) || p.detachPending)) {
+    const [parent, name] = [`"${t.schema}"."${partition.parent}"`, `"${t.schema}"."${partition.name}"`];
+    await client.query(`ALTER TABLE ${parent} DETACH PARTITION ${name} ${partition.detachPending ? 'FINALIZE' : 'CONCURRENTLY'}`);
+    await client.query(`DROP TABLE ${name}`);
+    if (partition.day) days.add(partition.day);
+  }
+  return [...days].sort();
+}

@@ -1,0 +1,94 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+import { schemaOf, tablesFor } from '../tables';
+
+/**
+ * The journal (steps, signals, messages, history) partitioned by `run_day`, the UTC day its run was
+ * created, so that retention drops a day's partitions instead of deleting rows (journal-partitions.ts
+ * creates each day's ahead of time and drops them). A run's rows all share its day, so the keys that
+ * make a checkpoint, a signal or a message unique (first writer wins) still hold with the day added.
+ *
+ * No journal row is copied: each current table becomes the partition `<table>_legacy` of its new
+ * parent, day 1970-01-01, which is also the day of every run created before this migration (a column
+ * added with a constant default rewrites nothing). A schedule's audit rows, which are no run's, move
+ * to `history_standing` (day -infinity). What it costs is the new keys' indexes on the old
+ * rows (they include run_day), built under this migration's lock: seconds per million journal rows.
+ */
+export class PartitionedJournal1732900000013 implements MigrationInterface {
+  name = 'PartitionedJournal1732900000013';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    const t = tablesFor(schemaOf(queryRunner));
+    const s = `"${t.schema}"`;
+    await queryRunner.query(`ALTER TABLE ${t.runs} ADD COLUMN run_day date NOT NULL DEFAULT '1970-01-01'`);
+    await queryRunner.query(`ALTER TABLE ${t.runs} ALTER COLUMN run_day SET DEFAULT timezone('UTC', now())::date`);
+    // Retention asks "is any run of this day left?" once per day partition.
+    await queryRunner.query(`CREATE INDEX runs_day_idx ON ${t.runs} (run_day)`);
+
+    const keys: Record<string, string[]> = {
+      steps: ['steps_pkey PRIMARY KEY (run_id, key, run_day)'],
+      signals: ['signals_pkey PRIMARY KEY (run_id, name, run_day)'],
+      messages: [
+        'messages_pkey PRIMARY KEY (run_id, channel, key, run_day)',
+        'messages_run_id_channel_seq_key UNIQUE (run_id, channel, seq, run_day)',
+      ],
+      history: ['history_pkey PRIMARY KEY (id, run_day)'],
+    };
+    for (const [table, constraints] of Object.entries(keys)) {
+      // The old keys go (the new ones, with the day, take their names); the old indexes' names go to the
+      // parent's indexes below: ATTACH adopts an equal index of the partition instead of building one.
+      await queryRunner.query(`ALTER TABLE ${s}.${table} RENAME TO ${table}_legacy`);
+      const existing: { conname: string }[] = await queryRunner.query(
+        `SELECT conname FROM pg_constraint WHERE conrelid = '${s}.${table}_legacy'::regclass AND contype IN ('p', 'u')`,
+      );
+      for (const { conname } of existing) await queryRunner.query(`ALTER TABLE ${s}.${table}_legacy DROP CONSTRAINT "${conname}"`);
+      await queryRunner.query(`ALTER TABLE ${s}.${table}_legacy ADD COLUMN run_day date NOT NULL DEFAULT '1970-01-01'`);
+      await queryRunner.query(`ALTER TABLE ${s}.${table}_legacy ALTER COLUMN run_day DROP DEFAULT`);
+      await queryRunner.query(
+        `CREATE TABLE ${s}.${table} (LIKE ${s}.${table}_legacy INCLUDING DEFAULTS INCLUDING CONSTRAINTS, ${constraints
+          .map((c) => `CONSTRAINT ${c}`)
+          .join(', ')}) PARTITION BY RANGE (run_day)`,
+      );
+    }
+    // history's ids come from its sequence, which must outlive the legacy partition it was made for.
+    await queryRunner.query(`ALTER SEQUENCE ${s}.history_id_seq OWNED BY ${t.history}.id`);
+    await queryRunner.query(`ALTER INDEX ${s}.history_run_idx RENAME TO history_legacy_run_idx`);
+    await queryRunner.query(`ALTER INDEX ${s}.history_at_brin RENAME TO history_legacy_at_brin`);
+    await queryRunner.query(`CREATE INDEX history_run_idx ON ${t.history} (run_id, id)`);
+    await queryRunner.query(`CREATE INDEX history_at_brin ON ${t.history} USING brin (at)`);
+    for (const table of Object.keys(keys)) {
+      await queryRunner.query(
+        `ALTER TABLE ${s}.${table} ATTACH PARTITION ${s}.${table}_legacy FOR VALUES FROM ('1970-01-01') TO ('1970-01-02')`,
+      );
+    }
+    // History rows that are no run's (a schedule's audit trail) have a partition of their own, never dropped.
+    await queryRunner.query(`CREATE TABLE ${s}.history_standing (LIKE ${t.history} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
+    await queryRunner.query(`ALTER TABLE ${t.history} ATTACH PARTITION ${s}.history_standing FOR VALUES FROM (MINVALUE) TO ('1970-01-01')`);
+    await queryRunner.query(
+      `UPDATE ${t.history} h SET run_day = '-infinity' WHERE run_id LIKE 'schedule:%' AND NOT EXISTS (SELECT 1 FROM ${t.runs} r WHERE r.id = h.run_id)`,
+    );
+  }
+
+  /** Copies the journal back into plain tables (the one way to merge partitions), with the keys of before. */
+  async down(queryRunner: QueryRunner): Promise<void> {
+    const t = tablesFor(schemaOf(queryRunner));
+    const s = `"${t.schema}"`;
+    const keys: Record<string, string[]> = {
+      steps: ['PRIMARY KEY (run_id, key)'],
+      signals: ['PRIMARY KEY (run_id, name)'],
+      messages: ['PRIMARY KEY (run_id, channel, key)', 'UNIQUE (run_id, channel, seq)'],
+      history: ['PRIMARY KEY (id)'],
+    };
+    for (const [table, constraints] of Object.entries(keys)) {
+      await queryRunner.query(`CREATE TABLE ${s}.${table}_flat (LIKE ${s}.${table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
+      await queryRunner.query(`INSERT INTO ${s}.${table}_flat SELECT * FROM ${s}.${table}`);
+      if (table === 'history') await queryRunner.query(`ALTER SEQUENCE ${s}.history_id_seq OWNED BY ${s}.history_flat.id`);
+      await queryRunner.query(`DROP TABLE ${s}.${table}`);
+      await queryRunner.query(`ALTER TABLE ${s}.${table}_flat DROP COLUMN run_day`);
+      await queryRunner.query(`ALTER TABLE ${s}.${table}_flat RENAME TO ${table}`);
+      for (const constraint of constraints) await queryRunner.query(`ALTER TABLE ${s}.${table} ADD ${constraint}`);
+    }
+    await queryRunner.query(`CREATE INDEX history_run_idx ON ${t.history} (run_id, id)`);
+    await queryRunner.query(`CREATE INDEX history_at_brin ON ${t.history} USING brin (at)`);
+    await queryRunner.query(`ALTER TABLE ${t.runs} DROP COLUMN run_day`);
+  }
+}
