@@ -25,6 +25,8 @@ export interface Plan {
   drainConcurrency: number;
   /** Per-minute schedules, all due at one minute boundary: the schedules section. */
   schedules: number;
+  /** Finished runs of one day whose journal the retention section drops. */
+  retentionRuns: number;
 }
 
 export function planFor(quick: boolean): Plan {
@@ -53,6 +55,7 @@ export function planFor(quick: boolean): Plan {
         waitingRows: 10_000,
         simultaneousWakes: 2_000,
         schedules: 1_000,
+        retentionRuns: 20_000,
       }
     : {
         ...common,
@@ -70,5 +73,6 @@ export function planFor(quick: boolean): Plan {
         waitingRows: 1_000_000,
         simultaneousWakes: 10_000,
         schedules: 10_000,
+        retentionRuns: 1_000_000,
       };
 }

@@ -1,6 +1,6 @@
 // The benchmark suite: `npm run bench` (full, writes docs/benchmarks.md) or `npm run bench -- --quick` (a smoke).
 // Flags: --quick, --embedded (own Postgres cluster with pg_stat_statements), --only=<sections> (comma-separated, of
-// ceiling, throughput, latency, statements, signals, sleeps, fanOut, scale, schedules, queues, processes),
+// ceiling, throughput, latency, statements, signals, sleeps, fanOut, scale, schedules, queues, processes, retention),
 // --report=bench/results/<date>.json (no measuring: re-derive the targets and rewrite the docs from a results file).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -19,6 +19,7 @@ import { measureScale } from './scenarios/scale';
 import { measureSchedules } from './scenarios/schedules';
 import { measureQueues } from './scenarios/queues';
 import { measureProcesses } from './scenarios/processes';
+import { measureRetention } from './scenarios/retention';
 import { measureSignals } from './scenarios/signals';
 import { measureSleeps } from './scenarios/sleeps';
 import { measureStatements } from './scenarios/statements';
@@ -81,6 +82,7 @@ async function main(): Promise<number> {
     const schedules = await section('schedules', () => measureSchedules(ctx), {});
     const queues = await section('queues', () => measureQueues(ctx), {});
     const processes = await section('processes', () => measureProcesses(ctx), undefined);
+    const retention = await section('retention', () => measureRetention(ctx), undefined);
 
     const date = new Date().toLocaleDateString('sv-SE'); // YYYY-MM-DD, local
     const partial: Omit<BenchResults, 'targets'> = {
@@ -116,6 +118,7 @@ async function main(): Promise<number> {
       schedules,
       queues,
       processes,
+      retention,
       fanOut,
       errors: ctx.errors,
     };

@@ -298,6 +298,26 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
     );
   }
 
+  const retention = r.retention;
+  if (retention) {
+    p('## Retention by partition', '');
+    p(
+      `A day of ${retention.runs.toLocaleString('en-US')} finished 3-step runs (${retention.journalRows.toLocaleString('en-US')} journal rows: three`,
+      `checkpoints and two history rows each) seeded into its own partitions in ${retention.seedSeconds} s. Retention deletes the day's`,
+      `run rows (here in one statement: ${(retention.runRowsDeleteMs / 1000).toFixed(1)} s), then drops the day's journal: each partition`,
+      'detached `CONCURRENTLY` and dropped. The drop ran in the middle of a closed loop of 3-step workflows writing to the same tables;',
+      'the loop before it is the reference.',
+      '',
+      '| | value |',
+      '| --- | ---: |',
+      `| the day's journal dropped | ${retention.dropMs.toFixed(0)} ms |`,
+      `| workflows/s at c${retention.concurrency}, before / with the drop in the middle | ${retention.before.perSecond.toFixed(0)} / ${retention.during.perSecond.toFixed(0)} |`,
+      `| p99 workflow latency, before / with the drop | ${retention.before.p99Ms.toFixed(1)} / ${retention.during.p99Ms.toFixed(1)} ms |`,
+      `| longest workflow, before / with the drop | ${retention.before.maxMs.toFixed(1)} / ${retention.during.maxMs.toFixed(1)} ms |`,
+      '',
+    );
+  }
+
   const render = EARLIER.runPage1000Rows;
   p('## Dashboard (earlier measurement, browser suite)', '');
   p(

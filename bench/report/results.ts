@@ -8,6 +8,7 @@ import type { ScaleFigures } from '../scenarios/scale';
 import type { ScheduleFigures } from '../scenarios/schedules';
 import type { QueueFigures } from '../scenarios/queues';
 import type { ProcessFigures } from '../scenarios/processes';
+import type { RetentionFigures } from '../scenarios/retention';
 import type { RoundTripFigures } from '../scenarios/signals';
 import type { SleepFigures } from '../scenarios/sleeps';
 import type { StatementFigures } from '../scenarios/statements';
@@ -43,6 +44,8 @@ export interface BenchResults {
   queues?: QueueFigures;
   /** 1, 2 and 4 worker processes on one database; absent before 2026-12. */
   processes?: ProcessFigures;
+  /** A day's journal dropped while workflows run; absent before 2026-12-01's partitioned journal. */
+  retention?: RetentionFigures;
   fanOut: FanOutFigures;
   targets: TargetCheck[];
   /** Figures that could not be measured, by scenario and system, with the reason. */

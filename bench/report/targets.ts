@@ -133,6 +133,16 @@ export function checkTargets(r: Results): TargetCheck[] {
     'ms',
   );
   add('2 worker processes >= 90% of 1 process (same total concurrency, aggregate)', r.processes?.twoOverOne, '>=', 0.9, 'x one process');
+  const retention = r.retention;
+  const day = (retention?.runs ?? r.plan.retentionRuns ?? 1_000_000).toLocaleString('en-US');
+  add(`retention: dropping the journal of a day of ${day} finished runs < 1 s`, retention?.dropMs, '<', 1_000, 'ms');
+  add(
+    'retention: workflows running while the day is dropped keep >= 90% of their throughput (not blocked)',
+    retention && round(retention.during.perSecond / retention.before.perSecond, 3),
+    '>=',
+    0.9,
+    'x before',
+  );
   const queued = r.queues?.throughput;
   add(`queued throughput at c64 >= 85% of unqueued (same process)`, queued && round(queued.ratio, 3), '>=', 0.85, 'x unqueued');
   const admission = r.queues?.admission;

@@ -20,3 +20,5 @@ export const { admitQueuedSql } =
 export const { RunRepository } = internal<typeof import('nestjs-durable/dist/persistence/run.repository')>('persistence/run.repository');
 export const { DeliveryRepository } =
   internal<typeof import('nestjs-durable/dist/persistence/delivery.repository')>('persistence/delivery.repository');
+export const { createJournalPartitionsSql, dropEmptiedJournalDays } =
+  internal<typeof import('nestjs-durable/dist/persistence/journal-partitions')>('persistence/journal-partitions');

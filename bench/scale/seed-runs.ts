@@ -26,13 +26,13 @@ export async function seedSleepingRuns(
          SELECT id, 'bench-nap', 'waiting', $2, jsonb_build_object('kind', 'sleep', 'name', 'nap', 'until', iso, 'since', now()),
                 'sleep', 'sleep:nap', at, 1
          FROM w
-         RETURNING id, wait
+         RETURNING id, run_day, wait
        ), steps AS (
-         INSERT INTO ${t.steps} (run_id, key, kind, outcome, result)
-         SELECT id, 'sleep:nap', 'sleep', 'ok', json_build_object('$t', 'Date', 'v', iso)::text FROM w
+         INSERT INTO ${t.steps} (run_id, run_day, key, kind, outcome, result)
+         SELECT w.id, runs.run_day, 'sleep:nap', 'sleep', 'ok', json_build_object('$t', 'Date', 'v', iso)::text FROM w JOIN runs USING (id)
        )
-       INSERT INTO ${t.history} (run_id, event, actor, detail)
-       SELECT id, e.event, 'bench-seed', CASE WHEN e.event = 'parked' THEN wait END
+       INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
+       SELECT id, run_day, e.event, 'bench-seed', CASE WHEN e.event = 'parked' THEN wait END
        FROM runs, (VALUES ('started'), ('parked')) AS e(event)`,
       [
         opts.prefix,

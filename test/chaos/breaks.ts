@@ -15,10 +15,13 @@ export const BREAKS = {
    */
   'signal-dedup': (app: INestApplicationContext) => {
     const repository = app.get(DeliveryRepository, { strict: false }) as unknown as { sql: { signal: string } };
-    const dedup = 'ON CONFLICT (run_id, name) DO NOTHING';
+    const dedup = 'ON CONFLICT (run_id, name, run_day) DO NOTHING';
     if (!repository.sql.signal.includes(dedup))
       throw new Error(`The break signal-dedup no longer applies: the signal statement has no "${dedup}". Update test/chaos/breaks.ts.`);
-    repository.sql.signal = repository.sql.signal.replace(dedup, 'ON CONFLICT (run_id, name) DO UPDATE SET payload = EXCLUDED.payload');
+    repository.sql.signal = repository.sql.signal.replace(
+      dedup,
+      'ON CONFLICT (run_id, name, run_day) DO UPDATE SET payload = EXCLUDED.payload',
+    );
   },
 } satisfies Record<string, (app: INestApplicationContext) => void>;
 

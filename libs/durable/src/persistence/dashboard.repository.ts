@@ -1,6 +1,8 @@
 import type { ErrorInfo, RunStatus, WaitKind } from '../interfaces';
 import { WAIT_KIND_NAMES } from '../wait-kinds/wait-kind.registry';
 import { DurableDatabase } from './durable-database';
+import { runDaySql } from './journal-partitions';
+import type { Tables } from './tables';
 import { RUN_STATUSES } from './run.repository';
 import { PLAIN_CLAIMABLE } from './sql/claim-runs.sql';
 
@@ -105,21 +107,22 @@ export class DashboardRepository {
   /** Everything recorded about one run, in one round trip. */
   async journal(runId: string): Promise<RunJournalRows> {
     const t = this.db.tables;
+    const day = runDaySql(t, '$1'); // the one partition of its journal
     const [row] = await this.db.query<RunJournalRows>(
       `SELECT
-        (SELECT COALESCE(json_agg(s ORDER BY s.finished_at, s.key), '[]') FROM (SELECT key, kind, outcome, result, error, started_at, finished_at FROM ${t.steps} WHERE run_id = $1) s) AS steps,
-        (SELECT COALESCE(json_agg(s ORDER BY s.delivered_at), '[]') FROM (SELECT name, payload, delivered_at, source FROM ${t.signals} WHERE run_id = $1) s) AS signals,
-        (SELECT COALESCE(json_agg(m ORDER BY m.channel, m.seq), '[]') FROM (SELECT channel, key, seq, payload, sent_at, acked_at FROM ${t.messages} WHERE run_id = $1) m) AS messages,
+        (SELECT COALESCE(json_agg(s ORDER BY s.finished_at, s.key), '[]') FROM (SELECT key, kind, outcome, result, error, started_at, finished_at FROM ${t.steps} WHERE run_id = $1 AND run_day = ${day}) s) AS steps,
+        (SELECT COALESCE(json_agg(s ORDER BY s.delivered_at), '[]') FROM (SELECT name, payload, delivered_at, source FROM ${t.signals} WHERE run_id = $1 AND run_day = ${day}) s) AS signals,
+        (SELECT COALESCE(json_agg(m ORDER BY m.channel, m.seq), '[]') FROM (SELECT channel, key, seq, payload, sent_at, acked_at FROM ${t.messages} WHERE run_id = $1 AND run_day = ${day}) m) AS messages,
         (SELECT COALESCE(json_agg(c ORDER BY c.seq), '[]') FROM (
            SELECT id, workflow, status, parent_step, seq, NULL AS reused_from FROM ${t.runs} WHERE parent_id = $1
            UNION ALL
            -- A fork's children spawned before its fromStep are another run's, reused: its journal's spawns name them.
            SELECT c.id, c.workflow, c.status, c.parent_step, c.seq, c.parent_id FROM ${t.steps} s JOIN ${t.runs} c ON c.id = s.result::jsonb->>'runId'
-           WHERE s.run_id = $1 AND s.kind = 'child' AND c.parent_id <> $1
+           WHERE s.run_id = $1 AND s.run_day = ${day} AND s.kind = 'child' AND c.parent_id <> $1
              AND EXISTS (SELECT 1 FROM ${t.runs} f WHERE f.id = $1 AND f.forked_from IS NOT NULL)) c) AS children,
         (SELECT row_to_json(p) FROM (SELECT p.id, p.workflow, p.status FROM ${t.runs} r JOIN ${t.runs} p ON p.id = r.parent_id WHERE r.id = $1) p) AS parent,
         (SELECT COALESCE(json_agg(f.id ORDER BY f.seq), '[]') FROM ${t.runs} f WHERE f.forked_from = $1) AS forks,
-        (SELECT COALESCE(json_agg(h ORDER BY h.id), '[]') FROM (${historyPageSql(t.history)}) h) AS history`,
+        (SELECT COALESCE(json_agg(h ORDER BY h.id), '[]') FROM (${historyPageSql(t)}) h) AS history`,
       [runId, null, HISTORY_PAGE + 1],
     );
     return row;
@@ -127,7 +130,7 @@ export class DashboardRepository {
 
   /** Up to `limit` history rows of a run before the row `before` (by id), oldest first, and one more before them when there is one. */
   async historyBefore(runId: string, before: string, limit: number): Promise<HistoryRow[]> {
-    const rows = await this.db.query<HistoryRow>(historyPageSql(this.db.tables.history), [runId, before, limit + 1]);
+    const rows = await this.db.query<HistoryRow>(historyPageSql(this.db.tables), [runId, before, limit + 1]);
     return rows.reverse();
   }
 
@@ -213,5 +216,6 @@ function literal(value: string): string {
  * A run's ($1) newest history rows before the id $2 (null: the newest of all), newest first, at most $3:
  * a range of history_run_idx, also in a generic plan (an `IS NULL OR` would leave the bound a filter).
  */
-const historyPageSql = (history: string) =>
-  `SELECT id, at, event, actor, detail FROM ${history} WHERE run_id = $1 AND id < COALESCE($2::bigint, 9223372036854775807) ORDER BY id DESC LIMIT $3`;
+const historyPageSql = (t: Tables) =>
+  `SELECT id, at, event, actor, detail FROM ${t.history}
+   WHERE run_id = $1 AND run_day = ${runDaySql(t, '$1')} AND id < COALESCE($2::bigint, 9223372036854775807) ORDER BY id DESC LIMIT $3`;
