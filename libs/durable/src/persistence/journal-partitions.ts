@@ -13,8 +13,11 @@ export const NO_RUN_DAY = '-infinity';
 /** The journal partition of the run whose id is `id` (an SQL expression), so a lookup reads that partition alone. */
 export const runDaySql = (t: Tables, id: string) => `(SELECT run_day FROM ${t.runs} WHERE id = ${id})`;
 
-/** How many days ahead of the database's today the partitions exist: a week without any instance running. */
-export const PARTITION_DAYS_AHEAD = 7;
+/**
+ * How many days ahead of the database's today the partitions exist: two days without any instance
+ * running (a boot makes them first). Few, because a statement that prunes as it runs pays for every one.
+ */
+export const PARTITION_DAYS_AHEAD = 2;
 
 /**
  * One statement that creates the partitions missing for the days from `from` to `to` days after today

@@ -51,10 +51,7 @@ export interface JournalRow {
   db_now: Date;
   deadline: Date | null;
   wake_seq: string;
-  steps: LoadedJournal['steps'];
-  signals: LoadedJournal['signals'];
-  messages: StoredMessage[];
-  children: StoredChild[];
+  journal: Pick<LoadedJournal, 'steps' | 'signals' | 'messages' | 'children'>;
 }
 
 export const journalFromRow = (row: JournalRow, leaseToken: string, queriedAt: number): LoadedJournal => ({
@@ -63,10 +60,7 @@ export const journalFromRow = (row: JournalRow, leaseToken: string, queriedAt: n
   wakeSeq: row.wake_seq,
   leaseToken,
   deadline: row.deadline,
-  steps: row.steps,
-  signals: row.signals,
-  messages: row.messages,
-  children: row.children,
+  ...row.journal,
 });
 
 /** What a checkpoint write found: written, another writer's row, or the lease gone. */

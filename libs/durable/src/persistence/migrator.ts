@@ -10,7 +10,7 @@ import { tablesFor } from './tables';
 /**
  * Applies the library's migrations to its schema under a session advisory lock, so any number of
  * instances booting at once run each migration exactly once, then makes the journal's partitions of
- * today and the week ahead. Uses a short-lived DataSource of its
+ * today and the two days ahead. Uses a short-lived DataSource of its
  * own, so that an application's DataSource keeps its own migrations list untouched.
  * Returns the names of the migrations applied by this call.
  */

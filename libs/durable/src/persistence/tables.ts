@@ -16,6 +16,8 @@ export interface Tables {
   queueSlotHeld: string;
   /** A function: lock a free slot of a queue (SKIP LOCKED) and return its number, or null. Reads with a snapshot of its own. */
   queueSlotTake: string;
+  /** A function: a run's journal, read from its day's partition alone (see the partitioned-journal migration). */
+  journalOf: string;
 }
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -40,6 +42,7 @@ export function tablesFor(schema: string): Tables {
     queueSlots: q('queue_slots'),
     queueSlotHeld: q('queue_slot_held'),
     queueSlotTake: q('take_queue_slot'),
+    journalOf: q('journal_of'),
   };
 }
 

@@ -5,7 +5,7 @@ import type { ResolvedDurableOptions } from '../durable-options';
 import { DurableDatabase } from '../persistence/durable-database';
 import { createJournalPartitionsSql } from '../persistence/journal-partitions';
 
-/** Every hour: a journal write needs its day's partition, so each instance keeps the week ahead made. */
+/** Every hour: a journal write needs its day's partition, so each instance keeps the days ahead made. */
 const EVERY_HOUR = 3_600_000;
 
 /**
