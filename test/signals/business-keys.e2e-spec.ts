@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineSignal, DurableWorkflow, InvalidArgumentError, InvalidPayloadError, Workflow, WorkflowContext } from 'nestjs-durable';
-import { DurableTestApp, eventually, fileApps, uniqueSchema } from '../setup/durable-app';
+import { Db, DurableTestApp, eventually, fileApps, startApp, uniqueSchema } from '../setup/durable-app';
 
 const Approval = defineSignal('approval', z.object({ by: z.string() }));
 const Close = defineSignal<null>('close');
@@ -27,6 +27,22 @@ interface OrderInput {
 class Invoice implements DurableWorkflow<null, unknown> {
   async run(_: null, ctx: WorkflowContext) {
     return ctx.waitForSignal(Approval);
+  }
+}
+
+/** Approval whose check takes a while (an async refinement: a lookup elsewhere, say). */
+const SlowApproval = defineSignal(
+  'slow-approval',
+  z.object({ by: z.string() }).refine(async () => {
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    return true;
+  }),
+);
+
+@Workflow('bk-slow', { signals: [SlowApproval] })
+class Slow implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.waitForSignal(SlowApproval);
   }
 }
 
@@ -142,6 +158,19 @@ describe('business keys: find, signal and start runs by what they are about', ()
     expect(await db.count('runs', `id = 'order-Z-1'`)).toBe(1);
     expect(await db.count('signals', `run_id = 'order-Z-1' AND name = 'approval'`)).toBe(1);
     expect((await app.client.getRun('order-Z-1')).keys).toEqual({ orderId: 'Z-1' });
+  });
+
+  it("signalWithStart validates the payload before its transaction opens: a check slower than the module's idle-in-transaction timeout does not end it", async () => {
+    const slowSchema = uniqueSchema('bk');
+    const slow = await startApp({ schema: slowSchema, providers: [Slow], options: { idleInTransactionTimeoutMs: 1_000 } });
+    try {
+      const { run, delivery } = await slow.signals.signalWithStart(Slow, { runId: 'slow-1', input: null }, SlowApproval, { by: 'ops' });
+      expect([run.created, delivery.accepted]).toEqual([true, true]);
+      expect(await run.result({ timeout: '10s' })).toEqual({ by: 'ops' });
+    } finally {
+      await slow.close();
+      await new Db(slowSchema).dropSchema();
+    }
   });
 
   it('REST: GET /runs?key.<name>=<value>, keys in the run; a bad key is a 400 naming it', async () => {

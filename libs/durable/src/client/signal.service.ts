@@ -69,6 +69,7 @@ export class SignalService {
     signal: SignalRef<T>,
     payload: T,
     opts: TxOptions & ActorOptions,
+    prepared?: PreparedDelivery,
   ): Promise<SignalDelivery> {
     const actor = storableText(String(opts.actor ?? 'api'));
     const result = await this.deliver(
@@ -77,9 +78,10 @@ export class SignalService {
       name,
       signal,
       payload,
-      `The payload of signal "${name}"`,
+      signalWhat(name),
       opts.manager,
       (encoded, scope) => this.deliveries.signal(runId, name, encoded, actor, scope, opts.manager),
+      prepared,
     );
     if (result.woken && !opts.manager) this.wakeHere(runId);
     return { runId, name, accepted: result.accepted, deliveredAt: result.deliveredAt };
@@ -131,6 +133,13 @@ export class SignalService {
     const registered = this.registry.resolve(workflow as WorkflowRef<unknown, unknown>);
     if (typeof run !== 'object' || run === null || typeof run.runId !== 'string')
       throw new InvalidArgumentError('signalWithStart needs { runId, input }: the run id is what makes the start happen once.');
+    // Validated before the transaction opens: a slow refinement must not hold it (its idle timeout ends it).
+    const name = checkName(typeof signal === 'string' ? signal : signal?.name, 'signal');
+    declaredName(registered, 'signal', name);
+    const prepared = {
+      workflow: registered.name,
+      encoded: await this.encode(deliverySchema(registered, 'signal', name, signal), payload, signalWhat(name)),
+    };
     const both = async (manager: EntityManager) => {
       const { runId, created } = await this.starter.start({
         workflow: registered,
@@ -140,7 +149,9 @@ export class SignalService {
         actor: storableText(String(opts.actor ?? 'api')),
         keys: run.keys,
       });
-      const delivery = await this.signal(runId, signal, payload, { manager, actor: opts.actor });
+      const delivery = await this.traced(`durable.signal ${name}`, runId, { 'durable.signal': name }, () =>
+        this.deliverSignal(runId, name, signal, payload, { manager, actor: opts.actor }, prepared),
+      );
       return { runId, created, delivery };
     };
     const { runId, created, delivery } = opts.manager ? await both(opts.manager) : await this.db.dataSource.transaction(both);
@@ -210,7 +221,8 @@ export class SignalService {
    * is checked at once and the write names those workflows (one round trip); otherwise, or when that
    * write finds no such open run, the run is read first: its workflow's schema, or the precise error.
    * Outside a caller's transaction, with a slot free here, the write also claims a run parked on this
-   * delivery, which then executes here at once: no NOTIFY, no claim pass.
+   * delivery, which then executes here at once: no NOTIFY, no claim pass. `prepared`: the payload was
+   * validated and encoded already, for the run's workflow.
    */
   private async deliver<R>(
     runId: string,
@@ -221,15 +233,17 @@ export class SignalService {
     what: string,
     manager: EntityManager | undefined,
     write: (encoded: string, scope: DeliveryScope) => Promise<DeliveryResult<R>>,
+    prepared?: PreparedDelivery,
   ): Promise<R> {
     knownRunId(runId);
-    const encode = async (schema: PayloadSchema | undefined) => serializePayload(await validatePayload(schema, payload, what), what);
+    const encode = (schema: PayloadSchema | undefined) => this.encode(schema, payload, what);
     const claiming = (encoded: string, workflows: string[] | null) =>
       this.worker.reserving(
         !manager,
         (claimBy) => write(encoded, { workflows, claimBy, leaseMs: this.options.leaseMs }),
         (r) => (r.status === 'done' ? r.claimed : undefined),
       );
+    if (prepared) return this.settled(runId, await claiming(prepared.encoded, [prepared.workflow]));
     const shared = sharedDeliverySchema(this.registry.all(), kind, name, ref);
     if (shared) {
       const result = await claiming(await encode(shared.schema), shared.workflows);
@@ -262,6 +276,10 @@ export class SignalService {
     return workflow;
   }
 
+  private async encode(schema: PayloadSchema | undefined, payload: unknown, what: string): Promise<string> {
+    return serializePayload(await validatePayload(schema, payload, what), what);
+  }
+
   private settled<T>(runId: string, result: DeliveryResult<T>): T {
     if (result.status === 'missing') throw new RunNotFoundError(runId);
     if (result.status !== 'done') throw new RunClosedError(runId, 'completed or cancelled');
@@ -274,3 +292,11 @@ export class SignalService {
     this.worker.nudge();
   }
 }
+
+/** A delivery's payload validated and encoded ahead of the write, for the one workflow it goes to. */
+interface PreparedDelivery {
+  workflow: string;
+  encoded: string;
+}
+
+const signalWhat = (name: string) => `The payload of signal "${name}"`;
