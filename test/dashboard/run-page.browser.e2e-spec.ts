@@ -327,6 +327,28 @@ describe('the run page: timeline, step names, failures, actions, schema forms; t
     expect(Date.parse(dayParams.get('createdBefore')!) - Date.parse(dayParams.get('createdAfter')!)).toBe(15 * 60_000);
   });
 
+  it("shows the journal by day on the overview: today's held by its runs (a link to them), the days made ahead, sizes", async () => {
+    const { today, days } = (await (
+      await fetch(`${t.url}/durable/api/journal`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).json()) as { today: string; days: Array<{ day: string; state: string; bytes: number; runs: { count: number } }> };
+    const todays = days.find((d) => d.day === today)!;
+    expect(todays.state).toBe('held');
+    expect(todays.runs.count).toBeGreaterThan(0);
+    expect(todays.bytes).toBeGreaterThan(0);
+    expect(days.filter((d) => d.day > today).map((d) => d.state)).toEqual(['ahead', 'ahead']);
+    await page.goto(`${t.url}/durable/#/`);
+    const row = page.locator(`[data-testid=journal-day][data-day="${today}"]`);
+    await row.waitFor();
+    await expect(row.getAttribute('data-state')).resolves.toBe('held');
+    await expect(row.innerText()).resolves.toContain('kept: retention is off'); // this suite runs no retention
+    await expect(page.locator('[data-testid=journal-day][data-state=ahead]').count()).resolves.toBe(2);
+    await row.getByRole('link').click();
+    await page.waitForURL((url) => url.hash.startsWith('#/runs?'));
+    const params = new URLSearchParams(new URL(page.url()).hash.split('?')[1]);
+    expect(params.get('createdAfter')).toBe(`${today}T00:00:00.000Z`);
+    expect(Date.parse(params.get('createdBefore')!) - Date.parse(params.get('createdAfter')!)).toBe(86_400_000);
+  });
+
   it('shows the newest 500 history events, loads the earlier ones on demand, and says on the timeline which waits it leaves out', async () => {
     const runId = (await t.client.start(Many, null)).runId;
     await waitingFor(runId, 'signal');

@@ -27,4 +27,5 @@ export const queryKeys = {
   workflows: [...root, 'workflows'] as const,
   stats: [...root, 'stats'] as const,
   queues: [...root, 'queues'] as const,
+  journal: [...root, 'journal'] as const,
 };

@@ -299,6 +299,26 @@ export interface Instance {
   detail: unknown;
 }
 
+/** GET /journal: the journal's partitions by day (the UTC day their runs were created), newest first. */
+export interface JournalDays {
+  today: string;
+  /** Whether this instance runs retention, which drops a day once none of its runs is left. */
+  retention: boolean;
+  /** The history rows that are no run's (a schedule's audit trail): never dropped. */
+  standingBytes: number;
+  days: JournalDay[];
+}
+
+export interface JournalDay {
+  day: string;
+  /** The days before the journal was partitioned, as one partition. */
+  legacy: boolean;
+  bytes: number;
+  /** The runs of the day left, counted up to 10,000 (`atLeast`: there may be more). */
+  runs: { count: number; atLeast: boolean };
+  state: 'ahead' | 'recent' | 'held' | 'drops';
+}
+
 export interface Stats {
   byStatus: Record<RunStatus, number>;
   waitingByKind: Record<WaitKind, number>;

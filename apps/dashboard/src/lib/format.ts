@@ -65,3 +65,17 @@ export function elideMiddle(id: string, max = 28): [head: string, middle: string
 export function pretty(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? 'undefined';
 }
+
+const BYTE_UNITS = ['byte', 'kilobyte', 'megabyte', 'gigabyte', 'terabyte'] as const;
+
+/** A size on disk in decimal units, by the platform's unit formatter: "8 kB", "405 MB", "1.2 GB". */
+export function formatBytes(bytes: number): string {
+  const exponent = Math.min(BYTE_UNITS.length - 1, bytes > 0 ? Math.floor(Math.log10(bytes) / 3) : 0);
+  const value = bytes / 1000 ** exponent;
+  return new Intl.NumberFormat('en', {
+    style: 'unit',
+    unit: BYTE_UNITS[exponent],
+    unitDisplay: 'short',
+    maximumFractionDigits: value < 10 ? 1 : 0,
+  }).format(value);
+}

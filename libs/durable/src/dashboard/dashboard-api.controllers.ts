@@ -389,6 +389,12 @@ export class DashboardMetaController {
     return this.service.queueViews();
   }
 
+  /** The journal by day: what retention keeps, why, and what it takes on disk. */
+  @Get('journal')
+  journal(@Input(DashboardMetaController.nothing) _: unknown) {
+    return this.service.journalDays();
+  }
+
   static readonly activity = endpoint({ query: z.strictObject({ range: oneOf(['1h', '24h'] as const) }) });
   /** The overview's charts: runs started, completed, failed and parked per bucket over the last hour or day. */
   @Get('activity')

@@ -12,6 +12,7 @@ import { QueueReasons } from '../client/queue-reasons';
 import { deserialize } from '../schema/serializer';
 import { jsonSchemaOf } from '../schema/payload-validator';
 import { toDisplay } from './display';
+import { LEGACY_DAY } from '../persistence/journal-partitions';
 
 const BULK_LIMIT = 1_000;
 const BULK_CONCURRENCY = 8;
@@ -70,6 +71,30 @@ export class DashboardService {
   /** GET /queues: each declared queue's limits, load, backlog by cause, deepest partitions and rate window. */
   async queueViews() {
     return { queues: await this.queues.views([...this.options.queues.values()]) };
+  }
+
+  /**
+   * GET /journal: the journal by day, newest first, each with its size, the runs of it left, and what
+   * retention does with it: `ahead` (made in advance), `recent` (today or yesterday: never dropped),
+   * `held` (runs of it are left), or `drops` (none is: the next cleanup drops it, or would with
+   * retention on).
+   */
+  async journalDays() {
+    const { today, standingBytes, days } = await this.dashboard.journalDays(STATS_EXACT_UP_TO);
+    const yesterday = new Date(Date.parse(`${today}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+    const state = (day: string, runs: number) => (day > today ? 'ahead' : runs > 0 ? 'held' : day >= yesterday ? 'recent' : 'drops');
+    return {
+      today,
+      retention: Boolean(this.options.retention),
+      standingBytes,
+      days: days.reverse().map(({ day, runs, bytes }) => ({
+        day,
+        legacy: day === LEGACY_DAY,
+        bytes,
+        runs: { count: runs, atLeast: runs >= STATS_EXACT_UP_TO },
+        state: state(day, runs),
+      })),
+    };
   }
 
   /** The overview's charts: runs started, completed, failed and parked per bucket over the last hour (1 min) or day (15 min). */

@@ -1,10 +1,16 @@
 import type { ErrorInfo, RunStatus, WaitKind } from '../interfaces';
 import { WAIT_KIND_NAMES } from '../wait-kinds/wait-kind.registry';
 import { DurableDatabase } from './durable-database';
-import { runDaySql } from './journal-partitions';
+import { journalPartitions, runDaySql } from './journal-partitions';
 import type { Tables } from './tables';
 import { RUN_STATUSES } from './run.repository';
 import { PLAIN_CLAIMABLE } from './sql/claim-runs.sql';
+
+export interface JournalDaysRows {
+  today: string;
+  standingBytes: number;
+  days: Array<{ day: string; runs: number; bytes: number }>;
+}
 
 export interface RunJournalRows {
   steps: Array<{
@@ -126,6 +132,28 @@ export class DashboardRepository {
       [runId, null, HISTORY_PAGE + 1],
     );
     return row;
+  }
+
+  /**
+   * The journal by day: each day's partitions' size on disk (with their indexes) and how many of its
+   * runs are left, counted up to `cap` through runs_day_idx; the database's UTC today; and the size of
+   * the history rows that are no run's (history_standing).
+   */
+  async journalDays(cap: number): Promise<JournalDaysRows> {
+    const t = this.db.tables;
+    const bytes = new Map<string, number>();
+    let standingBytes = 0;
+    for (const partition of await journalPartitions((sql, params) => this.db.query(sql, params), t)) {
+      if (partition.day) bytes.set(partition.day, (bytes.get(partition.day) ?? 0) + partition.bytes);
+      else standingBytes += partition.bytes;
+    }
+    const [{ today, days }] = await this.db.query<{ today: string; days: Array<{ day: string; runs: number }> }>(
+      `SELECT timezone('UTC', now())::date::text AS today,
+              (SELECT COALESCE(json_agg(json_build_object('day', d::text, 'runs', (SELECT count(*) FROM (SELECT 1 FROM ${t.runs} WHERE run_day = d LIMIT $2) c)) ORDER BY d), '[]')
+               FROM unnest($1::date[]) d) AS days`,
+      [[...bytes.keys()], cap],
+    );
+    return { today, standingBytes, days: days.map((d) => ({ ...d, bytes: bytes.get(d.day) ?? 0 })) };
   }
 
   /** Up to `limit` history rows of a run before the row `before` (by id), oldest first, and one more before them when there is one. */

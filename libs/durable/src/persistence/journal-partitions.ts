@@ -53,17 +53,22 @@ export interface JournalPartition {
   day: string | null;
   /** A DETACH … CONCURRENTLY interrupted half-way: it is finished (FINALIZE) before the drop. */
   detachPending: boolean;
+  /** On disk, with its indexes. */
+  bytes: number;
 }
 
+/** Runs a statement, answering its rows: DurableDatabase.query, or a pg client's. */
+export type RowsOf = <T>(sql: string, params: unknown[]) => Promise<T[]>;
+
 /** The journal's partitions, read from the catalog. */
-export async function journalPartitions(client: PoolClient, t: Tables): Promise<JournalPartition[]> {
-  const { rows } = await client.query<{ parent: string; name: string; pending: boolean }>(
-    `SELECT p.relname AS parent, c.relname AS name, i.inhdetachpending AS pending
+export async function journalPartitions(query: RowsOf, t: Tables): Promise<JournalPartition[]> {
+  const rows = await query<{ parent: string; name: string; pending: boolean; bytes: string }>(
+    `SELECT p.relname AS parent, c.relname AS name, i.inhdetachpending AS pending, pg_total_relation_size(c.oid) AS bytes
      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
      WHERE p.relnamespace = $1::regnamespace AND p.relname = ANY($2) ORDER BY c.relname`,
     [t.schema, JOURNAL_TABLES],
   );
-  return rows.map(({ parent, name, pending }) => ({ parent, name, day: dayOf(name), detachPending: pending }));
+  return rows.map(({ parent, name, pending, bytes }) => ({ parent, name, day: dayOf(name), detachPending: pending, bytes: Number(bytes) }));
 }
 
 /** The run day a partition holds; null for `history_standing`, which holds none. */
@@ -81,7 +86,7 @@ function dayOf(partition: string): string | null {
  * Returns the days dropped.
  */
 export async function dropEmptiedJournalDays(client: PoolClient, t: Tables): Promise<string[]> {
-  const partitions = await journalPartitions(client, t);
+  const partitions = await journalPartitions(async (sql, params) => (await client.query(sql, params)).rows, t);
   const { rows } = await client.query<{ day: string }>(
     `SELECT d::text AS day FROM unnest($1::date[]) d
      WHERE d < (now() AT TIME ZONE 'UTC')::date - 1 AND NOT EXISTS (SELECT 1 FROM ${t.runs} WHERE run_day = d)`,

@@ -10,6 +10,7 @@ import { WaitReasonText } from '../../components/wait-reason-text';
 import { elapsed, formatSpan } from '../../lib/format';
 import { ActivityPanel } from './activity-panel';
 import { InstancesTable } from './instances-table';
+import { JournalDaysPanel } from './journal-days-panel';
 import styles from './overview.module.css';
 import { ESTIMATE_TITLE, StatTile } from './stat-tile';
 
@@ -109,6 +110,8 @@ export function OverviewPage() {
       <Panel title={`Instances (${data.instances.filter((i) => i.alive).length} alive)`} flush>
         <InstancesTable instances={data.instances} now={now} />
       </Panel>
+
+      <JournalDaysPanel />
     </div>
   );
 }

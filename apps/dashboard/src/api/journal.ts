@@ -1,0 +1,16 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { apiGet } from './client';
+import { queryKeys } from './query-keys';
+import type { JournalDays } from './types';
+
+// Days change at retention's pace (a minute by default): polled slowly.
+const POLL_MS = 30_000;
+
+export function useJournalDays() {
+  return useQuery({
+    queryKey: queryKeys.journal,
+    queryFn: ({ signal }) => apiGet<JournalDays>('/journal', undefined, signal),
+    refetchInterval: POLL_MS,
+    placeholderData: keepPreviousData,
+  });
+}
