@@ -306,7 +306,8 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
       `checkpoints and two history rows each) seeded into its own partitions in ${retention.seedSeconds} s. Retention deletes the day's`,
       `run rows (here in one statement: ${(retention.runRowsDeleteMs / 1000).toFixed(1)} s), then drops the day's journal: each partition`,
       'detached `CONCURRENTLY` and dropped. The drop ran in the middle of a closed loop of 3-step workflows writing to the same tables;',
-      'the loop before it is the reference.',
+      'the loop before it is the reference. The drop takes no lock a workflow waits on (the detach is `CONCURRENTLY`); what it costs',
+      "them is the machine's time to unlink the dropped files, on the same disk and two cores (compare the latency rows).",
       '',
       '| | value |',
       '| --- | ---: |',
@@ -454,14 +455,16 @@ function whyMissed(target: string, r: BenchResults): string {
       'the cross-instance path adds the NOTIFY and a claim.'
     );
   }
-  if (/^claim query|^10,000 per-minute schedules/.test(target)) {
+  if (/^claim query|^10,000 per-minute schedules|^queue admission/.test(target)) {
     const ceiling = r.postgresCeiling.singleRowInsertsPerSecond.c1?.ceiling?.median;
     return (
       'Absolute times, and this run had a slow server: it committed ' +
       `${ceiling ? Math.round(ceiling).toLocaleString('en-US') : 'n/a'} single-row inserts per second with one client (the ceiling above) ` +
       `against ${before.ceilingC1.toLocaleString('en-US')} in the run of ${before.measured}, where the claim over a million waiting rows ` +
-      `took ${before.claimQueryMs} ms and the schedules' slot lateness was ${before.scheduleLatenessMs} ms, both met. Neither statement ` +
-      'changed since; the claim is an index probe whose plan is in the scale section, the schedules are fired by one pass per sweep.'
+      `took ${before.claimQueryMs} ms and the schedules' slot lateness was ${before.scheduleLatenessMs} ms, both met. The schedules' pass ` +
+      "did not change since; the claim and the admission read each claimed run's journal through journal_of since the " +
+      'journal was partitioned (2026-12-01), which costs a batch of 100 claimed runs about a fifth more at a few partitions and ' +
+      'saves most of the claim at a month of them (docs/scaling.md). The claim is an index probe whose plan is in the scale section.'
     );
   }
   if (/^2 worker processes/.test(target)) {

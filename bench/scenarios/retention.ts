@@ -81,7 +81,7 @@ export async function measureRetention(ctx: BenchContext): Promise<RetentionFigu
         const during = worker.call('loop', { concurrency: CONCURRENCY, durationMs: LOOP_MS });
         await delay(LOOP_MS / 3);
         const t2 = performance.now();
-        const dropped = await dropEmptiedJournalDays(db as unknown as PoolClient, t);
+        const dropped = (await dropEmptiedJournalDays(db as unknown as PoolClient, t)) ?? [];
         const dropMs = performance.now() - t2;
         const loop = await during;
         ctx.log(

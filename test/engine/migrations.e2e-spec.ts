@@ -6,8 +6,10 @@ import {
   DurableModuleOptions,
   DURABLE_MIGRATIONS,
   DurableWorkflow,
+  dropEmptiedJournal,
   durableEntities,
   InvalidArgumentError,
+  RetentionService,
   runDurableMigrations,
   Step,
   Workflow,
@@ -155,6 +157,54 @@ describe('migrations and boot', () => {
       `lacks 1 of the ${DURABLE_MIGRATIONS.length} migrations this version of nestjs-durable needs (${last}), and migrationsRun is false`,
     );
     await db.dropSchema();
+  });
+
+  it('an application whose database user may not create tables boots and writes: its days are made with the migrating role; the emptied days are left to that role, saying so', async () => {
+    const schema = fresh();
+    const db = new Db(schema);
+    await runDurableMigrations({ connection: databaseUrl(), schema });
+    const role = `durable_app_${schema}`;
+    await db.query(`CREATE ROLE ${role} LOGIN PASSWORD 'app-password'`);
+    try {
+      await db.query(`GRANT USAGE ON SCHEMA "${schema}" TO ${role}`);
+      await db.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema}" TO ${role}`);
+      await db.query(`GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA "${schema}" TO ${role}`);
+      // The days ahead go: the boot must make them again, with no right to create a table.
+      const ahead = await db.query<{ parent: string; name: string }>(
+        `SELECT p.relname AS parent, c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+         WHERE c.relkind = 'r' AND p.relnamespace = $1::regnamespace AND c.relname ~ '_d[0-9]{8}$'
+           AND c.relname > p.relname || '_d' || to_char(timezone('UTC', now()), 'YYYYMMDD')`,
+        [schema],
+      );
+      expect(ahead).toHaveLength(8);
+      for (const { parent, name } of ahead)
+        await db.query(`ALTER TABLE durable.${parent} DETACH PARTITION durable.${name}; DROP TABLE durable.${name}`);
+      const url = new URL(databaseUrl());
+      [url.username, url.password] = [role, 'app-password'];
+      const app = await startApp({
+        schema,
+        providers: [First],
+        options: { connection: url.toString(), migrationsRun: false, retention: { completed: '1d', intervalMs: 3_600_000 } },
+      });
+      try {
+        const [{ n }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_inherits WHERE inhrelid = ANY($1::regclass[])`, [
+          ahead.map((p) => `"${schema}".${p.name}`),
+        ]);
+        expect(n).toBe(8);
+        const run = await app.client.start(First, null);
+        expect(await run.result({ timeout: '5s' })).toBe(1);
+        await expect(app.get(RetentionService).cleanup()).rejects.toThrow(
+          `cannot be dropped by the database user "${role}", which does not own its tables`,
+        );
+      } finally {
+        await app.close();
+      }
+      // The role that migrated drops them: here the (empty) days from before the journal was partitioned.
+      expect(await dropEmptiedJournal({ connection: databaseUrl(), schema })).toEqual(['1970-01-01']);
+    } finally {
+      await db.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
+      await db.dropSchema();
+    }
   });
 
   it("the module's own connections carry its statement and idle-in-transaction timeouts and never JIT-compile", async () => {

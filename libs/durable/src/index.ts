@@ -8,7 +8,7 @@ export { DurableHealth } from './health/durable-health';
 export type { DurableHealthReport } from './health/durable-health';
 export { RetentionService } from './worker/retention.service';
 export { defineSignal, defineChannel } from './schema/define-signal';
-export { runDurableMigrations } from './persistence/migrator';
+export { dropEmptiedJournal, runDurableMigrations } from './persistence/migrator';
 export { durableEntities } from './persistence/entities';
 export { DURABLE_MIGRATIONS } from './persistence/migrations';
 export * from './errors';

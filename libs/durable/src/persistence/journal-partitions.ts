@@ -20,31 +20,13 @@ export const runDaySql = (t: Tables, id: string) => `(SELECT run_day FROM ${t.ru
 export const PARTITION_DAYS_AHEAD = 2;
 
 /**
- * One statement that creates the partitions missing for the days from `from` to `to` days after today
- * (UTC, the database's clock; a test seeds past days with a negative `from`): a table like its parent, then ATTACH, which locks the parent only against other DDL
- * (CREATE TABLE … PARTITION OF would lock out every reader and writer of the journal). Instances
- * doing it at once are serialized by an advisory lock, so each partition is made once.
+ * Makes the partitions missing for the days from `from` to `to` days after today (UTC, the database's
+ * clock; a test seeds past days with a negative `from`, down to a month back): make_journal_partitions,
+ * a function of the schema that runs with its owner's rights, so an application whose database user
+ * may not create tables (migrations applied by a pipeline) still has its days made.
  */
-export const createJournalPartitionsSql = (t: Tables, from = 0, to = PARTITION_DAYS_AHEAD) => `
-DO $partitions$
-DECLARE
-  day date;
-  parent text;
-  part text;
-BEGIN
-  PERFORM pg_advisory_xact_lock(hashtext('nestjs-durable:partitions:${t.schema}'));
-  FOR day IN SELECT (now() AT TIME ZONE 'UTC')::date + g FROM generate_series(${Math.trunc(from)}, ${Math.trunc(to)}) g LOOP
-    FOREACH parent IN ARRAY ARRAY[${JOURNAL_TABLES.map((table) => `'${table}'`).join(', ')}] LOOP
-      part := parent || '_d' || to_char(day, 'YYYYMMDD');
-      IF to_regclass(format('%I.%I', '${t.schema}', part)) IS NULL THEN
-        EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', '${t.schema}', part, '${t.schema}', parent);
-        EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
-                       '${t.schema}', parent, '${t.schema}', part, day, day + 1);
-      END IF;
-    END LOOP;
-  END LOOP;
-END
-$partitions$`;
+export const createJournalPartitionsSql = (t: Tables, from = 0, to = PARTITION_DAYS_AHEAD) =>
+  `SELECT ${t.makeJournalPartitions}(${Math.trunc(from)}, ${Math.trunc(to)})`;
 
 /** A partition of a journal table, with the run day it holds. */
 export interface JournalPartition {
@@ -82,10 +64,31 @@ function dayOf(partition: string): string | null {
  * Drops the journal partitions of every day no run is left of (retention deleted them all), older than
  * yesterday (a run inserted just before midnight may still be committing). Each is detached
  * CONCURRENTLY, which waits for the transactions that might read it but locks no reader or writer of
- * the journal, then dropped. `client` must be outside a transaction (CONCURRENTLY needs its own).
- * Returns the days dropped.
+ * the journal, then dropped. `client` must be outside a transaction (CONCURRENTLY needs its own). A
+ * session advisory lock lets one caller at a time do it. Returns the days dropped, or null when
+ * another caller holds the lock. Dropping needs the tables' owner: another user gets an error saying so.
  */
-export async function dropEmptiedJournalDays(client: PoolClient, t: Tables): Promise<string[]> {
+export async function dropEmptiedJournalDays(client: PoolClient, t: Tables): Promise<string[] | null> {
+  const lock = `nestjs-durable:partition-drop:${t.schema}`;
+  const [{ locked }] = (await client.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS locked`, [lock])).rows;
+  if (!locked) return null;
+  try {
+    return await dropDays(client, t);
+  } catch (error) {
+    if ((error as { code?: string }).code !== INSUFFICIENT_PRIVILEGE) throw error;
+    const [{ user }] = (await client.query<{ user: string }>(`SELECT current_user AS user`)).rows;
+    throw new Error(
+      `The journal's emptied days cannot be dropped by the database user "${user}", which does not own its tables. ` +
+        `Drop them as their owner (the role that migrates): dropEmptiedJournal({ connection, schema: '${t.schema}' }) from nestjs-durable, daily.`,
+    );
+  } finally {
+    await client.query(`SELECT pg_advisory_unlock(hashtext($1))`, [lock]);
+  }
+}
+
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+async function dropDays(client: PoolClient, t: Tables): Promise<string[]> {
   const partitions = await journalPartitions(async (sql, params) => (await client.query(sql, params)).rows, t);
   const { rows } = await client.query<{ day: string }>(
     `SELECT d::text AS day FROM unnest($1::date[]) d

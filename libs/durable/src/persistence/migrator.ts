@@ -3,7 +3,8 @@ import type { DurableModuleOptions, PostgresDataSourceOptions } from '../interfa
 import { InvalidArgumentError } from '../errors';
 import { baseOptions, DurableDatabase } from './durable-database';
 import { durableEntities } from './entities';
-import { createJournalPartitionsSql } from './journal-partitions';
+import type { PoolClient } from 'pg';
+import { createJournalPartitionsSql, dropEmptiedJournalDays } from './journal-partitions';
 import { DURABLE_MIGRATIONS } from './migrations';
 import { tablesFor } from './tables';
 
@@ -27,6 +28,22 @@ export async function runDurableMigrations(options: MigrationTarget): Promise<st
   } finally {
     await lock.query('SELECT pg_advisory_unlock(hashtext($1))', [`nestjs-durable:migrations:${schema}`]).catch(() => undefined);
     await lock.release();
+    await dataSource.destroy();
+  }
+}
+
+/**
+ * Drops the journal partitions of the days no run is left of, as retention does at each cleanup: for a
+ * team whose application's database user does not own the tables (migrations applied by a pipeline),
+ * run by the role that migrates, daily. Returns the days dropped (none while another caller drops).
+ */
+export async function dropEmptiedJournal(options: MigrationTarget): Promise<string[]> {
+  const { schema, dataSource } = await openMigrationDataSource(options);
+  const runner = dataSource.createQueryRunner();
+  try {
+    return (await dropEmptiedJournalDays((await runner.connect()) as PoolClient, tablesFor(schema))) ?? [];
+  } finally {
+    await runner.release();
     await dataSource.destroy();
   }
 }

@@ -63,16 +63,9 @@ export class RetentionRepository {
 
   /** Drops the journal partitions of the days no run is left of; returns the days, or null when another instance holds the lock. */
   async dropEmptiedDays(): Promise<string[] | null> {
-    const lock = `nestjs-durable:partition-drop:${this.db.tables.schema}`;
     const client = await this.db.pool.connect();
     try {
-      const [{ locked }] = (await client.query(`SELECT pg_try_advisory_lock(hashtext($1)) AS locked`, [lock])).rows;
-      if (!locked) return null;
-      try {
-        return await dropEmptiedJournalDays(client, this.db.tables);
-      } finally {
-        await client.query(`SELECT pg_advisory_unlock(hashtext($1))`, [lock]);
-      }
+      return await dropEmptiedJournalDays(client, this.db.tables);
     } finally {
       client.release();
     }

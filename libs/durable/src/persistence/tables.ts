@@ -18,6 +18,8 @@ export interface Tables {
   queueSlotTake: string;
   /** A function: a run's journal, read from its day's partition alone (see the partitioned-journal migration). */
   journalOf: string;
+  /** A function, with its owner's rights: makes the journal's partitions of a range of days. */
+  makeJournalPartitions: string;
 }
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -43,6 +45,7 @@ export function tablesFor(schema: string): Tables {
     queueSlotHeld: q('queue_slot_held'),
     queueSlotTake: q('take_queue_slot'),
     journalOf: q('journal_of'),
+    makeJournalPartitions: q('make_journal_partitions'),
   };
 }
 

@@ -20,6 +20,13 @@ import { schemaOf, tablesFor } from '../tables';
  * a millisecond per journal load at 44 partitions, measured). The function takes the day as a
  * parameter and plans its statement generically (its own plan_cache_mode), so Postgres prunes to the
  * one partition before setting anything up. STABLE: it reads the calling statement's snapshot.
+ *
+ * `make_journal_partitions(from, to)` makes the partitions missing for a range of days around the
+ * database's UTC today (at most a month back and a week ahead): a table like its parent, then ATTACH,
+ * which locks the parent only against other DDL (CREATE TABLE … PARTITION OF would lock out every
+ * reader and writer of the journal). SECURITY DEFINER, with a fixed search_path: it runs with the
+ * rights of the role that migrated, so the application's role needs none to create tables. Callers
+ * at once are serialized by an advisory lock, so each partition is made once.
  */
 export class PartitionedJournal1732900000013 implements MigrationInterface {
   name = 'PartitionedJournal1732900000013';
@@ -75,6 +82,29 @@ export class PartitionedJournal1732900000013 implements MigrationInterface {
       `UPDATE ${t.history} h SET run_day = '-infinity' WHERE run_id LIKE 'schedule:%' AND NOT EXISTS (SELECT 1 FROM ${t.runs} r WHERE r.id = h.run_id)`,
     );
     await queryRunner.query(`
+      CREATE FUNCTION ${t.makeJournalPartitions}(p_from integer, p_to integer) RETURNS void LANGUAGE plpgsql
+      SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+      DECLARE
+        day date;
+        parent text;
+        part text;
+      BEGIN
+        IF p_from < -31 OR p_to > 7 OR p_from > p_to THEN
+          RAISE EXCEPTION 'make_journal_partitions: days % to % are outside a month back and a week ahead', p_from, p_to;
+        END IF;
+        PERFORM pg_advisory_xact_lock(hashtext('nestjs-durable:partitions:${t.schema}'));
+        FOR day IN SELECT timezone('UTC', now())::date + g FROM generate_series(p_from, p_to) g LOOP
+          FOREACH parent IN ARRAY ARRAY['steps', 'signals', 'messages', 'history'] LOOP
+            part := parent || '_d' || to_char(day, 'YYYYMMDD');
+            IF to_regclass(format('%I.%I', '${t.schema}', part)) IS NULL THEN
+              EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', '${t.schema}', part, '${t.schema}', parent);
+              EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
+                             '${t.schema}', parent, '${t.schema}', part, day, day + 1);
+            END IF;
+          END LOOP;
+        END LOOP;
+      END $$`);
+    await queryRunner.query(`
       CREATE FUNCTION ${t.journalOf}(p_run text, p_day date) RETURNS json LANGUAGE plpgsql STABLE
       SET plan_cache_mode = force_generic_plan AS $$
       BEGIN
@@ -99,6 +129,7 @@ export class PartitionedJournal1732900000013 implements MigrationInterface {
     const t = tablesFor(schemaOf(queryRunner));
     const s = `"${t.schema}"`;
     await queryRunner.query(`DROP FUNCTION ${t.journalOf}(text, date)`);
+    await queryRunner.query(`DROP FUNCTION ${t.makeJournalPartitions}(integer, integer)`);
     const keys: Record<string, string[]> = {
       steps: ['PRIMARY KEY (run_id, key)'],
       signals: ['PRIMARY KEY (run_id, name)'],
