@@ -10,7 +10,12 @@ export const LEGACY_DAY = '1970-01-01';
 /** The day of history rows that are no run's (a schedule's audit trail, under `schedule:<name>`): the partition `history_standing`, never dropped. */
 export const NO_RUN_DAY = '-infinity';
 
-/** The journal partition of the run whose id is `id` (an SQL expression), so a lookup reads that partition alone. */
+/**
+ * The journal partition of the run whose id is `id` (an SQL expression), for a lookup to read that
+ * partition's rows alone. Postgres prunes the others only as the statement runs, after setting up a
+ * scan of each, so every day kept costs such a lookup a few microseconds; the journal load, the one
+ * every claim makes, goes through journal_of instead, which prunes first.
+ */
 export const runDaySql = (t: Tables, id: string) => `(SELECT run_day FROM ${t.runs} WHERE id = ${id})`;
 
 /**
