@@ -97,7 +97,7 @@ async function dropDays(client: PoolClient, t: Tables): Promise<string[]> {
   const partitions = await journalPartitions(async (sql, params) => (await client.query(sql, params)).rows, t);
   const { rows } = await client.query<{ day: string }>(
     `SELECT d::text AS day FROM unnest($1::date[]) d
-     WHERE d < (now() AT TIME ZONE 'UTC')::date - 1 AND NOT EXISTS (SELECT 1 FROM ${t.runs} WHERE run_day = d)`,
+     WHERE d < timezone('UTC', now())::date - 1 AND NOT EXISTS (SELECT 1 FROM ${t.runs} WHERE run_day = d)`,
     [[...new Set(partitions.flatMap((p) => (p.day ? [p.day] : [])))]],
   );
   const days = new Set(rows.map((r) => r.day));

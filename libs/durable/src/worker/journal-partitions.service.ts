@@ -4,6 +4,7 @@ import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { DurableDatabase } from '../persistence/durable-database';
 import { createJournalPartitionsSql } from '../persistence/journal-partitions';
+import { scheduleInterval, stopInterval } from './scheduled-interval';
 
 /** Every hour: a journal write needs its day's partition, so each instance keeps the days ahead made. */
 const EVERY_HOUR = 3_600_000;
@@ -27,18 +28,18 @@ export class JournalPartitionsService implements OnApplicationBootstrap, BeforeA
   }
 
   onApplicationBootstrap(): void {
-    const timer = setInterval(
+    scheduleInterval(
+      this.scheduler,
+      this.name,
+      EVERY_HOUR,
       () =>
         void this.db
           .query(createJournalPartitionsSql(this.db.tables))
           .catch((error) => this.logger.error(`Could not make the journal's partitions ahead: ${(error as Error).message}`)),
-      EVERY_HOUR,
     );
-    timer.unref();
-    this.scheduler.addInterval(this.name, timer);
   }
 
   beforeApplicationShutdown(): void {
-    if (this.scheduler.doesExist('interval', this.name)) this.scheduler.deleteInterval(this.name);
+    stopInterval(this.scheduler, this.name);
   }
 }

@@ -3,6 +3,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { RetentionRepository } from '../persistence/retention.repository';
+import { scheduleInterval, stopInterval } from './scheduled-interval';
 
 /** The scheduled cleanup of finished runs (the `retention` option), on an interval of @nestjs/schedule. */
 @Injectable()
@@ -22,16 +23,16 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
 
   onApplicationBootstrap(): void {
     if (!this.options.retention || !this.options.worker.enabled) return;
-    const timer = setInterval(
-      () => void this.cleanup().catch((error) => this.logger.warn(`Cleanup failed: ${(error as Error).message}`)),
+    scheduleInterval(
+      this.scheduler,
+      this.name,
       this.options.retention.intervalMs,
+      () => void this.cleanup().catch((error) => this.logger.warn(`Cleanup failed: ${(error as Error).message}`)),
     );
-    timer.unref();
-    this.scheduler.addInterval(this.name, timer);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    if (this.scheduler.doesExist('interval', this.name)) this.scheduler.deleteInterval(this.name);
+    stopInterval(this.scheduler, this.name);
     await this.running?.catch(() => undefined);
   }
 

@@ -4,6 +4,7 @@ import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { DurableWorker } from './durable.worker';
 import { SchedulePass } from './schedule-pass';
+import { scheduleInterval, stopInterval } from './scheduled-interval';
 
 /**
  * The fallback that makes every wake certain: on an interval registered with @nestjs/schedule it
@@ -33,9 +34,7 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
   onApplicationBootstrap(): void {
     const { sweeper } = this.options;
     if (!sweeper || !this.worker.enabled) return;
-    const timer = setInterval(() => this.tick(), sweeper.intervalMs);
-    timer.unref();
-    this.scheduler.addInterval(this.name, timer);
+    scheduleInterval(this.scheduler, this.name, sweeper.intervalMs, () => this.tick());
     this.tick();
   }
 
@@ -67,7 +66,7 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
 
   async beforeApplicationShutdown(): Promise<void> {
     clearTimeout(this.nextSlot);
-    if (this.scheduler.doesExist('interval', this.name)) this.scheduler.deleteInterval(this.name);
+    stopInterval(this.scheduler, this.name);
     await this.firing;
   }
 }
