@@ -64,14 +64,17 @@ function listenAt(e: Evidence, at: number): 'up' | 'down' | undefined {
   return s.listeners >= s.up ? 'up' : s.listeners === 0 ? 'down' : undefined;
 }
 
-/** A worker killed, stopped or booting, or the server restarting, around `at`: claims may wait on those, not on waking. */
+/**
+ * A worker killed, stopped or booting, the server restarting, or the workers' pools being cut, around
+ * `at`: claims may wait on those (a claim whose session is cut fails and the next sweep tries again),
+ * not on waking. A burst that cuts only the senders', or only LISTEN after the last cut, measures waking.
+ */
 function disturbed(e: Evidence, at: number): boolean {
-  return e.faults.some(
-    (f) =>
-      (f.kind === 'kill' || f.kind === 'pause' || f.kind === 'restart') &&
-      at >= f.at - 1_000 &&
-      at <= f.endAt + e.profile.engine.leaseMs + 1_000,
-  );
+  return e.faults.some((f) => {
+    if (f.kind === 'kill' || f.kind === 'pause' || f.kind === 'restart')
+      return at >= f.at - 1_000 && at <= f.endAt + e.profile.engine.leaseMs + 1_000;
+    return f.kind === 'connections' && f.targets !== 'senders' && at >= f.at - 1_000 && at <= (f.lastCutAt ?? f.endAt) + 1_000;
+  });
 }
 
 function summary(name: string, values: number[]): Record<string, number> {

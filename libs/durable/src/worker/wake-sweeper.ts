@@ -43,9 +43,14 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
     if (this.options.sweeper && this.worker.enabled) this.tick();
   }
 
-  /** One sweep: the schedule pass (one at a time here; a slow one is not stacked), then a claim pass. */
+  /**
+   * One sweep: the schedule pass (one at a time here; a slow one is not stacked), then a claim pass.
+   * While a pass is still in flight the claim pass goes at once: waking does not wait on a slow
+   * schedule read (the pass sweeps again when it ends, for the runs it started).
+   */
   private tick(): void {
-    this.firing ??= this.schedules
+    if (this.firing) return this.worker.sweep();
+    this.firing = this.schedules
       .run()
       .then(
         (pass) => this.aimAt(pass.nextDueInMs),
