@@ -135,7 +135,21 @@ function planRuns(prng: Prng, seed: number, index: number, spec: PhaseSpec, prof
     deliveries.sort((a, b) => a.at - b.at);
     runs.push({ id: `s${seed}-p${index}-r${k}`, at, input, signalMode, messages, deliveries, startVia: 'client', role: 'plain' });
   }
+  burst(Prng.derive(seed, `bursts:${index}`), runs);
   return runs;
+}
+
+/**
+ * Some runs start in bursts of four at one instant (drawn apart, so the runs of a seed stay as they
+ * were): the first sender, which executes, commits the starts that come while one is on the wire
+ * together (group commit), and the faults strike those batches too.
+ */
+function burst(prng: Prng, runs: PlannedRun[]): void {
+  for (let i = 0; i + 3 < runs.length; i++) {
+    if (!prng.chance(0.2)) continue;
+    for (const run of runs.slice(i + 1, i + 4)) run.at = runs[i].at;
+    i += 3;
+  }
 }
 
 /**

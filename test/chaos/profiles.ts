@@ -60,6 +60,8 @@ export interface Minimums {
   messagesHandled: number;
   /** Checkpoints committed in one transaction with others (group commit). */
   batchedCheckpoints: number;
+  /** Runs whose start was committed in one transaction with others' (group commit of starts). */
+  batchedStarts: number;
 }
 
 export interface Options {
@@ -112,6 +114,7 @@ const MINIMUMS: Minimums = {
   children: 60,
   messagesHandled: 150,
   batchedCheckpoints: 20,
+  batchedStarts: 4,
 };
 
 /** A profile by name (`soak` lasts `minutes`). */

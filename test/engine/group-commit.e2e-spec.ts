@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Registry } from 'prom-client';
-import { DurableWorkflow, Step, Workflow } from 'nestjs-durable';
+import { DurableWorkflow, RunConflictError, Step, Workflow } from 'nestjs-durable';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
 import { GroupCommit } from 'nestjs-durable/persistence/group-commit';
 import { CheckpointResult, JournalRepository, StoredStep } from 'nestjs-durable/persistence/journal.repository';
 import { RunEndRepository } from 'nestjs-durable/persistence/run-end.repository';
-import type { ClaimedRun } from 'nestjs-durable/persistence/run.repository';
+import { ClaimedRun, RunRepository, StartRunArgs } from 'nestjs-durable/persistence/run.repository';
 import { Client } from 'pg';
 import { databaseUrl, DurableTestApp, eventually, fileApps, uniqueSchema } from '../setup/durable-app';
 
@@ -91,12 +91,22 @@ class ThreeSteps implements DurableWorkflow<number, number> {
   }
 }
 
-describe('group commit of checkpoints (real Postgres)', () => {
+@Workflow('one-step')
+class OneStep implements DurableWorkflow<number, number> {
+  async run(n: number) {
+    return this.a(n);
+  }
+  @Step() async a(n: number) {
+    return n;
+  }
+}
+
+describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
   const schema = uniqueSchema();
   const registry = new Registry();
   const { db, boot } = fileApps({
     schema,
-    providers: [ThreeSteps],
+    providers: [ThreeSteps, OneStep],
     options: { worker: { concurrency: 40 }, metrics: { registry } },
   });
   let app: DurableTestApp;
@@ -110,6 +120,15 @@ describe('group commit of checkpoints (real Postgres)', () => {
     return { repository: new JournalRepository(database, { maxInFlight: 1, maxBatch: 64 }, (n) => sizes.push(n)), sizes };
   };
   const id = (label: string) => `${label}-${randomBytes(4).toString('hex')}`;
+  /** The session of a batch statement of this schema once it waits on a lock. */
+  const batchWaitingOnLock = (what: string) =>
+    eventually(async () => {
+      const [row] = await db.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%jsonb_to_recordset%' AND query LIKE $1`,
+        [`%"${schema}"%`],
+      );
+      return row;
+    }, what);
 
   beforeAll(async () => {
     app = await boot();
@@ -178,13 +197,7 @@ describe('group commit of checkpoints (real Postgres)', () => {
       await holder.query('BEGIN');
       await holder.query(`SELECT 1 FROM "${schema}".runs WHERE id = $1 FOR UPDATE`, [runs[7]]);
       const written = Promise.all(runs.map((run, n) => repository.checkpoint(run, '1', 'step', 'step', ok(n), null)));
-      const [blocked] = await eventually(async () => {
-        const rows = await db.query<{ pid: number }>(
-          `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%jsonb_to_recordset%' AND query LIKE $1`,
-          [`%"${schema}"%`],
-        );
-        return rows.length ? rows : undefined;
-      }, 'the batch waiting on the held row');
+      const blocked = await batchWaitingOnLock('the batch waiting on the held row');
       await db.query('SELECT pg_terminate_backend($1)', [blocked.pid]);
       await holder.query('COMMIT');
       expect((await written).map((r) => r.status)).toEqual(Array(8).fill('written'));
@@ -236,16 +249,7 @@ describe('group commit of checkpoints (real Postgres)', () => {
       await renewal.query('BEGIN');
       await renewal.query(`UPDATE "${schema}".runs SET wake_at = now() + interval '1 minute' WHERE id = $1`, [runs[3]]);
       const ended = Promise.all(runs.map((run) => ends.finish({ id: run, leaseToken: '1' } as ClaimedRun, 'completed', '1', null, 'test')));
-      await eventually(
-        async () =>
-          (
-            await db.query(
-              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%jsonb_to_recordset%' AND query LIKE $1`,
-              [`%"${schema}"%`],
-            )
-          ).length > 0,
-        'the batch waiting on the renewed row',
-      );
+      await batchWaitingOnLock('the batch waiting on the renewed row');
       await renewal.query('COMMIT');
       expect(await ended).toEqual([true, true, true, true]);
     } finally {
@@ -253,6 +257,106 @@ describe('group commit of checkpoints (real Postgres)', () => {
     }
     expect(await db.count('runs', `id = ANY($1) AND status = 'completed'`, [runs])).toBe(4);
     expect(await db.count('history', `run_id = ANY($1) AND event = 'completed'`, [runs])).toBe(4);
+  });
+
+  describe('starts', () => {
+    /** A runs repository whose start batches are recorded. */
+    const starter = () => {
+      const sizes: number[] = [];
+      const repository = new RunRepository(database, { maxInFlight: 1, maxBatch: 64 });
+      repository.observeStartBatches = (n) => sizes.push(n);
+      return { repository, sizes };
+    };
+    const plain = (runId: string, workflow = 'three-steps'): StartRunArgs => ({
+      id: runId,
+      workflow,
+      input: '1',
+      claimBy: 'elsewhere',
+      leaseMs: 60_000,
+      actor: 'test',
+      traceContext: null,
+    });
+    /** The transactions that wrote these runs' `started` rows. */
+    const startCommits = async (runs: string[]) =>
+      (
+        await db.query<{ n: number }>(
+          `SELECT count(DISTINCT xmin::text)::int AS n FROM durable.history WHERE event = 'started' AND run_id = ANY($1)`,
+          [runs],
+        )
+      )[0].n;
+
+    it('go out together when this instance executes them: 30 runs in fewer commits, each started once with its deadline and keys', async () => {
+      ThreeSteps.executed = 0;
+      const handles = await Promise.all(
+        Array.from({ length: 30 }, (_, n) => app.client.start(ThreeSteps, n, { timeout: '1h', keys: { order: `o-${n}` } })),
+      );
+      const runs = handles.map((h) => h.runId);
+      expect(await Promise.all(handles.map((h) => h.result()))).toEqual(Array.from({ length: 30 }, (_, n) => n + 3));
+      expect(ThreeSteps.executed).toBe(90);
+      expect(await db.count('history', `run_id = ANY($1) AND event = 'started'`, [runs])).toBe(30);
+      expect(await startCommits(runs)).toBeLessThan(30);
+      const rows = await db.query<{ keys: Record<string, string>; hour: boolean; detail: { timeoutMs: number } }>(
+        `SELECT r.keys, r.deadline BETWEEN r.created_at + interval '59 minutes' AND r.created_at + interval '61 minutes' AS hour, h.detail
+         FROM durable.runs r JOIN durable.history h ON h.run_id = r.id AND h.event = 'started' WHERE r.id = ANY($1) ORDER BY array_position($1, r.id)`,
+        [runs],
+      );
+      expect(rows.map((r) => r.keys.order)).toEqual(Array.from({ length: 30 }, (_, n) => `o-${n}`));
+      expect(rows.every((r) => r.hour && r.detail.timeoutMs === 3_600_000)).toBe(true);
+      const { values } = await registry.getSingleMetric('durable_start_batch_size')!.get();
+      expect(values.find((v) => (v as { metricName?: string }).metricName === 'durable_start_batch_size_count')!.value).toBeLessThan(
+        values.find((v) => (v as { metricName?: string }).metricName === 'durable_start_batch_size_sum')!.value,
+      );
+    });
+
+    it('an id given twice in one batch is inserted for the first, and an id that exists inserts nothing', async () => {
+      const [lone, existing, twice, other] = [id('lone'), id('existing'), id('twice'), id('other')];
+      await leased([existing]);
+      const { repository, sizes } = starter();
+      const results = await Promise.all([lone, existing, twice, twice, other].map((run) => repository.start(plain(run))));
+      expect(sizes).toEqual([1, 4]);
+      expect(results.map((r) => (r === null ? null : (r as ClaimedRun).id))).toEqual([lone, null, twice, null, other]);
+      expect((results[2] as ClaimedRun).leaseToken).toBe('1');
+      expect(await db.count('runs', `id = ANY($1) AND status = 'running' AND lease_owner = 'elsewhere'`, [[lone, twice, other]])).toBe(3);
+      expect(await db.count('history', `run_id = ANY($1) AND event = 'started'`, [[lone, existing, twice, other]])).toBe(3);
+    });
+
+    it("through the client, the second start of an id in a batch finds the first's run, and another workflow's is refused", async () => {
+      const [a, b] = [id('same'), id('clash')];
+      const starts = await Promise.allSettled([
+        app.client.start(ThreeSteps, 1, { runId: id('first') }),
+        app.client.start(ThreeSteps, 1, { runId: a }),
+        app.client.start(ThreeSteps, 2, { runId: a }),
+        app.client.start(ThreeSteps, 1, { runId: b }),
+        app.client.start(OneStep, 1, { runId: b }),
+      ]);
+      expect(starts.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+      expect((starts[4] as PromiseRejectedResult).reason).toBeInstanceOf(RunConflictError);
+      const [first, second] = starts.slice(1, 3).map((s) => (s as PromiseFulfilledResult<{ runId: string }>).value.runId);
+      expect([first, second]).toEqual([a, a]);
+      expect(await app.client.handle(a).result()).toBe(4); // the first caller's input
+      expect(await db.count('history', `run_id = ANY($1) AND event = 'started'`, [[a, b]])).toBe(2);
+    });
+
+    it('a start batch whose session is cut mid-statement is tried again whole and every run starts once', async () => {
+      const runs = Array.from({ length: 6 }, () => id('cutstart'));
+      const { repository, sizes } = starter();
+      // Another transaction inserting the last id makes the batch's insert wait on it, mid-statement.
+      const holder = new Client(databaseUrl());
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`INSERT INTO "${schema}".runs (id, workflow, status) VALUES ($1, 'w', 'pending')`, [runs[5]]);
+        const started = Promise.all(runs.map((run) => repository.start(plain(run))));
+        const blocked = await batchWaitingOnLock('the batch waiting on the id being inserted');
+        await db.query('SELECT pg_terminate_backend($1)', [blocked.pid]);
+        await holder.query('ROLLBACK');
+        expect((await started).map((r) => (r as ClaimedRun).id)).toEqual(runs);
+      } finally {
+        await holder.end();
+      }
+      expect(sizes.slice(0, 2)).toEqual([1, 5]);
+      expect(await db.count('history', `run_id = ANY($1) AND event = 'started'`, [runs])).toBe(6);
+    });
   });
 
   it('refuses a groupCommit option that cannot work, naming it', async () => {

@@ -72,7 +72,11 @@ const repository = <T>(type: new (db: DurableDatabase) => T): Provider => ({
 const providers: Provider[] = [
   databaseProvider,
   { provide: DURABLE_DATA_SOURCE, inject: [DurableDatabase], useFactory: (db: DurableDatabase) => db.dataSource },
-  repository(RunRepository),
+  {
+    provide: RunRepository,
+    inject: [DurableDatabase, DURABLE_OPTIONS],
+    useFactory: (db: DurableDatabase, options: ResolvedDurableOptions) => new RunRepository(db, options.groupCommit),
+  },
   {
     provide: JournalRepository,
     inject: [DurableDatabase, DURABLE_OPTIONS, DurableTelemetry],

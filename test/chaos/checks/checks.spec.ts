@@ -770,6 +770,9 @@ describe('chaos checks: minimums', () => {
         new Map([step('notify:buyer', T + n), step('notify:seller', T + n)]),
       ]),
     );
+  /** Runs started `together` at a time in one commit (group commit of starts), `groups` times. */
+  const startedTogether = (groups: number, together = 2) =>
+    new Map(Array.from({ length: groups * together }, (_, n) => history(`s${n}`, ['started', T + Math.floor(n / together)])));
   const results = (handled: number) =>
     ({
       fencing: { violations: [], metrics: { takeovers: 1 } },
@@ -779,15 +782,25 @@ describe('chaos checks: minimums', () => {
     }) satisfies Parameters<typeof checkMinimums>[1];
 
   it('a session that reached every minimum passes them; one below any fails, saying which', () => {
-    expect(messages(checkMinimums(evidence({ faults: struck, deliveries: during, steps: batched(10) }), results(150)))).toEqual([]);
+    expect(
+      messages(
+        checkMinimums(evidence({ faults: struck, deliveries: during, steps: batched(10), history: startedTogether(2) }), results(150)),
+      ),
+    ).toEqual([]);
     const short = checkMinimums(
-      evidence({ faults: struck.filter((f) => f.pid !== 11), deliveries: during, steps: batched(9) }),
+      evidence({
+        faults: struck.filter((f) => f.pid !== 11),
+        deliveries: during,
+        steps: batched(9),
+        history: new Map([...startedTogether(1, 3), history('lone', ['started', T + 50])]),
+      }),
       results(149),
     );
     expect(messages(short)).toEqual([
       'kills: 1, below the 2 that 1 cycle(s) of the ci profile must reach; the session proves too little to pass',
       'channel messages handled: 149, below the 150 that 1 cycle(s) of the ci profile must reach; the session proves too little to pass',
       'checkpoints committed in one batch with others (group commit): 18, below the 20 that 1 cycle(s) of the ci profile must reach; the session proves too little to pass',
+      'starts committed in one batch with others (group commit): 3, below the 4 that 1 cycle(s) of the ci profile must reach; the session proves too little to pass',
     ]);
     expect(short.metrics).toMatchObject({
       kill: 1,
@@ -795,6 +808,7 @@ describe('chaos checks: minimums', () => {
       messagesHandled: 149,
       'messagesHandled.min': 150,
       batchedCheckpoints: 18,
+      batchedStarts: 3,
     });
   });
 
@@ -803,6 +817,7 @@ describe('chaos checks: minimums', () => {
       faults: struck,
       deliveries: during,
       steps: new Map([...batched(10), ['a', new Map([effectStep('charge', 10, 1, T - 10)])]]),
+      history: startedTogether(2),
     });
     expect(messages(checkMinimums(e, results(150)))).toEqual([
       'kills inside a step (after its effect, before its checkpoint): 0, below the 1 that 1 cycle(s) of the ci profile must reach; the session proves too little to pass',
@@ -812,8 +827,8 @@ describe('chaos checks: minimums', () => {
   it('the minimums grow with the cycles a session ran, and an empty session never passes', () => {
     const twice = checkMinimums(evidence({ faults: struck, deliveries: during, phases: 2 * profile.cycle.length }), results(150));
     expect(twice.metrics).toMatchObject({ cycles: 2, 'kill.min': 4 });
-    expect(twice.violations).toHaveLength(11);
+    expect(twice.violations).toHaveLength(12);
     const verdict = check(evidence({}));
-    expect(verdict.violations.filter((v) => v.check === 'minimums')).toHaveLength(11);
+    expect(verdict.violations.filter((v) => v.check === 'minimums')).toHaveLength(12);
   });
 });

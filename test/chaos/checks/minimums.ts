@@ -15,6 +15,7 @@ export const MINIMUM_LABELS: Record<keyof Minimums, string> = {
   children: 'children checked',
   messagesHandled: 'channel messages handled',
   batchedCheckpoints: 'checkpoints committed in one batch with others (group commit)',
+  batchedStarts: 'starts committed in one batch with others (group commit)',
 };
 
 /**
@@ -44,6 +45,7 @@ export function checkMinimums(e: Evidence, results: Record<'fencing' | 'timers' 
     children: Number(results.children.metrics.spawned),
     messagesHandled: Number(results.channels.metrics.handled),
     batchedCheckpoints: batchedCheckpoints(e),
+    batchedStarts: batchedStarts(e),
   };
   const cycles = Math.max(1, Math.floor(e.phases / e.profile.cycle.length));
   const violations: Violation[] = [];
@@ -68,10 +70,19 @@ export function checkMinimums(e: Evidence, results: Record<'fencing' | 'timers' 
  * checks hold them to the same promises.
  */
 function batchedCheckpoints(e: Evidence): number {
-  const rows = new Map<number, number>();
-  for (const steps of e.steps.values())
-    for (const step of steps.values()) rows.set(step.committedAt, (rows.get(step.committedAt) ?? 0) + 1);
+  return sharingCommits([...e.steps.values()].flatMap((steps) => [...steps.values()]));
+}
+
+/** Runs whose `started` history row shares its commit with another's: only group commit starts several runs in one transaction here. */
+function batchedStarts(e: Evidence): number {
+  return sharingCommits([...e.history.values()].flatMap((rows) => rows.filter((h) => h.event === 'started')));
+}
+
+/** Rows committed in one transaction with others (their commit timestamps, µs, are equal). */
+function sharingCommits(rows: Array<{ committedAt: number }>): number {
+  const commits = new Map<number, number>();
+  for (const row of rows) commits.set(row.committedAt, (commits.get(row.committedAt) ?? 0) + 1);
   let batched = 0;
-  for (const n of rows.values()) if (n > 1) batched += n;
+  for (const n of commits.values()) if (n > 1) batched += n;
   return batched;
 }

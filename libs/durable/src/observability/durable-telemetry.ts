@@ -15,7 +15,9 @@ export class DurableTelemetry {
   constructor(@Inject(DURABLE_OPTIONS) options: ResolvedDurableOptions, runs: RunRepository) {
     if (options.metrics) {
       const sweepMs = options.sweeper ? options.sweeper.intervalMs : 1_000;
-      this.metrics = new Metrics(options.metrics, () => runs.waitingFigures(2 * sweepMs));
+      const metrics = new Metrics(options.metrics, () => runs.waitingFigures(2 * sweepMs));
+      runs.observeStartBatches = (size) => metrics.startBatchSize.observe(size);
+      this.metrics = metrics;
     }
   }
 }

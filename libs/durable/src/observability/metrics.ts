@@ -12,6 +12,7 @@ export class Metrics {
   readonly claimPassDuration: Histogram<'trigger'>;
   readonly listenReconnects: Counter<string>;
   readonly checkpointBatchSize: Histogram<string>;
+  readonly startBatchSize: Histogram<string>;
 
   constructor(
     options: { registry?: unknown; prefix: string },
@@ -71,6 +72,12 @@ export class Metrics {
     this.checkpointBatchSize = new client.Histogram({
       name: `${p}checkpoint_batch_size`,
       help: 'Checkpoints sent per statement and commit (group commit).',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128],
+      registers,
+    });
+    this.startBatchSize = new client.Histogram({
+      name: `${p}start_batch_size`,
+      help: 'Starts executed here sent per statement and commit (group commit).',
       buckets: [1, 2, 4, 8, 16, 32, 64, 128],
       registers,
     });

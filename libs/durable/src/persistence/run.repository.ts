@@ -11,10 +11,11 @@ import { journalFromRow, JournalRow, LoadedJournal } from './journal.repository'
 import { claimRunsSql, PLAIN_CLAIMABLE } from './sql/claim-runs.sql';
 import { parkRunSql, scheduleRetrySql } from './sql/park-run.sql';
 import { releaseRunsSql, renewLeasesSql } from './sql/renew-leases.sql';
-import { startRunSql } from './sql/start-run.sql';
+import { startClaimedRunsSql, startRunSql } from './sql/start-run.sql';
 import { debounceStartSql } from './sql/debounce-start.sql';
 import { DEFAULT_PRIORITY, QueuePlacement } from '../queues/queue-placement';
 import { retryOutsideTransaction, retryTransient } from './transient-retry';
+import { DEFAULT_GROUP_COMMIT, GroupCommit, GroupCommitPolicy } from './group-commit';
 
 export const RUN_STATUSES: readonly RunStatus[] = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
 
@@ -115,14 +116,32 @@ export interface WaitSpec {
   wakeAt: Date | null;
 }
 
+/** A start that may go out with others (startClaimedRunsSql): claimed here, with nothing checked against another row (a parent, a queue, a delay). */
+const batchable = (a: StartRunArgs): boolean =>
+  a.claimBy !== undefined && a.parentToken === undefined && !a.placement?.queue && a.startAt === undefined && a.delayMs === undefined;
+
 /** The runs table: starting, claiming, leasing, parking and ending runs, and reading them back. */
 export class RunRepository {
   private readonly sql;
+  private readonly starts: GroupCommit<StartRunArgs, ClaimedRun | null>;
 
-  constructor(private readonly db: DurableDatabase) {
+  /** Hears each start batch's size (set by the telemetry, which reads the runs table for its gauges). */
+  observeStartBatches?: (size: number) => void;
+
+  /** `groupCommit` false: every start is its own statement and commit. */
+  constructor(
+    private readonly db: DurableDatabase,
+    groupCommit: GroupCommitPolicy | false = DEFAULT_GROUP_COMMIT,
+  ) {
     const t = db.tables;
+    this.starts = new GroupCommit(
+      (starts) => this.startClaimed(starts),
+      groupCommit,
+      (size) => this.observeStartBatches?.(size),
+    );
     this.sql = {
       start: startRunSql(t),
+      startClaimed: startClaimedRunsSql(t),
       debounce: debounceStartSql(t),
       claim: claimRunsSql(t),
       park: parkRunSql(t),
@@ -137,9 +156,48 @@ export class RunRepository {
   /**
    * Inserts the run; returns it claimed when `claimBy` is set and it is new, its instant when a delayed
    * start left it waiting, `null` when the id exists, the run holding the deduplication id when one
-   * does, or 'parent-lost' (nothing inserted) when `parentToken` is no longer the parent's.
+   * does, or 'parent-lost' (nothing inserted) when `parentToken` is no longer the parent's. A plain
+   * start claimed here, outside a caller's transaction, goes out with those of concurrent callers
+   * (group commit, as the checkpoints and the ends do): it resolves once its own row is committed.
    */
   async start(
+    args: StartRunArgs,
+    manager?: EntityManager,
+  ): Promise<ClaimedRun | DelayedRun | 'pending' | 'parent-lost' | { duplicateOf: string } | null> {
+    return !manager && batchable(args) ? this.starts.submit(args) : this.startAlone(args, manager);
+  }
+
+  /** A batch of starts that batchable() let through; a lone one is startRunSql's as ever. Idempotent, so retried whole. */
+  private async startClaimed(starts: StartRunArgs[]): Promise<Array<ClaimedRun | null | Promise<ClaimedRun | null>>> {
+    if (starts.length === 1) return [this.startAlone(starts[0]) as Promise<ClaimedRun | null>];
+    const batch = starts.map((a, ord) => ({
+      ord,
+      id: a.id,
+      workflow: a.workflow,
+      input: a.input,
+      owner: a.claimBy,
+      lease_ms: a.leaseMs,
+      actor: a.actor,
+      trace: a.traceContext,
+      deadline: a.limits?.deadline ?? null,
+      timeout_ms: a.limits?.timeoutMs ?? null,
+      keys: a.keys && Object.keys(a.keys).length ? a.keys : null,
+      app_version: a.appVersion ?? null,
+    }));
+    const rows = await retryTransient(() =>
+      this.db.query<{ ord: number; id: string; lease_token: string; wake_seq: string; attempt: number; deadline: Date | null }>(
+        this.sql.startClaimed,
+        [JSON.stringify(batch)],
+      ),
+    );
+    const inserted = new Map(rows.map((r) => [r.ord, r]));
+    return starts.map((a, ord) => {
+      const row = inserted.get(ord);
+      return row ? this.claimedStart(a, row) : null;
+    });
+  }
+
+  private async startAlone(
     args: StartRunArgs,
     manager?: EntityManager,
   ): Promise<ClaimedRun | DelayedRun | 'pending' | 'parent-lost' | { duplicateOf: string } | null> {
@@ -193,6 +251,14 @@ export class RunRepository {
     }
     if (row.status === 'waiting') return { startsAt: row.wake_at };
     if (row.status === 'pending') return 'pending';
+    return this.claimedStart(args, { ...row, id: row.id });
+  }
+
+  /** A run this instance inserted claimed: it executes with nothing to load. */
+  private claimedStart(
+    args: StartRunArgs,
+    row: { id: string; lease_token: string; wake_seq: string; attempt: number; deadline: Date | null },
+  ): ClaimedRun {
     return {
       id: row.id,
       workflow: args.workflow,

@@ -87,3 +87,34 @@ WITH parent AS (
 SELECT admitted.admitted, ins.*, (SELECT 1 FROM pg_notify(CASE WHEN $15::text IS NULL THEN $10 ELSE $19 END, COALESCE($15::text, ins.id))
                              WHERE ins.status = 'pending') AS notified
 FROM admitted LEFT JOIN ins ON true`;
+
+/**
+ * Inserts a batch of plain starts already claimed by their instance (group commit of starts, see
+ * RunRepository.start) in one statement and one commit, each as startRunSql inserts one with $3
+ * 'running' and no parent, queue, delay or deduplication id. An id that exists inserts nothing, as
+ * for a lone start; an id given twice in the batch is inserted for its first (`ord`). Rows go in id
+ * order, one order for every batch, so two batches of concurrent instances that share ids wait on each
+ * other's rows in the same order and cannot deadlock. Returns the inserted runs with their place in the batch.
+ * $1: a JSON array of { ord, id, workflow, input, owner, lease_ms, actor, trace, deadline, timeout_ms, keys, app_version }
+ * (startRunSql's $1, $2, $4, $5, $6, $9, $11, $20, $21, $24, $25).
+ */
+export const startClaimedRunsSql = (t: Tables) => `
+WITH batch AS (
+  SELECT DISTINCT ON (id) * FROM jsonb_to_recordset($1::jsonb)
+    AS b(ord int, id text, workflow text, input text, owner text, lease_ms bigint, actor text, trace text,
+         deadline timestamptz, timeout_ms bigint, keys jsonb, app_version text)
+  ORDER BY id, ord
+), ins AS (
+  INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, lease_owner, lease_token, trace_context, began_at, deadline, detached, keys, app_version)
+  SELECT id, workflow, 'running', input, now() + lease_ms * interval '1 millisecond', owner, 1, trace, now(),
+         COALESCE(deadline, now() + timeout_ms * interval '1 millisecond'), false, keys, app_version
+  FROM batch ORDER BY id
+  ON CONFLICT DO NOTHING
+  RETURNING id, run_day, lease_token, wake_seq, attempt, deadline
+), history AS (
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
+  SELECT ins.id, ins.run_day, 'started', b.actor,
+         NULLIF(jsonb_strip_nulls(jsonb_build_object('deadline', ins.deadline, 'timeoutMs', b.timeout_ms)), '{}'::jsonb)
+  FROM ins JOIN batch b USING (id)
+)
+SELECT b.ord, ins.id, ins.lease_token, ins.wake_seq, ins.attempt, ins.deadline FROM ins JOIN batch b USING (id)`;
