@@ -412,20 +412,21 @@ function whyMissed(target: string, r: BenchResults): string {
   const before = EARLIER.beforeGroupCommit;
   if (/^throughput at c\d+ >= 1.0x the floor/.test(target)) {
     return (
-      `On ${cores} cores shared by Node and Postgres, CPU is the limit. Group commit took the checkpoints and the ends of ` +
-      `concurrent runs down to a share of a batch each, so at 64 at once a workflow is ${r.perWorkflow.ours?.concurrent?.writeTransactions ?? 'n/a'} write transactions against the ` +
-      "floor's five (the cost section above); what is left is the start, one statement and one commit per workflow and the most expensive of them (the run " +
-      "row with the indexes behind the dashboard's filters, its history row), and a non-HOT end that writes a second version of " +
-      "the run row into every index. At 8 at once the batches are small, so the floor's five plain statements still cost less " +
-      'than ours. Closing it: starts batched like the ends (WorkflowClient.start from concurrent callers), an end that leaves ' +
-      'indexed columns alone (HOT), and the history rows folded into the run row; see docs/scaling.md for the cost per workflow.'
+      `On ${cores} cores shared by Node and Postgres, CPU is the limit. Group commit takes the starts, checkpoints, timers and ` +
+      `ends of concurrent runs into batches, so at 64 at once a workflow is ${r.perWorkflow.ours?.concurrent?.writeTransactions ?? 'n/a'} write ` +
+      "transactions against the floor's five (the cost section above). At 8 at once the batches are small: eight callers each wait " +
+      "their five writes in turn, and a write that comes while its kind's batch is on the wire waits for that batch first. Then the " +
+      "floor's five plain statements cost less than ours, each of which carries the indexes behind the dashboard's filters and a " +
+      'history row, and whose end is not HOT (it writes a second version of the run row into every index). Closing it: an end that ' +
+      'leaves indexed columns alone (HOT), the history rows folded into the run row, and fewer indexes on the runs table; see ' +
+      'docs/scaling.md for the cost per workflow.'
     );
   }
   if (/^throughput at c\d+ >= 5x DBOS/.test(target)) {
     return (
       'DBOS is compared at its better pool at each level (both are in the throughput section). The ratio follows ours against ' +
-      'the floor: DBOS spends about 29 statements and 14 commits per workflow, so once the start is batched as well the ratio ' +
-      'grows with the same change.'
+      'the floor: DBOS spends about 29 statements and 14 commits per workflow whatever the concurrency, so where our batches are ' +
+      'large (64 at once) the ratio is far above the target, and at 8 at once it is held by what holds ours against the floor.'
     );
   }
   if (/^throughput at c64 >= throughput at c8/.test(target)) {
@@ -438,6 +439,14 @@ function whyMissed(target: string, r: BenchResults): string {
     return (
       'A lone workflow is five round trips and five commits whatever the grouping (a lone write leaves at once); what remains ' +
       "is the commit latency of this machine (compare the server's one-client commit rate above) and scheduling on its two shared cores."
+    );
+  }
+  if (/^parked sleeps/.test(target)) {
+    return (
+      "The figure counts from each run's first execution, so it holds the journaling of the sleep as well as the wake: the runs " +
+      'of a repetition begin together (their starts go out as one batch), journal their timers together, wake at about one ' +
+      "instant and are claimed together by the parking instance's wake timer. What remains is the commit latency of this machine " +
+      "(compare the server's one-client commit rate above) and scheduling on its two shared cores."
     );
   }
   if (/^select round trip/.test(target)) {
@@ -487,7 +496,10 @@ function whyMissed(target: string, r: BenchResults): string {
       'still goes through admission when its queue is full or has a run pending, and in a closed loop whose concurrency equals the ' +
       "queue's, a burst of ends answered together can leave a start one slot short for a moment (it then waits for a pass, and the " +
       'starts behind it queue too until the backlog drains). Under the profiler a start found its slot every time in three loops ' +
-      'of 8 s at c64 (no `claimed` history row).'
+      'of 8 s at c64 (no `claimed` history row). Since 2026-12-02 the plain starts that execute at once are batched (group ' +
+      "commit), which lifted unqueued throughput at c64 about twofold; a queued start is not batched: it takes its queue's slot " +
+      'through take_queue_slot, one slot per call with a snapshot of its own, so a batch would need a function that takes several ' +
+      'slots at once (the next step for this target).'
     );
   }
   return 'No analysis recorded for this target yet.';

@@ -186,6 +186,32 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
     expect(await db.count('steps', 'run_id = ANY($1)', [runs])).toBe(5);
   });
 
+  it('journals concurrent timers together: each instant from the batch clock, a stale token refused, a key twice or stored answered with the first instant', async () => {
+    const runs = Array.from({ length: 4 }, () => id('timer'));
+    await leased(runs);
+    await db.query(
+      `INSERT INTO durable.steps (run_id, run_day, key, kind, outcome, result)
+       SELECT id, run_day, 'sleep:stored', 'timer', 'ok', $2 FROM durable.runs WHERE id = $1`,
+      [runs[3], JSON.stringify({ $t: 'Date', v: '2030-01-01T00:00:00.000Z' })],
+    );
+    const { repository, sizes } = journal();
+    const results = await Promise.all([
+      repository.timer(runs[0], '1', 'sleep:lone', 'timer', 1_000),
+      repository.timer(runs[1], '1', 'sleep:a', 'timer', 60_000),
+      repository.timer(runs[2], '2', 'sleep:a', 'timer', 60_000),
+      repository.timer(runs[1], '1', 'sleep:b', 'timer', 5_000),
+      repository.timer(runs[1], '1', 'sleep:b', 'timer', 9_000),
+      repository.timer(runs[3], '1', 'sleep:stored', 'timer', 1),
+    ]);
+    expect(sizes).toEqual([1, 5]);
+    expect(results[2]).toBeUndefined();
+    const until = (n: number) => new Date((JSON.parse(results[n]!.until) as { v: string }).v).getTime() - results[n]!.dbNow.getTime();
+    expect([until(1), until(3), until(4)]).toEqual([60_000, 5_000, 5_000]);
+    expect(results[1]!.dbNow).toEqual(results[3]!.dbNow); // one statement, one now()
+    expect(results[5]!.until).toBe(JSON.stringify({ $t: 'Date', v: '2030-01-01T00:00:00.000Z' }));
+    expect(await db.count('steps', `run_id = ANY($1) AND kind = 'timer'`, [runs])).toBe(4);
+  });
+
   it('a session cut in the middle of a batch: the batch is tried again whole and every row lands once', async () => {
     const runs = Array.from({ length: 8 }, () => id('cut'));
     await leased(runs);

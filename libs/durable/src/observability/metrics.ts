@@ -71,7 +71,7 @@ export class Metrics {
     });
     this.checkpointBatchSize = new client.Histogram({
       name: `${p}checkpoint_batch_size`,
-      help: 'Checkpoints sent per statement and commit (group commit).',
+      help: 'Checkpoints (timers among them) sent per statement and commit (group commit).',
       buckets: [1, 2, 4, 8, 16, 32, 64, 128],
       registers,
     });

@@ -1,7 +1,7 @@
 import type { ErrorInfo } from '../interfaces';
 import { DurableDatabase } from './durable-database';
 import { runDaySql } from './journal-partitions';
-import { checkpointBatchSql, checkpointConflictSql, checkpointSql, timerSql } from './sql/checkpoint.sql';
+import { checkpointBatchSql, checkpointConflictSql, checkpointSql, timerBatchSql, timerSql } from './sql/checkpoint.sql';
 import { FINISHED, loadJournalSql } from './sql/load-journal.sql';
 import { ackMessageSql } from './sql/send-message.sql';
 import { setKeysSql } from './sql/set-keys.sql';
@@ -67,6 +67,21 @@ export const journalFromRow = (row: JournalRow, leaseToken: string, queriedAt: n
 export type CheckpointResult = { status: 'written' } | { status: 'exists'; step: StoredStep } | { status: 'lost' };
 
 /** One checkpoint waiting for its batch. */
+/** A journaled timer: its instant (serialized), the database's now when it was read, and when that statement was sent. */
+export interface JournaledTimer {
+  until: string;
+  dbNow: Date;
+  queriedAt: number;
+}
+
+interface TimerWrite {
+  runId: string;
+  token: string;
+  key: string;
+  kind: string;
+  ms: number;
+}
+
 interface CheckpointWrite {
   runId: string;
   token: string;
@@ -84,8 +99,9 @@ interface CheckpointWrite {
 export class JournalRepository {
   private readonly sql;
   private readonly checkpoints: GroupCommit<CheckpointWrite, CheckpointResult>;
+  private readonly timers: GroupCommit<TimerWrite, JournaledTimer | undefined>;
 
-  /** `groupCommit` false: every checkpoint is its own statement and commit. `observe` hears each batch's size. */
+  /** `groupCommit` false: every checkpoint (and timer) is its own statement and commit. `observe` hears each batch's size. */
   constructor(
     private readonly db: DurableDatabase,
     groupCommit: GroupCommitPolicy | false = DEFAULT_GROUP_COMMIT,
@@ -99,9 +115,11 @@ export class JournalRepository {
       setKeys: setKeysSql(t),
       conflict: checkpointConflictSql(t),
       timer: timerSql(t),
+      timerBatch: timerBatchSql(t),
       ack: ackMessageSql(t),
     };
     this.checkpoints = new GroupCommit((writes) => this.writeCheckpoints(writes), groupCommit, observe);
+    this.timers = new GroupCommit((writes) => this.writeTimers(writes), groupCommit, observe);
   }
 
   async load(runId: string): Promise<LoadedJournal> {
@@ -159,18 +177,41 @@ export class JournalRepository {
 
   /**
    * Journals (or reads back) a timer instant of `ms` from the database's now, with that now and when
-   * the answering statement was sent (for the clock); undefined when the lease is gone.
+   * the answering statement was sent (for the clock); undefined when the lease is gone. Grouped with
+   * the timers of other executions in flight, as checkpoints are: runs that begin together (a burst
+   * of starts) journal their sleeps in one commit, not one after another.
    */
-  timer(
-    runId: string,
-    token: string,
-    key: string,
-    kind: string,
-    ms: number,
-  ): Promise<{ until: string; dbNow: Date; queriedAt: number } | undefined> {
+  timer(runId: string, token: string, key: string, kind: string, ms: number): Promise<JournaledTimer | undefined> {
+    return this.timers.submit({ runId, token, key, kind, ms });
+  }
+
+  /** A lone timer's own statement; a batch's, retried whole (each row is keyed and fenced). */
+  private async writeTimers(writes: TimerWrite[]): Promise<Array<JournaledTimer | undefined | Promise<JournaledTimer | undefined>>> {
+    if (writes.length === 1) return [this.timerAlone(writes[0])];
+    const batch = JSON.stringify(writes.map((w, n) => ({ run_id: w.runId, token: w.token, key: w.key, kind: w.kind, ms: w.ms, n })));
     return retryTransient(async () => {
       const queriedAt = Date.now();
-      const [row] = await this.db.query<{ leased: boolean; result: string; db_now: Date }>(this.sql.timer, [runId, token, key, ms, kind]);
+      const rows = await this.db.query<{ n: number; leased: boolean; result: string | null; db_now: Date }>(this.sql.timerBatch, [batch]);
+      const byN = new Map(rows.map((r) => [r.n, r]));
+      return writes.map((w, n) => {
+        const row = byN.get(n)!;
+        if (!row.leased) return undefined;
+        // Inserted by a concurrent writer while the batch waited on it: its own statement reads it back.
+        return row.result === null ? this.timerAlone(w) : { until: row.result, dbNow: row.db_now, queriedAt };
+      });
+    });
+  }
+
+  private timerAlone(w: TimerWrite): Promise<JournaledTimer | undefined> {
+    return retryTransient(async () => {
+      const queriedAt = Date.now();
+      const [row] = await this.db.query<{ leased: boolean; result: string; db_now: Date }>(this.sql.timer, [
+        w.runId,
+        w.token,
+        w.key,
+        w.ms,
+        w.kind,
+      ]);
       return row.leased ? { until: row.result, dbNow: row.db_now, queriedAt } : undefined;
     });
   }

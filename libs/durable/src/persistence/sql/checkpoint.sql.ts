@@ -39,6 +39,10 @@ SELECT run_id, run_day, key, kind, outcome, result, error, started_at FROM lease
 ON CONFLICT (run_id, key, run_day) DO NOTHING
 RETURNING run_id, key`;
 
+/** A timer's stored result: the instant `ms` milliseconds after the database's now, serialized as a Date. */
+const timerInstantSql = (ms: string) =>
+  `json_build_object('$t', 'Date', 'v', to_char((now() + ${ms} * interval '1 millisecond') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text`;
+
 /**
  * Journals a timer instant from the database clock, once: now() + $4 ms on first encounter; the
  * stored instant is returned when it exists. Also returns now(), so the caller knows what remains.
@@ -48,8 +52,7 @@ export const timerSql = (t: Tables) => `
 WITH lease AS (SELECT run_day FROM ${t.runs} WHERE id = $1 AND lease_token = $2 FOR SHARE),
 ins AS (
   INSERT INTO ${t.steps} (run_id, run_day, key, kind, outcome, result)
-  SELECT $1, run_day, $3, $5, 'ok',
-         json_build_object('$t', 'Date', 'v', to_char((now() + $4 * interval '1 millisecond') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
+  SELECT $1, run_day, $3, $5, 'ok', ${timerInstantSql('$4')}
   FROM lease
   ON CONFLICT (run_id, key, run_day) DO NOTHING
   RETURNING result
@@ -57,6 +60,31 @@ ins AS (
 SELECT (SELECT count(*) FROM lease) > 0 AS leased,
        COALESCE((SELECT result FROM ins), (SELECT s.result FROM ${t.steps} s, lease WHERE s.run_id = $1 AND s.run_day = lease.run_day AND s.key = $3)) AS result,
        now() AS db_now`;
+
+/**
+ * Journals a batch of timers (group commit), each as timerSql does one and fenced by its own token,
+ * locked in the checkpoint batch's order. Every instant of the batch counts from its one now(). One
+ * row per timer (n): whether its lease held, and its instant (the one inserted, or the one stored;
+ * null only when a concurrent writer inserted it while this statement waited, which its snapshot
+ * cannot see). $1: a JSON array of { run_id, token, key, kind, ms, n }.
+ */
+export const timerBatchSql = (t: Tables) => `
+WITH input AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(run_id text, token bigint, key text, kind text, ms bigint, n int)
+  ORDER BY run_id, n
+), lease AS (
+  SELECT i.*, held.run_day FROM input i
+  CROSS JOIN LATERAL (SELECT r.run_day FROM ${t.runs} r WHERE r.id = i.run_id AND r.lease_token = i.token FOR SHARE) held
+), ins AS (
+  INSERT INTO ${t.steps} (run_id, run_day, key, kind, outcome, result)
+  SELECT run_id, run_day, key, kind, 'ok', ${timerInstantSql('ms')} FROM lease ORDER BY run_id, n
+  ON CONFLICT (run_id, key, run_day) DO NOTHING
+  RETURNING run_id, key, result
+)
+SELECT i.n, l.n IS NOT NULL AS leased,
+       COALESCE(ins.result, (SELECT s.result FROM ${t.steps} s WHERE s.run_id = l.run_id AND s.run_day = l.run_day AND s.key = l.key)) AS result,
+       now() AS db_now
+FROM input i LEFT JOIN lease l ON l.n = i.n LEFT JOIN ins ON l.n IS NOT NULL AND ins.run_id = i.run_id AND ins.key = i.key`;
 
 /** After a checkpoint inserted nothing: is the lease still ours, and which row won? $1 run, $2 token, $3 key. */
 export const checkpointConflictSql = (t: Tables) => `
