@@ -28,6 +28,8 @@ export const EARLIER = {
     queued: '0.80x',
     measured: at('2026-12-01', '73e52d3'),
   },
+  /** Workflows' throughput while a day's journal was dropped, against before, in the first full run with the retention section. */
+  retentionDuringDrop: { ratio: '1.07x', measured: at('2026-12-01', 'ef0a722') },
   /** The select round trip against the signal's in the full run before this one. */
   selectRoundTrip: { ratio: '1.02x', measured: at('2026-11-30', 'b00f27c') },
   optimizations: [
@@ -101,7 +103,7 @@ export const EARLIER = {
       change:
         "the starts an instance executes at once (a free slot, no caller transaction, no parent, queue or delay) go out together (group commit of starts): the start was the last write every workflow paid alone, 8.3 s of the server's 10.3 s of statement time in an 8 s loop at c64, its inserts contending for the right-most pages of the runs indexes",
       effect:
-        'under the profiler at c64, Postgres CPU per workflow from 0.82 to 0.49 ms and 1,434 to 1,709 workflows/s; in the full run, c64 from 0.79x to 1.76x the floor and 2 processes from 0.77x to 0.96x of one',
+        'under the profiler at c64, Postgres CPU per workflow from 0.82 to 0.49 ms and 1,434 to 1,709 workflows/s; in a full run of 40acc4d (not published: this page is the run with batched timers as well), c64 from 0.79x to 1.76x the floor and 2 processes from 0.77x to 0.96x of one',
       measured: at('2026-12-02', '40acc4d'),
     },
     {

@@ -49,7 +49,8 @@ export interface DurableModuleOptions {
   /** Send the library's statements as named prepared statements (default true); false behind PgBouncer in transaction mode. */
   preparedStatements?: boolean;
   /**
-   * Group commit of checkpoints and of runs' ends: those written while a batch is in flight go out
+   * Group commit of checkpoints, timers, runs' ends and the starts this instance executes at once
+   * (no caller transaction, parent, queue or delay): those written while a batch of their kind is in flight go out
    * together, as one statement and one commit, when it returns; a lone write leaves at once. Default
    * `{ maxInFlight: 1, maxBatch: 64 }`; false: each write is its own statement and commit.
    */
