@@ -140,9 +140,9 @@ function planRuns(prng: Prng, seed: number, index: number, spec: PhaseSpec, prof
 }
 
 /**
- * Some runs start in bursts of four at one instant (drawn apart, so the runs of a seed stay as they
- * were): the first sender, which executes, commits the starts that come while one is on the wire
- * together (group commit), and the faults strike those batches too.
+ * Some runs start in bursts of four at one instant, drawn from a generator of their own (a run's other
+ * draws stay what they were for its seed): the first sender, which executes, commits the starts that
+ * come while one is on the wire together (group commit), and the faults strike those batches too.
  */
 function burst(prng: Prng, runs: PlannedRun[]): void {
   for (let i = 0; i + 3 < runs.length; i++) {

@@ -360,7 +360,28 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
       const [first, second] = starts.slice(1, 3).map((s) => (s as PromiseFulfilledResult<{ runId: string }>).value.runId);
       expect([first, second]).toEqual([a, a]);
       expect(await app.client.handle(a).result()).toBe(4); // the first caller's input
+      expect(await startCommits([a, b])).toBe(1); // the four behind the lone first start went out as one batch
       expect(await db.count('history', `run_id = ANY($1) AND event = 'started'`, [[a, b]])).toBe(2);
+    });
+
+    it('a start whose id an open transaction is inserting holds up only itself: the batch stops waiting and is split', async () => {
+      const [lone, blocked, a, b] = [id('lone'), id('blocked'), id('a'), id('b')];
+      const { repository, sizes } = starter();
+      const holder = new Client(databaseUrl());
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`INSERT INTO "${schema}".runs (id, workflow, status) VALUES ($1, 'w', 'pending')`, [blocked]);
+        const [first, held, ...others] = [lone, blocked, a, b].map((run) => repository.start(plain(run)));
+        expect((await Promise.all([first, ...others])).map((r) => (r as ClaimedRun).id)).toEqual([lone, a, b]);
+        expect(await Promise.race([held.then(() => 'settled'), Promise.resolve('waiting')])).toBe('waiting');
+        await holder.query('ROLLBACK');
+        expect(((await held) as ClaimedRun).id).toBe(blocked);
+      } finally {
+        await holder.end();
+      }
+      expect(sizes.slice(0, 2)).toEqual([1, 3]);
+      expect(await db.count('history', `run_id = ANY($1) AND event = 'started'`, [[lone, blocked, a, b]])).toBe(4);
     });
 
     it('a start batch whose session is cut mid-statement is tried again whole and every run starts once', async () => {

@@ -45,12 +45,12 @@ export interface StartArgs {
 }
 
 /**
- * Inserts runs, for the client and for child spawns. With a free slot here and no caller
- * transaction, the run is inserted already claimed and executed at once (no claim round trip; a plain
- * one in one commit with the concurrent starts, see RunRepository.start), a queued one only when its
- * queue has a free slot too (see startRunSql); otherwise it is inserted
- * pending and the NOTIFY sent on commit wakes a worker. A delayed start
- * (`startAt` or `delay`) whose instant is ahead is inserted waiting for it, reason `start`.
+ * Inserts runs, for the client and for child spawns. With a free slot here and no caller transaction,
+ * the run is inserted already claimed and executed at once (no claim round trip; a plain one in one
+ * commit with the concurrent starts, see RunRepository.start), a queued one only when its queue has a
+ * free slot too (see startRunSql); otherwise it is inserted pending and the NOTIFY sent on commit
+ * wakes a worker. A delayed start (`startAt` or `delay`) whose instant is ahead is inserted waiting
+ * for it, reason `start`.
  */
 @Injectable()
 export class RunStarter implements ChildStarter {

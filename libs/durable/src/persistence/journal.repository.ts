@@ -66,7 +66,6 @@ export const journalFromRow = (row: JournalRow, leaseToken: string, queriedAt: n
 /** What a checkpoint write found: written, another writer's row, or the lease gone. */
 export type CheckpointResult = { status: 'written' } | { status: 'exists'; step: StoredStep } | { status: 'lost' };
 
-/** One checkpoint waiting for its batch. */
 /** A journaled timer: its instant (serialized), the database's now when it was read, and when that statement was sent. */
 export interface JournaledTimer {
   until: string;
@@ -74,6 +73,7 @@ export interface JournaledTimer {
   queriedAt: number;
 }
 
+/** One timer waiting for its batch. */
 interface TimerWrite {
   runId: string;
   token: string;
@@ -82,6 +82,7 @@ interface TimerWrite {
   ms: number;
 }
 
+/** One checkpoint waiting for its batch. */
 interface CheckpointWrite {
   runId: string;
   token: string;

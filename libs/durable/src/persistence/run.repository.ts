@@ -116,9 +116,21 @@ export interface WaitSpec {
   wakeAt: Date | null;
 }
 
-/** A start that may go out with others (startClaimedRunsSql): claimed here, with nothing checked against another row (a parent, a queue, a delay). */
+/**
+ * A start that may go out with others (startClaimedRunsSql): claimed here, and with nothing the batch
+ * would have to check against another row (a parent, a queue, a delay).
+ */
 const batchable = (a: StartRunArgs): boolean =>
-  a.claimBy !== undefined && a.parentToken === undefined && !a.placement?.queue && a.startAt === undefined && a.delayMs === undefined;
+  a.claimBy !== undefined &&
+  a.parentId === undefined &&
+  a.parentToken === undefined &&
+  !a.detached &&
+  !a.placement?.queue &&
+  a.startAt === undefined &&
+  a.delayMs === undefined;
+
+/** How long a batch of starts waits for a lock (another transaction inserting one of its ids) before it is split. */
+const START_BATCH_LOCK_TIMEOUT = '100ms';
 
 /** The runs table: starting, claiming, leasing, parking and ending runs, and reading them back. */
 export class RunRepository {
@@ -141,7 +153,7 @@ export class RunRepository {
     );
     this.sql = {
       start: startRunSql(t),
-      startClaimed: startClaimedRunsSql(t),
+      startClaimed: startClaimedRunsSql(t, START_BATCH_LOCK_TIMEOUT),
       debounce: debounceStartSql(t),
       claim: claimRunsSql(t),
       park: parkRunSql(t),
@@ -167,7 +179,14 @@ export class RunRepository {
     return !manager && batchable(args) ? this.starts.submit(args) : this.startAlone(args, manager);
   }
 
-  /** A batch of starts that batchable() let through; a lone one is startRunSql's as ever. Idempotent, so retried whole. */
+  /**
+   * A batch of starts that batchable() let through; a lone one is startRunSql's as ever. Retried whole
+   * through transient errors, like a lone start: a try after one that committed but whose answer was
+   * lost inserts nothing, so its starts answer "existed" and their runs, claimed here but not executed,
+   * wait for their lease to lapse and are claimed again. A batch that waits on another transaction's
+   * insert of one of its ids (a start in an application transaction not yet committed) gives up after
+   * START_BATCH_LOCK_TIMEOUT and is split (GroupCommit): only that start waits, not the others behind it.
+   */
   private async startClaimed(starts: StartRunArgs[]): Promise<Array<ClaimedRun | null | Promise<ClaimedRun | null>>> {
     if (starts.length === 1) return [this.startAlone(starts[0]) as Promise<ClaimedRun | null>];
     const batch = starts.map((a, ord) => ({

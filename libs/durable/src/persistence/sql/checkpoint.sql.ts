@@ -14,6 +14,19 @@ ON CONFLICT (run_id, key, run_day) DO NOTHING
 RETURNING run_id, key`;
 
 /**
+ * The CTEs `input`, a batch of journal writes ($1, a JSON array of { run_id, token, key, kind, n } and
+ * `columns`) in lock order, and `lease`, those whose run still holds the token, locked FOR SHARE,
+ * with the run's day: see checkpointBatchSql.
+ */
+const leasedBatchSql = (t: Tables, columns: string) => `input AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(run_id text, token bigint, key text, kind text, ${columns}, n int)
+  ORDER BY run_id, n
+), lease AS (
+  SELECT i.*, held.run_day FROM input i
+  CROSS JOIN LATERAL (SELECT r.run_day FROM ${t.runs} r WHERE r.id = i.run_id AND r.lease_token = i.token FOR SHARE) held
+)`;
+
+/**
  * Stores a batch of checkpoints (group commit: one statement, one commit), each fenced by its own lease
  * token: the FOR SHARE lock on the run's row holds off a claim by another worker until this commits,
  * and a row whose token is stale inserts nothing while the others land. Rows are locked in id order,
@@ -26,14 +39,7 @@ RETURNING run_id, key`;
  * sequential scan of runs, planned while the table was small and kept as it grew).
  */
 export const checkpointBatchSql = (t: Tables) => `
-WITH input AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb)
-    AS i(run_id text, token bigint, key text, kind text, outcome text, result text, error jsonb, started_at timestamptz, n int)
-  ORDER BY run_id, n
-), lease AS (
-  SELECT i.*, held.run_day FROM input i
-  CROSS JOIN LATERAL (SELECT r.run_day FROM ${t.runs} r WHERE r.id = i.run_id AND r.lease_token = i.token FOR SHARE) held
-)
+WITH ${leasedBatchSql(t, 'outcome text, result text, error jsonb, started_at timestamptz')}
 INSERT INTO ${t.steps} (run_id, run_day, key, kind, outcome, result, error, started_at)
 SELECT run_id, run_day, key, kind, outcome, result, error, started_at FROM lease
 ON CONFLICT (run_id, key, run_day) DO NOTHING
@@ -69,13 +75,7 @@ SELECT (SELECT count(*) FROM lease) > 0 AS leased,
  * cannot see). $1: a JSON array of { run_id, token, key, kind, ms, n }.
  */
 export const timerBatchSql = (t: Tables) => `
-WITH input AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(run_id text, token bigint, key text, kind text, ms bigint, n int)
-  ORDER BY run_id, n
-), lease AS (
-  SELECT i.*, held.run_day FROM input i
-  CROSS JOIN LATERAL (SELECT r.run_day FROM ${t.runs} r WHERE r.id = i.run_id AND r.lease_token = i.token FOR SHARE) held
-), ins AS (
+WITH ${leasedBatchSql(t, 'ms bigint')}, ins AS (
   INSERT INTO ${t.steps} (run_id, run_day, key, kind, outcome, result)
   SELECT run_id, run_day, key, kind, 'ok', ${timerInstantSql('ms')} FROM lease ORDER BY run_id, n
   ON CONFLICT (run_id, key, run_day) DO NOTHING

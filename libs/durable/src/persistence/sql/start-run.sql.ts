@@ -94,13 +94,17 @@ FROM admitted LEFT JOIN ins ON true`;
  * 'running' and no parent, queue, delay or deduplication id. An id that exists inserts nothing, as
  * for a lone start; an id given twice in the batch is inserted for its first (`ord`). Rows go in id
  * order, one order for every batch, so two batches of concurrent instances that share ids wait on each
- * other's rows in the same order and cannot deadlock. Returns the inserted runs with their place in the batch.
+ * other's rows in the same order and cannot deadlock. An id another transaction is inserting makes the
+ * insert wait for it: `lockTimeout` (set for this statement's own transaction, before the batch is
+ * read) bounds that wait, so an uncommitted application transaction holds up its own start, which is
+ * then sent alone, and not the batch. Returns the inserted runs with their place in the batch.
  * $1: a JSON array of { ord, id, workflow, input, owner, lease_ms, actor, trace, deadline, timeout_ms, keys, app_version }
  * (startRunSql's $1, $2, $4, $5, $6, $9, $11, $20, $21, $24, $25).
  */
-export const startClaimedRunsSql = (t: Tables) => `
+export const startClaimedRunsSql = (t: Tables, lockTimeout: string) => `
 WITH batch AS (
-  SELECT DISTINCT ON (id) * FROM jsonb_to_recordset($1::jsonb)
+  SELECT DISTINCT ON (id) b.* FROM (SELECT set_config('lock_timeout', '${lockTimeout}', true)) bounded,
+    jsonb_to_recordset($1::jsonb)
     AS b(ord int, id text, workflow text, input text, owner text, lease_ms bigint, actor text, trace text,
          deadline timestamptz, timeout_ms bigint, keys jsonb, app_version text)
   ORDER BY id, ord
