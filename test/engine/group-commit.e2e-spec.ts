@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { DurableWorkflow, RunConflictError, Step, Workflow } from 'nestjs-durable';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
-import { GroupCommit } from 'nestjs-durable/persistence/group-commit';
+import { GroupCommit, GroupWriter } from 'nestjs-durable/persistence/group-commit';
 import { CheckpointResult, JournalRepository, StoredStep } from 'nestjs-durable/persistence/journal.repository';
 import { RunEndRepository } from 'nestjs-durable/persistence/run-end.repository';
 import { ClaimedRun, RunRepository, StartRunArgs } from 'nestjs-durable/persistence/run.repository';
@@ -11,17 +11,25 @@ import { databaseUrl, DurableTestApp, eventually, fileApps, uniqueSchema } from 
 
 const ok = (result: unknown): StoredStep => ({ outcome: 'ok', result: JSON.stringify(result), error: null });
 
+/** A writer whose lone and batch statements are one `send`, so a test sees every statement as the items it carried. */
+const writer = (send: (items: number[]) => Promise<number[]>): GroupWriter<number, number> => ({
+  one: (item) => send([item]).then(([result]) => result),
+  batch: send,
+});
+
 describe('group commit: how writes are grouped', () => {
   /** A send that answers when told to, recording each batch. */
   const harness = (policy = { maxInFlight: 1, maxBatch: 3 }) => {
     const batches: number[][] = [];
     const answers: Array<(failure?: Error) => void> = [];
-    const group = new GroupCommit<number, number>(
-      (items) =>
-        new Promise((resolve, reject) => {
-          batches.push(items);
-          answers.push((failure) => (failure ? reject(failure) : resolve(items.map((i) => i * 10))));
-        }),
+    const group = new GroupCommit(
+      writer(
+        (items) =>
+          new Promise((resolve, reject) => {
+            batches.push(items);
+            answers.push((failure) => (failure ? reject(failure) : resolve(items.map((i) => i * 10))));
+          }),
+      ),
       policy,
     );
     return { group, batches, answer: (n: number, failure?: Error) => answers[n](failure) };
@@ -46,12 +54,12 @@ describe('group commit: how writes are grouped', () => {
 
   it('a batch refused whole is sent again one write at a time, so only the write that cannot land fails', async () => {
     const sent: number[][] = [];
-    const group = new GroupCommit<number, number>(
-      async (items) => {
+    const group = new GroupCommit(
+      writer(async (items) => {
         sent.push(items);
         if (items.includes(3)) throw new Error('refused');
         return items.map((i) => i * 10);
-      },
+      }),
       { maxInFlight: 1, maxBatch: 10 },
     );
     const results = await Promise.allSettled([1, 2, 3, 4].map((i) => group.submit(i)));

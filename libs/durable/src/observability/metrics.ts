@@ -3,6 +3,9 @@ import type { Counter, Histogram, Registry } from 'prom-client';
 type PromClient = typeof import('prom-client');
 
 /** The figures an operator watches, as Prometheus metrics (the `metrics` option; prom-client is an optional peer). */
+/** Buckets of the group-commit batch sizes (maxBatch is at most 1,000, 64 by default). */
+const BATCH_SIZES = [1, 2, 4, 8, 16, 32, 64, 128];
+
 export class Metrics {
   readonly started: Counter<'workflow'>;
   readonly ended: Counter<'workflow' | 'status'>;
@@ -72,13 +75,13 @@ export class Metrics {
     this.checkpointBatchSize = new client.Histogram({
       name: `${p}checkpoint_batch_size`,
       help: 'Checkpoints (timers among them) sent per statement and commit (group commit).',
-      buckets: [1, 2, 4, 8, 16, 32, 64, 128],
+      buckets: BATCH_SIZES,
       registers,
     });
     this.startBatchSize = new client.Histogram({
       name: `${p}start_batch_size`,
       help: 'Starts executed here sent per statement and commit (group commit).',
-      buckets: [1, 2, 4, 8, 16, 32, 64, 128],
+      buckets: BATCH_SIZES,
       registers,
     });
     // One query per scrape serves both gauges, whichever of them is collected first.

@@ -119,8 +119,16 @@ export class JournalRepository {
       timerBatch: timerBatchSql(t),
       ack: ackMessageSql(t),
     };
-    this.checkpoints = new GroupCommit((writes) => this.writeCheckpoints(writes), groupCommit, observe);
-    this.timers = new GroupCommit((writes) => this.writeTimers(writes), groupCommit, observe);
+    this.checkpoints = new GroupCommit(
+      { one: (write) => this.checkpointAlone(write), batch: (writes) => this.checkpointBatch(writes) },
+      groupCommit,
+      observe,
+    );
+    this.timers = new GroupCommit(
+      { one: (write) => this.timerAlone(write), batch: (writes) => this.timerBatch(writes) },
+      groupCommit,
+      observe,
+    );
   }
 
   async load(runId: string): Promise<LoadedJournal> {
@@ -134,37 +142,38 @@ export class JournalRepository {
     return this.checkpoints.submit({ runId, token, key, kind, step, startedAt });
   }
 
+  /** A lone checkpoint's own statement, retried through transient errors (it is keyed and fenced). */
+  private async checkpointAlone(w: CheckpointWrite): Promise<CheckpointResult> {
+    const error = w.step.error ? JSON.stringify(w.step.error) : null;
+    const rows = await retryTransient(() =>
+      this.db.query(this.sql.checkpoint, [w.runId, w.token, w.key, w.kind, w.step.outcome, w.step.result, error, w.startedAt]),
+    );
+    return rows.length ? { status: 'written' } : this.conflict(w);
+  }
+
   /**
-   * One batch, retried whole through transient errors: every row is keyed and fenced, so a try after
-   * one that landed inserts nothing and each row's answer comes from its conflict check.
+   * One batch as one JSON array, retried whole through transient errors: every row is keyed and
+   * fenced, so a try after one that landed inserts nothing and each row's answer comes from its conflict check.
    */
-  private async writeCheckpoints(writes: CheckpointWrite[]): Promise<Array<CheckpointResult | Promise<CheckpointResult>>> {
-    const rows = await retryTransient(() => this.db.query<{ run_id: string; key: string }>(...this.checkpointStatement(writes)));
+  private async checkpointBatch(writes: CheckpointWrite[]): Promise<Array<CheckpointResult | Promise<CheckpointResult>>> {
+    const batch = JSON.stringify(
+      writes.map((w, n) => ({
+        run_id: w.runId,
+        token: w.token,
+        key: w.key,
+        kind: w.kind,
+        outcome: w.step.outcome,
+        result: w.step.result,
+        error: w.step.error,
+        started_at: w.startedAt,
+        n,
+      })),
+    );
+    const rows = await retryTransient(() => this.db.query<{ run_id: string; key: string }>(this.sql.checkpointBatch, [batch]));
     // Postgres text holds no NUL, so it cannot occur inside a run id or a key.
     const inserted = new Set(rows.map((r) => `${r.run_id}\0${r.key}`));
     // The first write of a (run, key) took the row; a second one in the same batch reads it back like any later writer.
     return writes.map((w) => (inserted.delete(`${w.runId}\0${w.key}`) ? { status: 'written' } : this.conflict(w)));
-  }
-
-  /** A lone write's own statement, or the batch's statement with the writes as one JSON array. */
-  private checkpointStatement(writes: CheckpointWrite[]): [string, unknown[]] {
-    if (writes.length === 1) {
-      const [w] = writes;
-      const error = w.step.error ? JSON.stringify(w.step.error) : null;
-      return [this.sql.checkpoint, [w.runId, w.token, w.key, w.kind, w.step.outcome, w.step.result, error, w.startedAt]];
-    }
-    const rows = writes.map((w, n) => ({
-      run_id: w.runId,
-      token: w.token,
-      key: w.key,
-      kind: w.kind,
-      outcome: w.step.outcome,
-      result: w.step.result,
-      error: w.step.error,
-      started_at: w.startedAt,
-      n,
-    }));
-    return [this.sql.checkpointBatch, [JSON.stringify(rows)]];
   }
 
   /** A checkpoint that inserted nothing: the lease is gone, or another writer's row is there. */
@@ -186,9 +195,8 @@ export class JournalRepository {
     return this.timers.submit({ runId, token, key, kind, ms });
   }
 
-  /** A lone timer's own statement; a batch's, retried whole (each row is keyed and fenced). */
-  private async writeTimers(writes: TimerWrite[]): Promise<Array<JournaledTimer | undefined | Promise<JournaledTimer | undefined>>> {
-    if (writes.length === 1) return [this.timerAlone(writes[0])];
+  /** A batch of timers, retried whole (each row is keyed and fenced). */
+  private async timerBatch(writes: TimerWrite[]): Promise<Array<JournaledTimer | undefined | Promise<JournaledTimer | undefined>>> {
     const batch = JSON.stringify(writes.map((w, n) => ({ run_id: w.runId, token: w.token, key: w.key, kind: w.kind, ms: w.ms, n })));
     return retryTransient(async () => {
       const queriedAt = Date.now();
@@ -203,6 +211,7 @@ export class JournalRepository {
     });
   }
 
+  /** A lone timer's own statement. */
   private timerAlone(w: TimerWrite): Promise<JournaledTimer | undefined> {
     return retryTransient(async () => {
       const queriedAt = Date.now();

@@ -32,7 +32,7 @@ export class RunEndRepository {
   ) {
     const t = db.tables;
     this.sql = { one: finishRunSql(t), batch: finishRunsSql(t), channel: wakeChannel(t.schema), queueChannel: queueChannel(t.schema) };
-    this.ends = new GroupCommit((ends) => this.write(ends), groupCommit);
+    this.ends = new GroupCommit({ one: (end) => this.finishOne(end), batch: (ends) => this.finishBatch(ends) }, groupCommit);
   }
 
   /**
@@ -50,26 +50,17 @@ export class RunEndRepository {
     return this.ends.submit({ id: run.id, token: run.leaseToken, status, output, error, actor, graceMs: graceMs ?? null });
   }
 
-  /** Retried whole through transient errors: each end is fenced and idempotent (see finishRunSql). */
-  private async write(ends: RunEnd[]): Promise<boolean[]> {
-    if (ends.length === 1) {
-      const [e] = ends;
-      const error = e.error ? JSON.stringify(e.error) : null;
-      const rows = await retryTransient(() =>
-        this.db.query(this.sql.one, [
-          e.id,
-          e.token,
-          e.status,
-          e.output,
-          error,
-          e.actor,
-          this.sql.channel,
-          e.graceMs,
-          this.sql.queueChannel,
-        ]),
-      );
-      return [rows.length > 0];
-    }
+  /** Retried through transient errors: each end is fenced and idempotent (see finishRunSql). */
+  private async finishOne(e: RunEnd): Promise<boolean> {
+    const error = e.error ? JSON.stringify(e.error) : null;
+    const rows = await retryTransient(() =>
+      this.db.query(this.sql.one, [e.id, e.token, e.status, e.output, error, e.actor, this.sql.channel, e.graceMs, this.sql.queueChannel]),
+    );
+    return rows.length > 0;
+  }
+
+  /** Retried whole through transient errors, as finishOne. */
+  private async finishBatch(ends: RunEnd[]): Promise<boolean[]> {
     const batch = JSON.stringify(
       ends.map((e) => ({
         id: e.id,

@@ -147,7 +147,8 @@ export class RunRepository {
   ) {
     const t = db.tables;
     this.starts = new GroupCommit(
-      (starts) => this.startClaimed(starts),
+      // A batchable start answers a claimed run, or null when its id exists.
+      { one: (start) => this.startAlone(start) as Promise<ClaimedRun | null>, batch: (starts) => this.startBatch(starts) },
       groupCommit,
       (size) => this.observeStartBatches?.(size),
     );
@@ -180,15 +181,14 @@ export class RunRepository {
   }
 
   /**
-   * A batch of starts that batchable() let through; a lone one is startRunSql's as ever. Retried whole
+   * A batch of starts that batchable() let through (a lone one is startRunSql's as ever). Retried whole
    * through transient errors, like a lone start: a try after one that committed but whose answer was
    * lost inserts nothing, so its starts answer "existed" and their runs, claimed here but not executed,
    * wait for their lease to lapse and are claimed again. A batch that waits on another transaction's
    * insert of one of its ids (a start in an application transaction not yet committed) gives up after
    * START_BATCH_LOCK_TIMEOUT and is split (GroupCommit): only that start waits, not the others behind it.
    */
-  private async startClaimed(starts: StartRunArgs[]): Promise<Array<ClaimedRun | null | Promise<ClaimedRun | null>>> {
-    if (starts.length === 1) return [this.startAlone(starts[0]) as Promise<ClaimedRun | null>];
+  private async startBatch(starts: StartRunArgs[]): Promise<Array<ClaimedRun | null>> {
     const batch = starts.map((a, ord) => ({
       ord,
       id: a.id,
