@@ -270,6 +270,52 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
     expect(await db.count('history', `run_id = ANY($1) AND event = 'completed'`, [runs])).toBe(5);
   });
 
+  it('ends a run without parent or queue through the lean statements, alone and batched: fenced, with its history row, answered again after a lost answer', async () => {
+    const [alone, ...batched] = Array.from({ length: 5 }, () => id('standalone'));
+    const [parent, child] = [id('parent'), id('child')];
+    await leased([alone, ...batched, child]);
+    await db.query(
+      `INSERT INTO durable.runs (id, workflow, status, wait_kind, wait, wake_at) VALUES ($1, 'w', 'waiting', 'child', '{"kind":"child"}', now() + interval '1 hour')`,
+      [parent],
+    );
+    await db.query(`UPDATE durable.runs SET parent_id = $1 WHERE id = $2`, [parent, child]);
+    const end = (ends: RunEndRepository, run: string, token: string, standalone = true) =>
+      ends.finish({ id: run, leaseToken: token, standalone } as ClaimedRun, 'completed', JSON.stringify(run), null, 'test');
+    const lone = new RunEndRepository(database, false);
+    expect(await end(lone, alone, '2')).toBe(false);
+    expect(await end(lone, alone, '1')).toBe(true);
+    expect(await end(lone, alone, '1')).toBe(true); // the retry of a try whose answer was lost
+    const grouped = new RunEndRepository(database, { maxInFlight: 1, maxBatch: 64 });
+    // The first goes alone; the three behind it are one batch of lean ends; the last batch mixes in a child, so it wakes the parent.
+    const results = await Promise.all([
+      end(grouped, batched[0], '1'),
+      end(grouped, batched[1], '1'),
+      end(grouped, batched[2], '7'),
+      end(grouped, batched[3], '1'),
+    ]);
+    expect(results).toEqual([true, true, false, true]);
+    expect(await Promise.all([end(grouped, batched[0], '1'), end(grouped, child, '1', false), end(grouped, batched[3], '1')])).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(await db.count('runs', `id = ANY($1) AND status = 'completed'`, [[alone, ...batched, child]])).toBe(5);
+    expect(await db.count('history', `run_id = ANY($1) AND event = 'completed'`, [[alone, ...batched, child]])).toBe(5);
+    const [woken] = await db.query<{ due: boolean }>(`SELECT wake_at <= now() AS due FROM durable.runs WHERE id = $1`, [parent]);
+    expect(woken.due).toBe(true);
+  });
+
+  it('a claim says which runs have no parent and no queue, so their ends take the lean statement', async () => {
+    const [plainRun, child] = [id('plain'), id('child')];
+    const workflow = id('claimed-workflow');
+    await db.query(
+      `INSERT INTO durable.runs (id, workflow, status, wake_at, parent_id) VALUES ($1, $3, 'pending', now(), NULL), ($2, $3, 'pending', now(), 'a-parent')`,
+      [plainRun, child, workflow],
+    );
+    const claimed = await new RunRepository(database, false).claim('test', 60_000, 10, [workflow]);
+    expect(Object.fromEntries(claimed.map((run) => [run.id, run.standalone]))).toEqual({ [plainRun]: true, [child]: false });
+  });
+
   it('ends a run whose row a lease renewal changed while its batch waited for it', async () => {
     // The batch's snapshot predates the renewal's commit; the row version it locks is the renewal's,
     // and the end must land on that version (an update addressed to a version the snapshot cannot see
@@ -340,6 +386,23 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
       expect(values.find((v) => (v as { metricName?: string }).metricName === 'durable_start_batch_size_count')!.value).toBeLessThan(
         values.find((v) => (v as { metricName?: string }).metricName === 'durable_start_batch_size_sum')!.value,
       );
+    });
+
+    it('a lone start goes out as the lean statement with its deadline and keys, and an id that exists inserts nothing', async () => {
+      const [fresh, existing] = [id('lone'), id('existing')];
+      await leased([existing]);
+      const repository = new RunRepository(database, false);
+      const deadline = new Date(Date.now() + 3_600_000);
+      const started = (await repository.start({ ...plain(fresh), limits: { deadline }, keys: { order: 'o-1' } })) as ClaimedRun;
+      expect(started).toMatchObject({ id: fresh, leaseToken: '1', standalone: true });
+      expect(new Date(started.deadline!).getTime()).toBe(deadline.getTime());
+      expect(await repository.start(plain(existing))).toBeNull();
+      const [row] = await db.query<{ keys: Record<string, string>; status: string; lease_owner: string }>(
+        `SELECT keys, status, lease_owner FROM durable.runs WHERE id = $1`,
+        [fresh],
+      );
+      expect(row).toEqual({ keys: { order: 'o-1' }, status: 'running', lease_owner: 'elsewhere' });
+      expect(await db.count('history', `run_id = ANY($1) AND event = 'started'`, [[fresh, existing]])).toBe(1);
     });
 
     it('an id given twice in one batch is inserted for the first, and an id that exists inserts nothing', async () => {

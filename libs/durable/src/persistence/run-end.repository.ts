@@ -15,6 +15,8 @@ interface RunEnd {
   error: ErrorInfo | null;
   actor: string;
   graceMs: number | null;
+  /** No parent and no queue (ClaimedRun.standalone): the lean statement. */
+  standalone: boolean;
 }
 
 /**
@@ -31,7 +33,14 @@ export class RunEndRepository {
     groupCommit: GroupCommitPolicy | false = DEFAULT_GROUP_COMMIT,
   ) {
     const t = db.tables;
-    this.sql = { one: finishRunSql(t), batch: finishRunsSql(t), channel: wakeChannel(t.schema), queueChannel: queueChannel(t.schema) };
+    this.sql = {
+      one: finishRunSql(t),
+      oneStandalone: finishRunSql(t, true),
+      batch: finishRunsSql(t),
+      batchStandalone: finishRunsSql(t, true),
+      channel: wakeChannel(t.schema),
+      queueChannel: queueChannel(t.schema),
+    };
     this.ends = new GroupCommit({ one: (end) => this.finishOne(end), batch: (ends) => this.finishBatch(ends) }, groupCommit);
   }
 
@@ -47,14 +56,18 @@ export class RunEndRepository {
     actor: string,
     graceMs?: number,
   ): Promise<boolean> {
-    return this.ends.submit({ id: run.id, token: run.leaseToken, status, output, error, actor, graceMs: graceMs ?? null });
+    const standalone = run.standalone === true;
+    return this.ends.submit({ id: run.id, token: run.leaseToken, status, output, error, actor, graceMs: graceMs ?? null, standalone });
   }
 
   /** Retried through transient errors: each end is fenced and idempotent (see finishRunSql). */
   private async finishOne(e: RunEnd): Promise<boolean> {
     const error = e.error ? JSON.stringify(e.error) : null;
+    const params = [e.id, e.token, e.status, e.output, error, e.actor, e.graceMs];
     const rows = await retryTransient(() =>
-      this.db.query(this.sql.one, [e.id, e.token, e.status, e.output, error, e.actor, this.sql.channel, e.graceMs, this.sql.queueChannel]),
+      e.standalone
+        ? this.db.query(this.sql.oneStandalone, params)
+        : this.db.query(this.sql.one, [...params, this.sql.channel, this.sql.queueChannel]),
     );
     return rows.length > 0;
   }
@@ -73,7 +86,9 @@ export class RunEndRepository {
       })),
     );
     const rows = await retryTransient(() =>
-      this.db.query<{ id: string }>(this.sql.batch, [batch, this.sql.channel, this.sql.queueChannel]),
+      ends.every((e) => e.standalone)
+        ? this.db.query<{ id: string }>(this.sql.batchStandalone, [batch])
+        : this.db.query<{ id: string }>(this.sql.batch, [batch, this.sql.channel, this.sql.queueChannel]),
     );
     const ended = new Set(rows.map((r) => r.id));
     return ends.map((e) => ended.has(e.id));

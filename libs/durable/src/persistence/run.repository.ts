@@ -11,7 +11,7 @@ import { journalFromRow, JournalRow, LoadedJournal } from './journal.repository'
 import { claimRunsSql, PLAIN_CLAIMABLE } from './sql/claim-runs.sql';
 import { parkRunSql, scheduleRetrySql } from './sql/park-run.sql';
 import { releaseRunsSql, renewLeasesSql } from './sql/renew-leases.sql';
-import { startClaimedRunsSql, startRunSql } from './sql/start-run.sql';
+import { CLAIMED_START_FIELDS, ClaimedStartRow, startClaimedRunSql, startClaimedRunsSql, startRunSql } from './sql/start-run.sql';
 import { debounceStartSql } from './sql/debounce-start.sql';
 import { DEFAULT_PRIORITY, QueuePlacement } from '../queues/queue-placement';
 import { retryOutsideTransaction, retryTransient } from './transient-retry';
@@ -43,6 +43,12 @@ export interface ClaimedRun {
   deadline?: Date | null;
   /** Read by the claim itself, so the execution need not load it. */
   journal?: LoadedJournal;
+  /**
+   * Known to have no parent and no queue (started here as such, or said so by the claim or delivery
+   * that claimed it): its end wakes no parent and frees no queue slot, so it goes out without those
+   * parts (finishRunSql's `standalone`).
+   */
+  standalone?: boolean;
 }
 
 /** A claimed run's columns with its journal, as a claim or a claiming delivery selects them. */
@@ -55,6 +61,8 @@ export interface ClaimedRow extends JournalRow {
   attempt_base: number;
   lease_token: string;
   trace_context: string | null;
+  /** No parent and no queue (ClaimedRun.standalone); absent where the claim does not say. */
+  standalone?: boolean;
 }
 
 export const claimedFromRow = (id: string, r: ClaimedRow, queriedAt: number, lateness: number): ClaimedRun => ({
@@ -66,6 +74,7 @@ export const claimedFromRow = (id: string, r: ClaimedRow, queriedAt: number, lat
   leaseToken: r.lease_token,
   traceContext: r.trace_context,
   lateness,
+  standalone: r.standalone === true,
   journal: r.current ? journalFromRow(r, r.lease_token, queriedAt) : undefined,
 });
 
@@ -129,6 +138,32 @@ const batchable = (a: StartRunArgs): boolean =>
   a.startAt === undefined &&
   a.delayMs === undefined;
 
+/** A batchable start as startClaimedRunSql and startClaimedRunsSql take it, `ord` its place in a batch. */
+const claimedStartRow = (a: StartRunArgs, ord: number): ClaimedStartRow => ({
+  ord,
+  id: a.id,
+  workflow: a.workflow,
+  input: a.input,
+  owner: a.claimBy,
+  lease_ms: a.leaseMs,
+  actor: a.actor,
+  trace: a.traceContext,
+  deadline: a.limits?.deadline ?? null,
+  timeout_ms: a.limits?.timeoutMs ?? null,
+  keys: a.keys && Object.keys(a.keys).length ? a.keys : null,
+  app_version: a.appVersion ?? null,
+});
+
+/** A claimed start's row as startClaimedRunSql and startClaimedRunsSql answer it. */
+interface ClaimedStartAnswer {
+  ord: number;
+  id: string;
+  lease_token: string;
+  wake_seq: string;
+  attempt: number;
+  deadline: Date | null;
+}
+
 /** How long a batch of starts waits for a lock (another transaction inserting one of its ids) before it is split. */
 const START_BATCH_LOCK_TIMEOUT = '100ms';
 
@@ -148,13 +183,14 @@ export class RunRepository {
     const t = db.tables;
     this.starts = new GroupCommit(
       // A batchable start answers a claimed run, or null when its id exists.
-      { one: (start) => this.startAlone(start) as Promise<ClaimedRun | null>, batch: (starts) => this.startBatch(starts) },
+      { one: (start) => this.startClaimed(start), batch: (starts) => this.startBatch(starts) },
       groupCommit,
       (size) => this.observeStartBatches?.(size),
     );
     this.sql = {
       start: startRunSql(t),
-      startClaimed: startClaimedRunsSql(t, START_BATCH_LOCK_TIMEOUT),
+      startClaimed: startClaimedRunSql(t),
+      startClaimedBatch: startClaimedRunsSql(t, START_BATCH_LOCK_TIMEOUT),
       debounce: debounceStartSql(t),
       claim: claimRunsSql(t),
       park: parkRunSql(t),
@@ -180,8 +216,20 @@ export class RunRepository {
     return !manager && batchable(args) ? this.starts.submit(args) : this.startAlone(args, manager);
   }
 
+  /** A lone start that batchable() let through: startClaimedRunSql, retried through transient errors as startAlone is. */
+  private async startClaimed(start: StartRunArgs): Promise<ClaimedRun | null> {
+    const row = claimedStartRow(start, 0);
+    const [inserted] = await retryTransient(() =>
+      this.db.query<ClaimedStartAnswer>(
+        this.sql.startClaimed,
+        CLAIMED_START_FIELDS.map(([name]) => row[name]),
+      ),
+    );
+    return inserted ? this.claimedStart(start, inserted) : null;
+  }
+
   /**
-   * A batch of starts that batchable() let through (a lone one is startRunSql's as ever). Retried whole
+   * A batch of starts that batchable() let through. Retried whole
    * through transient errors, like a lone start: a try after one that committed but whose answer was
    * lost inserts nothing, so its starts answer "existed" and their runs, claimed here but not executed,
    * wait for their lease to lapse and are claimed again. A batch that waits on another transaction's
@@ -189,25 +237,8 @@ export class RunRepository {
    * START_BATCH_LOCK_TIMEOUT and is split (GroupCommit): only that start waits, not the others behind it.
    */
   private async startBatch(starts: StartRunArgs[]): Promise<Array<ClaimedRun | null>> {
-    const batch = starts.map((a, ord) => ({
-      ord,
-      id: a.id,
-      workflow: a.workflow,
-      input: a.input,
-      owner: a.claimBy,
-      lease_ms: a.leaseMs,
-      actor: a.actor,
-      trace: a.traceContext,
-      deadline: a.limits?.deadline ?? null,
-      timeout_ms: a.limits?.timeoutMs ?? null,
-      keys: a.keys && Object.keys(a.keys).length ? a.keys : null,
-      app_version: a.appVersion ?? null,
-    }));
     const rows = await retryTransient(() =>
-      this.db.query<{ ord: number; id: string; lease_token: string; wake_seq: string; attempt: number; deadline: Date | null }>(
-        this.sql.startClaimed,
-        [JSON.stringify(batch)],
-      ),
+      this.db.query<ClaimedStartAnswer>(this.sql.startClaimedBatch, [JSON.stringify(starts.map(claimedStartRow))]),
     );
     const inserted = new Map(rows.map((r) => [r.ord, r]));
     return starts.map((a, ord) => {
@@ -289,6 +320,7 @@ export class RunRepository {
       wakeSeq: row.wake_seq,
       deadline: row.deadline,
       traceContext: args.traceContext,
+      standalone: args.parentId === undefined && !args.placement?.queue,
     };
   }
 

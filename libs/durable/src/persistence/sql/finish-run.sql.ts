@@ -7,23 +7,30 @@ import { wakeParentSql } from './wake.sql';
  * row, and the parent's wake. The parent's wake_seq is bumped whatever it does (so a park racing this
  * end re-executes); a parent parked on a child is made due now and NOTIFYed. Idempotent, so it is
  * retried through transient errors: a try after one that landed changes nothing and answers as it did.
- * $1 run, $2 token, $3 status, $4 output, $5 error (jsonb), $6 actor, $7 wake channel, $8 the
- * deadline's grace in ms when the end is the grace's (null otherwise): then only if the stored
- * deadline, which an operator may have moved, still says so. $9 the queue channel (a queued run's end
- * gives its slot back: queueSlotFreedSql).
+ * $1 run, $2 token, $3 status, $4 output, $5 error (jsonb), $6 actor, $7 the deadline's grace in ms
+ * when the end is the grace's (null otherwise): then only if the stored deadline, which an operator
+ * may have moved, still says so. $8 wake channel, $9 the queue channel (a queued run's end gives its
+ * slot back: queueSlotFreedSql). `standalone`: a run known to have no parent and no queue (and so no
+ * fork reusing it: forks reuse children), whose end has nobody to wake and no slot to free; the
+ * statement leaves those parts out (a third less server time) and takes $1 to $7 only.
  */
-export const finishRunSql = (t: Tables) => `
+export const finishRunSql = (t: Tables, standalone = false) => `
 WITH done AS (
   UPDATE ${t.runs}
   SET status = $3, output = $4, error = $5::jsonb, wait = NULL, wait_kind = NULL, wait_name = NULL,
       wake_at = NULL, lease_owner = NULL, finished_at = now(), updated_at = now()
   WHERE id = $1 AND lease_token = $2 AND status = 'running'
-    AND ($8::bigint IS NULL OR deadline + $8::bigint * interval '1 millisecond' <= now())
+    AND ($7::bigint IS NULL OR deadline + $7::bigint * interval '1 millisecond' <= now())
   RETURNING id, run_day, parent_id, queue
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, $3, $6, $5::jsonb FROM done
-), ${wakeParentSql(t, 'done')}, ${queueSlotFreedSql(t, 'done', '$9')}
-SELECT done.id, (SELECT count(*) FROM parent, pg_notify($7, parent.id)) AS woken FROM done, freed
+)${
+  standalone
+    ? `
+SELECT done.id, 0 AS woken FROM done`
+    : `, ${wakeParentSql(t, 'done')}, ${queueSlotFreedSql(t, 'done', '$9')}
+SELECT done.id, (SELECT count(*) FROM parent, pg_notify($8, parent.id)) AS woken FROM done, freed`
+}
 UNION ALL
 -- A try after one that committed but whose answer was lost (a cut session): this execution's own write
 -- is there already, the only one that moves a run off 'running' without changing its token.
@@ -40,9 +47,9 @@ SELECT id, 0 FROM ${t.runs} WHERE id = $1 AND lease_token = $2 AND status <> 'ru
  * found by key, the snapshot's version leads to the locked one. Returns the ids ended, and those a try
  * that committed had ended already (as finishRunSql answers them).
  * $1: a JSON array of { id, token, status, output, error, actor, grace_ms } (finishRunSql's $1 to $6
- * and $8), $2 wake channel, $3 queue channel.
+ * and $7), $2 wake channel, $3 queue channel. `standalone`: every run of the batch is (see finishRunSql); $1 only.
  */
-export const finishRunsSql = (t: Tables) => `
+export const finishRunsSql = (t: Tables, standalone = false) => `
 WITH input AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb)
     AS i(id text, token bigint, status text, output text, error jsonb, actor text, grace_ms bigint)
@@ -64,10 +71,15 @@ WITH input AS (
   RETURNING r.id, r.run_day, r.parent_id, r.queue, l.status, l.actor, l.error
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, status, actor, error FROM done
-), ${wakeParentSql(t, 'done')}, notified AS (
+)${
+  standalone
+    ? `
+SELECT done.id FROM done`
+    : `, ${wakeParentSql(t, 'done')}, notified AS (
   SELECT count(*) FROM parent, pg_notify($2, parent.id)
 ), ${queueSlotFreedSql(t, 'done', '$3')}
-SELECT done.id FROM done, notified, freed
+SELECT done.id FROM done, notified, freed`
+}
 UNION ALL
 -- LIMIT keeps the probe a LATERAL one (a subquery without it is flattened into a join).
 SELECT r.id FROM input i CROSS JOIN LATERAL (

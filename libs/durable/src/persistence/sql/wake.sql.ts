@@ -27,7 +27,7 @@ bump AS (
   ) w
   WHERE r.id = $1
   RETURNING r.id, r.run_day, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.wake_seq, r.deadline,
-            w.claim AS claimed, w.running OR (w.parked AND NOT w.claim) AS wake
+            r.parent_id IS NULL AND r.queue IS NULL AS standalone, w.claim AS claimed, w.running OR (w.parked AND NOT w.claim) AS wake
 )`;
 
 /**
@@ -54,7 +54,7 @@ export const claimHistorySql = (kind: Delivery, owner: string) => `
  */
 export const claimedByDeliverySql = (t: Tables) => `
 LEFT JOIN LATERAL (
-  SELECT b.id AS claimed_id, b.workflow, b.input, b.attempt, b.attempt_base, b.lease_token, b.trace_context, b.wake_seq AS bumped_seq, b.deadline,
+  SELECT b.id AS claimed_id, b.workflow, b.input, b.attempt, b.attempt_base, b.lease_token, b.trace_context, b.wake_seq AS bumped_seq, b.deadline, b.standalone,
          (SELECT xmin::text FROM ${t.runs} WHERE id = b.id) = (SELECT version FROM run) AS current,
          ${journalColumnsSql(t, 'b.id', 'b.run_day')}
   FROM bump b WHERE b.claimed
