@@ -95,6 +95,16 @@ export class DurableDatabase {
     return (await this.pool.query({ name, text: sql, values: params })).rows as T[];
   }
 
+  /**
+   * Sends `sql` unnamed, so that Postgres plans it on every call for the tables as they are then. For a
+   * statement whose best plan changes as a table grows: a batched UPDATE joined to its input has no
+   * plan that holds at every size (a hash join over a sequential scan is the cheapest while the runs
+   * table is small, and a prepared statement would keep it as the table grows until an ANALYZE).
+   */
+  async queryPlannedEachTime<T = Record<string, unknown>>(sql: string, params: unknown[]): Promise<T[]> {
+    return (await this.pool.query(sql, params)).rows as T[];
+  }
+
   /** Runs `fn` in a transaction on one pooled connection. */
   async transaction<T>(fn: (client: PoolClient) => Promise<T>, opening?: string): Promise<T> {
     const client = await this.pool.connect();

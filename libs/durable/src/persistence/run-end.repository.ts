@@ -72,7 +72,7 @@ export class RunEndRepository {
     return rows.length > 0;
   }
 
-  /** Retried whole through transient errors, as finishOne. */
+  /** Retried whole through transient errors, as finishOne. Planned on each call (see queryPlannedEachTime). */
   private async finishBatch(ends: RunEnd[]): Promise<boolean[]> {
     const batch = JSON.stringify(
       ends.map((e) => ({
@@ -87,8 +87,8 @@ export class RunEndRepository {
     );
     const rows = await retryTransient(() =>
       ends.every((e) => e.standalone)
-        ? this.db.query<{ id: string }>(this.sql.batchStandalone, [batch])
-        : this.db.query<{ id: string }>(this.sql.batch, [batch, this.sql.channel, this.sql.queueChannel]),
+        ? this.db.queryPlannedEachTime<{ id: string }>(this.sql.batchStandalone, [batch])
+        : this.db.queryPlannedEachTime<{ id: string }>(this.sql.batch, [batch, this.sql.channel, this.sql.queueChannel]),
     );
     const ended = new Set(rows.map((r) => r.id));
     return ends.map((e) => ended.has(e.id));
