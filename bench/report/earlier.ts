@@ -30,6 +30,12 @@ export const EARLIER = {
   },
   /** Workflows' throughput while a day's journal was dropped, against before, in the first full run with the retention section. */
   retentionDuringDrop: { ratio: '1.07x', measured: at('2026-12-01', 'ef0a722') },
+  /** The full run published before this one (docs/benchmarks.md of e9d8be5): figures that move from run to run. */
+  previousRun: {
+    latencyP50Ms: { ours: 4.76, dbos: 12.82, floor: 2.51 },
+    queued: { ratio: '0.51x', queuedPerSecond: 1216, unqueuedPerSecond: 2392 },
+    measured: at('2026-12-02', 'e9d8be5'),
+  },
   /** The select round trip against the signal's in the full run before this one. */
   selectRoundTrip: { ratio: '1.02x', measured: at('2026-11-30', 'b00f27c') },
   optimizations: [
@@ -111,6 +117,20 @@ export const EARLIER = {
         "timers are journaled in batches too: runs begun by one batch of starts each journaled its sleep in a statement of its own, one after another, so the last ones' instants came up to 90 ms after their runs began",
       effect: 'parked-sleep lateness p95 from about 90 ms (starts batched, timers not) to 12–23 ms',
       measured: at('2026-12-02', 'over 40acc4d'),
+    },
+    {
+      change:
+        "lean statements for runs with no parent and no queue: a lone start this instance executes is the batch insert over one row of parameters, not the general start statement, and such a run's end leaves out the parent's wake, the fork's wake and the queue slot's release",
+      effect:
+        'a lone start from about 445 to 280 µs a round trip and a lone end from about 330 to 260 (the statement repeated in a rolled-back transaction); in alternating builds of the loop at c8, 603–721 workflows/s against 499–574',
+      measured: at('2026-12-02', 'bc1fc47'),
+    },
+    {
+      change:
+        'the batch of ends is planned on each call (sent unnamed): prepared, it kept the hash join over a sequential scan of the runs table that it was planned with while the table was small',
+      effect:
+        'the batch of ends from 1.3 ms (at 5,000 runs, growing with the table) to about 0.5 ms of planning and 0.15 ms of execution; in alternating builds, c8 524–712 against 504–635 and c64 2,174–2,481 against 1,757–2,209 workflows/s',
+      measured: at('2026-12-02', 'db2a246'),
     },
   ],
 };

@@ -410,14 +410,19 @@ function percentileTable(p: (...lines: string[]) => void, rows: Array<[string, R
 function whyMissed(target: string, r: BenchResults): string {
   const cores = r.machine.cores;
   const before = EARLIER.beforeGroupCommit;
+  const previous = EARLIER.previousRun;
+  const p50 = (f: { p50: { median: number } } | undefined) => f?.p50.median.toFixed(2) ?? 'n/a';
   if (/^throughput at c\d+ >= 1.0x the floor/.test(target)) {
     return (
       `On ${cores} cores shared by Node and Postgres, CPU is the limit. Group commit takes the starts, checkpoints, timers and ` +
       `ends of concurrent runs into batches, so at 64 at once a workflow is ${r.perWorkflow.ours?.concurrent?.writeTransactions ?? 'n/a'} write ` +
-      "transactions against the floor's five (the cost section above). At 8 at once the batches are small: eight callers each wait " +
-      "their five writes in turn, and a write that comes while its kind's batch is on the wire waits for that batch first. Then the " +
-      "floor's five plain statements cost less than ours, each of which carries the indexes behind the dashboard's filters and a " +
-      'history row, and whose end is not HOT (it writes a second version of the run row into every index). Closing it: an end that ' +
+      "transactions against the floor's five (the cost section above). At 8 at once a workflow is, as the floor's, a chain of five " +
+      'commits, each waiting for the WAL flush (sampled in pg_stat_activity during the loop, most of our active backends wait on ' +
+      "WALWrite or WALSync), and the batches are small: a write that comes while its kind's batch is on the wire waits for that " +
+      "batch first. And the floor's five plain statements cost less than ours, each of which carries the indexes behind the " +
+      "dashboard's filters and a history row, and whose end is not HOT (it writes a second version of the run row into every " +
+      'index). The lean starts and ends of runs without parent or queue, and the batch of ends planned for the table as it is ' +
+      '(the optimizations above, 2026-12-02), took about a fifth off that in alternating builds. Closing the rest: an end that ' +
       'leaves indexed columns alone (HOT), the history rows folded into the run row, and fewer indexes on the runs table; see ' +
       'docs/scaling.md for the cost per workflow.'
     );
@@ -438,7 +443,10 @@ function whyMissed(target: string, r: BenchResults): string {
   if (/^latency p50 <= 0.34x DBOS/.test(target)) {
     return (
       'A lone workflow is five round trips and five commits whatever the grouping (a lone write leaves at once); what remains ' +
-      "is the commit latency of this machine (compare the server's one-client commit rate above) and scheduling on its two shared cores."
+      "is the commit latency of this machine (compare the server's one-client commit rate above) and scheduling on its two shared cores. " +
+      `DBOS' own p50 moves from run to run: ${p50(r.latencyMs.dbos)} ms here against ${previous.latencyP50Ms.dbos} ms in the run of ` +
+      `${previous.measured}, where ours was ${previous.latencyP50Ms.ours} ms and the floor's ${previous.latencyP50Ms.floor} ` +
+      `(here ${p50(r.latencyMs.ours)} and ${p50(r.latencyMs.floor)}): against the floor, ours is alike in both.`
     );
   }
   if (/^parked sleeps/.test(target)) {
@@ -511,7 +519,10 @@ function whyMissed(target: string, r: BenchResults): string {
       'of 8 s at c64 (no `claimed` history row). Since 2026-12-02 the plain starts that execute at once are batched (group ' +
       "commit), which lifted unqueued throughput at c64 about twofold; a queued start is not batched: it takes its queue's slot " +
       'through take_queue_slot, one slot per call with a snapshot of its own, so a batch would need a function that takes several ' +
-      'slots at once (the next step for this target).'
+      'slots at once (the next step for this target). The ratio moves from run to run with the same queued path: ' +
+      `${previous.queued.ratio} in the run of ${previous.measured} (${previous.queued.queuedPerSecond.toLocaleString('en-US')} queued ` +
+      `against ${previous.queued.unqueuedPerSecond.toLocaleString('en-US')} unqueued per second), and a queued loop at c64 ran alike ` +
+      'on the code before and after the lean statements in alternating builds (2026-12-02).'
     );
   }
   return 'No analysis recorded for this target yet.';
