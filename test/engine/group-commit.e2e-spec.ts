@@ -6,6 +6,7 @@ import { GroupCommit, GroupWriter } from 'nestjs-durable/persistence/group-commi
 import { CheckpointResult, JournalRepository, StoredStep } from 'nestjs-durable/persistence/journal.repository';
 import { RunEndRepository } from 'nestjs-durable/persistence/run-end.repository';
 import { ClaimedRun, RunRepository, StartRunArgs } from 'nestjs-durable/persistence/run.repository';
+import { startClaimedRunSql } from 'nestjs-durable/persistence/sql/start-run.sql';
 import { Client } from 'pg';
 import { databaseUrl, DurableTestApp, eventually, fileApps, uniqueSchema } from '../setup/durable-app';
 
@@ -271,38 +272,45 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
   });
 
   it('ends a run without parent or queue through the lean statements, alone and batched: fenced, with its history row, answered again after a lost answer', async () => {
-    const [alone, ...batched] = Array.from({ length: 5 }, () => id('standalone'));
-    const [parent, child] = [id('parent'), id('child')];
-    await leased([alone, ...batched, child]);
-    await db.query(
-      `INSERT INTO durable.runs (id, workflow, status, wait_kind, wait, wake_at) VALUES ($1, 'w', 'waiting', 'child', '{"kind":"child"}', now() + interval '1 hour')`,
-      [parent],
-    );
+    const [alone, ...batched] = Array.from({ length: 4 }, () => id('standalone'));
+    const [parent, child, waiter, late] = [id('parent'), id('child'), id('waiter'), id('late')];
+    await leased([alone, ...batched, child, late]);
+    const parked = `INSERT INTO durable.runs (id, workflow, status, wait_kind, wait_name, wait, wake_at)
+                    VALUES ($1, 'w', 'waiting', 'child', $2, '{"kind":"child"}', now() + interval '1 hour')`;
+    await db.query(parked, [parent, child]);
+    // Parked on the result of a run it did not start (a fork reusing its source's child): woken by the lean end too.
+    await db.query(parked, [waiter, alone]);
     await db.query(`UPDATE durable.runs SET parent_id = $1 WHERE id = $2`, [parent, child]);
+    await db.query(`UPDATE durable.runs SET deadline = now() + interval '1 hour' WHERE id = $1`, [late]);
     const end = (ends: RunEndRepository, run: string, token: string, standalone = true) =>
       ends.finish({ id: run, leaseToken: token, standalone } as ClaimedRun, 'completed', JSON.stringify(run), null, 'test');
+    const due = async (run: string) =>
+      (await db.query<{ due: boolean }>(`SELECT wake_at <= now() AS due FROM durable.runs WHERE id = $1`, [run]))[0].due;
     const lone = new RunEndRepository(database, false);
     expect(await end(lone, alone, '2')).toBe(false);
     expect(await end(lone, alone, '1')).toBe(true);
     expect(await end(lone, alone, '1')).toBe(true); // the retry of a try whose answer was lost
+    expect(await due(waiter)).toBe(true);
+    // The grace's end, before the deadline: not ended.
+    expect(await lone.finish({ id: late, leaseToken: '1', standalone: true } as ClaimedRun, 'failed', null, null, 'test', 0)).toBe(false);
+    // A run with a parent, marked standalone by mistake: the lean end leaves it running (its lease lapses, a claim ends it in full).
+    expect(await end(lone, child, '1')).toBe(false);
+    expect(await due(parent)).toBe(false);
     const grouped = new RunEndRepository(database, { maxInFlight: 1, maxBatch: 64 });
-    // The first goes alone; the three behind it are one batch of lean ends; the last batch mixes in a child, so it wakes the parent.
-    const results = await Promise.all([
-      end(grouped, batched[0], '1'),
-      end(grouped, batched[1], '1'),
-      end(grouped, batched[2], '7'),
-      end(grouped, batched[3], '1'),
+    // The first goes alone; the two behind it are one batch of lean ends; the last batch mixes in the child, so it wakes the parent.
+    expect(await Promise.all([end(grouped, batched[0], '1'), end(grouped, batched[1], '7'), end(grouped, batched[2], '1')])).toEqual([
+      true,
+      false,
+      true,
     ]);
-    expect(results).toEqual([true, true, false, true]);
-    expect(await Promise.all([end(grouped, batched[0], '1'), end(grouped, child, '1', false), end(grouped, batched[3], '1')])).toEqual([
+    expect(await Promise.all([end(grouped, batched[0], '1'), end(grouped, child, '1', false), end(grouped, batched[2], '1')])).toEqual([
       true,
       true,
       true,
     ]);
-    expect(await db.count('runs', `id = ANY($1) AND status = 'completed'`, [[alone, ...batched, child]])).toBe(5);
-    expect(await db.count('history', `run_id = ANY($1) AND event = 'completed'`, [[alone, ...batched, child]])).toBe(5);
-    const [woken] = await db.query<{ due: boolean }>(`SELECT wake_at <= now() AS due FROM durable.runs WHERE id = $1`, [parent]);
-    expect(woken.due).toBe(true);
+    expect(await db.count('runs', `id = ANY($1) AND status = 'completed'`, [[alone, ...batched, child, late]])).toBe(4);
+    expect(await db.count('history', `run_id = ANY($1) AND event = 'completed'`, [[alone, ...batched, child, late]])).toBe(4);
+    expect(await due(parent)).toBe(true);
   });
 
   it('a claim says which runs have no parent and no queue, so their ends take the lean statement', async () => {
@@ -393,7 +401,10 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
       await leased([existing]);
       const repository = new RunRepository(database, false);
       const deadline = new Date(Date.now() + 3_600_000);
+      const sent = jest.spyOn(database, 'query'); // watched, not replaced: the statement runs as ever
       const started = (await repository.start({ ...plain(fresh), limits: { deadline }, keys: { order: 'o-1' } })) as ClaimedRun;
+      expect(sent.mock.calls.map(([sql]) => sql)).toEqual([startClaimedRunSql(database.tables)]);
+      sent.mockRestore();
       expect(started).toMatchObject({ id: fresh, leaseToken: '1', standalone: true });
       expect(new Date(started.deadline!).getTime()).toBe(deadline.getTime());
       expect(await repository.start(plain(existing))).toBeNull();

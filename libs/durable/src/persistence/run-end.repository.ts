@@ -63,11 +63,9 @@ export class RunEndRepository {
   /** Retried through transient errors: each end is fenced and idempotent (see finishRunSql). */
   private async finishOne(e: RunEnd): Promise<boolean> {
     const error = e.error ? JSON.stringify(e.error) : null;
-    const params = [e.id, e.token, e.status, e.output, error, e.actor, e.graceMs];
+    const params = [e.id, e.token, e.status, e.output, error, e.actor, e.graceMs, this.sql.channel];
     const rows = await retryTransient(() =>
-      e.standalone
-        ? this.db.query(this.sql.oneStandalone, params)
-        : this.db.query(this.sql.one, [...params, this.sql.channel, this.sql.queueChannel]),
+      e.standalone ? this.db.query(this.sql.oneStandalone, params) : this.db.query(this.sql.one, [...params, this.sql.queueChannel]),
     );
     return rows.length > 0;
   }
@@ -87,7 +85,7 @@ export class RunEndRepository {
     );
     const rows = await retryTransient(() =>
       ends.every((e) => e.standalone)
-        ? this.db.queryPlannedEachTime<{ id: string }>(this.sql.batchStandalone, [batch])
+        ? this.db.queryPlannedEachTime<{ id: string }>(this.sql.batchStandalone, [batch, this.sql.channel])
         : this.db.queryPlannedEachTime<{ id: string }>(this.sql.batch, [batch, this.sql.channel, this.sql.queueChannel]),
     );
     const ended = new Set(rows.map((r) => r.id));

@@ -2,6 +2,9 @@ import type { Tables } from '../tables';
 import { queueSlotFreedSql } from './queue-slot-freed.sql';
 import { wakeParentSql } from './wake.sql';
 
+/** What the lean end asks of the run it ends (see finishRunSql's `standalone`); `alias` the runs table's, with its dot. */
+const standaloneSql = (alias = '') => ` AND ${alias}parent_id IS NULL AND ${alias}queue IS NULL`;
+
 /**
  * Ends a run (completed or failed) in one statement, fenced by the lease token: the end, its history
  * row, and the parent's wake. The parent's wake_seq is bumped whatever it does (so a park racing this
@@ -10,9 +13,10 @@ import { wakeParentSql } from './wake.sql';
  * $1 run, $2 token, $3 status, $4 output, $5 error (jsonb), $6 actor, $7 the deadline's grace in ms
  * when the end is the grace's (null otherwise): then only if the stored deadline, which an operator
  * may have moved, still says so. $8 wake channel, $9 the queue channel (a queued run's end gives its
- * slot back: queueSlotFreedSql). `standalone`: a run known to have no parent and no queue (and so no
- * fork reusing it: forks reuse children), whose end has nobody to wake and no slot to free; the
- * statement leaves those parts out (a third less server time) and takes $1 to $7 only.
+ * slot back: queueSlotFreedSql). `standalone`: a run known to have no parent and no queue, whose end
+ * has no parent to wake and no slot to free; the statement leaves those parts out (a third less
+ * server time), takes $1 to $8, and ends only such a run (a run it was wrongly told of is not ended:
+ * its lease lapses and a claim, which reads the row, ends it in full).
  */
 export const finishRunSql = (t: Tables, standalone = false) => `
 WITH done AS (
@@ -20,17 +24,12 @@ WITH done AS (
   SET status = $3, output = $4, error = $5::jsonb, wait = NULL, wait_kind = NULL, wait_name = NULL,
       wake_at = NULL, lease_owner = NULL, finished_at = now(), updated_at = now()
   WHERE id = $1 AND lease_token = $2 AND status = 'running'
-    AND ($7::bigint IS NULL OR deadline + $7::bigint * interval '1 millisecond' <= now())
+    AND ($7::bigint IS NULL OR deadline + $7::bigint * interval '1 millisecond' <= now())${standalone ? standaloneSql() : ''}
   RETURNING id, run_day, parent_id, queue
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, $3, $6, $5::jsonb FROM done
-)${
-  standalone
-    ? `
-SELECT done.id, 0 AS woken FROM done`
-    : `, ${wakeParentSql(t, 'done')}, ${queueSlotFreedSql(t, 'done', '$9')}
-SELECT done.id, (SELECT count(*) FROM parent, pg_notify($8, parent.id)) AS woken FROM done, freed`
-}
+), ${wakeParentSql(t, 'done', 'true', standalone)}${standalone ? '' : `, ${queueSlotFreedSql(t, 'done', '$9')}`}
+SELECT done.id, (SELECT count(*) FROM parent, pg_notify($8, parent.id)) AS woken FROM done${standalone ? '' : ', freed'}
 UNION ALL
 -- A try after one that committed but whose answer was lost (a cut session): this execution's own write
 -- is there already, the only one that moves a run off 'running' without changing its token.
@@ -47,7 +46,7 @@ SELECT id, 0 FROM ${t.runs} WHERE id = $1 AND lease_token = $2 AND status <> 'ru
  * found by key, the snapshot's version leads to the locked one. Returns the ids ended, and those a try
  * that committed had ended already (as finishRunSql answers them).
  * $1: a JSON array of { id, token, status, output, error, actor, grace_ms } (finishRunSql's $1 to $6
- * and $7), $2 wake channel, $3 queue channel. `standalone`: every run of the batch is (see finishRunSql); $1 only.
+ * and $7), $2 wake channel, $3 queue channel. `standalone`: every run of the batch is (see finishRunSql); $1 and $2 only.
  */
 export const finishRunsSql = (t: Tables, standalone = false) => `
 WITH input AS (
@@ -59,7 +58,7 @@ WITH input AS (
   CROSS JOIN LATERAL (
     SELECT 1 FROM ${t.runs} r
     WHERE r.id = i.id AND r.lease_token = i.token AND r.status = 'running'
-      AND (i.grace_ms IS NULL OR r.deadline + i.grace_ms * interval '1 millisecond' <= now())
+      AND (i.grace_ms IS NULL OR r.deadline + i.grace_ms * interval '1 millisecond' <= now())${standalone ? standaloneSql('r.') : ''}
     FOR UPDATE
   ) held
 ), done AS (
@@ -71,15 +70,10 @@ WITH input AS (
   RETURNING r.id, r.run_day, r.parent_id, r.queue, l.status, l.actor, l.error
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, status, actor, error FROM done
-)${
-  standalone
-    ? `
-SELECT done.id FROM done`
-    : `, ${wakeParentSql(t, 'done')}, notified AS (
+), ${wakeParentSql(t, 'done', 'true', standalone)}, notified AS (
   SELECT count(*) FROM parent, pg_notify($2, parent.id)
-), ${queueSlotFreedSql(t, 'done', '$3')}
-SELECT done.id FROM done, notified, freed`
-}
+)${standalone ? '' : `, ${queueSlotFreedSql(t, 'done', '$3')}`}
+SELECT done.id FROM done, notified${standalone ? '' : ', freed'}
 UNION ALL
 -- LIMIT keeps the probe a LATERAL one (a subquery without it is flattened into a join).
 SELECT r.id FROM input i CROSS JOIN LATERAL (

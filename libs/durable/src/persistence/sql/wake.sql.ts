@@ -63,10 +63,15 @@ LEFT JOIN LATERAL (
 /**
  * A child's end wakes its parent, as a CTE named `parent` over `source` (rows with an `id` and a
  * `parent_id`): the parent's wake_seq is bumped whatever it does (a park racing this end re-executes),
- * and a parent parked on a kind a child's end wakes is made due now. So is a fork parked on the result
- * of a child it reuses (its wait names the child; its parent is the source). Its ids are the ones to NOTIFY.
+ * and a parent parked on a kind a child's end wakes is made due now. So is a run parked on the result
+ * of a run it did not start (its wait names the run: a fork reusing its source's child, or a parent
+ * whose child's id an earlier start had taken). Its ids are the ones to NOTIFY. `parentless`: every
+ * source row has no parent_id, so the parent's half, which could find nothing, is left out.
  */
-export const wakeParentSql = (t: Tables, source: string, filter = 'true') => `
+export const wakeParentSql = (t: Tables, source: string, filter = 'true', parentless = false) =>
+  parentless
+    ? `${reusingRunSql(t, source, filter)}, parent AS (SELECT id FROM reusing_fork)`
+    : `
 own_parent AS (
   UPDATE ${t.runs} p
   SET wake_seq = p.wake_seq + 1,
@@ -74,15 +79,22 @@ own_parent AS (
   FROM ${source} c
   WHERE ${filter} AND p.id = c.parent_id AND p.status IN ('waiting', 'running')
   RETURNING p.id
-), reusing_fork AS (
-  -- Two updates, not one with an OR: each is one index probe (the primary key; runs_waiting_idx),
-  -- where an OR would read every waiting and running run. A run is never both (its parent is excluded).
+), ${reusingRunSql(t, source, filter)}, parent AS (
+  SELECT id FROM own_parent UNION ALL SELECT id FROM reusing_fork
+)`;
+
+/**
+ * The CTE `reusing_fork` of wakeParentSql: runs parked on the result of a source run that is not their
+ * child. Its own update, not an OR in the parent's: each is one index probe (the primary key;
+ * runs_waiting_idx), where an OR would read every waiting and running run. A run is never both (its
+ * parent is excluded).
+ */
+const reusingRunSql = (t: Tables, source: string, filter: string) => `
+reusing_fork AS (
   UPDATE ${t.runs} p
   SET wake_seq = p.wake_seq + 1, wake_at = now()
   FROM ${source} c
   WHERE ${filter} AND p.status = 'waiting' AND p.wait_kind = ${waitKindSql('child')} AND p.wait_name = c.id
     AND p.id IS DISTINCT FROM c.parent_id
   RETURNING p.id
-), parent AS (
-  SELECT id FROM own_parent UNION ALL SELECT id FROM reusing_fork
 )`;
