@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Registry } from 'prom-client';
-import { DurableWorkflow, RunConflictError, Step, Workflow } from 'nestjs-durable';
+import { DurableWorkflow, RunConflictError, Step, Workflow, WorkflowContext } from 'nestjs-durable';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
 import { GroupCommit, GroupWriter } from 'nestjs-durable/persistence/group-commit';
 import { CheckpointResult, JournalRepository, StoredStep } from 'nestjs-durable/persistence/journal.repository';
@@ -100,6 +100,13 @@ class ThreeSteps implements DurableWorkflow<number, number> {
   }
 }
 
+@Workflow('awaits-go')
+class AwaitsGo implements DurableWorkflow<null, string> {
+  run(_: null, ctx: WorkflowContext) {
+    return ctx.waitForSignal<string>('go');
+  }
+}
+
 @Workflow('one-step')
 class OneStep implements DurableWorkflow<number, number> {
   async run(n: number) {
@@ -115,8 +122,9 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
   const registry = new Registry();
   const { db, boot } = fileApps({
     schema,
-    providers: [ThreeSteps, OneStep],
-    options: { worker: { concurrency: 40 }, metrics: { registry } },
+    providers: [ThreeSteps, OneStep, AwaitsGo],
+    // Waits park at once, so that a delivery claims the run (AwaitsGo).
+    options: { worker: { concurrency: 40 }, metrics: { registry }, inlineWaitMs: 0 },
   });
   let app: DurableTestApp;
   let database: DurableDatabase;
@@ -322,6 +330,19 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
     );
     const claimed = await new RunRepository(database, false).claim('test', 60_000, 10, [workflow]);
     expect(Object.fromEntries(claimed.map((run) => [run.id, run.standalone]))).toEqual({ [plainRun]: true, [child]: false });
+  });
+
+  it('a delivery that claims a parked run says it has no parent and no queue, so its end takes the lean statement', async () => {
+    const handle = await app.client.start(AwaitsGo, null);
+    await eventually(async () => (await app.client.getRun(handle.runId)).status === 'waiting', 'the run to park');
+    const ended = jest.spyOn(app.get(RunEndRepository), 'finish'); // watched, not replaced
+    try {
+      await app.signals.signal(handle.runId, 'go', 'now');
+      expect(await handle.result()).toBe('now');
+      expect(ended.mock.calls.map(([run]) => [run.id, run.standalone])).toEqual([[handle.runId, true]]);
+    } finally {
+      ended.mockRestore();
+    }
   });
 
   it('ends a run whose row a lease renewal changed while its batch waited for it', async () => {
