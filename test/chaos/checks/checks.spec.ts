@@ -616,13 +616,40 @@ describe('chaos checks: effects', () => {
     ]);
   });
 
-  it('a kill excuses a duplicate only on the pid that wrote it, soon after the effect, one per run', () => {
+  it('a kill excuses a duplicate only on the pid that wrote it, soon after the effect, one per step of a run', () => {
     expect(excused(duplicate([kill(10, T + 200)]))).toEqual([1, 0]);
     expect(duplicate([kill(10, T + 200)]).metrics['inWindow.kill']).toBe(1);
     // Long after the effect its checkpoint would have committed: the kill is not why it went unconfirmed.
     expect(excused(duplicate([kill(10, T + CRASH_MS + 500)], { win: T + 8_000 }))).toEqual([0, 1]);
     expect(excused(duplicate([kill(11, T + 200)]))).toEqual([0, 1]);
     expect(excused(duplicate([kill(10, T + 200)], { lost: [T, T + 100] }))).toEqual([1, 1]);
+  });
+
+  it('a kill excuses one lost effect per step of a run: parallel steps in flight at once are each excused', () => {
+    const effects = (key: string, lostAt: number, id: number) => [
+      ledgerRow(id, 'a', key, 10, lostAt),
+      ledgerRow(id + 1, 'a', key, 11, T + 3_000),
+    ];
+    const result = checkEffects(
+      evidence({
+        processes,
+        faults: [kill(10, T + 200)],
+        runs: new Map([run('a', 'completed')]),
+        ledger: new Map([
+          [
+            'a',
+            new Map([
+              ['notify:buyer', effects('notify:buyer', T, 100)],
+              ['notify:carrier', effects('notify:carrier', T + 10, 200)],
+            ]),
+          ],
+        ]),
+        steps: new Map([
+          ['a', new Map([effectStep('notify:buyer', 11, 101, T + 3_300), effectStep('notify:carrier', 11, 201, T + 3_300)])],
+        ]),
+      }),
+    );
+    expect(excused(result)).toEqual([2, 0]);
   });
 
   it('a fault after the takeover that ended the hold of the effect did not cause the re-run', () => {

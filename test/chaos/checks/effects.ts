@@ -102,8 +102,9 @@ export const checkEffects: Check = (e) => {
  *   renewal further: see `reachEnd`);
  * - before the run moved on without it: before the stored checkpoint committed, and before the lease
  *   takeover that ended the hold under which the effect was written (the fault must have caused it).
- * A killed or stopped process had one step in flight per run, so a kill or a stop explains one extra
- * effect per run, no more: `spent` remembers which (fault, run) pairs are used up.
+ * A killed or stopped process had each step of a run in flight at most once (parallel steps, such as
+ * the workload's notify:* fan-out, are each in flight), so a kill or a stop explains one extra effect
+ * per step of a run, no more: `spent` remembers which (fault, run, step) triples are used up.
  */
 export function explain(e: Evidence, row: LedgerRow, checkpointAt: number, spent: Set<string>): FaultRecord | undefined {
   const at = row.at.getTime();
@@ -113,7 +114,7 @@ export function explain(e: Evidence, row: LedgerRow, checkpointAt: number, spent
     if (f.skipped || !struck(f, row.pid, role)) continue;
     if (f.at > at + CRASH_MS || f.at > end + ORDER_MS || reachEnd(e, f) + AFTER_MS[f.kind] < at) continue;
     if (f.kind === 'connections' || f.kind === 'restart') return f;
-    const key = `${index}:${row.run_id}`;
+    const key = `${index}:${row.run_id}:${row.step_key}`;
     if (spent.has(key)) continue;
     spent.add(key);
     return f;
