@@ -122,7 +122,7 @@ export const EARLIER = {
       change:
         "lean statements for runs with no parent and no queue: a lone start this instance executes is the batch insert over one row of parameters, not the general start statement, and such a run's end leaves out the parent's wake and the queue slot's release",
       effect:
-        'a lone start from about 445 to 280 µs a round trip and a lone end from about 330 to 260 (the statement repeated in a rolled-back transaction); in alternating builds of the loop at c8, 603–721 workflows/s against 499–574',
+        'a lone start from about 445 to 280 µs a round trip and a lone end from about 330 to 260 (the statement repeated in a rolled-back transaction; the end as kept, with the wake of a fork, 665 against 1,186 µs in a slower minute); in alternating builds of the loop at c8, 603–721 workflows/s against 499–574',
       measured: at('2026-12-02', 'bc1fc47'),
     },
     {

@@ -170,7 +170,7 @@ WITH RECURSIVE target AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
   SELECT id, run_day, 'cancelled', $3, jsonb_strip_nulls(jsonb_build_object('reason', $5::text, 'cascadedFrom', CASE WHEN id = $1 THEN NULL ELSE $1::text END))
   FROM cancelled
-), ${wakeParentSql(t, 'cancelled', 'c.id = $1')}, executed AS (
+), ${wakeParentSql(t, 'cancelled', { filter: 'c.id = $1' })}, executed AS (
   SELECT c.id, c.queue FROM cancelled c JOIN tree USING (id) WHERE tree.status = 'running'
 ), ${queueSlotFreedSql(t, 'executed', '$6')}
 SELECT (SELECT status FROM target) AS previous,

@@ -229,10 +229,10 @@ export class RunRepository {
   }
 
   /**
-   * A batch of starts that batchable() let through. Retried whole
-   * through transient errors, like a lone start: a try after one that committed but whose answer was
-   * lost inserts nothing, so its starts answer "existed" and their runs, claimed here but not executed,
-   * wait for their lease to lapse and are claimed again. A batch that waits on another transaction's
+   * A batch of starts that batchable() let through. Retried whole through transient errors, like a lone
+   * start: a try after one that committed but whose answer was lost inserts nothing, so its starts
+   * answer "existed" and their runs, claimed here but not executed, wait for their lease to lapse and
+   * are claimed again. A batch that waits on another transaction's
    * insert of one of its ids (a start in an application transaction not yet committed) gives up after
    * START_BATCH_LOCK_TIMEOUT and is split (GroupCommit): only that start waits, not the others behind it.
    */

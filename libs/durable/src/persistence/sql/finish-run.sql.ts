@@ -14,8 +14,8 @@ const standaloneSql = (alias = '') => ` AND ${alias}parent_id IS NULL AND ${alia
  * when the end is the grace's (null otherwise): then only if the stored deadline, which an operator
  * may have moved, still says so. $8 wake channel, $9 the queue channel (a queued run's end gives its
  * slot back: queueSlotFreedSql). `standalone`: a run known to have no parent and no queue, whose end
- * has no parent to wake and no slot to free; the statement leaves those parts out (a third less
- * server time), takes $1 to $8, and ends only such a run (a run it was wrongly told of is not ended:
+ * has no parent to wake and no slot to free; the statement leaves those parts out (about 40% less
+ * time a round trip), takes $1 to $8, and ends only such a run (a run it was wrongly told of is not ended:
  * its lease lapses and a claim, which reads the row, ends it in full).
  */
 export const finishRunSql = (t: Tables, standalone = false) => `
@@ -28,7 +28,7 @@ WITH done AS (
   RETURNING id, run_day, parent_id, queue
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, $3, $6, $5::jsonb FROM done
-), ${wakeParentSql(t, 'done', 'true', standalone)}${standalone ? '' : `, ${queueSlotFreedSql(t, 'done', '$9')}`}
+), ${wakeParentSql(t, 'done', { parentless: standalone })}${standalone ? '' : `, ${queueSlotFreedSql(t, 'done', '$9')}`}
 SELECT done.id, (SELECT count(*) FROM parent, pg_notify($8, parent.id)) AS woken FROM done${standalone ? '' : ', freed'}
 UNION ALL
 -- A try after one that committed but whose answer was lost (a cut session): this execution's own write
@@ -70,7 +70,7 @@ WITH input AS (
   RETURNING r.id, r.run_day, r.parent_id, r.queue, l.status, l.actor, l.error
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, status, actor, error FROM done
-), ${wakeParentSql(t, 'done', 'true', standalone)}, notified AS (
+), ${wakeParentSql(t, 'done', { parentless: standalone })}, notified AS (
   SELECT count(*) FROM parent, pg_notify($2, parent.id)
 )${standalone ? '' : `, ${queueSlotFreedSql(t, 'done', '$3')}`}
 SELECT done.id FROM done, notified${standalone ? '' : ', freed'}
