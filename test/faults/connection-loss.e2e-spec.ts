@@ -10,17 +10,21 @@ class Listens implements DurableWorkflow<null, unknown> {
   }
 }
 
-/** A step whose effect is counted and which returns when the test opens its gate. */
+/**
+ * A step whose effect is counted and which returns when the test opens its gate; then another step
+ * when `then` says so (so that the first's checkpoint is written on its own, not with the end).
+ */
 const effects = new Map<string, number>();
 const gates = new Map<string, () => void>();
 @Workflow('gated-effect')
-class GatedEffect implements DurableWorkflow<null, string> {
-  async run(_: null, ctx: WorkflowContext) {
-    return ctx.step('effect', async () => {
+class GatedEffect implements DurableWorkflow<'step' | 'end', string> {
+  async run(then: 'step' | 'end', ctx: WorkflowContext) {
+    const result = await ctx.step('effect', async () => {
       effects.set(ctx.runId, (effects.get(ctx.runId) ?? 0) + 1);
       await new Promise<void>((open) => gates.set(ctx.runId, open));
       return 'done';
     });
+    return then === 'step' ? ctx.step('after', () => result) : result;
   }
 }
 
@@ -153,17 +157,25 @@ describe('a session cut in the middle of a delivery or a checkpoint', () => {
   it('a finish whose session is cut still lands, by the same execution and without a takeover', () =>
     endCutAndLanded('finish', '%output = $4%', 'completed'));
 
-  it('a checkpoint write whose session is cut is written again on another connection: the step does not run twice', async () => {
-    const run = await t.client.start(GatedEffect, null);
+  /** Cuts the session of the write of step `effect`'s checkpoint, `then` the step after or the end (whose statement it rides in). */
+  const checkpointCutAndWritten = async (then: 'step' | 'end', statement: string) => {
+    const run = await t.client.start(GatedEffect, then);
     await eventually(async () => gates.has(run.runId), 'the step to run');
-    const lock = await lockRun(schema, db, run.runId, '%FOR SHARE%');
+    const lock = await lockRun(schema, db, run.runId, statement);
     gates.get(run.runId)!(); // the step returns; its checkpoint waits for the row lock...
     await db.query('SELECT pg_terminate_backend($1)', [await lock.waiter()]); // ...and its session is cut there
     await lock.release();
     expect(await run.result({ timeout: '10s' })).toBe('done');
     expect(effects.get(run.runId)).toBe(1);
     expect((await t.client.getRun(run.runId)).attempt).toBe(1);
-  });
+    expect(await db.count('steps', `run_id = $1 AND key = 'effect'`, [run.runId])).toBe(1);
+  };
+
+  it('a checkpoint write whose session is cut is written again on another connection: the step does not run twice', () =>
+    checkpointCutAndWritten('step', '%FOR SHARE%'));
+
+  it("an end whose session is cut with the last step's checkpoint in it is sent again: the step does not run twice", () =>
+    checkpointCutAndWritten('end', '%output = $4%'));
   it('a session cut the moment it is handed out, before its borrower listens, does not end the process: the send lands', async () => {
     const run = await t.client.start(Listens, null);
     await eventually(async () => (await t.client.getRun(run.runId)).status === 'waiting', 'the run to wait');

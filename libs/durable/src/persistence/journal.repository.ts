@@ -82,14 +82,18 @@ interface TimerWrite {
   ms: number;
 }
 
-/** One checkpoint waiting for its batch. */
-interface CheckpointWrite {
-  runId: string;
-  token: string;
+/** A checkpoint of one run: its key, kind, outcome, and when its step began. */
+export interface StepCheckpoint {
   key: string;
   kind: string;
   step: StoredStep;
   startedAt: Date | null;
+}
+
+/** One checkpoint waiting for its batch. */
+interface CheckpointWrite extends StepCheckpoint {
+  runId: string;
+  token: string;
 }
 
 /**

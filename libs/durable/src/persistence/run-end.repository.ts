@@ -2,6 +2,7 @@ import { queueChannel, wakeChannel } from '../durable.constants';
 import type { ErrorInfo } from '../interfaces';
 import { DurableDatabase } from './durable-database';
 import { DEFAULT_GROUP_COMMIT, GroupCommit, GroupCommitPolicy } from './group-commit';
+import type { StepCheckpoint } from './journal.repository';
 import type { ClaimedRun } from './run.repository';
 import { finishRunSql, finishRunsSql } from './sql/finish-run.sql';
 import { retryTransient } from './transient-retry';
@@ -17,6 +18,8 @@ interface RunEnd {
   graceMs: number | null;
   /** No parent and no queue (ClaimedRun.standalone): the lean statement. */
   standalone: boolean;
+  /** The checkpoint the execution left pending, as finishRunSql's $9 reads it. */
+  checkpoint: ReturnType<typeof checkpointRecord> | null;
 }
 
 /**
@@ -47,6 +50,7 @@ export class RunEndRepository {
   /**
    * Ends the run unless its lease is gone; false then. `graceMs`: the end is the run deadline's grace
    * running out, and happens only if the stored deadline (which an operator may have moved) still says so.
+   * `checkpoint`: the run's last checkpoint, left pending to be written with the end, and only if it is.
    */
   finish(
     run: ClaimedRun,
@@ -55,15 +59,35 @@ export class RunEndRepository {
     error: ErrorInfo | null,
     actor: string,
     graceMs?: number,
+    checkpoint?: StepCheckpoint,
   ): Promise<boolean> {
-    const standalone = run.standalone === true;
-    return this.ends.submit({ id: run.id, token: run.leaseToken, status, output, error, actor, graceMs: graceMs ?? null, standalone });
+    return this.ends.submit({
+      id: run.id,
+      token: run.leaseToken,
+      status,
+      output,
+      error,
+      actor,
+      graceMs: graceMs ?? null,
+      standalone: run.standalone === true,
+      checkpoint: checkpoint ? checkpointRecord(checkpoint) : null,
+    });
   }
 
   /** Retried through transient errors: each end is fenced and idempotent (see finishRunSql). */
   private async finishOne(e: RunEnd): Promise<boolean> {
     const error = e.error ? JSON.stringify(e.error) : null;
-    const params = [e.id, e.token, e.status, e.output, error, e.actor, e.graceMs, this.sql.channel];
+    const params = [
+      e.id,
+      e.token,
+      e.status,
+      e.output,
+      error,
+      e.actor,
+      e.graceMs,
+      this.sql.channel,
+      e.checkpoint && JSON.stringify(e.checkpoint),
+    ];
     const rows = await retryTransient(() =>
       e.standalone ? this.db.query(this.sql.oneStandalone, params) : this.db.query(this.sql.one, [...params, this.sql.queueChannel]),
     );
@@ -81,6 +105,7 @@ export class RunEndRepository {
         error: e.error,
         actor: e.actor,
         grace_ms: e.graceMs,
+        checkpoint: e.checkpoint,
       })),
     );
     const rows = await retryTransient(() =>
@@ -92,3 +117,13 @@ export class RunEndRepository {
     return ends.map((e) => ended.has(e.id));
   }
 }
+
+/** A checkpoint as the end's statement reads it (endCheckpointSql). */
+const checkpointRecord = (c: StepCheckpoint) => ({
+  key: c.key,
+  kind: c.kind,
+  outcome: c.step.outcome,
+  result: c.step.result,
+  error: c.step.error,
+  started_at: c.startedAt,
+});

@@ -1,7 +1,7 @@
 import { NonRetryableError, StepResultMismatchError, InvalidPayloadError } from '../errors';
 import type { StepOptions } from '../interfaces';
 import type { RegisteredWorkflow, WorkflowRegistry } from './workflow.registry';
-import type { JournalRepository, StoredStep } from '../persistence/journal.repository';
+import type { JournalRepository, StepCheckpoint, StoredStep } from '../persistence/journal.repository';
 import type { ClaimedRun, WaitSpec } from '../persistence/run.repository';
 import { validatePayload } from '../schema/payload-validator';
 import type { WakeBus } from './wake-bus';
@@ -16,9 +16,12 @@ import type { ChildStarter } from './child-starter';
 import type { DurableTelemetry } from '../observability/durable-telemetry';
 import { RunDeadline } from './run-deadline';
 
-/** How one execution of `run()` ended; `expired`: the grace after the run's deadline ended first. */
+/**
+ * How one execution of `run()` ended; `expired`: the grace after the run's deadline ended first.
+ * `checkpoint`: the last step's, left pending to be written with the end (see Execution.commitPending).
+ */
 export type ExecutionOutcome =
-  | { type: 'completed'; output: unknown }
+  | { type: 'completed'; output: unknown; checkpoint?: StepCheckpoint }
   | { type: 'failed'; error: unknown }
   | { type: 'park'; wait: WaitSpec }
   | { type: 'lost' }
@@ -50,6 +53,9 @@ export class Execution {
   private active = true;
   private readonly keyCounts = new Map<string, number>();
   private readonly inflight = new Set<Promise<unknown>>();
+  /** The last step's checkpoint, not written yet (see commitPending), and its write once sent. */
+  private pending?: StepCheckpoint;
+  private flushing?: Promise<boolean>;
   readonly deadline = new RunDeadline(this);
 
   constructor(
@@ -75,7 +81,8 @@ export class Execution {
    * first); steps still running then finish and checkpoint before the run parks, unless the lease is
    * lost. Listens on the lease only meanwhile: a lease held through many executions (wakes in-process,
    * parks that lost a race) keeps none of the ended ones. The end of the grace after the run's
-   * deadline ends it as `expired` whatever it is doing, without waiting for its steps.
+   * deadline ends it as `expired` whatever it is doing, without waiting for its steps. A completed
+   * run hands its pending checkpoint to the end; any other outcome writes it first.
    */
   async execute(input: unknown, ctx: unknown): Promise<ExecutionOutcome> {
     let signalLost!: () => void;
@@ -96,9 +103,24 @@ export class Execution {
           );
       }
       const outcome = await this.outcome;
-      if (outcome.type === 'expired') return outcome;
-      while (this.inflight.size && !this.lease.lost) await Promise.race([Promise.allSettled([...this.inflight]), lost]);
-      return outcome;
+      if (outcome.type !== 'expired')
+        while (this.inflight.size && !this.lease.lost) await Promise.race([Promise.allSettled([...this.inflight]), lost]);
+      if (outcome.type === 'lost' || this.lease.lost || !(this.pending || this.flushing)) return outcome;
+      if (outcome.type === 'completed' && !this.flushing) {
+        const checkpoint = this.pending;
+        this.pending = undefined;
+        return { ...outcome, checkpoint };
+      }
+      let written: boolean;
+      try {
+        written = await this.flushPending();
+      } catch (error) {
+        // As when a step's own write fails: the run's code would have had it thrown at that step.
+        return outcome.type === 'expired' ? outcome : { type: 'failed', error };
+      }
+      if (written) return outcome;
+      this.lease.markLost();
+      return { type: 'lost' };
     } finally {
       clearTimeout(graceTimer);
       unsubscribe();
@@ -130,34 +152,93 @@ export class Execution {
     return never();
   }
 
-  /** Throws when a durable primitive is called from inside a step, where it cannot pause anything. */
-  assertNotInStep(primitive: string): void {
+  /**
+   * The entry of a durable primitive: throws inside a step, where it cannot pause anything; else first
+   * commits the checkpoint left pending (see commitPending).
+   */
+  async enter(primitive: string): Promise<void> {
     if (runScope.getStore()?.inStep) {
       throw new NonRetryableError(
         `ctx.${primitive}() was called inside a step of run "${this.runId}". Durable primitives pause the run and belong in run() itself; call them between steps.`,
       );
     }
+    if (this.pending || this.flushing) await this.commitPending();
+  }
+
+  /**
+   * The one write a step's result may wait for: a step whose checkpoint no other writer can hold (its
+   * key generated, no other step of this execution in flight) returns before its checkpoint is
+   * written, and the run's next durable action (a step, a primitive, a park or a failure) writes it
+   * first, so nothing durable follows a step whose result is not. When the run's code returns in the
+   * same turn of the event loop instead, the checkpoint rides with the run's end, in its statement and
+   * commit: a three-step workflow commits four times, not five. Code that goes on to wait for
+   * something else (a timer, I/O) does not hold it back: it is written at the end of that turn
+   * (deferStep), so the step's crash window is as long as it was when every step waited for its own.
+   * Never returns when the lease is gone.
+   */
+  async commitPending(): Promise<void> {
+    if (!(await this.flushPending())) await this.lose();
+  }
+
+  /**
+   * Writes the pending checkpoint, once, for every caller. False when the lease is gone, or when
+   * another writer's row holds the key with another outcome (which the checkpoint's conditions rule
+   * out): the execution has gone on with its own, so it stops, and the next replays the stored one.
+   */
+  private flushPending(): Promise<boolean> {
+    if (this.flushing) return this.flushing;
+    const pending = this.pending;
+    if (!pending) return Promise.resolve(true);
+    this.pending = undefined;
+    const { key, kind, step, startedAt } = pending;
+    this.flushing = this.deps.journal
+      .checkpoint(this.runId, this.lease.token, key, kind, step, startedAt)
+      .then(
+        (written) => written.status === 'written' || (written.status === 'exists' && written.step.result === step.result),
+        (error: unknown) => {
+          this.pending ??= pending; // the next action writes it again, and fails with it if it must
+          throw error;
+        },
+      )
+      .finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+
+  /** Leaves a step's checkpoint pending (see commitPending), to be written at the end of this turn if nothing took it. */
+  private deferStep(checkpoint: StepCheckpoint): void {
+    this.pending = checkpoint;
+    this.journal.steps.set(checkpoint.key, checkpoint.step);
+    setImmediate(() => {
+      if (this.pending !== checkpoint || this.lease.lost) return;
+      this.flushPending().then(
+        (written) => written || this.lease.markLost(),
+        () => undefined, // pending again: the next action writes it and answers for the error
+      );
+    });
   }
 
   /** The memoized call of a step: its stored outcome when journaled, else runs it and checkpoints it. */
   async step<T>(name: string, fn: () => T | Promise<T>, options: ResolvedStepOptions, args: readonly unknown[]): Promise<T> {
     if (!this.active) return never();
-    return this.stepAt(name, options.key ? `${name}:${options.key(...args)}` : this.keyFor(name), fn, options);
+    if (options.key) return this.stepAt(name, `${name}:${options.key(...args)}`, fn, options);
+    return this.stepAt(name, this.keyFor(name), fn, options, true);
   }
 
   /**
    * A step under the checkpoint key given. Its metrics and span are labelled by `name`, never by the
    * key: keys grow with repeats, keys and messages, and every label value is a series of its own.
+   * `generated`: the key is keyFor's, which no other call of this execution can have.
    */
-  async stepAt<T>(name: string, key: string, fn: () => T | Promise<T>, options: ResolvedStepOptions): Promise<T> {
+  async stepAt<T>(name: string, key: string, fn: () => T | Promise<T>, options: ResolvedStepOptions, generated = false): Promise<T> {
     if (!this.active) return never();
     const stored = this.journal.steps.get(key);
     if (stored) return this.replay<T>(key, stored, options);
-    return this.track(this.runFresh<T>(name, key, fn, options));
+    return this.track(this.runFresh<T>(name, key, fn, options, generated));
   }
 
   /** Writes a checkpoint and records it in the journal; returns the winner's row when another writer was first. */
   async checkpoint(key: string, kind: string, step: StoredStep, startedAt: Date | null): Promise<StoredStep> {
+    await this.commitPending();
     const written = await this.deps.journal.checkpoint(this.runId, this.lease.token, key, kind, step, startedAt);
     if (written.status === 'lost') return this.lose();
     const kept = written.status === 'exists' ? written.step : step;
@@ -181,7 +262,14 @@ export class Execution {
     return value;
   }
 
-  private async runFresh<T>(name: string, key: string, fn: () => T | Promise<T>, options: ResolvedStepOptions): Promise<T> {
+  private async runFresh<T>(
+    name: string,
+    key: string,
+    fn: () => T | Promise<T>,
+    options: ResolvedStepOptions,
+    generated: boolean,
+  ): Promise<T> {
+    await this.commitPending();
     const startedAt = new Date();
     const { tracing, metrics } = this.deps.telemetry;
     const span = tracing.start(`durable.step ${name}`, {
@@ -216,6 +304,10 @@ export class Execution {
         (Date.now() - startedAt.getTime()) / 1_000,
       );
     span.end();
+    if (generated && failure === undefined && this.inflight.size === 1) {
+      this.deferStep({ key, kind: 'step', step, startedAt });
+      return value as T;
+    }
     const kept = await this.checkpoint(key, 'step', step, startedAt);
     if (kept !== step) return this.replay<T>(key, kept, options);
     if (failure !== undefined) throw failure;

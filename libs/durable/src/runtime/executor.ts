@@ -3,7 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import { CHILD_STARTER, DURABLE_OPTIONS } from '../durable.constants';
 import { WorkflowRegistry } from './workflow.registry';
 import type { ErrorInfo, RunWarning } from '../interfaces';
-import { JournalRepository, LoadedJournal } from '../persistence/journal.repository';
+import { JournalRepository, LoadedJournal, StepCheckpoint } from '../persistence/journal.repository';
 import { ClaimedRun, RunRepository } from '../persistence/run.repository';
 import { RunEndRepository } from '../persistence/run-end.repository';
 import { RunEnd, WakeBus } from './wake-bus';
@@ -95,7 +95,7 @@ export class Executor implements OnModuleInit {
         case 'lost':
           return {};
         case 'completed':
-          return this.complete(run, outcome.output, actor);
+          return this.complete(run, outcome.output, actor, outcome.checkpoint);
         case 'failed':
           // Past the run's deadline a failed attempt is not retried: the next would only fail at the deadline again.
           return this.fail(run, outcome.error, execution.deadline.passed ? NO_RETRY : workflow.retry, actor);
@@ -137,15 +137,16 @@ export class Executor implements OnModuleInit {
     return Journal.from(loaded);
   }
 
-  private async complete(run: ClaimedRun, output: unknown, actor: string): Promise<ExecutionResult> {
+  /** `checkpoint`: the last step's, written with the end (see Execution.commitPending). */
+  private async complete(run: ClaimedRun, output: unknown, actor: string, checkpoint?: StepCheckpoint): Promise<ExecutionResult> {
     let encoded: string;
     try {
       encoded = serialize(output, `The output of run "${run.id}"`);
     } catch (error) {
-      return { end: await this.end(run, 'failed', null, errorInfo(error), actor) };
+      return { end: await this.end(run, 'failed', null, errorInfo(error), actor, undefined, checkpoint) };
     }
     // The value handed to local result() callers is the stored one, decoded, as a read would give it.
-    return { end: await this.end(run, 'completed', encoded, null, actor) };
+    return { end: await this.end(run, 'completed', encoded, null, actor, undefined, checkpoint) };
   }
 
   private async fail(run: ClaimedRun, error: unknown, retry: ResolvedRetryPolicy, actor: string): Promise<ExecutionResult> {
@@ -186,8 +187,9 @@ export class Executor implements OnModuleInit {
     error: ErrorInfo | null,
     actor: string,
     graceMs?: number,
+    checkpoint?: StepCheckpoint,
   ): Promise<RunEnd | undefined> {
-    if (!(await this.ends.finish(run, status, output, error, actor, graceMs))) return undefined;
+    if (!(await this.ends.finish(run, status, output, error, actor, graceMs, checkpoint))) return undefined;
     this.telemetry.metrics?.ended.inc({ workflow: run.workflow, status });
     return status === 'completed' ? { status, output: deserialize(output) } : { status, error: error! };
   }

@@ -6,16 +6,31 @@ import { wakeParentSql } from './wake.sql';
 const standaloneSql = (alias = '') => ` AND ${alias}parent_id IS NULL AND ${alias}queue IS NULL`;
 
 /**
+ * The run's last checkpoint, left pending by its execution to ride with the end (see
+ * Execution.flushPending): inserted in the end's statement, so only if the end is, in its commit.
+ * `source` has the ended runs' id, run_day, and `checkpoint`: null, or the JSON of
+ * { key, kind, outcome, result, error, started_at }.
+ */
+const endCheckpointSql = (t: Tables, source: string) => `checkpoint AS (
+  INSERT INTO ${t.steps} (run_id, run_day, key, kind, outcome, result, error, started_at)
+  SELECT s.id, s.run_day, c.key, c.kind, c.outcome, c.result, c.error, c.started_at
+  FROM ${source} s
+  CROSS JOIN LATERAL jsonb_to_record(s.checkpoint) AS c(key text, kind text, outcome text, result text, error jsonb, started_at timestamptz)
+  WHERE s.checkpoint IS NOT NULL
+  ON CONFLICT (run_id, key, run_day) DO NOTHING
+)`;
+
+/**
  * Ends a run (completed or failed) in one statement, fenced by the lease token: the end, its history
- * row, and the parent's wake. The parent's wake_seq is bumped whatever it does (so a park racing this
+ * row, the checkpoint its execution left pending (endCheckpointSql), and the parent's wake. The parent's wake_seq is bumped whatever it does (so a park racing this
  * end re-executes); a parent parked on a child is made due now and NOTIFYed. Idempotent, so it is
  * retried through transient errors: a try after one that landed changes nothing and answers as it did.
  * $1 run, $2 token, $3 status, $4 output, $5 error (jsonb), $6 actor, $7 the deadline's grace in ms
  * when the end is the grace's (null otherwise): then only if the stored deadline, which an operator
- * may have moved, still says so. $8 wake channel, $9 the queue channel (a queued run's end gives its
- * slot back: queueSlotFreedSql). `standalone`: a run known to have no parent and no queue, whose end
- * has no parent to wake and no slot to free; the statement leaves those parts out (about 40% less
- * time a round trip), takes $1 to $8, and ends only such a run (a run it was wrongly told of is not ended:
+ * may have moved, still says so. $8 wake channel, $9 the pending checkpoint (JSON, or null), $10 the
+ * queue channel (a queued run's end gives its slot back: queueSlotFreedSql). `standalone`: a run known
+ * to have no parent and no queue, whose end has no parent to wake and no slot to free; the statement
+ * leaves those parts out (about 40% less time a round trip), takes $1 to $9, and ends only such a run (a run it was wrongly told of is not ended:
  * its lease lapses and a claim, which reads the row, ends it in full).
  */
 export const finishRunSql = (t: Tables, standalone = false) => `
@@ -25,10 +40,10 @@ WITH done AS (
       wake_at = NULL, lease_owner = NULL, finished_at = now(), updated_at = now()
   WHERE id = $1 AND lease_token = $2 AND status = 'running'
     AND ($7::bigint IS NULL OR deadline + $7::bigint * interval '1 millisecond' <= now())${standalone ? standaloneSql() : ''}
-  RETURNING id, run_day, parent_id, queue
+  RETURNING id, run_day, parent_id, queue, $9::jsonb AS checkpoint
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, $3, $6, $5::jsonb FROM done
-), ${wakeParentSql(t, 'done', { parentless: standalone })}${standalone ? '' : `, ${queueSlotFreedSql(t, 'done', '$9')}`}
+), ${endCheckpointSql(t, 'done')}, ${wakeParentSql(t, 'done', { parentless: standalone })}${standalone ? '' : `, ${queueSlotFreedSql(t, 'done', '$10')}`}
 SELECT done.id, (SELECT count(*) FROM parent, pg_notify($8, parent.id)) AS woken FROM done${standalone ? '' : ', freed'}
 UNION ALL
 -- A try after one that committed but whose answer was lost (a cut session): this execution's own write
@@ -37,7 +52,7 @@ SELECT id, 0 FROM ${t.runs} WHERE id = $1 AND lease_token = $2 AND status <> 'ru
 
 /**
  * Ends a batch of runs in one statement and one commit (group commit), each as finishRunSql ends one:
- * fenced by its own token, with its history row and its parent's wake, so a run whose token is stale
+ * fenced by its own token, with its history row, its pending checkpoint and its parent's wake, so a run whose token is stale
  * is not ended while the others are. Runs are locked in id order, one order for every batch, each
  * through a LATERAL probe of the primary key (a plan that does not depend on statistics, see
  * checkpointBatchSql), then updated by primary key. Not by the locked versions' ctid: a version another
@@ -45,13 +60,13 @@ SELECT id, 0 FROM ${t.runs} WHERE id = $1 AND lease_token = $2 AND status <> 'ru
  * to the update's scan, which would change nothing and leave the run running with nobody renewing it;
  * found by key, the snapshot's version leads to the locked one. Returns the ids ended, and those a try
  * that committed had ended already (as finishRunSql answers them).
- * $1: a JSON array of { id, token, status, output, error, actor, grace_ms } (finishRunSql's $1 to $6
- * and $7), $2 wake channel, $3 queue channel. `standalone`: every run of the batch is (see finishRunSql); $1 and $2 only.
+ * $1: a JSON array of { id, token, status, output, error, actor, grace_ms, checkpoint } (finishRunSql's
+ * $1 to $7 and $9), $2 wake channel, $3 queue channel. `standalone`: every run of the batch is (see finishRunSql); $1 and $2 only.
  */
 export const finishRunsSql = (t: Tables, standalone = false) => `
 WITH input AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb)
-    AS i(id text, token bigint, status text, output text, error jsonb, actor text, grace_ms bigint)
+    AS i(id text, token bigint, status text, output text, error jsonb, actor text, grace_ms bigint, checkpoint jsonb)
   ORDER BY id
 ), locked AS (
   SELECT i.* FROM input i
@@ -67,10 +82,10 @@ WITH input AS (
       wake_at = NULL, lease_owner = NULL, finished_at = now(), updated_at = now()
   FROM locked l
   WHERE r.id = ANY(ARRAY(SELECT id FROM locked)) AND r.id = l.id
-  RETURNING r.id, r.run_day, r.parent_id, r.queue, l.status, l.actor, l.error
+  RETURNING r.id, r.run_day, r.parent_id, r.queue, l.status, l.actor, l.error, l.checkpoint
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, status, actor, error FROM done
-), ${wakeParentSql(t, 'done', { parentless: standalone })}, notified AS (
+), ${endCheckpointSql(t, 'done')}, ${wakeParentSql(t, 'done', { parentless: standalone })}, notified AS (
   SELECT count(*) FROM parent, pg_notify($2, parent.id)
 )${standalone ? '' : `, ${queueSlotFreedSql(t, 'done', '$3')}`}
 SELECT done.id FROM done, notified${standalone ? '' : ', freed'}

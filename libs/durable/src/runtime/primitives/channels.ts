@@ -7,7 +7,7 @@ import { declaredName } from './declared';
 /** The oldest un-acked message of the channel; writes nothing. The run parks while the channel is empty. */
 export async function receive<T>(execution: Execution, ref: ChannelRef<T>): Promise<ChannelMessage<T>> {
   if (!execution.isActive) return never();
-  execution.assertNotInStep('receive');
+  await execution.enter('receive');
   const channel = declaredName(execution.workflow, 'channel', ref);
   const key = execution.keyFor(`receive:${channel}`);
   execution.deadline.replayAt(key);
@@ -20,7 +20,7 @@ export async function receive<T>(execution: Execution, ref: ChannelRef<T>): Prom
 /** Journals the message as consumed, so `receive` moves past it, in this execution and every later one. */
 export async function ack(execution: Execution, ref: ChannelRef<unknown>, key: string): Promise<void> {
   if (!execution.isActive) return never();
-  execution.assertNotInStep('ack');
+  await execution.enter('ack');
   const channel = declaredName(execution.workflow, 'channel', ref);
   checkName(key, 'message key');
   if (!(await execution.deps.journal.ack(execution.runId, execution.lease.token, channel, key))) return execution.lose();
@@ -44,7 +44,7 @@ export async function consume<T>(
   until: (message: ChannelMessage<T>) => boolean,
 ): Promise<ChannelMessage<T>> {
   if (!execution.isActive) return never();
-  execution.assertNotInStep('consume');
+  await execution.enter('consume');
   const channel = declaredName(execution.workflow, 'channel', ref);
   const closedKey = execution.keyFor(`consume:${channel}`);
   execution.journal.steps.reach(`${closedKey}:`); // its handled messages are acked: a re-execution never sees them again

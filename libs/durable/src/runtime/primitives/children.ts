@@ -17,7 +17,7 @@ export async function startChild<I, O>(
   opts: ChildStartOptions,
 ): Promise<ChildHandle<O>> {
   if (!execution.isActive) return never();
-  execution.assertNotInStep('startChild');
+  await execution.enter('startChild');
   const step = checkName(opts?.step, 'child step');
   if (opts.detached !== undefined && typeof opts.detached !== 'boolean')
     throw new InvalidArgumentError(`startChild("${step}"): detached must be a boolean; got ${typeof opts.detached}.`);
@@ -71,7 +71,7 @@ export class ExecutionChildHandle<O> implements ChildHandle<O> {
   async result(): Promise<O> {
     const { execution } = this;
     if (!execution.isActive) return never();
-    execution.assertNotInStep('result');
+    await execution.enter('result');
     const key = `child-result:${this.step}`;
     execution.deadline.replayAt(key);
     const stored = execution.journal.steps.get(key);

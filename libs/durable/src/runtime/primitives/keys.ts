@@ -8,7 +8,7 @@ import { Execution, never } from '../execution';
  */
 export async function setKeys(execution: Execution, keys: Record<string, string>): Promise<void> {
   if (!execution.isActive) return never();
-  execution.assertNotInStep('setKeys');
+  await execution.enter('setKeys');
   const checked = checkKeys(keys, 'ctx.setKeys()', true);
   const key = execution.keyFor('set-keys');
   if (execution.journal.steps.has(key)) return;

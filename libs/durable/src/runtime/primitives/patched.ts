@@ -10,7 +10,7 @@ import { Execution, never } from '../execution';
  */
 export async function patched(execution: Execution, id: string): Promise<boolean> {
   if (!execution.isActive) return never();
-  execution.assertNotInStep('patched');
+  await execution.enter('patched');
   checkName(id, 'patch');
   const key = `patch:${id}`;
   const stored = execution.journal.steps.get(key);

@@ -55,7 +55,7 @@ export async function select<A extends SelectArms>(
   opts: SelectOptions = {},
 ): Promise<SelectResult<A>> {
   if (!execution.isActive) return never();
-  execution.assertNotInStep('select');
+  await execution.enter('select');
   checkName(name, 'select');
   const key = execution.keyFor(`select:${name}`);
   execution.deadline.replayAt(key);

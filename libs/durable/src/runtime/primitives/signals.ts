@@ -8,7 +8,7 @@ import { journaledInstant } from './sleep';
 /** Await: the payload of the signal, from the journal when buffered; else the run parks until it comes. */
 export async function waitForSignal<T>(execution: Execution, ref: SignalRef<T>): Promise<T> {
   if (!execution.isActive) return never();
-  execution.assertNotInStep('waitForSignal');
+  await execution.enter('waitForSignal');
   const name = declaredName(execution.workflow, 'signal', ref);
   const key = execution.keyFor(`signal:${name}`);
   execution.deadline.replayAt(key);
@@ -24,7 +24,7 @@ export async function waitForSignal<T>(execution: Execution, ref: SignalRef<T>):
  */
 export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRef<T>, timeout: unknown): Promise<SignalOutcome<T>> {
   if (!execution.isActive) return never();
-  execution.assertNotInStep('waitForSignal');
+  await execution.enter('waitForSignal');
   const name = declaredName(execution.workflow, 'signal', ref);
   const ms = toMs(timeout as never, `waitForSignal("${name}") timeout`);
   const deadlineKey = execution.keyFor(`signal-deadline:${name}`);

@@ -11,7 +11,7 @@ import { deserialize, serialize } from '../../schema/serializer';
  */
 export async function sleep(execution: Execution, name: string, ms: number | undefined, at?: Date): Promise<void> {
   if (!execution.isActive) return never();
-  execution.assertNotInStep('sleep');
+  await execution.enter('sleep');
   checkName(name, 'sleep');
   const key = execution.keyFor(`sleep:${name}`);
   execution.deadline.replayAt(key);
