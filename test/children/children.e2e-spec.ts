@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { ChildWorkflowFailedError, DurableWorkflow, NonRetryableError, Workflow, WorkflowContext } from 'nestjs-durable';
 import { JournalRepository, StoredChild } from 'nestjs-durable/persistence/journal.repository';
 import { Journal } from 'nestjs-durable/runtime/journal';
-import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { Client } from 'pg';
+import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 @Injectable()
 class Counter {
@@ -298,6 +299,41 @@ describe('child workflows', () => {
       `${handle.runId}/b`,
     ]);
     expect(cascade).toEqual({ actor: 'carol', detail: { reason: 'order withdrawn', cascadedFrom: handle.runId } });
+  });
+
+  it("cancelling a parent cancels a child whose spawn commits while the cancel waits for the parent's row", async () => {
+    const parent = await t.client.start(AwaitSignalChild, null);
+    await eventually(async () => (await t.client.getRun(parent.runId)).status === 'waiting', 'the parent to wait');
+    const childId = `${parent.runId}/late`;
+    // A spawn in flight, as the engine's start of a child holds it: the parent's row FOR SHARE, the child inserted, not committed.
+    const spawn = new Client(databaseUrl());
+    await spawn.connect();
+    try {
+      await spawn.query('BEGIN');
+      await spawn.query(`SELECT 1 FROM "${schema}".runs WHERE id = $1 FOR SHARE`, [parent.runId]);
+      await spawn.query(
+        `INSERT INTO "${schema}".runs (id, workflow, status, parent_id, input) VALUES ($1, 'await-signal-child', 'pending', $2, 'null')`,
+        [childId, parent.runId],
+      );
+      const cancelling = t.client.cancel(parent.runId, 'withdrawn');
+      await eventually(
+        async () =>
+          (
+            await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%cancelled%' AND query LIKE $1`, [
+              `%"${schema}"%`,
+            ])
+          ).length > 0,
+        "the cancel to wait for the parent's row",
+      );
+      await spawn.query('COMMIT');
+      await cancelling;
+    } finally {
+      await spawn.end();
+    }
+    expect(await db.query(`SELECT id, status FROM durable.runs WHERE id = $1 OR parent_id = $1 ORDER BY id`, [parent.runId])).toEqual([
+      { id: parent.runId, status: 'cancelled' },
+      { id: childId, status: 'cancelled' },
+    ]);
   });
 
   it('a cancelled child makes result() throw ChildWorkflowFailedError with status cancelled', async () => {

@@ -1,3 +1,4 @@
+import type { PoolClient } from 'pg';
 import { DEADLINE_PASSED_KEY, queueChannel, wakeChannel } from '../durable.constants';
 import { forkRunSql } from './sql/fork-run.sql';
 import { InvalidTransitionError, RunNotFoundError } from '../errors';
@@ -7,6 +8,12 @@ import { retryRolledBack } from './transient-retry';
 import { queueSlotFreedSql } from './sql/queue-slot-freed.sql';
 import { wakeParentSql } from './sql/wake.sql';
 import { resumeFinishesSql, waitKindSql } from './sql/wait-kinds.sql';
+
+/** What a transition statement answers: the run's status before (null: no such run), and the runs it changed. */
+export interface TransitionRow {
+  previous: string | null;
+  changed: string[] | null;
+}
 
 /** What an operator action changed. */
 export interface ControlResult {
@@ -38,14 +45,8 @@ export class RunControlRepository {
   }
 
   async cancel(runId: string, reason: string | undefined, actor: string): Promise<ControlResult> {
-    const [row] = await this.transition(this.sql.cancel, [
-      runId,
-      reason ?? 'cancelled',
-      actor,
-      this.sql.channel,
-      reason ?? null,
-      this.sql.queueChannel,
-    ]);
+    const params = [runId, reason ?? 'cancelled', actor, this.sql.channel, reason ?? null, this.sql.queueChannel] as const;
+    const row = await retryRolledBack(() => this.db.transaction((client) => cancelTree(client, this.sql.cancel, params)));
     return this.check(runId, 'cancel', row, ['pending', 'running', 'waiting', 'failed']);
   }
 
@@ -94,15 +95,10 @@ export class RunControlRepository {
 
   /** One transition statement; a deadlock (the cascade locks children and parents) rolled it back whole, so it is tried again. */
   private transition(sql: string, params: unknown[]) {
-    return retryRolledBack(() => this.db.query<{ previous: string | null; changed: string[] | null }>(sql, params));
+    return retryRolledBack(() => this.db.query<TransitionRow>(sql, params));
   }
 
-  private check(
-    runId: string,
-    action: string,
-    row: { previous: string | null; changed: string[] | null },
-    allowed: string[],
-  ): ControlResult {
+  private check(runId: string, action: string, row: TransitionRow, allowed: string[]): ControlResult {
     if (row.previous === null) throw new RunNotFoundError(runId);
     if (!row.changed?.length) throw new InvalidTransitionError(runId, action, row.previous, allowed);
     return { previous: row.previous, changed: row.changed };
@@ -148,14 +144,36 @@ SELECT (SELECT status FROM target) AS previous,
        (SELECT count(*) FROM changed, pg_notify($4, changed.id) WHERE changed.status IN ('running', 'waiting')) AS woken`;
 
 /**
+ * Cancels a run and its attached descendants in the caller's transaction (cancelSql's $1 to $6 given),
+ * in one or more statements. A child whose spawn committed while the first statement waited for its
+ * parent's row (the spawn holds it FOR SHARE, to check the parent's lease) is not in that statement's
+ * snapshot: the next statement, with a snapshot of its own, cancels the children of the runs cancelled
+ * so far, until one finds none. A spawn that comes after the parent's cancel finds its lease gone.
+ */
+export async function cancelTree(client: PoolClient, sql: string, params: readonly unknown[]): Promise<TransitionRow> {
+  const query = async (cancelled: string[]) => (await client.query<TransitionRow>(sql, [...params, cancelled])).rows[0];
+  const first = await query([]);
+  const changed = [...(first.changed ?? [])];
+  while (changed.length) {
+    const more = (await query(changed)).changed ?? [];
+    if (!more.length) break;
+    changed.push(...more);
+  }
+  return { previous: first.previous, changed };
+}
+
+/**
  * $1 run, $2 reason (error message), $3 actor, $4 wake channel, $5 reason as given, $6 queue channel
- * (a queued run cancelled while it executed gives its slot back: queueSlotFreedSql).
+ * (a queued run cancelled while it executed gives its slot back: queueSlotFreedSql), $7 the runs this
+ * cancel has cancelled in earlier statements (empty at first): their unfinished attached children are
+ * cancelled too (see RunControlRepository.cancel).
  */
 export const cancelSql = (t: Tables) => `
 WITH RECURSIVE target AS (
   SELECT id, status FROM ${t.runs} WHERE id = $1
 ), tree AS (
-  SELECT id, status FROM ${t.runs} WHERE id = $1
+  SELECT id, status FROM ${t.runs}
+  WHERE id = $1 OR (parent_id = ANY($7::text[]) AND status IN ('pending', 'running', 'waiting') AND NOT detached)
   UNION
   SELECT r.id, r.status FROM ${t.runs} r JOIN tree ON r.parent_id = tree.id WHERE r.status IN ('pending', 'running', 'waiting') AND NOT r.detached
 ), cancelled AS (

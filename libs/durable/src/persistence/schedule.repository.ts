@@ -5,7 +5,7 @@ import type { RunStatus, ScheduleSkipReason } from '../interfaces';
 import type { ResolvedSchedule } from '../schema/schedule-spec';
 import { DurableDatabase } from './durable-database';
 import { NO_RUN_DAY } from './journal-partitions';
-import { cancelSql } from './run-control.repository';
+import { cancelSql, cancelTree } from './run-control.repository';
 import { waitKindSql } from './sql/wait-kinds.sql';
 import type { Tables } from './tables';
 
@@ -214,7 +214,7 @@ export class ScheduleRepository {
     const [wake, queue] = this.channels;
     for (const { row, firing } of firings) {
       if (!firing.cancel) continue;
-      await client.query(this.sql.cancel, [
+      await cancelTree(client, this.sql.cancel, [
         firing.cancel,
         `Cancelled by schedule "${row.name}": a new slot started (overlap: cancelOther).`,
         ACTOR(row.name),
