@@ -1,4 +1,4 @@
-import { DATABASES, Server } from './database';
+import { DATABASES, Server, vacuumDatabase } from './database';
 import type { Plan } from './plan';
 import type { PeerKind, PeerSpec } from './peers/peer';
 import { PeerProcess } from './process/peer-process';
@@ -45,6 +45,9 @@ export class BenchContext {
    * process with its own warm-up, in an order that rotates from one repetition to the next. Load
    * from outside the bench (a shared machine) then falls on all systems alike, not on whichever
    * happened to run during it. A system that fails is recorded once and left out of later repetitions.
+   * Each round starts after a VACUUM ANALYZE of its system's database, as autovacuum would have run
+   * by then: the rows earlier rounds left would otherwise be planned with the statistics of empty
+   * tables (a prepared statement keeps the plan it got then), and each round slower than the last.
    */
   async rounds<K extends string, T>(
     name: string,
@@ -60,6 +63,7 @@ export class BenchContext {
         const kind = kinds[(i + rep) % kinds.length];
         if (failed.has(kind)) continue;
         const ok = await this.attempt(`${name}.${kind}`, async () => {
+          for (const database of new Set(specs(kind).map((spec) => this.database(spec.kind)))) await vacuumDatabase(this.server, database);
           const result = await this.with(specs(kind), (...peers) => measure(kind, peers, rep));
           (out[kind] ??= []).push(result);
           return true;

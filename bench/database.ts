@@ -112,14 +112,17 @@ export async function recreateDatabases(server: Server): Promise<void> {
  * (the machine's server may run with autovacuum off); all systems alike.
  */
 export async function vacuumDatabases(server: Server): Promise<void> {
-  for (const name of Object.values(DATABASES)) {
-    const client = new Client(server.url(name));
-    await client.connect();
-    try {
-      await client.query('VACUUM ANALYZE');
-    } finally {
-      await client.end();
-    }
+  for (const name of Object.values(DATABASES)) await vacuumDatabase(server, name);
+}
+
+/** VACUUM ANALYZE in one database (see vacuumDatabases; BenchContext.rounds runs it before each round). */
+export async function vacuumDatabase(server: Server, name: string): Promise<void> {
+  const client = new Client(server.url(name));
+  await client.connect();
+  try {
+    await client.query('VACUUM ANALYZE');
+  } finally {
+    await client.end();
   }
 }
 
