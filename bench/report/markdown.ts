@@ -417,8 +417,9 @@ function whyMissed(target: string, r: BenchResults): string {
     return (
       `On ${cores} cores shared by Node and Postgres, CPU is the limit. Group commit takes the starts, checkpoints, timers and ` +
       `ends of concurrent runs into batches, so at 64 at once a workflow is ${r.perWorkflow.ours?.concurrent?.writeTransactions ?? 'n/a'} write ` +
-      "transactions against the floor's five (the cost section above). At 8 at once a workflow is, as the floor's, a chain of five " +
-      'commits, each waiting for the WAL flush (sampled in pg_stat_activity during the loop, most of our active backends wait on ' +
+      "transactions against the floor's five (the cost section above). At 8 at once a workflow is a chain of four commits (the " +
+      "last step's checkpoint rides with the end) against the floor's five, each waiting for the WAL flush (sampled in " +
+      'pg_stat_activity during the loop, most of our active backends wait on ' +
       "WALWrite or WALSync), and the batches are small: a write that comes while its kind's batch is on the wire waits for that " +
       "batch first. And the floor's five plain statements cost less than ours, each of which carries the indexes behind the " +
       "dashboard's filters and a history row, and whose end is not HOT (it writes a second version of the run row into every " +
@@ -443,7 +444,8 @@ function whyMissed(target: string, r: BenchResults): string {
   }
   if (/^latency p50 <= 0.34x DBOS/.test(target)) {
     return (
-      'A lone workflow is five round trips and five commits whatever the grouping (a lone write leaves at once); what remains ' +
+      "A lone workflow is four round trips and four commits whatever the grouping (a lone write leaves at once; the last step's " +
+      'checkpoint rides with the end); what remains ' +
       "is the commit latency of this machine (compare the server's one-client commit rate above) and scheduling on its two shared cores. " +
       `DBOS' own p50 moves from run to run: ${p50(r.latencyMs.dbos)} ms here against ${previous.latencyP50Ms.dbos} ms in the run of ` +
       `${previous.measured}, where ours was ${previous.latencyP50Ms.ours} ms and the floor's ${previous.latencyP50Ms.floor} ` +
@@ -482,7 +484,8 @@ function whyMissed(target: string, r: BenchResults): string {
     return (
       'The in-process path is two statements, each a commit (deliver-and-claim, then the end), so what remains is the commit ' +
       "latency of this machine (compare the server's one-client commit rate above) and scheduling on its two shared cores; " +
-      'the cross-instance path adds the NOTIFY and a claim.'
+      'the cross-instance path adds the NOTIFY and a claim. The in-process ratio moves from run to run with the same path: ' +
+      `${previous.inProcessSignal} in the run of ${previous.measured}.`
     );
   }
   if (/^claim query|^10,000 per-minute schedules|^queue admission/.test(target)) {
@@ -503,13 +506,15 @@ function whyMissed(target: string, r: BenchResults): string {
       "Group commit batches the writes of one process's executions: two processes at half the concurrency each send batches " +
       `half the size, so a workflow costs Postgres more (this run: ${cpu('p1')} µs of Postgres CPU per workflow with one process, ` +
       `${cpu('p2')} with two, ${cpu('p4')} with four). Before group commit (${before.measured}) two processes did ${before.twoProcesses} ` +
-      `of one, because one process then saved nothing by being one. On ${cores} cores shared by every process and the server the ` +
+      `of one, because one process then saved nothing by being one; in the run of ${previous.measured} two did ${previous.twoProcesses}. ` +
+      `On ${cores} cores shared by every process and the server the ` +
       'batches compete; a server with cores to spare takes them side by side. What would close it: batches that stay large at ' +
       'lower concurrency per process (waiting a fraction of a commit for company when the batch in flight is small), measured ' +
       'against the lone-write latency it would cost.'
     );
   }
   if (/^queued throughput/.test(target)) {
+    const queued = EARLIER.queuedRun;
     return (
       `Before ${EARLIER.queueSlots.measured} every queued run was inserted pending and admitted by a claim pass under its queue's lock ` +
       `(${before.queued} in the run of ${before.measured}; in the loop a run waited about 33 ms pending before it executed for ` +
@@ -521,8 +526,8 @@ function whyMissed(target: string, r: BenchResults): string {
       "commit), which lifted unqueued throughput at c64 about twofold; a queued start is not batched: it takes its queue's slot " +
       'through take_queue_slot, one slot per call with a snapshot of its own, so a batch would need a function that takes several ' +
       'slots at once (the next step for this target). The ratio moves from run to run with the same queued path: ' +
-      `${previous.queued.ratio} in the run of ${previous.measured} (${previous.queued.queuedPerSecond.toLocaleString('en-US')} queued ` +
-      `against ${previous.queued.unqueuedPerSecond.toLocaleString('en-US')} unqueued per second), and a queued loop at c64 ran alike ` +
+      `${queued.ratio} in the run of ${queued.measured} (${queued.queuedPerSecond.toLocaleString('en-US')} queued ` +
+      `against ${queued.unqueuedPerSecond.toLocaleString('en-US')} unqueued per second), and a queued loop at c64 ran alike ` +
       'on the code before and after the lean statements in alternating builds (2026-12-02).'
     );
   }
