@@ -319,9 +319,10 @@ describe('child workflows', () => {
       await eventually(
         async () =>
           (
-            await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%cancelled%' AND query LIKE $1`, [
-              `%"${schema}"%`,
-            ])
+            await db.query(
+              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%parent_id = ANY($7%' AND query LIKE $1`,
+              [`%"${schema}"%`],
+            )
           ).length > 0,
         "the cancel to wait for the parent's row",
       );

@@ -60,7 +60,6 @@ describe("the last step's checkpoint rides with the run's end", () => {
   const { db, boot } = fileApps({
     schema,
     providers: [ThreeInARow, StepThenSlowCode, StepThenThrow, SharedKeys],
-    options: { leaseMs: 1_000 },
   });
   let app: DurableTestApp;
   let database: DurableDatabase;
@@ -77,12 +76,18 @@ describe("the last step's checkpoint rides with the run's end", () => {
     ]);
     // Watched, not replaced: every statement runs as ever.
     const spies = [jest.spyOn(database, 'query'), jest.spyOn(database, 'queryPlannedEachTime')];
-    const of = (runId: string, kind: string) =>
+    /** The watched statements for `runId`, in the order they were sent. */
+    const sentFor = (runId: string) =>
       spies
-        .flatMap((spy) => spy.mock.calls as unknown as Array<[string, unknown[]]>)
-        .filter(([sql, params]) => kinds.get(sql) === kind && JSON.stringify(params).includes(runId))
-        .map(([, params]) => ({ params }));
-    return { of, restore: () => spies.forEach((s) => s.mockRestore()) };
+        .flatMap((spy) =>
+          (spy.mock.calls as unknown as Array<[string, unknown[]]>).map((call, i) => ({ call, at: spy.mock.invocationCallOrder[i] })),
+        )
+        .sort((a, b) => a.at - b.at)
+        .map(({ call: [sql, params] }) => ({ kind: kinds.get(sql), params }))
+        .filter(({ kind, params }) => kind && JSON.stringify(params).includes(runId));
+    const of = (runId: string, kind: string) => sentFor(runId).filter((s) => s.kind === kind);
+    const order = (runId: string) => sentFor(runId).map((s) => s.kind);
+    return { of, order, restore: () => spies.forEach((s) => s.mockRestore()) };
   };
   const stepsOf = (runId: string) =>
     db.query<{ key: string; outcome: string; started_at: Date | null }>(
@@ -147,9 +152,17 @@ describe("the last step's checkpoint rides with the run's end", () => {
   });
 
   it('a run that fails after a step writes that checkpoint before the failure', async () => {
-    const run = await app.client.start(StepThenThrow, null);
-    await expect(run.result()).rejects.toThrow('no');
-    expect((await stepsOf(run.runId)).map((s) => s.key)).toEqual(['a']);
+    const sent = watch();
+    try {
+      const run = await app.client.start(StepThenThrow, null);
+      await expect(run.result()).rejects.toThrow('no');
+      expect((await stepsOf(run.runId)).map((s) => s.key)).toEqual(['a']);
+      // Its own statement, before the end's (which carries none): not one written late, at the end of a turn.
+      expect(sent.order(run.runId)).toEqual(['checkpoint', 'end']);
+      expect(JSON.stringify(sent.of(run.runId, 'end')[0].params)).not.toContain('"key');
+    } finally {
+      sent.restore();
+    }
   });
 
   it('steps that run in parallel or under an explicit key are each checkpointed before they return, not with the end', async () => {

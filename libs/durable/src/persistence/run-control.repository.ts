@@ -46,7 +46,7 @@ export class RunControlRepository {
 
   async cancel(runId: string, reason: string | undefined, actor: string): Promise<ControlResult> {
     const params = [runId, reason ?? 'cancelled', actor, this.sql.channel, reason ?? null, this.sql.queueChannel] as const;
-    const row = await retryRolledBack(() => this.db.transaction((client) => cancelTree(client, this.sql.cancel, params)));
+    const row = await retryRolledBack(() => this.db.transaction((client) => cancelTree(client, this.sql.cancel, params), READ_COMMITTED));
     return this.check(runId, 'cancel', row, ['pending', 'running', 'waiting', 'failed']);
   }
 
@@ -142,6 +142,9 @@ WITH RECURSIVE target AS (
 SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM changed) AS changed,
        (SELECT count(*) FROM changed, pg_notify($4, changed.id) WHERE changed.status IN ('running', 'waiting')) AS woken`;
+
+/** The isolation cancelTree needs (each statement its own snapshot), whatever the database's default. */
+export const READ_COMMITTED = 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED';
 
 /**
  * Cancels a run and its attached descendants in the caller's transaction (cancelSql's $1 to $6 given),

@@ -106,15 +106,13 @@ export class Execution {
       if (outcome.type !== 'expired')
         while (this.inflight.size && !this.lease.lost) await Promise.race([Promise.allSettled([...this.inflight]), lost]);
       if (outcome.type === 'lost' || this.lease.lost || !(this.pending || this.flushing)) return outcome;
-      if (outcome.type === 'completed' && !this.flushing) {
-        const checkpoint = this.pending;
-        this.pending = undefined;
-        return { ...outcome, checkpoint };
-      }
+      if (outcome.type === 'completed' && !this.flushing) return { ...outcome, checkpoint: this.takePending() };
       let written: boolean;
       try {
         written = await this.flushPending();
       } catch (error) {
+        // A write at the end of a turn failed, and gave the checkpoint back: the end carries it.
+        if (outcome.type === 'completed' && this.pending) return { ...outcome, checkpoint: this.takePending() };
         // As when a step's own write fails: the run's code would have had it thrown at that step.
         return outcome.type === 'expired' ? outcome : { type: 'failed', error };
       }
@@ -162,7 +160,9 @@ export class Execution {
         `ctx.${primitive}() was called inside a step of run "${this.runId}". Durable primitives pause the run and belong in run() itself; call them between steps.`,
       );
     }
-    if (this.pending || this.flushing) await this.commitPending();
+    if (!(this.pending || this.flushing)) return;
+    await this.commitPending();
+    if (!this.active) return never(); // the run parked or ended meanwhile (a primitive beside this one)
   }
 
   /**
@@ -202,6 +202,12 @@ export class Execution {
       )
       .finally(() => (this.flushing = undefined));
     return this.flushing;
+  }
+
+  private takePending(): StepCheckpoint | undefined {
+    const pending = this.pending;
+    this.pending = undefined;
+    return pending;
   }
 
   /** Leaves a step's checkpoint pending (see commitPending), to be written at the end of this turn if nothing took it. */
