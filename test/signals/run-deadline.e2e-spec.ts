@@ -8,7 +8,8 @@ import {
   Workflow,
   WorkflowContext,
 } from 'nestjs-durable';
-import { DurableTestApp, eventually, fileApps, uniqueSchema } from '../setup/durable-app';
+import { Client } from 'pg';
+import { databaseUrl, DurableTestApp, eventually, fileApps, uniqueSchema } from '../setup/durable-app';
 
 /** How many times each cleanup step's body ran, in this process. */
 const ran = new Map<string, number>();
@@ -204,6 +205,36 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
     expect((await app.client.getRun(detached.runId)).status).toBe('waiting');
     await app.signals.signal(detached.runId, 'go', 'still here');
     expect(await app.client.handle(detached.runId).result({ timeout: '10s' })).toBe('still here');
+  });
+
+  it("an operator's deadline reaches a child whose spawn commits while the change waits for the parent's row", async () => {
+    const deadline = new Date(Date.now() + HOUR);
+    const parent = await app.client.start(Waiter, null, { deadline });
+    await eventually(async () => (await waitingFor(parent.runId)) === 'go', 'the parent to wait');
+    const childId = `${parent.runId}/late`;
+    // A spawn in flight, as the engine's start of a child holds it: the parent's row FOR SHARE, the child inserted with its deadline.
+    const spawn = new Client(databaseUrl());
+    await spawn.connect();
+    const later = new Date(deadline.getTime() + HOUR);
+    try {
+      await spawn.query('BEGIN');
+      await spawn.query(`SELECT 1 FROM "${schema}".runs WHERE id = $1 FOR SHARE`, [parent.runId]);
+      await spawn.query(
+        `INSERT INTO "${schema}".runs (id, workflow, status, parent_id, input, deadline) VALUES ($1, 'dl-waiter', 'pending', $2, 'null', $3)`,
+        [childId, parent.runId, deadline],
+      );
+      const setting = app.client.setDeadline(parent.runId, later);
+      const [{ pid }] = (await spawn.query('SELECT pg_backend_pid() AS pid')).rows;
+      await eventually(
+        async () => (await db.query(`SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, [pid])).length > 0,
+        "the change to wait for the parent's row",
+      );
+      await spawn.query('COMMIT');
+      await setting;
+    } finally {
+      await spawn.end();
+    }
+    expect((await app.client.getRun(childId)).deadline?.getTime()).toBe(later.getTime());
   });
 
   it('an operator extends a deadline that has passed: the journaled passing is cleared and the call waits again', async () => {

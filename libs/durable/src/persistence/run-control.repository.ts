@@ -38,6 +38,7 @@ export class RunControlRepository {
       resume: resumeSql(t),
       retry: retrySql(t),
       deadline: setDeadlineSql(t),
+      lockRun: `SELECT 1 FROM ${t.runs} WHERE id = $1 FOR UPDATE`,
       fork: forkRunSql(t),
       channel: wakeChannel(t.schema),
       queueChannel: queueChannel(t.schema),
@@ -61,9 +62,19 @@ export class RunControlRepository {
     return this.check(runId, 'retry', row, ['failed']);
   }
 
-  /** Sets or clears (null) the deadline of an unfinished or failed run, and of the attached children that had inherited it. */
+  /**
+   * Sets or clears (null) the deadline of an unfinished or failed run, and of the attached children that
+   * had inherited it. The run's row is locked first, in a statement of its own: a child's spawn holding
+   * it (FOR SHARE, to check the parent's lease) commits before the change takes its snapshot, so that
+   * child follows the new deadline too (as a cancel reaches it, see cancelTree).
+   */
   async setDeadline(runId: string, deadline: Date | null, actor: string): Promise<ControlResult> {
-    const [row] = await this.transition(this.sql.deadline, [runId, deadline, actor, this.sql.channel]);
+    const row = await retryRolledBack(() =>
+      this.db.transaction(async (client) => {
+        await client.query(this.sql.lockRun, [runId]);
+        return (await client.query<TransitionRow>(this.sql.deadline, [runId, deadline, actor, this.sql.channel])).rows[0];
+      }, READ_COMMITTED),
+    );
     return this.check(runId, 'setDeadline', row, ['pending', 'running', 'waiting', 'failed']);
   }
 
