@@ -87,7 +87,7 @@ describe("the last step's checkpoint rides with the run's end", () => {
         .filter(({ kind, params }) => kind && JSON.stringify(params).includes(runId));
     const of = (runId: string, kind: string) => sentFor(runId).filter((s) => s.kind === kind);
     const order = (runId: string) => sentFor(runId).map((s) => s.kind);
-    return { of, order, restore: () => spies.forEach((s) => s.mockRestore()) };
+    return { of, order };
   };
   const stepsOf = (runId: string) =>
     db.query<{ key: string; outcome: string; started_at: Date | null }>(
@@ -99,26 +99,23 @@ describe("the last step's checkpoint rides with the run's end", () => {
     app = await boot();
     database = app.get(DurableDatabase);
   });
+  afterEach(() => jest.restoreAllMocks());
 
   it('a run of three steps commits four times: two checkpoints, then the third with the end, in its statement', async () => {
     const sent = watch();
-    try {
-      const run = await app.client.start(ThreeInARow, null);
-      expect(await run.result()).toBe('done');
-      expect(sent.of(run.runId, 'checkpoint')).toHaveLength(2);
-      const [end] = sent.of(run.runId, 'end');
-      expect(JSON.stringify(end.params)).toContain('"key\\":\\"c\\"');
-      const steps = await stepsOf(run.runId);
-      expect(steps.map((s) => [s.key, s.outcome])).toEqual([
-        ['a', 'ok'],
-        ['b', 'ok'],
-        ['c', 'ok'],
-      ]);
-      expect(steps.every((s) => s.started_at instanceof Date)).toBe(true);
-      expect(['a', 'b', 'c'].map((step) => ran(run.runId, step))).toEqual([1, 1, 1]);
-    } finally {
-      sent.restore();
-    }
+    const run = await app.client.start(ThreeInARow, null);
+    expect(await run.result()).toBe('done');
+    expect(sent.of(run.runId, 'checkpoint')).toHaveLength(2);
+    const [end] = sent.of(run.runId, 'end');
+    expect(JSON.stringify(end.params)).toContain('"key\\":\\"c\\"');
+    const steps = await stepsOf(run.runId);
+    expect(steps.map((s) => [s.key, s.outcome])).toEqual([
+      ['a', 'ok'],
+      ['b', 'ok'],
+      ['c', 'ok'],
+    ]);
+    expect(steps.every((s) => s.started_at instanceof Date)).toBe(true);
+    expect(['a', 'b', 'c'].map((step) => ran(run.runId, step))).toEqual([1, 1, 1]);
   });
 
   it('an end refused for a lost lease writes no checkpoint: the worker that takes the run over runs that step again', async () => {
@@ -153,28 +150,20 @@ describe("the last step's checkpoint rides with the run's end", () => {
 
   it('a run that fails after a step writes that checkpoint before the failure', async () => {
     const sent = watch();
-    try {
-      const run = await app.client.start(StepThenThrow, null);
-      await expect(run.result()).rejects.toThrow('no');
-      expect((await stepsOf(run.runId)).map((s) => s.key)).toEqual(['a']);
-      // Its own statement, before the end's (which carries none): not one written late, at the end of a turn.
-      expect(sent.order(run.runId)).toEqual(['checkpoint', 'end']);
-      expect(JSON.stringify(sent.of(run.runId, 'end')[0].params)).not.toContain('"key');
-    } finally {
-      sent.restore();
-    }
+    const run = await app.client.start(StepThenThrow, null);
+    await expect(run.result()).rejects.toThrow('no');
+    expect((await stepsOf(run.runId)).map((s) => s.key)).toEqual(['a']);
+    // Its own statement, before the end's (which carries none): not one written late, at the end of a turn.
+    expect(sent.order(run.runId)).toEqual(['checkpoint', 'end']);
+    expect(JSON.stringify(sent.of(run.runId, 'end')[0].params)).not.toContain('"key');
   });
 
   it('steps that run in parallel or under an explicit key are each checkpointed before they return, not with the end', async () => {
     const sent = watch();
-    try {
-      const run = await app.client.start(SharedKeys, null);
-      expect(await run.result()).toBe('k');
-      expect(sent.of(run.runId, 'checkpoint')).toHaveLength(3);
-      expect(JSON.stringify(sent.of(run.runId, 'end')[0].params)).not.toContain('"key');
-      expect((await stepsOf(run.runId)).map((s) => s.key)).toEqual(['keyed:k', 'x', 'y']);
-    } finally {
-      sent.restore();
-    }
+    const run = await app.client.start(SharedKeys, null);
+    expect(await run.result()).toBe('k');
+    expect(sent.of(run.runId, 'checkpoint')).toHaveLength(3);
+    expect(JSON.stringify(sent.of(run.runId, 'end')[0].params)).not.toContain('"key');
+    expect((await stepsOf(run.runId)).map((s) => s.key)).toEqual(['keyed:k', 'x', 'y']);
   });
 });

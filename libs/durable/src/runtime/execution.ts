@@ -160,9 +160,7 @@ export class Execution {
         `ctx.${primitive}() was called inside a step of run "${this.runId}". Durable primitives pause the run and belong in run() itself; call them between steps.`,
       );
     }
-    if (!(this.pending || this.flushing)) return;
-    await this.commitPending();
-    if (!this.active) return never(); // the run parked or ended meanwhile (a primitive beside this one)
+    if (!(await this.commitPending())) return never(); // the run parked or ended meanwhile (a primitive beside this one)
   }
 
   /**
@@ -174,10 +172,12 @@ export class Execution {
    * commit: a three-step workflow commits four times, not five. Code that goes on to wait for
    * something else (a timer, I/O) does not hold it back: it is written at the end of that turn
    * (deferStep), so the step's crash window is as long as it was when every step waited for its own.
-   * Never returns when the lease is gone.
+   * Never returns when the lease is gone; answers whether the execution is still active after waiting.
    */
-  async commitPending(): Promise<void> {
+  async commitPending(): Promise<boolean> {
+    if (!(this.pending || this.flushing)) return true; // the common case: nothing pending, no write to wait for
     if (!(await this.flushPending())) await this.lose();
+    return this.active;
   }
 
   /**
