@@ -7,6 +7,7 @@ import { CheckpointResult, JournalRepository, StoredStep } from 'nestjs-durable/
 import { RunEndRepository } from 'nestjs-durable/persistence/run-end.repository';
 import { ClaimedRun, RunRepository, StartRunArgs } from 'nestjs-durable/persistence/run.repository';
 import { startClaimedRunSql } from 'nestjs-durable/persistence/sql/start-run.sql';
+import { queueChannel } from 'nestjs-durable/durable.constants';
 import { Client } from 'pg';
 import { databaseUrl, DurableTestApp, eventually, fileApps, uniqueSchema } from '../setup/durable-app';
 
@@ -385,6 +386,30 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
       actor: 'test',
       traceContext: null,
     });
+    /** A start of `queue`, whose concurrency is `slots`, as a queue without partitions or a rate limit sends it. */
+    const queued =
+      (queue: string, slots: number | null) =>
+      (runId: string): StartRunArgs => ({
+        ...plain(runId),
+        placement: { queue, partitionKey: null, priority: 100, deduplicationId: null, debounce: null },
+        queueConcurrency: slots,
+        limits: { timeoutMs: 60_000 },
+      });
+    /** The starts of a kind: plain, or of a new queue of 10 slots (made as a worker's boot makes them). */
+    const startsOf = async (kind: 'plain' | 'queued') => {
+      if (kind === 'plain') return plain;
+      const queue = id('queue');
+      await db.query(`INSERT INTO durable.queue_slots (queue, slot) SELECT $1, generate_series(1, 10)`, [queue]);
+      return queued(queue, 10);
+    };
+    /** A transaction left open after inserting `runId`: a start of that id waits for it to end. */
+    const inserting = async (runId: string) => {
+      const holder = new Client(databaseUrl());
+      await holder.connect();
+      await holder.query('BEGIN');
+      await holder.query(`INSERT INTO "${schema}".runs (id, workflow, status) VALUES ($1, 'w', 'pending')`, [runId]);
+      return holder;
+    };
     /** The transactions that wrote these runs' `started` rows. */
     const startCommits = async (runs: string[]) =>
       (
@@ -467,46 +492,118 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
       expect(await db.count('history', `run_id = ANY($1) AND event = 'started'`, [[a, b]])).toBe(2);
     });
 
-    it('a start whose id an open transaction is inserting holds up only itself: the batch stops waiting and is split', async () => {
-      const [lone, blocked, a, b] = [id('lone'), id('blocked'), id('a'), id('b')];
+    it("queued ones go out together: each queue's free slots to its first starts in order, the rest pending (their queue NOTIFYed, their timeout kept for their first execution)", async () => {
+      const [open, behind, unlimited] = [id('open'), id('behind'), id('unlimited')];
+      await db.query(`INSERT INTO durable.queue_slots (queue, slot) SELECT $1, generate_series(1, 3)`, [open]);
+      await db.query(`INSERT INTO durable.queue_slots (queue, slot) VALUES ($1, 1)`, [behind]);
+      await db.query(`INSERT INTO durable.runs (id, workflow, status, queue) VALUES ($1, 'w', 'pending', $2)`, [id('waiting'), behind]);
+      const existing = id('existing');
+      await leased([existing]);
+      const runs = [id('lone'), id('a'), id('b'), id('c'), id('d'), id('e'), existing];
+      const listener = new Client(databaseUrl());
+      await listener.connect();
+      const notified: string[] = [];
+      listener.on('notification', (n) => notified.push(n.payload!));
+      await listener.query(`LISTEN "${queueChannel(schema)}"`);
       const { repository, sizes } = starter();
-      const holder = new Client(databaseUrl());
-      await holder.connect();
+      let results: Awaited<ReturnType<RunRepository['start']>>[];
       try {
-        await holder.query('BEGIN');
-        await holder.query(`INSERT INTO "${schema}".runs (id, workflow, status) VALUES ($1, 'w', 'pending')`, [blocked]);
-        const [first, held, ...others] = [lone, blocked, a, b].map((run) => repository.start(plain(run)));
-        expect((await Promise.all([first, ...others])).map((r) => (r as ClaimedRun).id)).toEqual([lone, a, b]);
-        expect(await Promise.race([held.then(() => 'settled'), Promise.resolve('waiting')])).toBe('waiting');
-        await holder.query('ROLLBACK');
-        expect(((await held) as ClaimedRun).id).toBe(blocked);
+        results = await Promise.all(
+          [
+            queued(open, 3)(runs[0]),
+            queued(open, 3)(runs[1]),
+            queued(behind, 1)(runs[2]),
+            queued(open, 3)(runs[3]),
+            queued(unlimited, null)(runs[4]),
+            queued(open, 3)(runs[5]),
+            queued(open, 3)(runs[6]),
+          ].map((start) => repository.start(start)),
+        );
+        await eventually(async () => notified.length === 2, 'the two queues with runs left pending NOTIFYed');
       } finally {
-        await holder.end();
+        await listener.end();
       }
-      expect(sizes.slice(0, 2)).toEqual([1, 3]);
-      expect(await db.count('history', `run_id = ANY($1) AND event = 'started'`, [[lone, blocked, a, b]])).toBe(4);
+      expect(sizes).toEqual([1, 6]);
+      expect(results.map((r) => (r === null || typeof r === 'string' ? r : (r as ClaimedRun).id))).toEqual([
+        runs[0],
+        runs[1],
+        'pending',
+        runs[3],
+        runs[4],
+        'pending',
+        null,
+      ]);
+      expect(notified.sort()).toEqual([behind, open].sort());
+      const slots = await db.query<{ slot: number; holder: string }>(
+        `SELECT slot, holder FROM durable.queue_slots WHERE queue = $1 ORDER BY slot`,
+        [open],
+      );
+      expect(slots.map((s) => s.holder)).toEqual([runs[0], runs[1], runs[3]]);
+      const rows = await db.query<{
+        id: string;
+        status: string;
+        lease_owner: string | null;
+        timed: boolean;
+        timeout_ms: string | null;
+        queue: string | null;
+      }>(
+        `SELECT r.id, r.status, r.lease_owner, r.deadline IS NOT NULL AS timed, r.timeout_ms, h.detail->>'queue' AS queue
+         FROM durable.runs r JOIN durable.history h ON h.run_id = r.id AND h.event = 'started' WHERE r.id = ANY($1) ORDER BY array_position($1, r.id)`,
+        [runs],
+      );
+      expect(rows).toEqual([
+        { id: runs[0], status: 'running', lease_owner: 'elsewhere', timed: true, timeout_ms: null, queue: open },
+        { id: runs[1], status: 'running', lease_owner: 'elsewhere', timed: true, timeout_ms: null, queue: open },
+        { id: runs[2], status: 'pending', lease_owner: null, timed: false, timeout_ms: '60000', queue: null },
+        { id: runs[3], status: 'running', lease_owner: 'elsewhere', timed: true, timeout_ms: null, queue: open },
+        { id: runs[4], status: 'running', lease_owner: 'elsewhere', timed: true, timeout_ms: null, queue: unlimited },
+        { id: runs[5], status: 'pending', lease_owner: null, timed: false, timeout_ms: '60000', queue: null },
+      ]);
     });
 
-    it('a start batch whose session is cut mid-statement is tried again whole and every run starts once', async () => {
-      const runs = Array.from({ length: 6 }, () => id('cutstart'));
-      const { repository, sizes } = starter();
-      // Another transaction inserting the last id makes the batch's insert wait on it, mid-statement.
-      const holder = new Client(databaseUrl());
-      await holder.connect();
-      try {
-        await holder.query('BEGIN');
-        await holder.query(`INSERT INTO "${schema}".runs (id, workflow, status) VALUES ($1, 'w', 'pending')`, [runs[5]]);
-        const started = Promise.all(runs.map((run) => repository.start(plain(run))));
-        const blocked = await batchWaitingOnLock('the batch waiting on the id being inserted');
-        await db.query('SELECT pg_terminate_backend($1)', [blocked.pid]);
-        await holder.query('ROLLBACK');
-        expect((await started).map((r) => (r as ClaimedRun).id)).toEqual(runs);
-      } finally {
-        await holder.end();
-      }
-      expect(sizes.slice(0, 2)).toEqual([1, 5]);
-      expect(await db.count('history', `run_id = ANY($1) AND event = 'started'`, [runs])).toBe(6);
-    });
+    for (const kind of ['plain', 'queued'] as const) {
+      it(`a start whose id an open transaction is inserting holds up only itself: the batch stops waiting and is split (${kind} starts)`, async () => {
+        const [lone, blocked, a, b] = [id('lone'), id('blocked'), id('a'), id('b')];
+        const start = await startsOf(kind);
+        const { repository, sizes } = starter();
+        const holder = await inserting(blocked);
+        try {
+          const [first, held, ...others] = [lone, blocked, a, b].map((run) => repository.start(start(run)));
+          expect((await Promise.all([first, ...others])).map((r) => (r as ClaimedRun).id)).toEqual([lone, a, b]);
+          expect(await Promise.race([held.then(() => 'settled'), Promise.resolve('waiting')])).toBe('waiting');
+          await holder.query('ROLLBACK');
+          expect(((await held) as ClaimedRun).id).toBe(blocked);
+        } finally {
+          await holder.end();
+        }
+        expect(sizes.slice(0, 2)).toEqual([1, 3]);
+        expect(await db.count('history', `run_id = ANY($1) AND event = 'started'`, [[lone, blocked, a, b]])).toBe(4);
+        expect(await db.count('queue_slots', 'holder = ANY($1)', [[lone, blocked, a, b]])).toBe(kind === 'queued' ? 4 : 0);
+      });
+    }
+
+    for (const kind of ['plain', 'queued'] as const) {
+      it(`a start batch whose session is cut mid-statement is tried again whole and every run starts once (${kind} starts)`, async () => {
+        const runs = Array.from({ length: 6 }, () => id('cutstart'));
+        const start = await startsOf(kind);
+        const { repository, sizes } = starter();
+        // The last id being inserted makes the batch's insert wait on it, mid-statement.
+        const holder = await inserting(runs[5]);
+        try {
+          const started = Promise.all(runs.map((run) => repository.start(start(run))));
+          const blocked = await batchWaitingOnLock('the batch waiting on the id being inserted');
+          await db.query('SELECT pg_terminate_backend($1)', [blocked.pid]);
+          await holder.query('ROLLBACK');
+          expect((await started).map((r) => (r as ClaimedRun).id)).toEqual(runs);
+        } finally {
+          await holder.end();
+        }
+        expect(sizes.slice(0, 2)).toEqual([1, 5]);
+        expect(await db.count('history', `run_id = ANY($1) AND event = 'started'`, [runs])).toBe(6);
+        // Each run in a slot of its own: the cut try's slots were given back with its transaction.
+        expect(await db.count('queue_slots', 'holder = ANY($1)', [runs])).toBe(kind === 'queued' ? 6 : 0);
+      });
+    }
   });
 
   it('refuses a groupCommit option that cannot work, naming it', async () => {

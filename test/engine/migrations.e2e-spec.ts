@@ -88,6 +88,7 @@ describe('migrations and boot', () => {
       { name: 'TimeRanges1732900000011' },
       { name: 'QueueSlots1732900000012' },
       { name: 'PartitionedJournal1732900000013' },
+      { name: 'QueueSlotBatches1732900000014' },
     ]);
     await db.dropSchema();
   });
@@ -109,6 +110,7 @@ describe('migrations and boot', () => {
       'TimeRanges1732900000011',
       'QueueSlots1732900000012',
       'PartitionedJournal1732900000013',
+      'QueueSlotBatches1732900000014',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

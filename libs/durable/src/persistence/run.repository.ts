@@ -13,6 +13,7 @@ import { parkRunSql, scheduleRetrySql } from './sql/park-run.sql';
 import { releaseRunsSql, renewLeasesSql } from './sql/renew-leases.sql';
 import { CLAIMED_START_FIELDS, ClaimedStartRow, startClaimedRunSql, startClaimedRunsSql, startRunSql } from './sql/start-run.sql';
 import { debounceStartSql } from './sql/debounce-start.sql';
+import { QueuedStartRow, startQueuedRunsSql } from './sql/start-queued-runs.sql';
 import { DEFAULT_PRIORITY, QueuePlacement } from '../queues/queue-placement';
 import { retryOutsideTransaction, retryTransient } from './transient-retry';
 import { DEFAULT_GROUP_COMMIT, GroupCommit, GroupCommitPolicy } from './group-commit';
@@ -119,24 +120,35 @@ export interface DelayedRun {
   startsAt: Date;
 }
 
+/**
+ * What a start did: its run claimed here, waiting for its instant, inserted pending, not inserted as
+ * its parent lost the lease, not inserted as an unfinished run of its queue holds its deduplication
+ * id, or (null) not inserted as its id exists.
+ */
+export type StartAnswer = ClaimedRun | DelayedRun | 'pending' | 'parent-lost' | { duplicateOf: string } | null;
+
 export interface WaitSpec {
   reason: ParkingReason;
   name: string | null;
   wakeAt: Date | null;
 }
 
-/**
- * A start that may go out with others (startClaimedRunsSql): claimed here, and with nothing the batch
- * would have to check against another row (a parent, a queue, a delay).
- */
-const batchable = (a: StartRunArgs): boolean =>
+/** A start claimed here with neither a parent nor a delay: a batch need not check a parent's row or an instant. */
+const claimedTopLevel = (a: StartRunArgs): boolean =>
   a.claimBy !== undefined &&
   a.parentId === undefined &&
   a.parentToken === undefined &&
   !a.detached &&
-  !a.placement?.queue &&
   a.startAt === undefined &&
   a.delayMs === undefined;
+
+/** Which batch a start may go out with: plain (startClaimedRunsSql), queued (startQueuedRunsSql), or none. */
+const batchOf = (a: StartRunArgs): 'plain' | 'queued' | null => {
+  if (!claimedTopLevel(a)) return null;
+  if (!a.placement?.queue) return 'plain';
+  // A partition key or a deduplication id is checked against other runs of the queue: the lone statement does that.
+  return a.placement.partitionKey === null && a.placement.deduplicationId === null ? 'queued' : null;
+};
 
 /** A batchable start as startClaimedRunSql and startClaimedRunsSql take it, `ord` its place in a batch. */
 const claimedStartRow = (a: StartRunArgs, ord: number): ClaimedStartRow => ({
@@ -152,6 +164,15 @@ const claimedStartRow = (a: StartRunArgs, ord: number): ClaimedStartRow => ({
   timeout_ms: a.limits?.timeoutMs ?? null,
   keys: a.keys && Object.keys(a.keys).length ? a.keys : null,
   app_version: a.appVersion ?? null,
+});
+
+/** A queued start as startQueuedRunsSql takes it. */
+const queuedStartRow = (a: StartRunArgs, ord: number): QueuedStartRow => ({
+  ...claimedStartRow(a, ord),
+  queue: a.placement!.queue,
+  slots: a.queueConcurrency ?? null,
+  priority: a.placement!.priority,
+  includes_queue: a.limits?.timeoutIncludesQueue ?? false,
 });
 
 /** A claimed start's row as startClaimedRunSql and startClaimedRunsSql answer it. */
@@ -171,6 +192,7 @@ const START_BATCH_LOCK_TIMEOUT = '100ms';
 export class RunRepository {
   private readonly sql;
   private readonly starts: GroupCommit<StartRunArgs, ClaimedRun | null>;
+  private readonly queuedStarts: GroupCommit<StartRunArgs, StartAnswer>;
 
   /** Hears each start batch's size (set by the telemetry, which reads the runs table for its gauges). */
   observeStartBatches?: (size: number) => void;
@@ -187,10 +209,16 @@ export class RunRepository {
       groupCommit,
       (size) => this.observeStartBatches?.(size),
     );
+    this.queuedStarts = new GroupCommit(
+      { one: (start) => this.startAlone(start), batch: (starts) => this.startQueuedBatch(starts) },
+      groupCommit,
+      (size) => this.observeStartBatches?.(size),
+    );
     this.sql = {
       start: startRunSql(t),
       startClaimed: startClaimedRunSql(t),
       startClaimedBatch: startClaimedRunsSql(t, START_BATCH_LOCK_TIMEOUT),
+      startQueuedBatch: startQueuedRunsSql(t, START_BATCH_LOCK_TIMEOUT),
       debounce: debounceStartSql(t),
       claim: claimRunsSql(t),
       park: parkRunSql(t),
@@ -209,14 +237,14 @@ export class RunRepository {
    * start claimed here, outside a caller's transaction, goes out with those of concurrent callers
    * (group commit, as the checkpoints and the ends do): it resolves once its own row is committed.
    */
-  async start(
-    args: StartRunArgs,
-    manager?: EntityManager,
-  ): Promise<ClaimedRun | DelayedRun | 'pending' | 'parent-lost' | { duplicateOf: string } | null> {
-    return !manager && batchable(args) ? this.starts.submit(args) : this.startAlone(args, manager);
+  async start(args: StartRunArgs, manager?: EntityManager): Promise<StartAnswer> {
+    const batch = manager ? null : batchOf(args);
+    if (batch === 'plain') return this.starts.submit(args);
+    if (batch === 'queued') return this.queuedStarts.submit(args);
+    return this.startAlone(args, manager);
   }
 
-  /** A lone start that batchable() let through: startClaimedRunSql, retried through transient errors as startAlone is. */
+  /** A lone plain start that batchOf() let through: startClaimedRunSql, retried through transient errors as startAlone is. */
   private async startClaimed(start: StartRunArgs): Promise<ClaimedRun | null> {
     const row = claimedStartRow(start, 0);
     const [inserted] = await retryTransient(() =>
@@ -229,7 +257,7 @@ export class RunRepository {
   }
 
   /**
-   * A batch of starts that batchable() let through. Retried whole through transient errors, like a lone
+   * A batch of plain starts that batchOf() let through. Retried whole through transient errors, like a lone
    * start: a try after one that committed but whose answer was lost inserts nothing, so its starts
    * answer "existed" and their runs, claimed here but not executed, wait for their lease to lapse and
    * are claimed again. A batch that waits on another transaction's
@@ -247,10 +275,27 @@ export class RunRepository {
     });
   }
 
-  private async startAlone(
-    args: StartRunArgs,
-    manager?: EntityManager,
-  ): Promise<ClaimedRun | DelayedRun | 'pending' | 'parent-lost' | { duplicateOf: string } | null> {
+  /**
+   * A batch of queued starts that batchOf() let through (startQueuedRunsSql), retried and split as a
+   * batch of plain starts is (startBatch): each answers its run claimed, 'pending' (left for admission;
+   * its queue was NOTIFYed), or null when its id exists.
+   */
+  private async startQueuedBatch(starts: StartRunArgs[]): Promise<StartAnswer[]> {
+    const rows = await retryTransient(() =>
+      this.db.query<ClaimedStartAnswer & { status: string }>(this.sql.startQueuedBatch, [
+        JSON.stringify(starts.map(queuedStartRow)),
+        this.sql.queueChannel,
+      ]),
+    );
+    const inserted = new Map(rows.map((r) => [r.ord, r]));
+    return starts.map((a, ord) => {
+      const row = inserted.get(ord);
+      if (!row) return null;
+      return row.status === 'pending' ? 'pending' : this.claimedStart(a, row);
+    });
+  }
+
+  private async startAlone(args: StartRunArgs, manager?: EntityManager): Promise<StartAnswer> {
     const [row] = await retryOutsideTransaction(manager, () =>
       this.db.query<{
         admitted: boolean;

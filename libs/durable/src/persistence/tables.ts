@@ -16,6 +16,8 @@ export interface Tables {
   queueSlotHeld: string;
   /** A function: lock a free slot of a queue (SKIP LOCKED) and return its number, or null. Reads with a snapshot of its own. */
   queueSlotTake: string;
+  /** A function: lock up to n free slots of a queue (SKIP LOCKED) and return their numbers. Reads with snapshots of its own. */
+  queueSlotsTake: string;
   /** A function: a run's journal, read from its day's partition alone (see the partitioned-journal migration). */
   journalOf: string;
   /** A function, with its owner's rights: makes the journal's partitions of a range of days. */
@@ -44,6 +46,7 @@ export function tablesFor(schema: string): Tables {
     queueSlots: q('queue_slots'),
     queueSlotHeld: q('queue_slot_held'),
     queueSlotTake: q('take_queue_slot'),
+    queueSlotsTake: q('take_queue_slots'),
     journalOf: q('journal_of'),
     makeJournalPartitions: q('make_journal_partitions'),
   };

@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { schemaOf, tablesFor } from '../tables';
+import { schemaOf, Tables, tablesFor } from '../tables';
 
 /**
  * A queue's slots as rows: one per unit of its concurrency, `holder` the run executing in it. A start
@@ -31,8 +31,20 @@ export class QueueSlots1732900000012 implements MigrationInterface {
         RETURN EXISTS (SELECT 1 FROM ${t.runs} WHERE id = holder AND status = 'running');
       END
       $$`);
-    await queryRunner.query(`
-      CREATE FUNCTION ${t.queueSlotTake}(q text, slots integer) RETURNS integer LANGUAGE plpgsql VOLATILE AS $$
+    await queryRunner.query(takeQueueSlotSql(t));
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    const t = tablesFor(schemaOf(queryRunner));
+    await queryRunner.query(`DROP FUNCTION ${t.queueSlotTake}(text, integer)`);
+    await queryRunner.query(`DROP FUNCTION ${t.queueSlotHeld}(text)`);
+    await queryRunner.query(`DROP TABLE ${t.queueSlots}`);
+  }
+}
+
+/** `take_queue_slot` as this migration makes it (QueueSlotBatches1732900000014's down puts it back). */
+export const takeQueueSlotSql = (t: Tables, create = 'CREATE') => `
+      ${create} FUNCTION ${t.queueSlotTake}(q text, slots integer) RETURNS integer LANGUAGE plpgsql VOLATILE AS $$
       DECLARE
         taken integer;
       BEGIN
@@ -46,13 +58,4 @@ export class QueueSlots1732900000012 implements MigrationInterface {
         END LOOP;
         RETURN taken;
       END
-      $$`);
-  }
-
-  async down(queryRunner: QueryRunner): Promise<void> {
-    const t = tablesFor(schemaOf(queryRunner));
-    await queryRunner.query(`DROP FUNCTION ${t.queueSlotTake}(text, integer)`);
-    await queryRunner.query(`DROP FUNCTION ${t.queueSlotHeld}(text)`);
-    await queryRunner.query(`DROP TABLE ${t.queueSlots}`);
-  }
-}
+      $$`;

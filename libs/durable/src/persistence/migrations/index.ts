@@ -12,6 +12,7 @@ import { ForkAndVersions1732900000010 } from './1732900000010-fork-and-versions'
 import { TimeRanges1732900000011 } from './1732900000011-time-ranges';
 import { QueueSlots1732900000012 } from './1732900000012-queue-slots';
 import { PartitionedJournal1732900000013 } from './1732900000013-partitioned-journal';
+import { QueueSlotBatches1732900000014 } from './1732900000014-queue-slot-batches';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -29,4 +30,5 @@ export const DURABLE_MIGRATIONS = [
   TimeRanges1732900000011,
   QueueSlots1732900000012,
   PartitionedJournal1732900000013,
+  QueueSlotBatches1732900000014,
 ];
