@@ -522,10 +522,9 @@ function whyMissed(target: string, r: BenchResults): string {
       'still goes through admission when its queue is full or has a run pending, and in a closed loop whose concurrency equals the ' +
       "queue's, a burst of ends answered together can leave a start one slot short for a moment (it then waits for a pass, and the " +
       'starts behind it queue too until the backlog drains). Under the profiler a start found its slot every time in three loops ' +
-      'of 8 s at c64 (no `claimed` history row). Since 2026-12-02 the plain starts that execute at once are batched (group ' +
-      "commit), which lifted unqueued throughput at c64 about twofold; a queued start is not batched: it takes its queue's slot " +
-      'through take_queue_slot, one slot per call with a snapshot of its own, so a batch would need a function that takes several ' +
-      'slots at once (the next step for this target). The ratio moves from run to run with the same queued path: ' +
+      'of 8 s at c64 (no `claimed` history row). Since 2026-12-02 the starts that execute at once are batched (group commit), ' +
+      'plain ones first, which lifted unqueued throughput at c64 about twofold and left queued starts one statement each, then ' +
+      `queued ones (${EARLIER.queuedStartBatches.measured}), whose batch takes each queue's slots in one call. The ratio moves from run to run: ` +
       `${queued.ratio} in the run of ${queued.measured} (${queued.queuedPerSecond.toLocaleString('en-US')} queued ` +
       `against ${queued.unqueuedPerSecond.toLocaleString('en-US')} unqueued per second), and a queued loop at c64 ran alike ` +
       'on the code before and after the lean statements in alternating builds (2026-12-02).'

@@ -3,7 +3,7 @@ import { INestApplication, INestApplicationContext, Module } from '@nestjs/commo
 import { NestFactory } from '@nestjs/core';
 import { DurableModule } from 'nestjs-durable';
 import { BREAKS, BreakName } from './breaks';
-import { CHAOS_QUEUE, ChaosChild, ChaosOrder, Ledger } from './chaos.workflows';
+import { CHAOS_QUEUES, ChaosChild, ChaosOrder, Ledger } from './chaos.workflows';
 import type { EngineOptions } from './profiles';
 
 /** What a chaos process is told by the harness, through its environment. */
@@ -55,7 +55,7 @@ export async function bootChaosApp(role: 'worker' | 'sender', executes = role ==
           intervalMs: engine.retention.intervalMs,
         },
         dashboard: !worker && { auth: { insecureNoAuth: true } },
-        queues: { [CHAOS_QUEUE.name]: { concurrency: CHAOS_QUEUE.concurrency } },
+        queues: Object.fromEntries(CHAOS_QUEUES.map((q) => [q.name, { concurrency: q.concurrency }])),
         shutdownGraceMs: 0,
       }),
     ],

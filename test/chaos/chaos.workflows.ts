@@ -99,8 +99,17 @@ export class Ledger {
 /** Transient database errors (killed connections, a restarting server) fail an attempt: retry soon and often. */
 const RETRY = { maxAttempts: 200, initialDelay: '100ms', backoffFactor: 2, maxDelay: '1s' } as const;
 
-/** The chaos app's queue (chaos.app.ts): every child waits in it for one of its few slots (checks/queues.ts). */
+/** The chaos app's queue of children (chaos.app.ts): every child waits in it for one of its few slots (checks/queues.ts). */
 export const CHAOS_QUEUE = { name: 'chaos-children', concurrency: 2 };
+
+/**
+ * The queue some bursts of orders start in (plan.ts): the executing sender commits such starts that
+ * come together in one batch that takes the queue's slots for them (group commit of queued starts).
+ */
+export const CHAOS_ORDER_QUEUE = { name: 'chaos-orders', concurrency: 8 };
+
+/** Every queue of the chaos app, whose concurrency checks/queues.ts holds it to. */
+export const CHAOS_QUEUES = [CHAOS_QUEUE, CHAOS_ORDER_QUEUE];
 
 @Workflow('chaos-child', { retry: RETRY, queue: CHAOS_QUEUE.name })
 export class ChaosChild implements DurableWorkflow<{ parent: string }, { packed: Effect; shipped: Effect }> {

@@ -1,3 +1,4 @@
+import { CHAOS_ORDER_QUEUE } from './chaos.workflows';
 import type { Fleet } from './fleet';
 import type { PhasePlan, PlannedAction, PlannedDelivery, PlannedRollback, PlannedRun } from './plan';
 import type { OperatorOutcome, SenderReply, TxMode } from './protocol';
@@ -83,7 +84,10 @@ export class Driver {
   private async drive(run: PlannedRun, t0: number, started: () => void): Promise<void> {
     await sleepUntil(t0 + run.at);
     const tx = run.startVia === 'tx' ? 'commit' : undefined;
-    const start = await this.withRetries(0, (sender) => sender.request({ op: 'start', runId: run.id, input: run.input, tx }));
+    const queue = run.queued && CHAOS_ORDER_QUEUE.name;
+    const start = await this.withRetries(0, (sender) =>
+      sender.request({ op: 'start', runId: run.id, input: run.input, tx, ...(queue && { queue }) }),
+    );
     this.starts.push({
       runId: run.id,
       signalMode: run.signalMode,

@@ -30,6 +30,8 @@ export interface PlannedRun {
   deliveries: PlannedDelivery[];
   /** 'tx': started with `{ manager }` inside an application transaction that writes a business row and commits. */
   startVia: 'client' | 'tx';
+  /** Started in the orders queue (CHAOS_ORDER_QUEUE), with the rest of its burst. */
+  queued?: true;
   /** What the operator does to it (the actions themselves are in the phase's `actions`). */
   role: RunRole;
 }
@@ -135,7 +137,7 @@ function planRuns(prng: Prng, seed: number, index: number, spec: PhaseSpec, prof
     deliveries.sort((a, b) => a.at - b.at);
     runs.push({ id: `s${seed}-p${index}-r${k}`, at, input, signalMode, messages, deliveries, startVia: 'client', role: 'plain' });
   }
-  burst(Prng.derive(seed, `bursts:${index}`), runs);
+  burst(Prng.derive(seed, `bursts:${index}`), Prng.derive(seed, `queued-bursts:${index}`), runs);
   return runs;
 }
 
@@ -143,11 +145,15 @@ function planRuns(prng: Prng, seed: number, index: number, spec: PhaseSpec, prof
  * Some runs start in bursts of four at one instant, drawn from a generator of their own (a run's other
  * draws stay what they were for its seed): the first sender, which executes, commits the starts that
  * come while one is on the wire together (group commit), and the faults strike those batches too.
+ * Half the bursts (`queuing`, another generator, so the bursts stay what they were) start in the
+ * orders queue, whose batch takes the queue's slots for its starts and leaves the rest pending.
  */
-function burst(prng: Prng, runs: PlannedRun[]): void {
+function burst(prng: Prng, queuing: Prng, runs: PlannedRun[]): void {
   for (let i = 0; i + 3 < runs.length; i++) {
     if (!prng.chance(0.2)) continue;
-    for (const run of runs.slice(i + 1, i + 4)) run.at = runs[i].at;
+    const together = runs.slice(i, i + 4);
+    for (const run of together) run.at = runs[i].at;
+    if (queuing.chance(0.5)) for (const run of together) run.queued = true;
     i += 3;
   }
 }

@@ -62,6 +62,8 @@ export interface Minimums {
   batchedCheckpoints: number;
   /** Runs whose start was committed in one transaction with others' (group commit of starts). */
   batchedStarts: number;
+  /** Of those, runs that took a slot of the orders queue at their start (group commit of queued starts). */
+  batchedQueuedStarts: number;
 }
 
 export interface Options {
@@ -115,6 +117,7 @@ const MINIMUMS: Minimums = {
   messagesHandled: 150,
   batchedCheckpoints: 20,
   batchedStarts: 4,
+  batchedQueuedStarts: 2,
 };
 
 /** A profile by name (`soak` lasts `minutes`). */

@@ -1,6 +1,6 @@
 /** What the harness asks a sender process on its stdin, and what it answers on stdout, one JSON line each. */
 export type SenderRequest =
-  | { id: number; op: 'start'; runId: string; input: unknown; tx?: TxMode }
+  | { id: number; op: 'start'; runId: string; input: unknown; tx?: TxMode; queue?: string }
   | { id: number; op: 'signal'; runId: string; name: string; payload: unknown; tx?: TxMode; txKey?: string }
   | { id: number; op: 'send'; runId: string; channel: string; key: string; payload: unknown }
   | { id: number; op: 'operator'; action: OperatorAction; via: 'client' | 'rest' | 'bulk'; runIds: string[] };

@@ -1,3 +1,4 @@
+import { CHAOS_QUEUES } from './chaos.workflows';
 import type { Verdict } from './checker';
 import type { Evidence, Violation } from './checks/data';
 import { MINIMUM_LABELS } from './checks/minimums';
@@ -106,7 +107,10 @@ export function summaryTable(facts: RunFacts, e: Evidence, v: Verdict): string {
       'runs deleted by retention: completed / cancelled (children among them)',
       `${m('retention', 'completed')} / ${m('retention', 'cancelled')} (${m('retention', 'children')})`,
     ],
-    ['queue admissions of children / most running at once (concurrency 2)', `${m('queues', 'admissions')} / ${m('queues', 'mostRunning')}`],
+    ...CHAOS_QUEUES.map((q): [string, string] => [
+      `queue ${q.name}: admissions / most running at once (concurrency ${q.concurrency})`,
+      `${m('queues', `${q.name}.admissions`)} / ${m('queues', `${q.name}.mostRunning`)}`,
+    ]),
     ['worker boots retried (server down)', facts.bootRetries],
     ...(Object.keys(MINIMUM_LABELS) as Array<keyof Minimums>).map((key): [string, string] => [
       `minimum: ${MINIMUM_LABELS[key]}`,

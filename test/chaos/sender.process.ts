@@ -85,7 +85,9 @@ async function main(): Promise<void> {
             request.tx,
             `start:${request.runId}`,
             request.runId,
-            async (manager) => (await client.start(ChaosOrder, request.input as never, { runId: request.runId, manager, actor })).created,
+            async (manager) =>
+              (await client.start(ChaosOrder, request.input as never, { runId: request.runId, manager, actor, queue: request.queue }))
+                .created,
           );
           return { id: request.id, ok: true, ...answer };
         }

@@ -449,7 +449,9 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
       const deadline = new Date(Date.now() + 3_600_000);
       const sent = jest.spyOn(database, 'query'); // watched, not replaced: the statement runs as ever
       const started = (await repository.start({ ...plain(fresh), limits: { deadline }, keys: { order: 'o-1' } })) as ClaimedRun;
-      expect(sent.mock.calls.map(([sql]) => sql)).toEqual([startClaimedRunSql(database.tables)]);
+      // The app's own passes (claims, schedules) query meanwhile: only the statements that insert runs are this start's.
+      const inserts = sent.mock.calls.map(([sql]) => sql).filter((sql) => sql.includes(`INSERT INTO ${database.tables.runs}`));
+      expect(inserts).toEqual([startClaimedRunSql(database.tables)]);
       sent.mockRestore();
       expect(started).toMatchObject({ id: fresh, leaseToken: '1', standalone: true });
       expect(new Date(started.deadline!).getTime()).toBe(deadline.getTime());
@@ -492,14 +494,14 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
       expect(await db.count('history', `run_id = ANY($1) AND event = 'started'`, [[a, b]])).toBe(2);
     });
 
-    it("queued ones go out together: each queue's free slots to its first starts in order, the rest pending (their queue NOTIFYed, their timeout kept for their first execution)", async () => {
+    it("queued ones go out together: each queue's free slots to its first starts in order, the rest pending (their queue NOTIFYed, their timeout kept for their first execution unless it includes the queue)", async () => {
       const [open, behind, unlimited] = [id('open'), id('behind'), id('unlimited')];
       await db.query(`INSERT INTO durable.queue_slots (queue, slot) SELECT $1, generate_series(1, 3)`, [open]);
       await db.query(`INSERT INTO durable.queue_slots (queue, slot) VALUES ($1, 1)`, [behind]);
       await db.query(`INSERT INTO durable.runs (id, workflow, status, queue) VALUES ($1, 'w', 'pending', $2)`, [id('waiting'), behind]);
       const existing = id('existing');
       await leased([existing]);
-      const runs = [id('lone'), id('a'), id('b'), id('c'), id('d'), id('e'), existing];
+      const runs = [id('lone'), existing, id('a'), id('b'), id('c'), id('d'), id('e')];
       const listener = new Client(databaseUrl());
       await listener.connect();
       const notified: string[] = [];
@@ -511,11 +513,11 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
         results = await Promise.all(
           [
             queued(open, 3)(runs[0]),
-            queued(open, 3)(runs[1]),
-            queued(behind, 1)(runs[2]),
-            queued(open, 3)(runs[3]),
-            queued(unlimited, null)(runs[4]),
-            queued(open, 3)(runs[5]),
+            queued(open, 3)(runs[1]), // exists: takes no slot from the starts behind it
+            queued(open, 3)(runs[2]),
+            { ...queued(behind, 1)(runs[3]), limits: { timeoutMs: 60_000, timeoutIncludesQueue: true } },
+            queued(open, 3)(runs[4]),
+            queued(unlimited, null)(runs[5]),
             queued(open, 3)(runs[6]),
           ].map((start) => repository.start(start)),
         );
@@ -526,19 +528,20 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
       expect(sizes).toEqual([1, 6]);
       expect(results.map((r) => (r === null || typeof r === 'string' ? r : (r as ClaimedRun).id))).toEqual([
         runs[0],
-        runs[1],
-        'pending',
-        runs[3],
-        runs[4],
-        'pending',
         null,
+        runs[2],
+        'pending',
+        runs[4],
+        runs[5],
+        'pending',
       ]);
       expect(notified.sort()).toEqual([behind, open].sort());
       const slots = await db.query<{ slot: number; holder: string }>(
         `SELECT slot, holder FROM durable.queue_slots WHERE queue = $1 ORDER BY slot`,
         [open],
       );
-      expect(slots.map((s) => s.holder)).toEqual([runs[0], runs[1], runs[3]]);
+      expect(slots.map((s) => s.holder)).toEqual([runs[0], runs[2], runs[4]]);
+      expect(await db.count('queue_slots', 'queue = $1 AND holder IS NULL', [behind])).toBe(1); // a run of it is pending: none taken
       const rows = await db.query<{
         id: string;
         status: string;
@@ -549,15 +552,15 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
       }>(
         `SELECT r.id, r.status, r.lease_owner, r.deadline IS NOT NULL AS timed, r.timeout_ms, h.detail->>'queue' AS queue
          FROM durable.runs r JOIN durable.history h ON h.run_id = r.id AND h.event = 'started' WHERE r.id = ANY($1) ORDER BY array_position($1, r.id)`,
-        [runs],
+        [runs.filter((run) => run !== existing)],
       );
       expect(rows).toEqual([
         { id: runs[0], status: 'running', lease_owner: 'elsewhere', timed: true, timeout_ms: null, queue: open },
-        { id: runs[1], status: 'running', lease_owner: 'elsewhere', timed: true, timeout_ms: null, queue: open },
-        { id: runs[2], status: 'pending', lease_owner: null, timed: false, timeout_ms: '60000', queue: null },
-        { id: runs[3], status: 'running', lease_owner: 'elsewhere', timed: true, timeout_ms: null, queue: open },
-        { id: runs[4], status: 'running', lease_owner: 'elsewhere', timed: true, timeout_ms: null, queue: unlimited },
-        { id: runs[5], status: 'pending', lease_owner: null, timed: false, timeout_ms: '60000', queue: null },
+        { id: runs[2], status: 'running', lease_owner: 'elsewhere', timed: true, timeout_ms: null, queue: open },
+        { id: runs[3], status: 'pending', lease_owner: null, timed: true, timeout_ms: null, queue: null }, // its timeout includes the queue
+        { id: runs[4], status: 'running', lease_owner: 'elsewhere', timed: true, timeout_ms: null, queue: open },
+        { id: runs[5], status: 'running', lease_owner: 'elsewhere', timed: true, timeout_ms: null, queue: unlimited },
+        { id: runs[6], status: 'pending', lease_owner: null, timed: false, timeout_ms: '60000', queue: null },
       ]);
     });
 

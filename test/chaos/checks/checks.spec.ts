@@ -313,7 +313,12 @@ describe('chaos checks: queues', () => {
       ]),
     });
     expect(messages(checkQueues(within))).toEqual([]);
-    expect(checkQueues(within).metrics).toEqual({ admissions: 3, mostRunning: 2 });
+    expect(checkQueues(within).metrics).toEqual({
+      'chaos-children.admissions': 3,
+      'chaos-children.mostRunning': 2,
+      'chaos-orders.admissions': 0,
+      'chaos-orders.mostRunning': 0,
+    });
     // A third admitted while two still run (the taken-over one included) is a violation.
     const over = evidence({
       history: new Map([
@@ -333,6 +338,15 @@ describe('chaos checks: queues', () => {
       ]),
     });
     expect(messages(checkQueues(startedInSlot))).toEqual([expect.stringMatching(/with 3 runs of queue chaos-children running/)]);
+    // Each queue against its own concurrency: four orders started in slots together exceed the orders queue's three.
+    const batch = (id: string) => history(id, ['started', T, { queue: 'chaos-orders' }], ['completed', T + 100]);
+    const orders = evidence({ history: new Map([batch('a'), batch('b'), batch('c')]) });
+    expect(messages(checkQueues(orders))).toEqual([]);
+    expect(checkQueues(orders).metrics).toMatchObject({ 'chaos-orders.admissions': 3, 'chaos-orders.mostRunning': 3 });
+    const overOrders = evidence({ history: new Map([batch('a'), batch('b'), batch('c'), batch('d')]) });
+    expect(messages(checkQueues(overOrders))).toEqual([
+      expect.stringMatching(/with 4 runs of queue chaos-orders running \(concurrency 3\)$/),
+    ]);
   });
 });
 
@@ -800,6 +814,11 @@ describe('chaos checks: minimums', () => {
   /** Runs started `together` at a time in one commit (group commit of starts), `groups` times. */
   const startedTogether = (groups: number, together = 2) =>
     new Map(Array.from({ length: groups * together }, (_, n) => history(`s${n}`, ['started', T + Math.floor(n / together)])));
+  /** Runs started in a slot of the orders queue, `together` of them in one commit. */
+  const queuedTogether = (together: number) =>
+    new Map(Array.from({ length: together }, (_, n) => history(`q${n}`, ['started', T + 100, { queue: 'chaos-orders' }])));
+  /** Enough of both. */
+  const startsBatched = () => new Map([...startedTogether(2), ...queuedTogether(2)]);
   const results = (handled: number) =>
     ({
       fencing: { violations: [], metrics: { takeovers: 1 } },
@@ -810,16 +829,14 @@ describe('chaos checks: minimums', () => {
 
   it('a session that reached every minimum passes them; one below any fails, saying which', () => {
     expect(
-      messages(
-        checkMinimums(evidence({ faults: struck, deliveries: during, steps: batched(10), history: startedTogether(2) }), results(150)),
-      ),
+      messages(checkMinimums(evidence({ faults: struck, deliveries: during, steps: batched(10), history: startsBatched() }), results(150))),
     ).toEqual([]);
     const short = checkMinimums(
       evidence({
         faults: struck.filter((f) => f.pid !== 11),
         deliveries: during,
         steps: batched(9),
-        history: new Map([...startedTogether(1, 3), history('lone', ['started', T + 50])]),
+        history: new Map([...startedTogether(1, 3), history('lone', ['started', T + 50]), ...queuedTogether(1)]),
       }),
       results(149),
     );
@@ -828,6 +845,7 @@ describe('chaos checks: minimums', () => {
       'channel messages handled: 149, below the 150 that 1 cycle(s) of the ci profile must reach; the session proves too little to pass',
       'checkpoints committed in one batch with others (group commit): 18, below the 20 that 1 cycle(s) of the ci profile must reach; the session proves too little to pass',
       'starts committed in one batch with others (group commit): 3, below the 4 that 1 cycle(s) of the ci profile must reach; the session proves too little to pass',
+      'queued starts committed in one batch with others, each in a slot it took there: 0, below the 2 that 1 cycle(s) of the ci profile must reach; the session proves too little to pass',
     ]);
     expect(short.metrics).toMatchObject({
       kill: 1,
@@ -836,6 +854,7 @@ describe('chaos checks: minimums', () => {
       'messagesHandled.min': 150,
       batchedCheckpoints: 18,
       batchedStarts: 3,
+      batchedQueuedStarts: 0,
     });
   });
 
@@ -844,7 +863,7 @@ describe('chaos checks: minimums', () => {
       faults: struck,
       deliveries: during,
       steps: new Map([...batched(10), ['a', new Map([effectStep('charge', 10, 1, T - 10)])]]),
-      history: startedTogether(2),
+      history: startsBatched(),
     });
     expect(messages(checkMinimums(e, results(150)))).toEqual([
       'kills inside a step (after its effect, before its checkpoint): 0, below the 1 that 1 cycle(s) of the ci profile must reach; the session proves too little to pass',
@@ -854,8 +873,8 @@ describe('chaos checks: minimums', () => {
   it('the minimums grow with the cycles a session ran, and an empty session never passes', () => {
     const twice = checkMinimums(evidence({ faults: struck, deliveries: during, phases: 2 * profile.cycle.length }), results(150));
     expect(twice.metrics).toMatchObject({ cycles: 2, 'kill.min': 4 });
-    expect(twice.violations).toHaveLength(12);
+    expect(twice.violations).toHaveLength(13);
     const verdict = check(evidence({}));
-    expect(verdict.violations.filter((v) => v.check === 'minimums')).toHaveLength(12);
+    expect(verdict.violations.filter((v) => v.check === 'minimums')).toHaveLength(13);
   });
 });

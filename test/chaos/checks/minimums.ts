@@ -1,5 +1,6 @@
 import type { Minimums } from '../profiles';
 import type { CheckResult } from './check';
+import { CHAOS_ORDER_QUEUE } from '../chaos.workflows';
 import { Evidence, storedEffect, Violation } from './data';
 
 /** What each minimum counts, as the report names it. */
@@ -16,6 +17,7 @@ export const MINIMUM_LABELS: Record<keyof Minimums, string> = {
   messagesHandled: 'channel messages handled',
   batchedCheckpoints: 'checkpoints committed in one batch with others (group commit)',
   batchedStarts: 'starts committed in one batch with others (group commit)',
+  batchedQueuedStarts: 'queued starts committed in one batch with others, each in a slot it took there',
 };
 
 /**
@@ -46,6 +48,7 @@ export function checkMinimums(e: Evidence, results: Record<'fencing' | 'timers' 
     messagesHandled: Number(results.channels.metrics.handled),
     batchedCheckpoints: batchedCheckpoints(e),
     batchedStarts: batchedStarts(e),
+    batchedQueuedStarts: batchedStarts(e, CHAOS_ORDER_QUEUE.name),
   };
   const cycles = Math.max(1, Math.floor(e.phases / e.profile.cycle.length));
   const violations: Violation[] = [];
@@ -73,16 +76,18 @@ function batchedCheckpoints(e: Evidence): number {
   return sharingCommits([...e.steps.values()].flatMap((steps) => [...steps.values()]));
 }
 
-/** Runs whose `started` history row shares its commit with another's: only group commit starts several runs in one transaction here. */
-function batchedStarts(e: Evidence): number {
-  return sharingCommits([...e.history.values()].flatMap((rows) => rows.filter((h) => h.event === 'started')));
+/**
+ * Runs whose `started` history row shares its commit with another's: only group commit starts several
+ * runs in one transaction here. With `queue`, those whose row says they took a slot of it there.
+ */
+function batchedStarts(e: Evidence, queue?: string): number {
+  const started = [...e.history.values()].flatMap((rows) => rows.filter((h) => h.event === 'started'));
+  return sharingCommits(started, queue === undefined ? undefined : (h) => h.detail?.queue === queue);
 }
 
-/** Rows committed in one transaction with others (their commit timestamps, µs, are equal). */
-function sharingCommits(rows: Array<{ committedAt: number }>): number {
+/** Rows committed in one transaction with others (their commit timestamps, µs, are equal); with `counted`, only those it picks. */
+function sharingCommits<R extends { committedAt: number }>(rows: R[], counted: (row: R) => boolean = () => true): number {
   const commits = new Map<number, number>();
   for (const row of rows) commits.set(row.committedAt, (commits.get(row.committedAt) ?? 0) + 1);
-  let batched = 0;
-  for (const n of commits.values()) if (n > 1) batched += n;
-  return batched;
+  return rows.filter((row) => commits.get(row.committedAt)! > 1 && counted(row)).length;
 }

@@ -7,6 +7,7 @@ import { takeQueueSlotSql } from './1732900000012-queue-slots';
  * starts (group commit, startQueuedRunsSql) takes its slots in one call, with the snapshots of its own
  * that `take_queue_slot` takes for one. `take_queue_slot` becomes that function with n = 1: one
  * implementation, and its signature stays for the lone start and for instances of the version before.
+ * Both PL/pgSQL, whose statements' plans are cached (a SQL wrapper would be planned on every call).
  */
 export class QueueSlotBatches1732900000014 implements MigrationInterface {
   name = 'QueueSlotBatches1732900000014';
@@ -32,8 +33,10 @@ export class QueueSlotBatches1732900000014 implements MigrationInterface {
       END
       $$`);
     await queryRunner.query(`
-      CREATE OR REPLACE FUNCTION ${t.queueSlotTake}(q text, slots integer) RETURNS integer LANGUAGE sql VOLATILE AS $$
-        SELECT ${t.queueSlotsTake}(q, slots, 1) LIMIT 1
+      CREATE OR REPLACE FUNCTION ${t.queueSlotTake}(q text, slots integer) RETURNS integer LANGUAGE plpgsql VOLATILE AS $$
+      BEGIN
+        RETURN (SELECT slot FROM ${t.queueSlotsTake}(q, slots, 1) AS slot);
+      END
       $$`);
   }
 

@@ -19,8 +19,8 @@ export type QueuedStartRow = Record<(typeof QUEUED_START_FIELDS)[number][0], unk
  * inserted pending, for admission, and their queues NOTIFYed. Each queue's slots are taken in one call
  * (take_queue_slots, with snapshots of its own, see the queue-slot-batches migration) and handed to
  * the batch's starts of that queue in batch order. A queue without a concurrency begins every start.
- * Ids, duplicates and the lock wait bounded by `lockTimeout` as in startClaimedRunsSql; a slot taken
- * for a start whose id exists stays free. Its deadline as startRunSql sets it: a timeout of a run
+ * Ids, duplicates and the lock wait bounded by `lockTimeout` as in startClaimedRunsSql; a start whose
+ * id exists takes no slot. Its deadline as startRunSql sets it: a timeout of a run
  * left pending counts from its first execution unless it includes the queue. Returns the inserted
  * runs with their place in the batch and their status.
  * $1: a JSON array of QUEUED_START_FIELDS objects; $2 the queue channel.
@@ -32,6 +32,8 @@ WITH batch AS (
       jsonb_to_recordset($1::jsonb) AS b(${QUEUED_START_FIELDS.map(([name, type]) => `${name} ${type}`).join(', ')})
     ORDER BY id, ord
   ) d
+  -- A start whose id exists inserts nothing: it must not take a slot a later start of its queue would have had.
+  WHERE NOT EXISTS (SELECT 1 FROM ${t.runs} r WHERE r.id = d.id)
 ), open AS (
   SELECT queue, max(slots) AS slots, count(*)::int AS wanted FROM batch b
   WHERE slots IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${t.runs} r WHERE r.queue = b.queue AND r.status = 'pending')
@@ -39,6 +41,8 @@ WITH batch AS (
 ), taken AS (
   SELECT open.queue, s.slot, row_number() OVER (PARTITION BY open.queue ORDER BY s.slot) AS place
   FROM open, LATERAL ${t.queueSlotsTake}(open.queue, open.slots, open.wanted) AS s(slot)
+  -- A slot made after this statement began (a raised concurrency) is locked but not visible to \`took\`: left alone.
+  WHERE EXISTS (SELECT 1 FROM ${t.queueSlots} made WHERE made.queue = open.queue AND made.slot = s.slot)
 ), plan AS (
   SELECT b.*, taken.slot, b.slots IS NULL OR taken.slot IS NOT NULL AS begins
   FROM batch b LEFT JOIN taken ON taken.queue = b.queue AND taken.place = b.place

@@ -43,7 +43,9 @@ WITH parent AS (
     SELECT ${t.queueSlotTake}($15::text, $26::int) AS slot
     WHERE $15::text IS NOT NULL AND $3 = 'running' AND $26::int IS NOT NULL AND NOT COALESCE((SELECT delayed FROM instant), false)
       AND NOT EXISTS (SELECT 1 FROM ${t.runs} WHERE queue = $15::text AND status = 'pending')
-  ) taking WHERE slot IS NOT NULL
+  ) taking
+  -- A slot made after this statement began (a raised concurrency) is locked but not visible to \`taken\`: left alone.
+  WHERE EXISTS (SELECT 1 FROM ${t.queueSlots} made WHERE made.queue = $15::text AND made.slot = taking.slot)
 ), plan AS (
   SELECT status, until, delayed,
          $20::timestamptz IS NULL AND $21::bigint IS NOT NULL AND (COALESCE(delayed, false) OR ($15::text IS NOT NULL AND status <> 'running'))
