@@ -1,4 +1,5 @@
 import { serialize } from 'nestjs-durable/schema/serializer';
+import { CHAOS_ORDER_QUEUE } from '../chaos.workflows';
 import { check } from '../checker';
 import type { DeliveryRecord } from '../driver';
 import type { FaultRecord } from '../faults';
@@ -338,14 +339,21 @@ describe('chaos checks: queues', () => {
       ]),
     });
     expect(messages(checkQueues(startedInSlot))).toEqual([expect.stringMatching(/with 3 runs of queue chaos-children running/)]);
-    // Each queue against its own concurrency: four orders started in slots together exceed the orders queue's three.
-    const batch = (id: string) => history(id, ['started', T, { queue: 'chaos-orders' }], ['completed', T + 100]);
-    const orders = evidence({ history: new Map([batch('a'), batch('b'), batch('c')]) });
-    expect(messages(checkQueues(orders))).toEqual([]);
-    expect(checkQueues(orders).metrics).toMatchObject({ 'chaos-orders.admissions': 3, 'chaos-orders.mostRunning': 3 });
-    const overOrders = evidence({ history: new Map([batch('a'), batch('b'), batch('c'), batch('d')]) });
-    expect(messages(checkQueues(overOrders))).toEqual([
-      expect.stringMatching(/with 4 runs of queue chaos-orders running \(concurrency 3\)$/),
+    // Each queue against its own concurrency: one order more than the orders queue's started in slots together is over it.
+    const { concurrency } = CHAOS_ORDER_QUEUE;
+    const startedTogether = (n: number) =>
+      evidence({
+        history: new Map(
+          Array.from({ length: n }, (_, i) => history(`o${i}`, ['started', T, { queue: 'chaos-orders' }], ['completed', T + 100])),
+        ),
+      });
+    expect(messages(checkQueues(startedTogether(concurrency)))).toEqual([]);
+    expect(checkQueues(startedTogether(concurrency)).metrics).toMatchObject({
+      'chaos-orders.admissions': concurrency,
+      'chaos-orders.mostRunning': concurrency,
+    });
+    expect(messages(checkQueues(startedTogether(concurrency + 1)))).toEqual([
+      `admitted at ${iso(T)} with ${concurrency + 1} runs of queue chaos-orders running (concurrency ${concurrency})`,
     ]);
   });
 });
