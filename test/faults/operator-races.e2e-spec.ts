@@ -122,8 +122,11 @@ describe('operator races: cancel, resume and retry against completions and timer
   it('a resume of a run that is not waiting is a no-op, and so is a second resume', async () => {
     const run = await t.client.start(ShortNap, { ms: 5_000 });
     await eventually(async () => (await t.client.getRun(run.runId)).status === 'waiting', 'the run to park');
-    await Promise.all([t.client.resume(run.runId), t.client.resume(run.runId), t.client.resume(run.runId)]);
+    const answers = await Promise.allSettled([t.client.resume(run.runId), t.client.resume(run.runId), t.client.resume(run.runId)]);
     expect(await run.result({ timeout: '5s' })).toBe('woke');
+    // Each made it due now (or found it on its way), or, on a busy machine, came after it completed: refused, as below.
+    expect(answers.filter((a) => a.status === 'fulfilled').length).toBeGreaterThanOrEqual(1);
+    for (const answer of answers) if (answer.status === 'rejected') expect(answer.reason).toBeInstanceOf(InvalidTransitionError);
     await expect(t.client.resume(run.runId)).rejects.toThrow(InvalidTransitionError); // completed: nothing to resume
   });
 

@@ -207,23 +207,22 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
     expect(await app.client.handle(detached.runId).result({ timeout: '10s' })).toBe('still here');
   });
 
-  it("an operator's deadline reaches a child whose spawn commits while the change waits for the parent's row", async () => {
-    const deadline = new Date(Date.now() + HOUR);
-    const parent = await app.client.start(Waiter, null, { deadline });
-    await eventually(async () => (await waitingFor(parent.runId)) === 'go', 'the parent to wait');
-    const childId = `${parent.runId}/late`;
-    // A spawn in flight, as the engine's start of a child holds it: the parent's row FOR SHARE, the child inserted with its deadline.
+  /**
+   * Sets `parentId`'s root's deadline to `later` while a spawn of `childId` under `parentId` is in
+   * flight, as the engine's start of a child holds it: the parent's row FOR SHARE, the child inserted
+   * with `deadline`. The spawn commits once the change waits for the parent's row.
+   */
+  const setDeadlineAcrossSpawn = async (rootId: string, parentId: string, childId: string, deadline: Date, later: Date) => {
     const spawn = new Client(databaseUrl());
     await spawn.connect();
-    const later = new Date(deadline.getTime() + HOUR);
     try {
       await spawn.query('BEGIN');
-      await spawn.query(`SELECT 1 FROM "${schema}".runs WHERE id = $1 FOR SHARE`, [parent.runId]);
+      await spawn.query(`SELECT 1 FROM "${schema}".runs WHERE id = $1 FOR SHARE`, [parentId]);
       await spawn.query(
         `INSERT INTO "${schema}".runs (id, workflow, status, parent_id, input, deadline) VALUES ($1, 'dl-waiter', 'pending', $2, 'null', $3)`,
-        [childId, parent.runId, deadline],
+        [childId, parentId, deadline],
       );
-      const setting = app.client.setDeadline(parent.runId, later);
+      const setting = app.client.setDeadline(rootId, later);
       const [{ pid }] = (await spawn.query('SELECT pg_backend_pid() AS pid')).rows;
       await eventually(
         async () => (await db.query(`SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, [pid])).length > 0,
@@ -234,7 +233,32 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
     } finally {
       await spawn.end();
     }
-    expect((await app.client.getRun(childId)).deadline?.getTime()).toBe(later.getTime());
+  };
+
+  it("an operator's deadline reaches a child whose spawn commits while the change waits for the parent's row", async () => {
+    const deadline = new Date(Date.now() + HOUR);
+    const parent = await app.client.start(Waiter, null, { deadline });
+    await eventually(async () => (await waitingFor(parent.runId)) === 'go', 'the parent to wait');
+    const later = new Date(deadline.getTime() + HOUR);
+    await setDeadlineAcrossSpawn(parent.runId, parent.runId, `${parent.runId}/late`, deadline, later);
+    expect((await app.client.getRun(`${parent.runId}/late`)).deadline?.getTime()).toBe(later.getTime());
+  });
+
+  it("an operator's deadline reaches a grandchild whose spawn commits while the change waits for its parent's row, at any level", async () => {
+    const deadline = new Date(Date.now() + HOUR);
+    const root = await app.client.start(Waiter, null, { deadline });
+    await eventually(async () => (await waitingFor(root.runId)) === 'go', 'the root to wait');
+    const [child, grandchild] = [`${root.runId}/child`, `${root.runId}/child/late`];
+    await db.query(
+      `INSERT INTO durable.runs (id, workflow, status, parent_id, input, deadline) VALUES ($1, 'dl-waiter', 'pending', $2, 'null', $3)`,
+      [child, root.runId, deadline],
+    );
+    const later = new Date(deadline.getTime() + HOUR);
+    await setDeadlineAcrossSpawn(root.runId, child, grandchild, deadline, later);
+    for (const id of [root.runId, child, grandchild]) expect((await app.client.getRun(id)).deadline?.getTime()).toBe(later.getTime());
+    expect(
+      await db.count('history', `run_id = $1 AND event = 'deadline-set' AND detail->>'inheritedFrom' = $2`, [grandchild, root.runId]),
+    ).toBe(1);
   });
 
   it('an operator extends a deadline that has passed: the journaled passing is cleared and the call waits again', async () => {

@@ -13,6 +13,8 @@ import { resumeFinishesSql, waitKindSql } from './sql/wait-kinds.sql';
 export interface TransitionRow {
   previous: string | null;
   changed: string[] | null;
+  /** setDeadlineSql: the deadline the run's attached descendants inherited (its own before the change), as text. */
+  inherited?: string | null;
 }
 
 /** What an operator action changed. */
@@ -38,7 +40,6 @@ export class RunControlRepository {
       resume: resumeSql(t),
       retry: retrySql(t),
       deadline: setDeadlineSql(t),
-      lockRun: `SELECT 1 FROM ${t.runs} WHERE id = $1 FOR UPDATE`,
       fork: forkRunSql(t),
       channel: wakeChannel(t.schema),
       queueChannel: queueChannel(t.schema),
@@ -47,7 +48,7 @@ export class RunControlRepository {
 
   async cancel(runId: string, reason: string | undefined, actor: string): Promise<ControlResult> {
     const params = [runId, reason ?? 'cancelled', actor, this.sql.channel, reason ?? null, this.sql.queueChannel] as const;
-    const row = await retryRolledBack(() => this.db.transaction((client) => cancelTree(client, this.sql.cancel, params), READ_COMMITTED));
+    const row = await retryRolledBack(() => this.db.transaction((client) => cascade(client, this.sql.cancel, params), READ_COMMITTED));
     return this.check(runId, 'cancel', row, ['pending', 'running', 'waiting', 'failed']);
   }
 
@@ -63,17 +64,17 @@ export class RunControlRepository {
   }
 
   /**
-   * Sets or clears (null) the deadline of an unfinished or failed run, and of the attached children that
-   * had inherited it. The run's row is locked first, in a statement of its own: a child's spawn holding
-   * it (FOR SHARE, to check the parent's lease) commits before the change takes its snapshot, so that
-   * child follows the new deadline too (as a cancel reaches it, see cancelTree).
+   * Sets or clears (null) the deadline of an unfinished or failed run, and of the attached descendants
+   * that had inherited it: at every level, a child whose spawn committed while the change waited for
+   * its parent's row follows it too (see cascade).
    */
   async setDeadline(runId: string, deadline: Date | null, actor: string): Promise<ControlResult> {
+    const params = [runId, deadline, actor, this.sql.channel];
     const row = await retryRolledBack(() =>
-      this.db.transaction(async (client) => {
-        await client.query(this.sql.lockRun, [runId]);
-        return (await client.query<TransitionRow>(this.sql.deadline, [runId, deadline, actor, this.sql.channel])).rows[0];
-      }, READ_COMMITTED),
+      this.db.transaction(
+        (client) => cascade(client, this.sql.deadline, [...params, null], (first) => [...params, first.inherited ?? null]),
+        READ_COMMITTED,
+      ),
     );
     return this.check(runId, 'setDeadline', row, ['pending', 'running', 'waiting', 'failed']);
   }
@@ -124,16 +125,23 @@ export class RunControlRepository {
  * deadline instead), and a run parked on a wait the deadline may cap is made due, to park again by
  * the new one (a delayed start or a retry backoff keeps its time). An instant already past counts
  * as now: the run stops gracefully, with its whole grace. Recorded in history.
- * $1 run, $2 deadline, $3 actor, $4 wake channel.
+ * $1 run, $2 deadline, $3 actor, $4 wake channel; in the statements after the first (see cascade),
+ * $5 the deadline the descendants inherited (the first's `inherited`: by then the run has the new
+ * one) and $6 the runs changed so far, whose attached children that still have $5 follow.
  */
 const setDeadlineSql = (t: Tables) => `
 WITH RECURSIVE target AS (
   SELECT id, status, deadline FROM ${t.runs} WHERE id = $1 FOR UPDATE
+), inherited AS (
+  SELECT CASE WHEN cardinality($6::text[]) = 0 THEN (SELECT deadline FROM target) ELSE $5::timestamptz END AS deadline
 ), tree AS (
-  SELECT id FROM target WHERE status IN ('pending', 'running', 'waiting', 'failed')
+  SELECT id FROM ${t.runs}
+  WHERE (id = $1 AND cardinality($6::text[]) = 0 AND status IN ('pending', 'running', 'waiting', 'failed'))
+     OR (parent_id = ANY($6::text[]) AND NOT id = ANY($6::text[]) AND status IN ('pending', 'running', 'waiting') AND NOT detached
+         AND deadline IS NOT DISTINCT FROM (SELECT deadline FROM inherited))
   UNION
   SELECT r.id FROM ${t.runs} r JOIN tree ON r.parent_id = tree.id
-  WHERE r.status IN ('pending', 'running', 'waiting') AND NOT r.detached AND r.deadline IS NOT DISTINCT FROM (SELECT deadline FROM target)
+  WHERE r.status IN ('pending', 'running', 'waiting') AND NOT r.detached AND r.deadline IS NOT DISTINCT FROM (SELECT deadline FROM inherited)
 ), changed AS (
   UPDATE ${t.runs} r
   SET deadline = CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END, timeout_ms = CASE WHEN r.id = $1 THEN NULL ELSE r.timeout_ms END, wake_seq = r.wake_seq + 1,
@@ -146,30 +154,39 @@ WITH RECURSIVE target AS (
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
   SELECT id, run_day, 'deadline-set', $3,
-         jsonb_strip_nulls(jsonb_build_object('from', (SELECT deadline FROM target), 'to', CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END,
+         jsonb_strip_nulls(jsonb_build_object('from', (SELECT deadline FROM inherited), 'to', CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END,
                                               'inheritedFrom', CASE WHEN id = $1 THEN NULL ELSE $1::text END))
   FROM changed
 )
 SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM changed) AS changed,
+       (SELECT deadline::text FROM inherited) AS inherited,
        (SELECT count(*) FROM changed, pg_notify($4, changed.id) WHERE changed.status IN ('running', 'waiting')) AS woken`;
 
-/** The isolation cancelTree needs (each statement its own snapshot), whatever the database's default. */
+/** The isolation cascade needs (each statement its own snapshot), whatever the database's default. */
 export const READ_COMMITTED = 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED';
 
 /**
- * Cancels a run and its attached descendants in the caller's transaction (cancelSql's $1 to $6 given),
- * in one or more statements. A child whose spawn committed while the first statement waited for its
- * parent's row (the spawn holds it FOR SHARE, to check the parent's lease) is not in that statement's
- * snapshot: the next statement, with a snapshot of its own, cancels the children of the runs cancelled
- * so far, until one finds none. A spawn that comes after the parent's cancel finds its lease gone.
+ * Changes a run and its attached descendants (a cancel, a deadline) in the caller's transaction, in
+ * one or more statements; `sql` takes `params`, then the runs changed so far (empty at first). A child
+ * whose spawn committed while a statement waited for its parent's row (the spawn holds it FOR SHARE,
+ * to check the parent's lease) is not in that statement's snapshot: the next statement, with a
+ * snapshot of its own, changes the children of the runs changed so far, until one finds none.
+ * `followUp` gives those statements' params from the first's answer (by default the same). A spawn
+ * that comes after its parent's change sees the change.
  */
-export async function cancelTree(client: PoolClient, sql: string, params: readonly unknown[]): Promise<TransitionRow> {
-  const query = async (cancelled: string[]) => (await client.query<TransitionRow>(sql, [...params, cancelled])).rows[0];
-  const first = await query([]);
+export async function cascade(
+  client: PoolClient,
+  sql: string,
+  params: readonly unknown[],
+  followUp: (first: TransitionRow) => readonly unknown[] = () => params,
+): Promise<TransitionRow> {
+  const query = async (p: readonly unknown[], reached: string[]) => (await client.query<TransitionRow>(sql, [...p, reached])).rows[0];
+  const first = await query(params, []);
+  const rest = followUp(first);
   const changed = [...(first.changed ?? [])];
   while (changed.length) {
-    const more = (await query(changed)).changed ?? [];
+    const more = (await query(rest, changed)).changed ?? [];
     if (!more.length) break;
     changed.push(...more);
   }

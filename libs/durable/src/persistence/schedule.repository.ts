@@ -5,7 +5,7 @@ import type { RunStatus, ScheduleSkipReason } from '../interfaces';
 import type { ResolvedSchedule } from '../schema/schedule-spec';
 import { DurableDatabase } from './durable-database';
 import { NO_RUN_DAY } from './journal-partitions';
-import { cancelSql, cancelTree, READ_COMMITTED } from './run-control.repository';
+import { cancelSql, cascade, READ_COMMITTED } from './run-control.repository';
 import { waitKindSql } from './sql/wait-kinds.sql';
 import type { Tables } from './tables';
 
@@ -199,7 +199,7 @@ export class ScheduleRepository {
       if (!rows.length) return 0;
       const firings = rows.map((row) => ({ row, firing: decide(row, row.db_now) }));
       return this.write(client, firings, settingsOf);
-    }, READ_COMMITTED); // its cancels' cascade (cancelTree) needs a snapshot per statement
+    }, READ_COMMITTED); // its cancels' cascade needs a snapshot per statement
   }
 
   /**
@@ -214,7 +214,7 @@ export class ScheduleRepository {
     const [wake, queue] = this.channels;
     for (const { row, firing } of firings) {
       if (!firing.cancel) continue;
-      await cancelTree(client, this.sql.cancel, [
+      await cascade(client, this.sql.cancel, [
         firing.cancel,
         `Cancelled by schedule "${row.name}": a new slot started (overlap: cancelOther).`,
         ACTOR(row.name),
