@@ -33,7 +33,9 @@ WITH batch AS (
     ORDER BY id, ord
   ) d
   -- A start whose id exists inserts nothing: it must not take a slot a later start of its queue would have had.
-  WHERE NOT EXISTS (SELECT 1 FROM ${t.runs} r WHERE r.id = d.id)
+  -- A probe by key per start (LIMIT keeps it LATERAL): as an anti-join, the plan kept from a small table scans it all.
+  LEFT JOIN LATERAL (SELECT true AS found FROM ${t.runs} r WHERE r.id = d.id LIMIT 1) existing ON true
+  WHERE existing.found IS NULL
 ), open AS (
   SELECT queue, max(slots) AS slots, count(*)::int AS wanted FROM batch b
   WHERE slots IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${t.runs} r WHERE r.queue = b.queue AND r.status = 'pending')
