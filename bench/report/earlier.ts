@@ -33,6 +33,8 @@ export const EARLIER = {
   },
   /** Workflows' throughput while a day's journal was dropped, against before, in the first full run with the retention section. */
   retentionDuringDrop: { ratio: '1.07x', measured: at('2026-12-01', 'ef0a722') },
+  /** The drop of a day of a million finished runs, and the delete of their run rows, in the full run before this one. */
+  retentionDrop: { dropMs: 886.5, runRowsDeleteMs: 973, ceilingC1: 1_453, measured: at('2026-12-02', '6701d3c') },
   /** The full run published before this one (docs/benchmarks.md of e9d8be5): figures that move from run to run. */
   previousRun: {
     latencyP50Ms: { ours: 4.05, dbos: 7.37, floor: 2.09 },

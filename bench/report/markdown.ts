@@ -460,6 +460,19 @@ function whyMissed(target: string, r: BenchResults): string {
       "(compare the server's one-client commit rate above) and scheduling on its two shared cores."
     );
   }
+  if (/^retention: dropping/.test(target)) {
+    const earlier = EARLIER.retentionDrop;
+    const ceiling = r.postgresCeiling.singleRowInsertsPerSecond.c1?.ceiling?.median;
+    return (
+      'The drop is, per journal table, a DETACH PARTITION … CONCURRENTLY (which waits out the transactions already running: the ' +
+      "workflows' loop goes on meanwhile) and a DROP TABLE, each a commit of the catalog, the drop also an unlink of the day's " +
+      "files: it waits on the disk and on the loop's transactions, not on the rows. This run's server committed " +
+      `${ceiling ? Math.round(ceiling).toLocaleString('en-US') : 'n/a'} single-row inserts per second with one client (the ceiling above), ` +
+      `and deleting the same day's run rows took ${r.retention?.runRowsDeleteMs?.toLocaleString('en-US') ?? 'n/a'} ms; in the run of ` +
+      `${earlier.measured} (a ceiling of ${earlier.ceilingC1.toLocaleString('en-US')}) the drop took ${earlier.dropMs} ms, met, and the ` +
+      `delete ${earlier.runRowsDeleteMs} ms. The drop's code did not change between the two runs.`
+    );
+  }
   if (/^retention: workflows running/.test(target)) {
     const during = r.retention?.during;
     const before = r.retention?.before;
@@ -527,7 +540,16 @@ function whyMissed(target: string, r: BenchResults): string {
       `queued ones (${EARLIER.queuedStartBatches.measured}), whose batch takes each queue's slots in one call. The ratio moves from run to run: ` +
       `${queued.ratio} in the run of ${queued.measured} (${queued.queuedPerSecond.toLocaleString('en-US')} queued ` +
       `against ${queued.unqueuedPerSecond.toLocaleString('en-US')} unqueued per second), and a queued loop at c64 ran alike ` +
-      'on the code before and after the lean statements in alternating builds (2026-12-02).'
+      'on the code before and after the lean statements in alternating builds (2026-12-02). What a queued workflow still pays ' +
+      'more, from pg_stat_statements under the profiler at c64 (2026-12-02, c8e3e19): its batch of starts about 0.22 ms of server ' +
+      "time per workflow against 0.09 for a plain one (it takes the queue's slots and writes each start's slot row), and its end " +
+      'about 0.18 ms against 0.10 (the full statement, which gives the slot back, against the lean one). Dropping the partial index ' +
+      "of free slots, so that a slot's updates are HOT, changed nothing measurable (1,071 against 1,176 queued workflows per " +
+      "second). Alternating builds with and without the batch's later checks (an id that exists takes no slot, a slot made after " +
+      'the statement began is not taken) ran alike: 1,285 and 1,283 against 1,298 and 1,265. The same loop ran 2,531 and 2,617 ' +
+      'queued per second against 2,274 and 2,456 unqueued earlier that day, on the same build: the ratio depends on the minute ' +
+      "as much as on the code. What would close the rest: the slot's number kept on the run's row, so that giving it back is a " +
+      'probe by key rather than a match on the holder.'
     );
   }
   return 'No analysis recorded for this target yet.';
