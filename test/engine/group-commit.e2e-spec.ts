@@ -607,6 +607,67 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
         expect(await db.count('queue_slots', 'holder = ANY($1)', [runs])).toBe(kind === 'queued' ? 6 : 0);
       });
     }
+
+    /**
+     * take_queue_slots, changed in place (its callers' cached plans keep calling it) to wait, in calls
+     * for at least `least` slots, on an advisory lock the test holds: the start statement's snapshot is
+     * taken, and the test can commit a slot before the function looks. `restore` puts the original back.
+     */
+    const slotsTakenLate = async (least: number) => {
+      const key = randomBytes(3).readUIntBE(0, 3);
+      const [{ def }] = await db.query<{ def: string }>(`SELECT pg_get_functiondef(to_regprocedure($1)) AS def`, [
+        `"${schema}".take_queue_slots(text, integer, integer)`,
+      ]);
+      const held = def.replace(/\bBEGIN\b/, `BEGIN IF n >= ${least} THEN PERFORM pg_advisory_xact_lock_shared(${key}); END IF;`);
+      const lock = new Client(databaseUrl());
+      await lock.connect();
+      await lock.query('SELECT pg_advisory_lock($1)', [key]);
+      await db.query(held);
+      return {
+        /** The start's session once it waits in the function. */
+        waiting: () =>
+          eventually(
+            async () =>
+              (await db.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted`, [key])).length > 0,
+            'the start waiting to take its slots',
+          ),
+        release: () => lock.query('SELECT pg_advisory_unlock($1)', [key]),
+        restore: async () => {
+          await db.query(def);
+          await lock.end();
+        },
+      };
+    };
+
+    for (const kind of ['lone', 'batched'] as const) {
+      it(`a slot made after a queued start's statement began (a raised concurrency) is not taken by it: no run executes without a slot (${kind} start)`, async () => {
+        const queue = id('raised');
+        const holder = id('holder');
+        await leased([holder]);
+        await db.query(`UPDATE durable.runs SET queue = $1 WHERE id = $2`, [queue, holder]);
+        await db.query(`INSERT INTO durable.queue_slots (queue, slot, holder) VALUES ($1, 1, $2)`, [queue, holder]);
+        const late = await slotsTakenLate(kind === 'lone' ? 1 : 2);
+        const { repository, sizes } = starter();
+        const runs = kind === 'lone' ? [id('late')] : [id('first'), id('late'), id('late')];
+        try {
+          // A batch goes out behind a lone start: the first, of a queue without a concurrency, takes no slot.
+          const first = kind === 'batched' ? repository.start(queued(id('unlimited'), null)(runs[0])) : undefined;
+          const started = Promise.all(runs.slice(kind === 'lone' ? 0 : 1).map((run) => repository.start(queued(queue, 2)(run))));
+          await late.waiting();
+          // The deploy that raised the concurrency to 2 makes the slot (mendSlotsSql), committed now.
+          await db.query(`INSERT INTO durable.queue_slots (queue, slot) VALUES ($1, 2)`, [queue]);
+          await late.release();
+          expect(await started).toEqual(kind === 'lone' ? ['pending'] : ['pending', 'pending']);
+          if (first) expect(((await first) as ClaimedRun).id).toBe(runs[0]);
+        } finally {
+          await late.restore();
+        }
+        if (kind === 'batched') expect(sizes).toEqual([1, 2]);
+        expect(await db.count('queue_slots', 'queue = $1 AND slot = 2 AND holder IS NULL', [queue])).toBe(1);
+        const unslotted = `queue = $1 AND status = 'running' AND id NOT IN (SELECT holder FROM durable.queue_slots WHERE holder IS NOT NULL)`;
+        expect(await db.count('runs', unslotted, [queue])).toBe(0);
+      });
+    }
   });
 
   it('refuses a groupCommit option that cannot work, naming it', async () => {
