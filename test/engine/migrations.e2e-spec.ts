@@ -89,6 +89,7 @@ describe('migrations and boot', () => {
       { name: 'QueueSlots1732900000012' },
       { name: 'PartitionedJournal1732900000013' },
       { name: 'QueueSlotBatches1732900000014' },
+      { name: 'BatchedJournalReads1732900000015' },
     ]);
     await db.dropSchema();
   });
@@ -111,6 +112,7 @@ describe('migrations and boot', () => {
       'QueueSlots1732900000012',
       'PartitionedJournal1732900000013',
       'QueueSlotBatches1732900000014',
+      'BatchedJournalReads1732900000015',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

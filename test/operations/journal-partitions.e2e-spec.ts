@@ -66,6 +66,46 @@ describe('the journal partitioned by the day its run was created; retention drop
     }
   });
 
+  it("a claim of runs of several days reads each run's journal from its own day's partitions (journals_of, one call per claim)", async () => {
+    await db.query(createJournalPartitionsSql(tablesFor(schema), -2, -1));
+    // Three runs of each of three days, due at once, each with a checkpoint and the signal it waits for.
+    const seeded = [-2, -1, 0].flatMap((offset) => [0, 1, 2].map((n) => ({ id: `claimed-${-offset}-${n}`, daysAgo: -offset })));
+    await db.query(
+      `WITH r AS (SELECT * FROM unnest($1::text[], $2::int[]) AS r(id, days_ago)), ins AS (
+         INSERT INTO durable.runs (id, workflow, status, input, wake_at, created_at, run_day)
+         SELECT id, 'partitioned', 'pending', 'null', now(), now() - days_ago * interval '1 day', timezone('UTC', now() - days_ago * interval '1 day')::date
+         FROM r RETURNING id, run_day
+       ), step AS (
+         INSERT INTO durable.steps (run_id, run_day, key, kind, outcome, result) SELECT id, run_day, 'effect', 'step', 'ok', '1' FROM ins
+       )
+       INSERT INTO durable.signals (run_id, run_day, name, payload) SELECT id, run_day, 'finish', to_jsonb('for ' || id)::text FROM ins`,
+      [seeded.map((s) => s.id), seeded.map((s) => s.daysAgo)],
+    );
+    const before = effects;
+    await eventually(
+      async () => (await db.count('runs', `id LIKE 'claimed-%' AND status = 'completed'`)) === seeded.length,
+      'the runs to end',
+    );
+    expect(effects).toBe(before); // every checkpoint was read: no step ran again
+    const outputs = await db.query<{ id: string; output: string }>(
+      `SELECT id, output FROM durable.runs WHERE id LIKE 'claimed-%' ORDER BY id`,
+    );
+    expect(outputs).toEqual(
+      seeded.map((s) => ({ id: s.id, output: JSON.stringify(`for ${s.id}`) })).sort((x, y) => x.id.localeCompare(y.id)),
+    );
+    // Each run went through once: claimed with its journal, and ended (no failed attempt, no second claim).
+    const events = await db.query<{ id: string; events: string[] }>(
+      `SELECT run_id AS id, array_agg(event ORDER BY id) AS events FROM durable.history WHERE run_id LIKE 'claimed-%' GROUP BY run_id ORDER BY run_id`,
+    );
+    expect(new Set(events.map((e) => e.events.join()))).toEqual(new Set(['claimed,completed']));
+    // At most two claims (one per instance) took the nine: one of them took runs of more than one day.
+    const claims = await db.query<{ days: number }>(
+      `SELECT count(DISTINCT r.run_day)::int AS days FROM durable.history h JOIN durable.runs r ON r.id = h.run_id
+       WHERE h.event = 'claimed' AND h.run_id LIKE 'claimed-%' GROUP BY h.xmin::text`,
+    );
+    expect(Math.max(...claims.map((c) => c.days))).toBeGreaterThan(1);
+  });
+
   it('drops the partitions of a day once no run of it is left, keeps a day a waiting run holds, and live runs go on meanwhile', async () => {
     await db.query(createJournalPartitionsSql(tablesFor(schema), -6, -1));
     const [gone, held, empty] = [await day(db, -4), await day(db, -3), await day(db, -5)];

@@ -20,6 +20,7 @@ export interface Tables {
   queueSlotsTake: string;
   /** A function: a run's journal, read from its day's partition alone (see the partitioned-journal migration). */
   journalOf: string;
+  journalsOf: string;
   /** A function, with its owner's rights: makes the journal's partitions of a range of days. */
   makeJournalPartitions: string;
 }
@@ -48,6 +49,7 @@ export function tablesFor(schema: string): Tables {
     queueSlotTake: q('take_queue_slot'),
     queueSlotsTake: q('take_queue_slots'),
     journalOf: q('journal_of'),
+    journalsOf: q('journals_of'),
     makeJournalPartitions: q('make_journal_partitions'),
   };
 }

@@ -1,5 +1,23 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { schemaOf, tablesFor } from '../tables';
+import { schemaOf, Tables, tablesFor } from '../tables';
+
+/**
+ * A run's journal as JSON, `run` and `day` SQL expressions: what journal_of returns, and, since
+ * BatchedJournalReads1732900000015, journals_of for each of its runs.
+ */
+export const journalJsonSql = (t: Tables, run: string, day: string) => `json_build_object(
+          'steps', (SELECT COALESCE(json_agg(json_build_object('key', key, 'kind', kind, 'outcome', outcome, 'result', result, 'error', error)), '[]')
+                    FROM ${t.steps} WHERE run_id = ${run} AND run_day = ${day}),
+          'signals', (SELECT COALESCE(json_agg(json_build_object('name', name, 'payload', payload, 'deliveredAt', delivered_at)), '[]')
+                      FROM ${t.signals} WHERE run_id = ${run} AND run_day = ${day}),
+          'messages', (SELECT COALESCE(json_agg(json_build_object('channel', channel, 'key', key, 'seq', seq, 'payload', payload, 'sentAt', sent_at) ORDER BY seq), '[]')
+                       FROM ${t.messages} WHERE run_id = ${run} AND run_day = ${day} AND acked_at IS NULL),
+          'children', (SELECT COALESCE(json_agg(json_build_object('id', child.id, 'status', child.status, 'output', child.output, 'error', child.error)), '[]')
+                       FROM ${t.runs} child
+                       WHERE child.id = (SELECT parked.wait->>'childRunId' FROM ${t.runs} parked WHERE parked.id = ${run} AND parked.wait_kind = 'child')
+                         AND child.status IN ('completed', 'failed', 'cancelled')
+                         AND NOT EXISTS (SELECT 1 FROM ${t.steps} taken
+                                         WHERE taken.run_id = ${run} AND taken.run_day = ${day} AND taken.key = 'child-result:' || child.parent_step)))`;
 
 /**
  * The journal (steps, signals, messages, history) partitioned by `run_day`, the UTC day its run was
@@ -108,19 +126,7 @@ export class PartitionedJournal1732900000013 implements MigrationInterface {
       CREATE FUNCTION ${t.journalOf}(p_run text, p_day date) RETURNS json LANGUAGE plpgsql STABLE
       SET plan_cache_mode = force_generic_plan AS $$
       BEGIN
-        RETURN json_build_object(
-          'steps', (SELECT COALESCE(json_agg(json_build_object('key', key, 'kind', kind, 'outcome', outcome, 'result', result, 'error', error)), '[]')
-                    FROM ${t.steps} WHERE run_id = p_run AND run_day = p_day),
-          'signals', (SELECT COALESCE(json_agg(json_build_object('name', name, 'payload', payload, 'deliveredAt', delivered_at)), '[]')
-                      FROM ${t.signals} WHERE run_id = p_run AND run_day = p_day),
-          'messages', (SELECT COALESCE(json_agg(json_build_object('channel', channel, 'key', key, 'seq', seq, 'payload', payload, 'sentAt', sent_at) ORDER BY seq), '[]')
-                       FROM ${t.messages} WHERE run_id = p_run AND run_day = p_day AND acked_at IS NULL),
-          'children', (SELECT COALESCE(json_agg(json_build_object('id', child.id, 'status', child.status, 'output', child.output, 'error', child.error)), '[]')
-                       FROM ${t.runs} child
-                       WHERE child.id = (SELECT parked.wait->>'childRunId' FROM ${t.runs} parked WHERE parked.id = p_run AND parked.wait_kind = 'child')
-                         AND child.status IN ('completed', 'failed', 'cancelled')
-                         AND NOT EXISTS (SELECT 1 FROM ${t.steps} taken
-                                         WHERE taken.run_id = p_run AND taken.run_day = p_day AND taken.key = 'child-result:' || child.parent_step)));
+        RETURN ${journalJsonSql(t, 'p_run', 'p_day')};
       END $$`);
   }
 

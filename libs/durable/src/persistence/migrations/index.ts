@@ -13,6 +13,7 @@ import { TimeRanges1732900000011 } from './1732900000011-time-ranges';
 import { QueueSlots1732900000012 } from './1732900000012-queue-slots';
 import { PartitionedJournal1732900000013 } from './1732900000013-partitioned-journal';
 import { QueueSlotBatches1732900000014 } from './1732900000014-queue-slot-batches';
+import { BatchedJournalReads1732900000015 } from './1732900000015-batched-journal-reads';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -31,4 +32,5 @@ export const DURABLE_MIGRATIONS = [
   QueueSlots1732900000012,
   PartitionedJournal1732900000013,
   QueueSlotBatches1732900000014,
+  BatchedJournalReads1732900000015,
 ];

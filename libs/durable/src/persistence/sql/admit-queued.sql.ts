@@ -1,5 +1,5 @@
 import type { Tables } from '../tables';
-import { beginDeadlineSql, journalColumnsSql } from './load-journal.sql';
+import { beginDeadlineSql, journalColumnsSql, journalsOfSql } from './load-journal.sql';
 
 /*
  * Admission to a queue: the claim of its pending runs, under the queue's transaction-scoped advisory
@@ -131,10 +131,11 @@ WITH RECURSIVE counted AS (
   RETURNING r.id, r.run_day, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.deadline,
             extract(epoch FROM now() - chosen.wake_at) AS lateness, r.wake_seq AS latest_seq
 ), slotted AS (
-  UPDATE ${t.queueSlots} s SET holder = c.id
-  FROM (SELECT id, row_number() OVER (ORDER BY id) AS k FROM claimed) c
-  JOIN (SELECT slot, row_number() OVER (ORDER BY slot) AS k FROM free_slots) f ON f.k = c.k
-  WHERE s.queue = $1 AND s.slot = f.slot
+  -- The claimed runs and the free slots paired in order (there are no more runs than slots): one pass,
+  -- where a join of the two numbered lists was planned as a nested loop (estimated at a row each).
+  UPDATE ${t.queueSlots} s SET holder = p.id
+  FROM unnest(ARRAY(SELECT id FROM claimed ORDER BY id), ARRAY(SELECT slot FROM free_slots ORDER BY slot)) AS p(id, slot)
+  WHERE s.queue = $1 AND s.slot = p.slot AND p.id IS NOT NULL
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
   SELECT id, run_day, 'claimed', $8, jsonb_build_object('from', 'pending', 'queue', $1::text) FROM claimed
@@ -143,5 +144,5 @@ SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.tr
        c.latest_seq = (SELECT wake_seq FROM ${t.runs} WHERE id = c.id) AS current,
        (SELECT count(*) FROM candidates) > (SELECT count(*) FROM chosen)
          OR (SELECT count(*) FROM head) >= CASE WHEN $3::int IS NULL THEN GREATEST((SELECT n FROM room), 0) ELSE $10::int END AS held_back,
-       ${journalColumnsSql(t, 'c.id', 'c.run_day')}
-FROM claimed c`;
+       ${journalColumnsSql(t, 'c.id', 'journals.journal')}
+FROM claimed c LEFT JOIN ${journalsOfSql(t, 'claimed', 'journals')} ON journals.run = c.id`;

@@ -1,24 +1,38 @@
 import type { Tables } from '../tables';
 
 /**
- * The journal of the run whose id is `id` and journal partition `day` (SQL expressions), as select-list
- * columns: the database clock, the run's wake_seq, and `journal` (journal_of: checkpoints, signals,
- * un-acked messages in order, and of the children only the one the run parked on, once it has ended
- * and before its result is journaled; a fan-in's wakes would otherwise read every sibling and its
- * output each time, n² for n children; the others a parent awaits are read on demand, readChildren).
- * All are read in the statement's one snapshot, so wake_seq matches what was read (the park condition).
+ * The journal of the run whose id is `id` (an SQL expression), as select-list columns: the database
+ * clock, the run's wake_seq, and `journal`, the expression `journal` that reads it (journalOfSql or
+ * journalsOfSql): checkpoints, signals, un-acked messages in order, and of the children only the one
+ * the run parked on, once it has ended and before its result is journaled (a fan-in's wakes would
+ * otherwise read every sibling and its output each time, n² for n children; the others a parent awaits
+ * are read on demand, readChildren). All are read in the statement's one snapshot, so wake_seq matches
+ * what was read (the park condition).
  */
-export const journalColumnsSql = (t: Tables, id: string, day: string) => `
+export const journalColumnsSql = (t: Tables, id: string, journal: string) => `
   now() AS db_now,
   (SELECT wake_seq FROM ${t.runs} WHERE id = ${id}) AS wake_seq,
-  ${t.journalOf}(${id}, ${day}) AS journal`;
+  ${journal} AS journal`;
+
+/** The journal of one run, `id` and its journal partition `day` SQL expressions (journal_of). */
+export const journalOfSql = (t: Tables, id: string, day: string) => `${t.journalOf}(${id}, ${day})`;
+
+/**
+ * The journals of the runs of the CTE `source` (its `id` and `run_day`), read by one call of
+ * journals_of, as a FROM item named `alias` with `run` and `journal`; its journal expression is
+ * `<alias>.journal`. For statements that take a batch of runs (a claim, an admission): one read per
+ * day of runs instead of one per run.
+ */
+export const journalsOfSql = (t: Tables, source: string, alias: string) =>
+  `(SELECT j.run, j.journal FROM (SELECT array_agg(id) AS ids, array_agg(run_day) AS days FROM ${source}) batch
+    CROSS JOIN ${t.journalsOf}(batch.ids, batch.days) j) ${alias}`;
 
 /** The statuses of a run that has ended. */
 export const FINISHED = `('completed', 'failed', 'cancelled')`;
 
 /** Everything an execution reads, in one round trip whatever its size, with the run's lease token and deadline. $1 run. */
 export const loadJournalSql = (t: Tables) => `
-SELECT r.lease_token, r.deadline, ${journalColumnsSql(t, '$1', 'r.run_day')} FROM (SELECT 1) one LEFT JOIN ${t.runs} r ON r.id = $1`;
+SELECT r.lease_token, r.deadline, ${journalColumnsSql(t, '$1', journalOfSql(t, '$1', 'r.run_day'))} FROM (SELECT 1) one LEFT JOIN ${t.runs} r ON r.id = $1`;
 
 /**
  * A run's deadline as the claim that begins it sets it (`r` the row being claimed): a timeout that

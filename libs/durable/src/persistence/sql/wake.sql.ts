@@ -1,6 +1,6 @@
 import type { Tables } from '../tables';
 import type { Delivery } from '../../wait-kinds/wait-kind.registry';
-import { journalColumnsSql } from './load-journal.sql';
+import { journalColumnsSql, journalOfSql } from './load-journal.sql';
 import { waitKindSql, wokenBySql } from './wait-kinds.sql';
 
 /**
@@ -56,7 +56,7 @@ export const claimedByDeliverySql = (t: Tables) => `
 LEFT JOIN LATERAL (
   SELECT b.id AS claimed_id, b.workflow, b.input, b.attempt, b.attempt_base, b.lease_token, b.trace_context, b.wake_seq AS bumped_seq, b.deadline, b.standalone,
          (SELECT xmin::text FROM ${t.runs} WHERE id = b.id) = (SELECT version FROM run) AS current,
-         ${journalColumnsSql(t, 'b.id', 'b.run_day')}
+         ${journalColumnsSql(t, 'b.id', journalOfSql(t, 'b.id', 'b.run_day'))}
   FROM bump b WHERE b.claimed
 ) c ON true`;
 
