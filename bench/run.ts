@@ -4,7 +4,7 @@
 // --report=bench/results/<date>.json (no measuring: re-derive the targets and rewrite the docs from a results file).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { BenchContext } from './context';
 import { DATABASES, openServer, recreateDatabases, serverSettings, vacuumDatabases } from './database';
 import { machine, versions } from './environment';
@@ -36,7 +36,7 @@ async function main(): Promise<number> {
     if (stored.quick) throw new Error(`${report} holds quick results; only a full run is published to docs/`);
     const results = { ...stored, targets: checkTargets(stored) };
     writeJson(resolve(report), results);
-    publish(results);
+    publish(results, resolve(report));
     return 0;
   }
   const quick = args.includes('--quick');
@@ -128,7 +128,7 @@ async function main(): Promise<number> {
     const jsonPath = join(ROOT, 'bench/results', `${name}.json`);
     writeJson(jsonPath, results);
     ctx.log(`results: ${jsonPath}`);
-    if (!quick && !only) publish(results);
+    if (!quick && !only) publish(results, jsonPath);
     for (const t of results.targets)
       ctx.log(`  target ${t.met === null ? '?' : t.met ? 'met   ' : 'MISSED'} ${t.target}: ${t.value ?? 'n/a'} ${t.unit}`);
     const failed = Object.keys(ctx.errors);
@@ -145,11 +145,11 @@ async function main(): Promise<number> {
   }
 }
 
-/** docs/benchmarks.md and its chart, from one run's results. */
-function publish(results: BenchResults): void {
+/** docs/benchmarks.md and its chart, from one run's results, stored at `source` (the page names that file). */
+function publish(results: BenchResults, source: string): void {
   mkdirSync(join(ROOT, 'docs/images'), { recursive: true });
   writeFileSync(join(ROOT, 'docs', CHART), throughputChart(results));
-  writeFileSync(join(ROOT, 'docs/benchmarks.md'), benchmarksMarkdown(results, CHART));
+  writeFileSync(join(ROOT, 'docs/benchmarks.md'), benchmarksMarkdown(results, CHART, relative(ROOT, source)));
   console.log(`docs/benchmarks.md and docs/${CHART} written from the results of ${results.date}`);
 }
 

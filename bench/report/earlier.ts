@@ -6,6 +6,7 @@
 const at = (date: string, commit: string) => `${date}, ${commit}`;
 const EARLIER_QUEUE_SLOTS = at('2026-12-01', '23d2559');
 const EARLIER_QUEUED_BATCHES = at('2026-12-02', '8ff2c6c');
+const EARLIER_BATCHED_JOURNALS = at('2026-12-02', '95fcfaa');
 
 export const EARLIER = {
   profile: { measured: at('2026-11-29', '12a1893') },
@@ -14,6 +15,8 @@ export const EARLIER = {
   queueSlots: { measured: EARLIER_QUEUE_SLOTS },
   /** Queued starts batched (group commit), where each had been its own statement. */
   queuedStartBatches: { measured: EARLIER_QUEUED_BATCHES },
+  /** A claim's and an admission's journals read in one call (journals_of), where each run's was a call of its own. */
+  batchedJournalReads: { measured: EARLIER_BATCHED_JOURNALS },
   /** Two changes measured on a working tree over 67662d3, each then reverted. */
   admissionAtStart: { measured: at('2026-11-30', 'over 67662d3') },
   /**
@@ -154,6 +157,13 @@ export const EARLIER = {
       effect:
         'under the profiler at c64, queued workflows from 1,047 to 2,531 and 2,617 workflows/s, with unqueued ones at 2,456 and 2,274 in the same minutes',
       measured: EARLIER_QUEUED_BATCHES,
+    },
+    {
+      change:
+        'a claim and an admission read the journals of all their runs in one call of `journals_of(runs, days)` (migration 15), one statement per day of runs pruned once, where `journal_of` was called per run (a function call and an executor start-up each); the admission pairs its runs with its slots by zipping two ordered arrays, where a join of two numbered lists was planned as a nested loop',
+      effect:
+        'in a rolled-back transaction, alternating with the statements before: a claim of 100 due runs among 300,000 waiting 7.3 against 9.3 ms (12.5 against 15.5 with three checkpoints each, 12.8 against 16.3 at 34 partitions, in a busier minute); an admission of 64 over a million pending runs 12.4 against 15.8 ms',
+      measured: EARLIER_BATCHED_JOURNALS,
     },
   ],
 };

@@ -7,7 +7,8 @@ import type { BenchResults } from './results';
 const SYSTEM_NAMES = { ours: 'nestjs-durable', dbos: 'DBOS Transact', floor: 'hand-written floor' } as const;
 
 /** docs/benchmarks.md, written from one run's results; `chart` is the SVG's path relative to docs/. */
-export function benchmarksMarkdown(r: BenchResults, chart: string): string {
+/** The page from one run's results; `source` the results file, relative to the repository. */
+export function benchmarksMarkdown(r: BenchResults, chart: string, source: string): string {
   const out: string[] = [];
   const p = (...lines: string[]) => out.push(...lines);
   const levels = Object.keys(r.throughput);
@@ -15,7 +16,7 @@ export function benchmarksMarkdown(r: BenchResults, chart: string): string {
   p('# Benchmarks', '');
   p(
     `Measured on ${r.date} in ${Math.max(1, Math.round(r.durationMinutes))} minutes by \`npm run bench\` (\`bench/run.ts\`); raw figures in`,
-    `\`bench/results/${r.date}.json\`. This page is generated: edit \`bench/report/markdown.ts\`, not the page.`,
+    `\`${source}\`. This page is generated: edit \`bench/report/markdown.ts\`, not the page.`,
     '',
   );
   p(
@@ -504,13 +505,14 @@ function whyMissed(target: string, r: BenchResults): string {
   if (/^claim query|^10,000 per-minute schedules|^queue admission/.test(target)) {
     const ceiling = r.postgresCeiling.singleRowInsertsPerSecond.c1?.ceiling?.median;
     return (
-      'Absolute times, and this run had a slow server: it committed ' +
+      "Absolute times, which follow the server: this run's committed " +
       `${ceiling ? Math.round(ceiling).toLocaleString('en-US') : 'n/a'} single-row inserts per second with one client (the ceiling above) ` +
       `against ${before.ceilingC1.toLocaleString('en-US')} in the run of ${before.measured}, where the claim over a million waiting rows ` +
       `took ${before.claimQueryMs} ms and the schedules' slot lateness was ${before.scheduleLatenessMs} ms, both met. The schedules' pass ` +
-      "did not change since; the claim and the admission read each claimed run's journal through journal_of since the " +
-      'journal was partitioned (2026-12-01), which costs a batch of 100 claimed runs about a fifth more at a few partitions and ' +
-      'saves most of the claim at a month of them (docs/scaling.md). The claim is an index probe whose plan is in the scale section.'
+      "did not change since. The claim and the admission read their runs' journals through journal_of, one call per run, " +
+      'from the partitioning of the journal (2026-12-01), which cost a batch of 100 claimed runs about a fifth more at a few ' +
+      `partitions and saved most of the claim at a month of them (docs/scaling.md), and through one call of journals_of since ${EARLIER.batchedJournalReads.measured}, ` +
+      'which took about a fifth off each again (the optimizations above). The claim is an index probe whose plan is in the scale section.'
     );
   }
   if (/^2 worker processes/.test(target)) {
