@@ -15,6 +15,17 @@ export const EARLIER = {
   queueSlots: { measured: EARLIER_QUEUE_SLOTS },
   /** Queued starts batched (group commit), where each had been its own statement. */
   queuedStartBatches: { measured: EARLIER_QUEUED_BATCHES },
+  /**
+   * CPU per workflow at c8 under bench/tools/profile.ts (Node's user and system time; every Postgres
+   * process), ours and the floor's, in one minute; the cap is 2 cores over ours, in workflows per second.
+   */
+  cpuAtC8: {
+    measured: at('2026-12-02', '7c9076d'),
+    ours: { node: 512, postgres: 975 },
+    floor: { node: 253, postgres: 598 },
+    capOurs: 1_345,
+    floorMeasured: 1_675,
+  },
   /** A claim's and an admission's journals read in one call (journals_of), where each run's was a call of its own. */
   batchedJournalReads: { measured: EARLIER_BATCHED_JOURNALS },
   /** Two changes measured on a working tree over 67662d3, each then reverted. */
@@ -50,6 +61,13 @@ export const EARLIER = {
   queuedRun: { ratio: '0.51x', queuedPerSecond: 1216, unqueuedPerSecond: 2392, measured: at('2026-12-02', 'e9d8be5') },
   /** The select round trip against the signal's in the full run before this one. */
   selectRoundTrip: { ratio: '1.14x', measured: at('2026-12-02', 'db2a246') },
+  /** The select's p50 over six reps each (bench --only=signals), this code against the code before journals_of, alternating. */
+  selectAlternating: { ours: '7.3–14.9', before: '6.6–10.1', measured: at('2026-12-02', '8282d64 against 7c9076d') },
+  /** The claim of 100 due runs (EXPLAIN ANALYZE execution) in the runs before the journal was partitioned, and after. */
+  claimExecution: {
+    beforePartitioning: { ms: 3.83, ceilingC1: 5_161, measured: at('2026-11-30', '1761c4a') },
+    partitioned: { ms: 8.06, ceilingC1: 1_868, measured: at('2026-12-01', 'b8fadb3') },
+  },
   optimizations: [
     {
       change: '`result()` of a run executing here waits on the in-process bus and takes the output from it (no reads)',

@@ -392,6 +392,11 @@ export function benchmarksMarkdown(r: BenchResults, chart: string, source: strin
   return out.join('\n');
 }
 
+/** A spread as its range, `min–max` with two decimals. */
+function spreadOf(value: Spread | undefined): string {
+  return value ? `${value.min.toFixed(2)}–${value.max.toFixed(2)}` : 'n/a';
+}
+
 function cell(value: Spread | undefined, digits: number): string {
   if (!value) return 'n/a';
   const f = (v: number) => (digits === 0 ? Math.round(v).toLocaleString('en-US') : v.toFixed(digits));
@@ -425,7 +430,13 @@ function whyMissed(target: string, r: BenchResults): string {
       "batch first. And the floor's five plain statements cost less than ours, each of which carries the indexes behind the " +
       "dashboard's filters and a history row, and whose end is not HOT (it writes a second version of the run row into every " +
       'index). The lean starts and ends of runs without parent or queue, and the batch of ends planned for the table as it is ' +
-      '(the optimizations above, 2026-12-02), took about a fifth off that in alternating builds. Closing the rest: an end that ' +
+      '(the optimizations above, 2026-12-02), took about a fifth off that in alternating builds. What the rest comes to, under ' +
+      `the profiler at 8 at once (${EARLIER.cpuAtC8.measured}): a workflow cost ${EARLIER.cpuAtC8.ours.node} µs of Node CPU and ` +
+      `${EARLIER.cpuAtC8.ours.postgres} µs of Postgres CPU, the floor's ${EARLIER.cpuAtC8.floor.node} and ${EARLIER.cpuAtC8.floor.postgres}; ` +
+      `on ${cores} cores that caps ours at about ${EARLIER.cpuAtC8.capOurs.toLocaleString('en-US')} workflows per second with every commit free, ` +
+      `where the floor measured ${EARLIER.cpuAtC8.floorMeasured.toLocaleString('en-US')} in that minute (it used the cores no more ` +
+      "than ours did): the target needs a workflow's CPU near the floor's, about two fifths less, more than fewer commits. " +
+      'Closing the rest: an end that ' +
       'leaves indexed columns alone (HOT), the history rows folded into the run row, and fewer indexes on the runs table; see ' +
       'docs/scaling.md for the cost per workflow.'
     );
@@ -491,7 +502,11 @@ function whyMissed(target: string, r: BenchResults): string {
       "A select's winner is journaled (`select:<name>`) before the run goes on: one statement more than `waitForSignal`'s path, " +
       'whose delivery the claim carries in. It cannot be written behind: a delivery whose transaction began before the select ' +
       'looked may commit after it with an earlier time, and the winner must not change. On two shared cores that statement ' +
-      `costs from almost nothing to a third of the round trip from one run to the next (${EARLIER.selectRoundTrip.ratio} in the run of ${EARLIER.selectRoundTrip.measured}).`
+      `costs from almost nothing to a third of the round trip from one run to the next (${EARLIER.selectRoundTrip.ratio} in the run of ${EARLIER.selectRoundTrip.measured}). ` +
+      `In this run the select's p50 ranged over ${spreadOf(r.signalRoundTripMs.select?.ours?.p50)} ms in its reps and the signal's ` +
+      `over ${spreadOf(r.signalRoundTripMs.inProcess.ours?.p50)}; alternating the select alone between this code and the code ` +
+      `before it (${EARLIER.selectAlternating.measured}) gave p50s of ${EARLIER.selectAlternating.ours} against ${EARLIER.selectAlternating.before} ms, ` +
+      'on a server busy enough that both spreads overlap.'
     );
   }
   if (/signal round trip/.test(target)) {
@@ -504,15 +519,21 @@ function whyMissed(target: string, r: BenchResults): string {
   }
   if (/^claim query|^10,000 per-minute schedules|^queue admission/.test(target)) {
     const ceiling = r.postgresCeiling.singleRowInsertsPerSecond.c1?.ceiling?.median;
+    const claim = EARLIER.claimExecution;
+    const executionMs = r.scale?.claimQuery?.batchDue?.executionMs.median;
     return (
-      "Absolute times, which follow the server: this run's committed " +
+      "Absolute times. This run's server committed " +
       `${ceiling ? Math.round(ceiling).toLocaleString('en-US') : 'n/a'} single-row inserts per second with one client (the ceiling above) ` +
       `against ${before.ceilingC1.toLocaleString('en-US')} in the run of ${before.measured}, where the claim over a million waiting rows ` +
-      `took ${before.claimQueryMs} ms and the schedules' slot lateness was ${before.scheduleLatenessMs} ms, both met. The schedules' pass ` +
-      "did not change since. The claim and the admission read their runs' journals through journal_of, one call per run, " +
-      'from the partitioning of the journal (2026-12-01), which cost a batch of 100 claimed runs about a fifth more at a few ' +
-      `partitions and saved most of the claim at a month of them (docs/scaling.md), and through one call of journals_of since ${EARLIER.batchedJournalReads.measured}, ` +
-      'which took about a fifth off each again (the optimizations above). The claim is an index probe whose plan is in the scale section.'
+      `took ${before.claimQueryMs} ms and the schedules' slot lateness was ${before.scheduleLatenessMs} ms, both met; the schedules' pass ` +
+      `did not change since. The claim's execution (the scale section) was ${executionMs ?? 'n/a'} ms here, ${claim.beforePartitioning.ms} ms ` +
+      `in the run of ${claim.beforePartitioning.measured} (a ceiling of ${claim.beforePartitioning.ceilingC1.toLocaleString('en-US')}) and ` +
+      `${claim.partitioned.ms} ms in that of ${claim.partitioned.measured} (${claim.partitioned.ceilingC1.toLocaleString('en-US')}), after ` +
+      "the journal was partitioned: each claimed run's journal then took a call of journal_of, and the runs table an index of " +
+      "the journal's day, one more that the claim's update of every run writes (it is not HOT: the run moves off the due index " +
+      `and back onto it at its lease's expiry). One call of journals_of reads them all since ${EARLIER.batchedJournalReads.measured}, ` +
+      'which took about a fifth off a claim and an admission in alternating statements (the optimizations above), not the whole ' +
+      'of what the partitioning added. What would close it: fewer indexes for the claim to write, as for the throughput at 8 at once.'
     );
   }
   if (/^2 worker processes/.test(target)) {
