@@ -20,6 +20,7 @@ export interface Tables {
   queueSlotsTake: string;
   /** A function: a run's journal, read from its day's partition alone (see the partitioned-journal migration). */
   journalOf: string;
+  /** A function: the journals of several runs, one read per day of runs (the batched-journal-reads migration). */
   journalsOf: string;
   /** A function, with its owner's rights: makes the journal's partitions of a range of days. */
   makeJournalPartitions: string;

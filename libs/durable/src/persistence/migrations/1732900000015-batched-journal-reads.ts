@@ -6,8 +6,9 @@ import { journalJsonSql } from './1732900000013-partitioned-journal';
  * `journals_of(runs, days)` reads the journals of several runs (a claim's or an admission's batch) in
  * one call: the runs of each day in one statement, pruned to that day's partitions once, where
  * journal_of per run pays a function call and an executor start-up for each (at 64 runs, about 1.7
- * against 0.7 ms, measured). `runs` and `days` pair up by position. STABLE: it reads the calling
- * statement's snapshot, as journal_of does.
+ * against 0.7 ms, measured); a claim of one run pays about 30 µs more than journal_of would (the loop
+ * over days), measured at 270 against 240 µs a round trip. `runs` and `days` pair up by position.
+ * STABLE: it reads the calling statement's snapshot, as journal_of does.
  */
 export class BatchedJournalReads1732900000015 implements MigrationInterface {
   name = 'BatchedJournalReads1732900000015';

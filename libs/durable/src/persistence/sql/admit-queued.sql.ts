@@ -1,5 +1,5 @@
 import type { Tables } from '../tables';
-import { beginDeadlineSql, journalColumnsSql, journalsOfSql } from './load-journal.sql';
+import { beginDeadlineSql, BATCH_JOURNAL, journalColumnsSql, journalsOfJoinSql } from './load-journal.sql';
 
 /*
  * Admission to a queue: the claim of its pending runs, under the queue's transaction-scoped advisory
@@ -144,5 +144,5 @@ SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.tr
        c.latest_seq = (SELECT wake_seq FROM ${t.runs} WHERE id = c.id) AS current,
        (SELECT count(*) FROM candidates) > (SELECT count(*) FROM chosen)
          OR (SELECT count(*) FROM head) >= CASE WHEN $3::int IS NULL THEN GREATEST((SELECT n FROM room), 0) ELSE $10::int END AS held_back,
-       ${journalColumnsSql(t, 'c.id', 'journals.journal')}
-FROM claimed c LEFT JOIN ${journalsOfSql(t, 'claimed', 'journals')} ON journals.run = c.id`;
+       ${journalColumnsSql(t, 'c.id', BATCH_JOURNAL)}
+FROM claimed c ${journalsOfJoinSql(t, 'claimed', 'c.id')}`;

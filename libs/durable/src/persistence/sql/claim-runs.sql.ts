@@ -1,5 +1,5 @@
 import type { Tables } from '../tables';
-import { beginDeadlineSql, journalColumnsSql, journalsOfSql } from './load-journal.sql';
+import { beginDeadlineSql, BATCH_JOURNAL, journalColumnsSql, journalsOfJoinSql } from './load-journal.sql';
 
 /**
  * Claims due runs in one statement: pending and waiting runs whose wake time has come, and running
@@ -44,5 +44,5 @@ WITH due AS (
 )
 SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.trace_context, c.lateness, c.deadline, c.standalone,
        c.previous_status <> 'running' AND c.version = (SELECT xmin::text FROM ${t.runs} WHERE id = c.id) AS current,
-       ${journalColumnsSql(t, 'c.id', 'journals.journal')}
-FROM claimed c LEFT JOIN ${journalsOfSql(t, 'claimed', 'journals')} ON journals.run = c.id`;
+       ${journalColumnsSql(t, 'c.id', BATCH_JOURNAL)}
+FROM claimed c ${journalsOfJoinSql(t, 'claimed', 'c.id')}`;

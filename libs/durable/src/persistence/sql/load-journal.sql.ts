@@ -3,7 +3,7 @@ import type { Tables } from '../tables';
 /**
  * The journal of the run whose id is `id` (an SQL expression), as select-list columns: the database
  * clock, the run's wake_seq, and `journal`, the expression `journal` that reads it (journalOfSql or
- * journalsOfSql): checkpoints, signals, un-acked messages in order, and of the children only the one
+ * BATCH_JOURNAL): checkpoints, signals, un-acked messages in order, and of the children only the one
  * the run parked on, once it has ended and before its result is journaled (a fan-in's wakes would
  * otherwise read every sibling and its output each time, n² for n children; the others a parent awaits
  * are read on demand, readChildren). All are read in the statement's one snapshot, so wake_seq matches
@@ -17,15 +17,18 @@ export const journalColumnsSql = (t: Tables, id: string, journal: string) => `
 /** The journal of one run, `id` and its journal partition `day` SQL expressions (journal_of). */
 export const journalOfSql = (t: Tables, id: string, day: string) => `${t.journalOf}(${id}, ${day})`;
 
+/** The journal expression of a statement that joins journalsOfJoinSql. */
+export const BATCH_JOURNAL = 'journals.journal';
+
 /**
  * The journals of the runs of the CTE `source` (its `id` and `run_day`), read by one call of
- * journals_of, as a FROM item named `alias` with `run` and `journal`; its journal expression is
- * `<alias>.journal`. For statements that take a batch of runs (a claim, an admission): one read per
- * day of runs instead of one per run.
+ * journals_of and joined as `journals` to the row whose run id is `id`: for statements that take a
+ * batch of runs (a claim, an admission), one read per day of runs instead of one per run. Their
+ * journal expression is BATCH_JOURNAL.
  */
-export const journalsOfSql = (t: Tables, source: string, alias: string) =>
-  `(SELECT j.run, j.journal FROM (SELECT array_agg(id) AS ids, array_agg(run_day) AS days FROM ${source}) batch
-    CROSS JOIN ${t.journalsOf}(batch.ids, batch.days) j) ${alias}`;
+export const journalsOfJoinSql = (t: Tables, source: string, id: string) =>
+  `LEFT JOIN (SELECT j.run, j.journal FROM (SELECT array_agg(id) AS ids, array_agg(run_day) AS days FROM ${source}) batch
+    CROSS JOIN ${t.journalsOf}(batch.ids, batch.days) j) journals ON journals.run = ${id}`;
 
 /** The statuses of a run that has ended. */
 export const FINISHED = `('completed', 'failed', 'cancelled')`;
