@@ -1,4 +1,6 @@
 import { DurableWorkflow, InvalidArgumentError, ScheduledInput, ScheduleNotFoundError, ScheduleService, Workflow } from 'nestjs-durable';
+import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
+import { PARALLEL_TRANSACTIONS } from 'nestjs-durable/worker/schedule-pass';
 import { Db, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 @Workflow('tick', { schedules: [{ name: 'every-second', cron: '* * * * * *', overlap: 'allow', input: { source: 'cron' } }] })
@@ -223,6 +225,22 @@ describe('schedules across instances and restarts', () => {
         /Schedule "nightly" exists already/,
       );
       expect((await schedules.list()).map((s) => s.name)).toEqual(['nightly']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('an idle instance keeps open the connections a crowd of due schedules is fired on: opened at boot, not closed while idle', async () => {
+    const app = await startApp({ schema: fresh(), providers: [Nightly] });
+    try {
+      const { pool } = app.get(DurableDatabase);
+      expect(pool.totalCount).toBeGreaterThanOrEqual(PARALLEL_TRANSACTIONS);
+      // A burst opens more; once idle, the pool closes those and keeps the warm ones.
+      pool.options.idleTimeoutMillis = 50;
+      const burst = await Promise.all(Array.from({ length: PARALLEL_TRANSACTIONS + 2 }, () => pool.connect()));
+      burst.forEach((client) => client.release());
+      await eventually(async () => pool.totalCount === PARALLEL_TRANSACTIONS, `the pool to shrink to ${PARALLEL_TRANSACTIONS} connections`);
+      await eventually(async () => pool.idleCount === PARALLEL_TRANSACTIONS, 'the warm connections to be idle');
     } finally {
       await app.close();
     }

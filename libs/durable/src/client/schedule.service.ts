@@ -5,8 +5,16 @@ import type { ActorOptions, RunHandle, ScheduleSkip, ScheduleSpec, ScheduleView,
 import { ScheduleRepository, StoredSchedule } from '../persistence/schedule.repository';
 import { DbClock } from '../runtime/db-clock';
 import { scheduledWorkflow, WorkflowRegistry } from '../runtime/workflow.registry';
-import { cronOf, MAX_BACKFILL_SLOTS, resolveScheduleSpec, scheduleRunPrefix, slotRunId, slotsBetween } from '../schema/schedule-spec';
-import { deserialize, serializePayload } from '../schema/serializer';
+import {
+  cronOf,
+  MAX_BACKFILL_SLOTS,
+  resolveScheduleSpec,
+  scheduleRunPrefix,
+  slotRunId,
+  slotRunInput,
+  slotsBetween,
+} from '../schema/schedule-spec';
+import { deserialize } from '../schema/serializer';
 import { DurableWorker } from '../worker/durable.worker';
 import { WakeSweeper } from '../worker/wake-sweeper';
 import { WorkflowClient } from './workflow.client';
@@ -90,7 +98,7 @@ export class ScheduleService {
     for (let i = 0; i < slots.length; i += 1_000) {
       const chunk = slots.slice(i, i + 1_000).map((slot) => ({
         id: slotRunId(name, slot),
-        input: serializePayload({ ...deserialize<object>(row.input), scheduledAt: slot }, `Schedule "${name}": input`),
+        input: slotRunInput(name, row.input, slot),
         delayMs: 0,
       }));
       started += (await this.schedules.insertRuns(name, row.workflow, scheduledWorkflow(this.registry, row.workflow), chunk, actorOf(opts)))

@@ -27,6 +27,8 @@ export class DurableDatabase {
       'connection' | 'schema' | 'statementTimeoutMs' | 'idleInTransactionTimeoutMs' | 'preparedStatements'
     >,
     poolSize: number,
+    /** Connections opened at once and kept open while idle (the pool's `min`). */
+    warm = 0,
   ): Promise<DurableDatabase> {
     const tables = tablesFor(options.schema ?? 'durable');
     const { connection } = options;
@@ -46,6 +48,7 @@ export class DurableDatabase {
       migrationsRun: false,
       extra: {
         max: poolSize,
+        min: warm,
         // A stuck statement or a transaction left open must not hold locks on the hot rows forever.
         statement_timeout: options.statementTimeoutMs,
         idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs,
@@ -56,7 +59,10 @@ export class DurableDatabase {
       },
     } as PostgresDataSourceOptions);
     await dataSource.initialize();
-    return new DurableDatabase(dataSource, tables, true, options.preparedStatements ?? true);
+    const db = new DurableDatabase(dataSource, tables, true, options.preparedStatements ?? true);
+    const opened = await Promise.all(Array.from({ length: Math.min(warm, poolSize) }, () => db.pool.connect()));
+    opened.forEach((client) => client.release());
+    return db;
   }
 
   /** The pg pool under the DataSource (TypeORM's postgres driver keeps it as `master`). */

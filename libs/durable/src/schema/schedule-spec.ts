@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { InvalidArgumentError } from '../errors';
 import type { ScheduleOverlap, ScheduleSpec } from '../interfaces';
 import { toMs } from './duration';
-import { serializePayload } from './serializer';
+import { serializePayload, serializePayloadWith } from './serializer';
 
 /**
  * Cron arithmetic for schedules, through croner (a maintained library without dependencies, whose
@@ -122,6 +122,10 @@ export function jitterOf(name: string, slot: Date, jitterMs: number): number {
   const hash = createHash('sha256').update(`${name}\u0000${slot.toISOString()}`).digest();
   return hash.readUInt32BE(0) % (jitterMs + 1);
 }
+
+/** The input of a slot's run: the schedule's stored input (an object) with the slot as `scheduledAt`. */
+export const slotRunInput = (name: string, input: string, slot: Date) =>
+  serializePayloadWith(input, { scheduledAt: slot }, `Schedule "${name}": input`);
 
 /** The id of a slot's run: two instances firing one slot collide on it. */
 export const slotRunId = (name: string, slot: Date) => `schedule:${name}:${slot.toISOString()}`;

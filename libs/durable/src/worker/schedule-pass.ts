@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { ScheduleSkipReason } from '../interfaces';
-import type { ScheduleFiring, ScheduledRun, StoredSchedule } from '../persistence/schedule.repository';
+import type { DueSchedule, ScheduleFiring, ScheduledRun } from '../persistence/schedule.repository';
 import { ScheduleRepository } from '../persistence/schedule.repository';
 import { DbClock } from '../runtime/db-clock';
 import { scheduledWorkflow, WorkflowRegistry } from '../runtime/workflow.registry';
-import { jitterOf, slotRunId } from '../schema/schedule-spec';
+import { jitterOf, slotRunId, slotRunInput } from '../schema/schedule-spec';
 import { SlotCalendar } from '../schema/slot-calendar';
-import { deserialize, serializePayload } from '../schema/serializer';
 
 /** The most slots one schedule moves through in one pass; a longer backlog takes more passes. */
 const SLOTS_PER_PASS = 1_000;
@@ -18,7 +17,7 @@ const UNFINISHED = new Set(['pending', 'running', 'waiting']);
  */
 export const SCHEDULES_PER_TRANSACTION = 2_500;
 /** Pass transactions side by side when a crowd is due: enough to keep Postgres busy while one waits on its client. */
-const PARALLEL_TRANSACTIONS = 4;
+export const PARALLEL_TRANSACTIONS = 4;
 
 /** What a pass did, and when (database time) the next schedule is due: the sweeper aims its next pass there. */
 export interface SchedulePassResult {
@@ -87,7 +86,7 @@ export class SchedulePass {
 }
 
 /** What one due schedule does at the calendar's now: the pure rule of catch-up, pause and overlap. */
-export function decide(row: StoredSchedule, calendar: SlotCalendar): ScheduleFiring {
+export function decide(row: DueSchedule, calendar: SlotCalendar): ScheduleFiring {
   const { now } = calendar;
   const { slots, next } = calendar.after(row.cron, row.timezone, row.last_slot);
   const skips: ScheduleFiring['skips'] = [];
@@ -101,8 +100,7 @@ export function decide(row: StoredSchedule, calendar: SlotCalendar): ScheduleFir
   let cancel: string | undefined;
   const start = (slot: Date) => {
     const id = slotRunId(row.name, slot);
-    const input = serializePayload({ ...deserialize<object>(row.input), scheduledAt: slot }, `Schedule "${row.name}": input`);
-    runs.push({ id, input, delayMs: jitterOf(row.name, slot, Number(row.jitter_ms)) });
+    runs.push({ id, input: slotRunInput(row.name, row.input, slot), delayMs: jitterOf(row.name, slot, Number(row.jitter_ms)) });
     started.push(slot);
     lastRunId = id;
     unfinished = true;

@@ -1,0 +1,35 @@
+import { InvalidPayloadError } from 'nestjs-durable';
+import { slotRunInput } from 'nestjs-durable/schema/schedule-spec';
+import { deserialize, serialize, serializePayload } from 'nestjs-durable/schema/serializer';
+
+describe("a slot run's input", () => {
+  const slot = new Date('2026-12-02T16:09:00.000Z');
+  /** What the pass wrote before it stamped stored inputs without decoding them. */
+  const decoded = (stored: string) => serializePayload({ ...deserialize<object>(stored), scheduledAt: slot }, 'input');
+
+  it('is the stored input with scheduledAt, in the text a decode and an encode write, whatever the stored object holds', () => {
+    const inputs: unknown[] = [
+      {},
+      { tenant: 'acme', n: 1, nested: { deep: [1, 'two', null] } },
+      { at: new Date('2020-01-01T00:00:00Z'), ids: new Set([1, 2]), byKey: new Map([['a', 1n]]), bytes: Buffer.from('hi') },
+      { missing: undefined, inf: Infinity, nan: NaN },
+      { scheduledAt: 'overwritten', after: true },
+      { ['__proto__']: { polluted: true }, text: 'nul \u0000 and a lone \ud800 surrogate' },
+      { $t: 'a field named like the tag', v: 1 }, // stored wrapped: stamped through a decode
+      { inner: { $t: 'Date', v: 'not a date but a user object' } },
+    ];
+    for (const input of inputs) {
+      const stored = serialize(input, 'input');
+      const stamped = slotRunInput('s', stored, slot);
+      expect(stamped).toBe(decoded(stored));
+      expect(deserialize<{ scheduledAt: Date }>(stamped).scheduledAt).toEqual(slot);
+    }
+    expect(Object.getPrototypeOf(deserialize(slotRunInput('s', serialize(inputs[5], 'input'), slot)))).toBe(Object.prototype);
+  });
+
+  it('too large to store is refused naming the schedule, as a payload error', () => {
+    const stored = serialize({ blob: 'x'.repeat(4 * 1024 * 1024 - 40) }, 'input');
+    expect(() => slotRunInput('big', stored, slot)).toThrow(InvalidPayloadError);
+    expect(() => slotRunInput('big', stored, slot)).toThrow(/Schedule "big": input cannot be stored: it is 4\.0 MiB encoded/);
+  });
+});
