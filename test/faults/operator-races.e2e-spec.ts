@@ -128,6 +128,8 @@ describe('operator races: cancel, resume and retry against completions and timer
     expect(answers.filter((a) => a.status === 'fulfilled').length).toBeGreaterThanOrEqual(1);
     for (const answer of answers) if (answer.status === 'rejected') expect(answer.reason).toBeInstanceOf(InvalidTransitionError);
     await expect(t.client.resume(run.runId)).rejects.toThrow(InvalidTransitionError); // completed: nothing to resume
+    // The resumes that found the run due already changed nothing: one `resumed` in its history.
+    expect(await db.count('history', `run_id = '${run.runId}' AND event = 'resumed'`)).toBe(1);
   });
 
   it('user code that wraps durable calls in try/catch/finally still pauses; neither catch nor finally runs for a pause', async () => {

@@ -13,6 +13,8 @@ import { resumeFinishesSql, waitKindSql } from './sql/wait-kinds.sql';
 export interface TransitionRow {
   previous: string | null;
   changed: string[] | null;
+  /** resumeSql: the run was waiting but due already (on its way). */
+  due?: boolean | null;
   /** setDeadlineSql: the deadline the run's attached descendants inherited (its own before the change), as text. */
   inherited?: string | null;
 }
@@ -54,7 +56,9 @@ export class RunControlRepository {
 
   async resume(runId: string, actor: string): Promise<ControlResult> {
     const [row] = await this.transition(this.sql.resume, [runId, actor, this.sql.channel]);
-    if (row.previous === 'pending' || row.previous === 'running') return { previous: row.previous, changed: [] }; // already on its way: nothing to end early
+    // Already on its way (claimed, or waiting but due): nothing to end early.
+    if (row.previous === 'pending' || row.previous === 'running') return { previous: row.previous, changed: [] };
+    if (row.due) return { previous: 'waiting', changed: [] };
     return this.check(runId, 'resume', row, ['waiting']);
   }
 
@@ -230,28 +234,35 @@ SELECT (SELECT status FROM target) AS previous,
 /**
  * Ends a wait early: the run is due now. For a kind whose resume finishes it (the registry's
  * `resume: 'finish'`), its journaled instant, the step its wait_name keys, becomes now, so the
- * replay does not park again; any other kind is re-invoked and parks again if nothing came.
+ * replay does not park again; any other kind is re-invoked and parks again if nothing came. A run
+ * due already (resumed a moment ago, signalled, its instant past) is on its way: nothing changes and
+ * nothing is recorded (concurrent resumes record one `resumed`), and it is NOTIFYed again.
  * $1 run, $2 actor, $3 wake channel.
  */
 const resumeSql = (t: Tables) => `
 WITH target AS (
-  SELECT id, run_day, status, wait_kind, wait_name FROM ${t.runs} WHERE id = $1 FOR UPDATE
+  -- clock_timestamp: a resume that waited for this row's lock reads it after the other resume
+  -- committed, whose now() (its wake_at) may be later than this statement's now().
+  SELECT id, run_day, status, wait_kind, wait_name, status = 'waiting' AND NOT COALESCE(wake_at <= clock_timestamp(), false) AS waits
+  FROM ${t.runs} WHERE id = $1 FOR UPDATE
 ), instant_ended AS (
   UPDATE ${t.steps} s
   SET result = json_build_object('$t', 'Date', 'v', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
   FROM target
-  WHERE target.status = 'waiting' AND ${resumeFinishesSql('target.wait_kind')} AND s.run_id = $1 AND s.run_day = target.run_day AND s.key = target.wait_name
+  WHERE target.waits AND ${resumeFinishesSql('target.wait_kind')} AND s.run_id = $1 AND s.run_day = target.run_day AND s.key = target.wait_name
   RETURNING 1
 ), resumed AS (
   UPDATE ${t.runs} r SET wake_at = now(), updated_at = now()
-  FROM target WHERE r.id = target.id AND target.status = 'waiting'
+  FROM target WHERE r.id = target.id AND target.waits
   RETURNING r.id, r.run_day, target.wait_kind
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, 'resumed', $2, jsonb_build_object('waitKind', wait_kind) FROM resumed
 )
 SELECT (SELECT status FROM target) AS previous,
+       (SELECT status = 'waiting' AND NOT waits FROM target) AS due,
        (SELECT array_agg(id) FROM resumed) AS changed,
-       (SELECT count(*) FROM resumed, pg_notify($3, resumed.id)) AS woken`;
+       -- A due run is NOTIFYed too: an operator's resume of one no instance claimed yet brings the claim now.
+       (SELECT count(*) FROM target, pg_notify($3, target.id) WHERE target.status = 'waiting') AS woken`;
 
 /**
  * Runs a failed run again from its checkpoints: stored permanent step failures are cleared so those
