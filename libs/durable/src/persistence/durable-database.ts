@@ -60,8 +60,14 @@ export class DurableDatabase {
     } as PostgresDataSourceOptions);
     await dataSource.initialize();
     const db = new DurableDatabase(dataSource, tables, true, options.preparedStatements ?? true);
-    const opened = await Promise.all(Array.from({ length: Math.min(warm, poolSize) }, () => db.pool.connect()));
-    opened.forEach((client) => client.release());
+    const { min = 0, max = poolSize } = db.pool.options; // as merged with the application's `extra`
+    const opened = await Promise.allSettled(Array.from({ length: Math.min(min, max) }, () => db.pool.connect()));
+    for (const client of opened) if (client.status === 'fulfilled') client.value.release();
+    const failed = opened.find((client): client is PromiseRejectedResult => client.status === 'rejected');
+    if (failed) {
+      await db.close(); // a failed boot must not keep the process alive on its pool
+      throw failed.reason;
+    }
     return db;
   }
 
