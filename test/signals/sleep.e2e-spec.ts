@@ -77,6 +77,34 @@ describe('durable sleep', () => {
     expect(row).toEqual({ actor: 'ops', detail: { waitKind: 'sleep' } });
   });
 
+  it('a resume still ends a sleep that a deadline change made due only to park again', async () => {
+    const own = uniqueSchema();
+    const ownDb = new Db(own);
+    const first = await startApp({ schema: own, providers: [Nap, Alarm] });
+    const { runId } = await first.client.start(Nap, { ms: 3_600_000 });
+    await eventually(async () => (await first.client.getRun(runId)).status === 'waiting', 'the run to park');
+    await first.close();
+    // No worker here: the run stays due, as it is until an instance claims it.
+    const ops = await startApp({ schema: own, providers: [Nap, Alarm], options: { worker: { enabled: false } } });
+    try {
+      await ops.client.setDeadline(runId, new Date(Date.now() + 86_400_000));
+      const [{ due }] = await ownDb.query(`SELECT wake_at <= now() AS due FROM durable.runs WHERE id = $1`, [runId]);
+      expect(due).toBe(true);
+      await ops.client.resume(runId, { actor: 'ops' });
+      expect(await ownDb.count('history', `run_id = $1 AND event = 'resumed'`, [runId])).toBe(1);
+      expect(await sleepUntilOf(ownDb, runId)).toBeLessThanOrEqual(Date.now());
+    } finally {
+      await ops.close();
+    }
+    const second = await startApp({ schema: own, providers: [Nap, Alarm] });
+    try {
+      await second.client.handle(runId).result({ timeout: '5s' });
+    } finally {
+      await second.close();
+      await ownDb.dropSchema();
+    }
+  });
+
   it('after a restart the run sleeps only the remainder of the journaled instant', async () => {
     const ms = 3_000;
     const first = await startApp({ schema, providers: [Nap, Alarm] });

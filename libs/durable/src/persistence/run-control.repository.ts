@@ -13,8 +13,6 @@ import { resumeFinishesSql, waitKindSql } from './sql/wait-kinds.sql';
 export interface TransitionRow {
   previous: string | null;
   changed: string[] | null;
-  /** resumeSql: the run was waiting but due already (on its way). */
-  due?: boolean | null;
   /** setDeadlineSql: the deadline the run's attached descendants inherited (its own before the change), as text. */
   inherited?: string | null;
 }
@@ -56,9 +54,9 @@ export class RunControlRepository {
 
   async resume(runId: string, actor: string): Promise<ControlResult> {
     const [row] = await this.transition(this.sql.resume, [runId, actor, this.sql.channel]);
-    // Already on its way (claimed, or waiting but due): nothing to end early.
-    if (row.previous === 'pending' || row.previous === 'running') return { previous: row.previous, changed: [] };
-    if (row.due) return { previous: 'waiting', changed: [] };
+    // Already on its way (claimed, or waiting but due: resumeSql changed nothing): nothing to end early.
+    const onItsWay = row.previous === 'pending' || row.previous === 'running' || (row.previous === 'waiting' && !row.changed?.length);
+    if (onItsWay) return { previous: row.previous!, changed: [] };
     return this.check(runId, 'resume', row, ['waiting']);
   }
 
@@ -236,8 +234,9 @@ SELECT (SELECT status FROM target) AS previous,
  * `resume: 'finish'`), its journaled instant, the step its wait_name keys, becomes now, so the
  * replay does not park again; any other kind is re-invoked and parks again if nothing came. A run
  * due already (resumed a moment ago, signalled, its instant past) is on its way: nothing changes and
- * nothing is recorded (concurrent resumes record one `resumed`), and it is NOTIFYed again.
- * $1 run, $2 actor, $3 wake channel.
+ * nothing is recorded (concurrent resumes record one `resumed`), and it is NOTIFYed again. Except a
+ * journaled instant still ahead: a deadline change makes a sleeping run due only to park again by
+ * the new deadline, and a resume then still ends its sleep. $1 run, $2 actor, $3 wake channel.
  */
 const resumeSql = (t: Tables) => `
 WITH target AS (
@@ -249,17 +248,17 @@ WITH target AS (
   UPDATE ${t.steps} s
   SET result = json_build_object('$t', 'Date', 'v', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
   FROM target
-  WHERE target.waits AND ${resumeFinishesSql('target.wait_kind')} AND s.run_id = $1 AND s.run_day = target.run_day AND s.key = target.wait_name
+  WHERE target.status = 'waiting' AND ${resumeFinishesSql('target.wait_kind')} AND s.run_id = $1 AND s.run_day = target.run_day AND s.key = target.wait_name
+    AND (target.waits OR CASE WHEN s.result::jsonb->>'$t' = 'Date' THEN (s.result::jsonb->>'v')::timestamptz > clock_timestamp() ELSE false END)
   RETURNING 1
 ), resumed AS (
   UPDATE ${t.runs} r SET wake_at = now(), updated_at = now()
-  FROM target WHERE r.id = target.id AND target.waits
+  FROM target WHERE r.id = target.id AND (target.waits OR EXISTS (SELECT 1 FROM instant_ended))
   RETURNING r.id, r.run_day, target.wait_kind
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, 'resumed', $2, jsonb_build_object('waitKind', wait_kind) FROM resumed
 )
 SELECT (SELECT status FROM target) AS previous,
-       (SELECT status = 'waiting' AND NOT waits FROM target) AS due,
        (SELECT array_agg(id) FROM resumed) AS changed,
        -- A due run is NOTIFYed too: an operator's resume of one no instance claimed yet brings the claim now.
        (SELECT count(*) FROM target, pg_notify($3, target.id) WHERE target.status = 'waiting') AS woken`;

@@ -94,7 +94,12 @@ function encode(value: unknown, what: string, path: string, seen: Set<object>, d
       return { [TAG]: 'Map', v: [...object].map(([k, v], i) => [next(k, `${path}.key${i}`), next(v, `${path}.get(${i})`)]) };
     if (object instanceof Set) return { [TAG]: 'Set', v: [...object].map((item, i) => next(item, `${path}[${i}]`)) };
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(object)) out[key] = next((object as Record<string, unknown>)[key], `${path}.${key}`);
+    for (const key of Object.keys(object)) {
+      const encoded = next((object as Record<string, unknown>)[key], `${path}.${key}`);
+      // A key named `__proto__` (JSON.parse makes it an own field) stays a field: assigned, it would set the prototype and vanish.
+      if (key === '__proto__') Object.defineProperty(out, key, { value: encoded, enumerable: true, writable: true, configurable: true });
+      else out[key] = encoded;
+    }
     // An object of the user's that happens to have our tag key is wrapped, so decode cannot mistake it.
     return TAG in out ? { [TAG]: 'Object', v: out } : out;
   } finally {
