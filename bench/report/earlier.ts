@@ -197,7 +197,7 @@ export const EARLIER = {
     },
     {
       change:
-        "the schedule pass spends less JavaScript per due schedule: it reads only the columns it decides on and the database's now once per transaction, stamps each stored input with `scheduledAt` without decoding and re-encoding it, and sends its runs, skips and advances as JSON arrays with instants in epoch milliseconds; and the pool keeps four connections open while idle (opened at boot), so the four transactions of a crowd start at the slot",
+        "the schedule pass spends less JavaScript per due schedule: it reads only the columns it decides on and the database's now once per transaction, stamps each stored input with `scheduledAt` without decoding and re-encoding it, and sends its runs, skips and advances as JSON arrays with instants in epoch milliseconds; and the connections of its four transactions are opened a second before a slot the sweeper aims at, so a crowd's transactions start at the slot",
       effect:
         'a pass of 10,000 due schedules alone from 717–1,087 to 663–774 ms, its event loop busy 360–537 ms where it had been 729–986; a transaction that opened its connection at the boundary had waited 233 ms for the event loop its siblings kept busy',
       measured: EARLIER_SCHEDULE_PASS,

@@ -245,7 +245,7 @@ export function benchmarksMarkdown(r: BenchResults, chart: string, source: strin
       `each run was **visible ${s.latenessMs.p50} ms after its slot at p50, ${s.latenessMs.p95} ms at p95**, ${s.latenessMs.min} ms at least and ${s.latenessMs.max} ms at most`,
       `(its NOTIFY, sent at the commit of the pass transaction that inserted it, arrived at a listener); those transactions started`,
       `${s.insertStartMs.p50} ms (p50) and ${s.insertStartMs.p95} ms (p95) after the slot (${s.transactions} transactions), and every run was visible ${s.allVisibleMs} ms`,
-      `after it. The sweeper aims a pass at the next schedule's instant, and the pool keeps the connections of its transactions open, so`,
+      `after it. The sweeper aims a pass at the next schedule's instant and opens the connections of its transactions a second before, so`,
       `every batch starts within milliseconds of the slot; the rest is the pass's own work (${s.batch.toLocaleString('en-US')} schedules a transaction, up to four`,
       `transactions side by side from the start) beside the runs it started. That work is as much the worker's JavaScript as Postgres:`,
       `a pass of 10,000 alone took ${EARLIER.schedulePass.wallMs.after} ms with its event loop busy ${EARLIER.schedulePass.busyMs.after} ms of it`,

@@ -25,7 +25,7 @@ import { DurableWorker } from './worker/durable.worker';
 import { WakeBus } from './runtime/wake-bus';
 import { WakeListener } from './worker/wake-listener';
 import { WakeSweeper } from './worker/wake-sweeper';
-import { PARALLEL_TRANSACTIONS as SCHEDULE_PASS_TRANSACTIONS, SchedulePass } from './worker/schedule-pass';
+import { SchedulePass } from './worker/schedule-pass';
 import { ScheduleRepository } from './persistence/schedule.repository';
 import { QueueRepository } from './persistence/queue.repository';
 import { QueueReasons } from './client/queue-reasons';
@@ -44,19 +44,13 @@ import { DASHBOARD_READS, dashboardReadProviders } from './dashboard/dashboard-r
 
 /** Connections beyond the executing runs: deliveries, claims, renewals, the dashboard. */
 const SPARE_CONNECTIONS = 5;
-/**
- * Connections kept open while the instance is idle: a crowd of schedules due at one boundary is fired
- * by parallel transactions, and a connection opened then waits for the event loop that the first
- * transactions keep busy (measured: 233 ms of a 10,000-schedule crowd's 1.2 s lateness).
- */
-const WARM_CONNECTIONS = SCHEDULE_PASS_TRANSACTIONS;
 
 const databaseProvider: Provider = {
   provide: DurableDatabase,
   inject: [DURABLE_OPTIONS],
   useFactory: async (options: ResolvedDurableOptions) => {
     if (options.migrationsRun) await runDurableMigrations(options);
-    const db = await DurableDatabase.open(options, options.worker.concurrency + SPARE_CONNECTIONS, WARM_CONNECTIONS);
+    const db = await DurableDatabase.open(options, options.worker.concurrency + SPARE_CONNECTIONS);
     try {
       if (!options.migrationsRun) await assertMigrated(db);
       // Before anything writes: a journal row needs its day's partition.

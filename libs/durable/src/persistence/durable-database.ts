@@ -27,8 +27,6 @@ export class DurableDatabase {
       'connection' | 'schema' | 'statementTimeoutMs' | 'idleInTransactionTimeoutMs' | 'preparedStatements'
     >,
     poolSize: number,
-    /** Connections opened at once and kept open while idle (the pool's `min`). */
-    warm = 0,
   ): Promise<DurableDatabase> {
     const tables = tablesFor(options.schema ?? 'durable');
     const { connection } = options;
@@ -48,7 +46,6 @@ export class DurableDatabase {
       migrationsRun: false,
       extra: {
         max: poolSize,
-        min: warm,
         // A stuck statement or a transaction left open must not hold locks on the hot rows forever.
         statement_timeout: options.statementTimeoutMs,
         idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs,
@@ -59,16 +56,7 @@ export class DurableDatabase {
       },
     } as PostgresDataSourceOptions);
     await dataSource.initialize();
-    const db = new DurableDatabase(dataSource, tables, true, options.preparedStatements ?? true);
-    const { min = 0, max = poolSize } = db.pool.options; // as merged with the application's `extra`
-    const opened = await Promise.allSettled(Array.from({ length: Math.min(min, max) }, () => db.pool.connect()));
-    for (const client of opened) if (client.status === 'fulfilled') client.value.release();
-    const failed = opened.find((client): client is PromiseRejectedResult => client.status === 'rejected');
-    if (failed) {
-      await db.close(); // a failed boot must not keep the process alive on its pool
-      throw failed.reason;
-    }
-    return db;
+    return new DurableDatabase(dataSource, tables, true, options.preparedStatements ?? true);
   }
 
   /** The pg pool under the DataSource (TypeORM's postgres driver keeps it as `master`). */
@@ -115,6 +103,19 @@ export class DurableDatabase {
    */
   async queryPlannedEachTime<T = Record<string, unknown>>(sql: string, params: unknown[]): Promise<T[]> {
     return (await this.pool.query(sql, params)).rows as T[];
+  }
+
+  /**
+   * Makes `count` connections idle in the pool now, opening the missing ones, so that transactions
+   * begun in a moment find theirs open: a connection opened while the event loop is busy waits for it
+   * (a crowd of schedules' transactions, 233 ms measured). A pool without room to spare is left alone.
+   * Failures are left to those transactions.
+   */
+  async warm(count: number): Promise<void> {
+    const { idleCount, totalCount, options } = this.pool;
+    if (idleCount >= count || totalCount - idleCount + count > (options.max ?? count)) return;
+    const opened = await Promise.allSettled(Array.from({ length: count }, () => this.pool.connect()));
+    for (const client of opened) if (client.status === 'fulfilled') client.value.release();
   }
 
   /** Runs `fn` in a transaction on one pooled connection. */

@@ -3,7 +3,8 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { DurableWorker } from './durable.worker';
-import { SchedulePass } from './schedule-pass';
+import { DurableDatabase } from '../persistence/durable-database';
+import { PARALLEL_TRANSACTIONS, SchedulePass } from './schedule-pass';
 import { scheduleInterval, stopInterval } from './scheduled-interval';
 
 /**
@@ -14,6 +15,9 @@ import { scheduleInterval, stopInterval } from './scheduled-interval';
  * (one timer per instance, whatever the number of schedules), so a slot fires on time, not up to an
  * interval late.
  */
+/** How long before an aimed sweep its connections are opened: time to open them, within pg-pool's idle timeout (10 s). */
+const WARM_AHEAD_MS = 1_000;
+
 @Injectable()
 export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShutdown {
   constructor(
@@ -21,11 +25,13 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly scheduler: SchedulerRegistry,
     private readonly worker: DurableWorker,
     private readonly schedules: SchedulePass,
+    private readonly db: DurableDatabase,
   ) {}
 
   private readonly logger = new Logger('DurableSweeper');
   private firing?: Promise<void>;
   private nextSlot?: NodeJS.Timeout;
+  private warming?: NodeJS.Timeout;
 
   private get name(): string {
     return `nestjs-durable:sweeper:${this.options.schema}`;
@@ -60,17 +66,25 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
     void this.firing.then(() => this.worker.sweep());
   }
 
-  /** A sweep at the next schedule's instant, when the interval would come later (database time, so no clock skew). */
+  /**
+   * A sweep at the next schedule's instant, when the interval would come later (database time, so no
+   * clock skew), and the connections of its pass opened a moment before it: at a crowd of due
+   * schedules the pass's parallel transactions would otherwise open theirs at the slot.
+   */
   private aimAt(nextDueInMs: number | null): void {
     const { sweeper } = this.options;
     if (!sweeper || nextDueInMs === null || nextDueInMs <= 0 || nextDueInMs >= sweeper.intervalMs) return;
     clearTimeout(this.nextSlot);
+    clearTimeout(this.warming);
     this.nextSlot = setTimeout(() => this.tick(), Math.ceil(nextDueInMs));
+    this.warming = setTimeout(() => void this.db.warm(PARALLEL_TRANSACTIONS), Math.max(0, nextDueInMs - WARM_AHEAD_MS));
     this.nextSlot.unref();
+    this.warming.unref();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     clearTimeout(this.nextSlot);
+    clearTimeout(this.warming);
     stopInterval(this.scheduler, this.name);
     await this.firing;
   }
