@@ -1,4 +1,5 @@
 import { InvalidPayloadError } from 'nestjs-durable';
+import { byInputSize, MAX_INPUT_PER_STATEMENT } from 'nestjs-durable/persistence/schedule.repository';
 import { slotRunInput } from 'nestjs-durable/schema/schedule-spec';
 import { deserialize, serialize, serializePayload } from 'nestjs-durable/schema/serializer';
 
@@ -37,5 +38,13 @@ describe("a slot run's input", () => {
     const stored = serialize({ blob: 'x'.repeat(4 * 1024 * 1024 - 40) }, 'input');
     expect(() => slotRunInput('big', stored, slot)).toThrow(InvalidPayloadError);
     expect(() => slotRunInput('big', stored, slot)).toThrow(/Schedule "big": input cannot be stored: it is 4\.0 MiB encoded/);
+  });
+
+  it('the runs of a pass or a backfill go out in statements of bounded input, in order, none lost', () => {
+    const runs = [5, 5, 5, 12, 1, 1].map((n, i) => ({ id: `r${i}`, input: 'x'.repeat(n) }));
+    expect(byInputSize(runs, 10).map((part) => part.map((r) => r.id))).toEqual([['r0', 'r1'], ['r2'], ['r3'], ['r4', 'r5']]);
+    expect(byInputSize([], 10)).toEqual([]);
+    // Each character escaped at most once and at most 3 bytes in UTF-8: under the 256 MiB one jsonb value holds.
+    expect(MAX_INPUT_PER_STATEMENT * 2 * 3).toBeLessThan(256 * 1024 * 1024);
   });
 });

@@ -166,8 +166,11 @@ export class ScheduleRepository {
   /** Inserts runs a schedule starts outside the pass (a backfill) into `queue`; the ids that were new. */
   async insertRuns(name: string, workflow: string, settings: ScheduledWorkflow, runs: ScheduledRun[], actor: string): Promise<string[]> {
     const records = runs.map((run) => runRecord(run, workflow, settings, actor, name));
-    const rows = await this.db.query<{ id: string }>(this.sql.insertRuns, [JSON.stringify(records), ...this.channels]);
-    return rows.map((r) => r.id);
+    const ids: string[] = [];
+    for (const part of byInputSize(records))
+      for (const row of await this.db.query<{ id: string }>(this.sql.insertRuns, [JSON.stringify(part), ...this.channels]))
+        ids.push(row.id);
+    return ids;
   }
 
   /** Records an operator's action on a schedule in history, under `schedule:<name>`. */
@@ -245,7 +248,9 @@ export class ScheduleRepository {
       const settings = settingsOf(row.workflow);
       return firing.runs.map((run) => runRecord(run, row.workflow, settings, ACTOR(row.name), row.name));
     });
-    const started = runs.length ? (await client.query(this.sql.insertRuns, [JSON.stringify(runs), ...this.channels])).rows.length : 0;
+    let started = 0;
+    for (const part of byInputSize(runs))
+      started += (await client.query(this.sql.insertRuns, [JSON.stringify(part), ...this.channels])).rows.length;
     // Instants as epoch milliseconds: JSON.stringify of an object holding a Date leaves its fast path.
     const skips = firings.flatMap(({ row, firing }) =>
       firing.skips.map((skip) => ({ schedule: row.name, slot: skip.slot.getTime(), reason: skip.reason })),
@@ -305,6 +310,31 @@ const runRecord = (run: ScheduledRun, workflow: string, settings: ScheduledWorkf
   timeout_ms: settings.timeoutMs,
   app_version: settings.appVersion,
 });
+
+/**
+ * The most input (characters) one insertRuns statement carries: its runs travel as one jsonb value,
+ * which holds at most 256 MiB, and a catch-up or backfill of many slots of a large input (each up to
+ * 4 MiB) would exceed it. Escaped and in UTF-8, 16 Mi characters stay under 100 MiB.
+ */
+export const MAX_INPUT_PER_STATEMENT = 16 * 1024 * 1024;
+
+/** `runs` in consecutive parts of at most `max` characters of input each (a run larger alone is a part of its own). */
+export function byInputSize<T extends { input: string }>(runs: T[], max = MAX_INPUT_PER_STATEMENT): T[][] {
+  const parts: T[][] = [];
+  let part: T[] = [];
+  let size = 0;
+  for (const run of runs) {
+    if (part.length && size + run.input.length > max) {
+      parts.push(part);
+      part = [];
+      size = 0;
+    }
+    part.push(run);
+    size += run.input.length;
+  }
+  if (part.length) parts.push(part);
+  return parts;
+}
 
 function statements(t: Tables) {
   const shiftedNow = (param: string) => `(now() + ${param}::bigint * interval '1 millisecond')`;
