@@ -410,9 +410,11 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
   it('filters runs by creation and last-change ranges, sorts by either both ways with keyset pages, and counts the matches', async () => {
     const [{ t0 }] = await db.query(`SELECT now() AS t0`);
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++)
+    // One at a time: each parks (its last change) before the next starts, so last change follows creation.
+    for (let i = 0; i < 3; i++) {
       ids.push((await t.client.start(Review, { orderId: `range-${i}` }, { keys: { batch: `range-${platform}` } })).runId);
-    for (const id of ids) await waiting(id);
+      await waiting(ids[i]);
+    }
     const after = `createdAfter=${encodeURIComponent(new Date(t0).toISOString())}`;
     const mine = `key.batch=range-${platform}`;
     // The oldest, touched last, comes first by last change; last by creation.
