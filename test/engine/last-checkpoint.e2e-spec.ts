@@ -75,7 +75,7 @@ describe("the last step's checkpoint rides with the run's end", () => {
       [finishRunsSql(t, true), 'end'],
     ]);
     // Watched, not replaced: every statement runs as ever.
-    const spies = [jest.spyOn(database, 'query'), jest.spyOn(database, 'queryPlannedEachTime')];
+    const spies = [jest.spyOn(database, 'query')];
     /** The watched statements for `runId`, in the order they were sent. */
     const sentFor = (runId: string) =>
       spies

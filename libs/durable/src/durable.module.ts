@@ -33,6 +33,7 @@ import { ScheduleService } from './client/schedule.service';
 import { ScheduleReconciler } from './client/schedule-reconciler';
 import { RetentionService } from './worker/retention.service';
 import { JournalPartitionsService } from './worker/journal-partitions.service';
+import { RunStatisticsService } from './worker/run-statistics.service';
 import { createJournalPartitionsSql } from './persistence/journal-partitions';
 import { RetentionRepository } from './persistence/retention.repository';
 import { DashboardAuthGuard } from './dashboard/dashboard-auth.guard';
@@ -95,6 +96,7 @@ const providers: Provider[] = [
   repository(QueueRepository),
   RetentionService,
   JournalPartitionsService,
+  RunStatisticsService,
   DbClock,
   DurableTelemetry,
   WakeBus,

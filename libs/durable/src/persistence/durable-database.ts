@@ -96,16 +96,6 @@ export class DurableDatabase {
   }
 
   /**
-   * Sends `sql` unnamed, so that Postgres plans it on every call for the tables as they are then. For a
-   * statement whose best plan changes as a table grows: a batched UPDATE joined to its input has no
-   * plan that holds at every size (a hash join over a sequential scan is the cheapest while the runs
-   * table is small, and a prepared statement would keep it as the table grows until an ANALYZE).
-   */
-  async queryPlannedEachTime<T = Record<string, unknown>>(sql: string, params: unknown[]): Promise<T[]> {
-    return (await this.pool.query(sql, params)).rows as T[];
-  }
-
-  /**
    * Makes `count` connections idle in the pool now, opening the missing ones, so that transactions
    * begun in a moment find theirs open: a connection opened while the event loop is busy waits for it
    * (a crowd of schedules' transactions, 233 ms measured). A pool without room to spare is left alone.

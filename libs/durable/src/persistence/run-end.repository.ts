@@ -94,7 +94,11 @@ export class RunEndRepository {
     return rows.length > 0;
   }
 
-  /** Retried whole through transient errors, as finishOne. Planned on each call (see queryPlannedEachTime). */
+  /**
+   * Retried whole through transient errors, as finishOne. Prepared, as every statement: its plan (each
+   * run locked and updated through the primary key) needs the runs table's statistics, which
+   * RunStatisticsService keeps current while the table is young.
+   */
   private async finishBatch(ends: RunEnd[]): Promise<boolean[]> {
     const batch = JSON.stringify(
       ends.map((e) => ({
@@ -110,8 +114,8 @@ export class RunEndRepository {
     );
     const rows = await retryTransient(() =>
       ends.every((e) => e.standalone)
-        ? this.db.queryPlannedEachTime<{ id: string }>(this.sql.batchStandalone, [batch, this.sql.channel])
-        : this.db.queryPlannedEachTime<{ id: string }>(this.sql.batch, [batch, this.sql.channel, this.sql.queueChannel]),
+        ? this.db.query<{ id: string }>(this.sql.batchStandalone, [batch, this.sql.channel])
+        : this.db.query<{ id: string }>(this.sql.batch, [batch, this.sql.channel, this.sql.queueChannel]),
     );
     const ended = new Set(rows.map((r) => r.id));
     return ends.map((e) => ended.has(e.id));

@@ -1,0 +1,87 @@
+import { DurableWorkflow, Workflow } from 'nestjs-durable';
+import { finishRunsSql } from 'nestjs-durable/persistence/sql/finish-run.sql';
+import { tablesFor } from 'nestjs-durable/persistence/tables';
+import { RunStatisticsService } from 'nestjs-durable/worker/run-statistics.service';
+import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+
+@Workflow('statistics-noop')
+class Noop implements DurableWorkflow<null, number> {
+  async run() {
+    return 1;
+  }
+}
+
+describe('the runs table statistics, gathered while the table is young', () => {
+  const schema = uniqueSchema('stats');
+  const db = new Db(schema);
+  let app: DurableTestApp;
+
+  beforeAll(async () => {
+    app = await startApp({ schema, providers: [Noop] });
+    // Autovacuum would gather them too, at its own pace: off for this table, so what is gathered is the library's.
+    await db.query(`ALTER TABLE durable.runs SET (autovacuum_enabled = false)`);
+  });
+  afterAll(async () => {
+    await app.close();
+    await db.dropSchema();
+  });
+
+  const counters = async () => {
+    const [row] = await db.query<{ mods: string; analyzed: string }>(
+      `SELECT pg_stat_get_mod_since_analyze('durable.runs'::regclass) AS mods, pg_stat_get_analyze_count('durable.runs'::regclass) AS analyzed`,
+    );
+    return { mods: Number(row.mods), analyzed: Number(row.analyzed) };
+  };
+  const insertFinished = (from: number, to: number) =>
+    db.query(
+      `INSERT INTO durable.runs (id, workflow, status, input, output, finished_at)
+       SELECT 'finished-' || g, 'statistics-noop', 'completed', 'null', '1', now() FROM generate_series($1::int, $2::int) g`,
+      [from, to],
+    );
+  /**
+   * The plan this session's prepared batch of ends holds (the one Postgres keeps once it stops making
+   * custom ones, as a pooled connection of the library does): its nodes on the runs table.
+   */
+  const plannedEnds = async () => {
+    const [row] = await db.query<{ 'QUERY PLAN': Array<{ Plan: Record<string, any> }> }>(`EXPLAIN (FORMAT JSON) EXECUTE ends ('[]', 'c')`);
+    const nodes: Array<{ type: string; relation?: string; index?: string }> = [];
+    const walk = (node: Record<string, any>) => {
+      nodes.push({ type: node['Node Type'], relation: node['Relation Name'], index: node['Index Name'] });
+      for (const child of node.Plans ?? []) walk(child);
+    };
+    walk(row['QUERY PLAN'][0].Plan);
+    return nodes.filter((n) => n.relation === 'runs');
+  };
+
+  it('are left to autovacuum below a thousand changed rows', async () => {
+    await db.query(`SET plan_cache_mode = force_generic_plan`);
+    await db.query(`PREPARE ends (jsonb, text) AS ${finishRunsSql(tablesFor(schema), true)}`);
+    // Planned for an empty table: its runs are found by a sequential scan, the cheapest there.
+    expect((await plannedEnds()).filter((n) => n.type === 'Seq Scan')).not.toEqual([]);
+    await insertFinished(1, 600);
+    await eventually(async () => (await counters()).mods >= 600, 'the inserts to reach the statistics counters', 20_000);
+    expect(await app.get(RunStatisticsService).refresh()).toBe(false);
+    expect((await counters()).analyzed).toBe(0);
+  });
+
+  it('are gathered once the table has more than doubled, and a batch of ends prepared while it was empty is then planned on the primary key', async () => {
+    await insertFinished(601, 6_000);
+    await eventually(async () => (await counters()).analyzed >= 1, 'the instance to analyze the runs table', 20_000);
+    expect((await counters()).mods).toBeLessThan(1_000);
+
+    // The statistics changed, so the plan the session kept is made again, for the table as it is now.
+    const nodes = await plannedEnds();
+    expect(nodes.filter((n) => n.type === 'Seq Scan')).toEqual([]);
+    expect(nodes.filter((n) => n.index === 'runs_pkey').length).toBeGreaterThanOrEqual(2); // the lock, the update
+  });
+
+  it('are not gathered again until the table has changed by as many rows as it holds', async () => {
+    const { analyzed } = await counters();
+    await insertFinished(6_001, 7_500);
+    await eventually(async () => (await counters()).mods >= 1_500, 'the inserts to reach the statistics counters', 20_000);
+    expect(await app.get(RunStatisticsService).refresh()).toBe(false);
+    expect((await counters()).analyzed).toBe(analyzed);
+    // And the workflows run as ever.
+    expect(await (await app.client.start(Noop, null)).result()).toBe(1);
+  });
+});
