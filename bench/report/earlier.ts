@@ -18,14 +18,35 @@ export const EARLIER = {
   queuedStartBatches: { measured: EARLIER_QUEUED_BATCHES },
   /**
    * CPU per workflow at c8 under bench/tools/profile.ts (Node's user and system time; every Postgres
-   * process), ours and the floor's, in one minute; the cap is 2 cores over ours, in workflows per second.
+   * process), ours and the floor's alternating, after the batch of ends was prepared again; with the
+   * loops' workflows per second.
    */
   cpuAtC8: {
-    measured: at('2026-12-02', '7c9076d'),
-    ours: { node: 512, postgres: 975 },
-    floor: { node: 253, postgres: 598 },
-    capOurs: 1_345,
-    floorMeasured: 1_675,
+    measured: at('2026-12-03', '6442096'),
+    ours: { node: '430–482', postgres: '814–852', perSecond: '1,025 and 954' },
+    floor: { node: '257–296', postgres: '710–782', perSecond: '1,411 and 1,590' },
+  },
+  /**
+   * The workflow's four statements alone, each its own commit, by pgbench at 8 clients (no Node):
+   * workflows per second, and the server CPU of a start and of a checkpoint against the floor's insert.
+   */
+  sqlAloneAtC8: {
+    measured: at('2026-12-03', '84bb9f7'),
+    ours: '1,670–1,675',
+    floor: '2,566–2,673',
+    startUs: { ours: '199–252', floor: '72–103' },
+    checkpointUs: { ours: '138–140', floor: '85–91' },
+  },
+  /**
+   * Each journal write of an instance at c8, timed in its GroupCommit under the profiler: waiting for
+   * its kind's batch on the wire, then its own round trip; and the loop with two batches in flight.
+   */
+  writesAtC8: {
+    measured: at('2026-12-03', '6442096'),
+    waitMs: '0.43–0.56',
+    roundTripMs: '0.95–1.28',
+    oneInFlight: { perSecond: 1292, postgresUs: 642 },
+    twoInFlight: { perSecond: 1042, postgresUs: 962 },
   },
   /** A claim's and an admission's journals read in one call (journals_of), where each run's was a call of its own. */
   batchedJournalReads: { measured: EARLIER_BATCHED_JOURNALS },
@@ -59,18 +80,18 @@ export const EARLIER = {
   retentionDuringDrop: { ratio: '1.07x', measured: at('2026-12-01', 'ef0a722') },
   /** The drop of a day of a million finished runs, and the delete of their run rows, in the full run before this one. */
   retentionDrop: { dropMs: 886.5, runRowsDeleteMs: 973, ceilingC1: 1_453, measured: at('2026-12-02', '6701d3c') },
-  /** The full run published before this one (docs/benchmarks.md of e9d8be5): figures that move from run to run. */
+  /** The full run published before this one (docs/benchmarks.md of 12190b2): figures that move from run to run. */
   previousRun: {
-    latencyP50Ms: { ours: 4.05, dbos: 7.37, floor: 2.09 },
+    latencyP50Ms: { ours: 4.95, dbos: 12.3, floor: 2.19 },
     /** Ratios of targets met there and missed here, or the reverse: each moves from run to run. */
-    inProcessSignal: '0.496x',
-    twoProcesses: '1.08x',
-    measured: at('2026-12-02', 'db2a246'),
+    inProcessSignal: '0.521x',
+    twoProcesses: '0.766x',
+    measured: at('2026-12-02', 'e0cc555'),
   },
   /** Queued against unqueued throughput in a full run of the same queued path (it moves from run to run). */
   queuedRun: { ratio: '0.51x', queuedPerSecond: 1216, unqueuedPerSecond: 2392, measured: at('2026-12-02', 'e9d8be5') },
   /** The select round trip against the signal's in the full run before this one. */
-  selectRoundTrip: { ratio: '1.14x', measured: at('2026-12-02', 'db2a246') },
+  selectRoundTrip: { ratio: '0.89x', measured: at('2026-12-02', 'e0cc555') },
   /** The select's p50 over six reps each (bench --only=signals), this code against the code before journals_of, alternating. */
   selectAlternating: { ours: '7.3–14.9', before: '6.6–10.1', measured: at('2026-12-02', '8282d64 against 7c9076d') },
   /** The claim of 100 due runs (EXPLAIN ANALYZE execution) in the runs before the journal was partitioned, and after. */

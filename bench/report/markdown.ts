@@ -422,9 +422,11 @@ function whyMissed(target: string, r: BenchResults): string {
   const before = EARLIER.beforeGroupCommit;
   const previous = EARLIER.previousRun;
   const p50 = (f: { p50: { median: number } } | undefined) => f?.p50.median.toFixed(2) ?? 'n/a';
+  const ratioTo = (a: { p50: { median: number } } | undefined, b: { p50: { median: number } } | undefined) =>
+    a && b ? `${(a.p50.median / b.p50.median).toFixed(2)}x` : 'n/a';
   if (/^throughput at c\d+ >= 1.0x the floor/.test(target)) {
     return (
-      `On ${cores} cores shared by Node and Postgres, CPU is the limit. Group commit takes the starts, checkpoints, timers and ` +
+      `On ${cores} cores shared by Node and Postgres, CPU and the waits between commits are the limit. Group commit takes the starts, checkpoints, timers and ` +
       `ends of concurrent runs into batches, so at 64 at once a workflow is ${r.perWorkflow.ours?.concurrent?.writeTransactions ?? 'n/a'} write ` +
       "transactions against the floor's five (the cost section above). At 8 at once a workflow is a chain of four commits (the " +
       "last step's checkpoint rides with the end) against the floor's five, each waiting for the WAL flush (sampled in " +
@@ -432,16 +434,25 @@ function whyMissed(target: string, r: BenchResults): string {
       "WALWrite or WALSync), and the batches are small: a write that comes while its kind's batch is on the wire waits for that " +
       "batch first. And the floor's five plain statements cost less than ours, each of which carries the indexes behind the " +
       "dashboard's filters and a history row, and whose end is not HOT (it writes a second version of the run row into every " +
-      'index). The lean starts and ends of runs without parent or queue, and the batch of ends planned for the table as it is ' +
-      '(the optimizations above, 2026-12-02), took about a fifth off that in alternating builds. What the rest comes to, under ' +
-      `the profiler at 8 at once (${EARLIER.cpuAtC8.measured}): a workflow cost ${EARLIER.cpuAtC8.ours.node} µs of Node CPU and ` +
-      `${EARLIER.cpuAtC8.ours.postgres} µs of Postgres CPU, the floor's ${EARLIER.cpuAtC8.floor.node} and ${EARLIER.cpuAtC8.floor.postgres}; ` +
-      `on ${cores} cores that caps ours at about ${EARLIER.cpuAtC8.capOurs.toLocaleString('en-US')} workflows per second with every commit free, ` +
-      `where the floor measured ${EARLIER.cpuAtC8.floorMeasured.toLocaleString('en-US')} in that minute (it used the cores no more ` +
-      "than ours did): the target needs a workflow's CPU near the floor's, about two fifths less, more than fewer commits. " +
-      'Closing the rest: an end that ' +
-      'leaves indexed columns alone (HOT), the history rows folded into the run row, and fewer indexes on the runs table; see ' +
-      'docs/scaling.md for the cost per workflow.'
+      `index): run alone by pgbench at 8 clients, with no Node at all (${EARLIER.sqlAloneAtC8.measured}), our four statements of a ` +
+      `workflow did ${EARLIER.sqlAloneAtC8.ours} workflows per second against ${EARLIER.sqlAloneAtC8.floor} for the floor's five, a ` +
+      `start costing Postgres ${EARLIER.sqlAloneAtC8.startUs.ours} µs of CPU against ${EARLIER.sqlAloneAtC8.startUs.floor} for the ` +
+      `floor's insert and a checkpoint ${EARLIER.sqlAloneAtC8.checkpointUs.ours} against ${EARLIER.sqlAloneAtC8.checkpointUs.floor} ` +
+      "(of the start's, about 30 µs is its history row, 35 the six indexes behind the dashboard, 10 its ON CONFLICT and 25 the CTE " +
+      'around it). Batches make up for that: since the batch of ends is prepared again (the optimizations above), a workflow ' +
+      `costs Postgres about what the floor's does. Under the profiler at 8 at once, alternating (${EARLIER.cpuAtC8.measured}), ` +
+      `ours cost ${EARLIER.cpuAtC8.ours.node} µs of Node CPU and ${EARLIER.cpuAtC8.ours.postgres} µs of Postgres CPU per workflow ` +
+      `(${EARLIER.cpuAtC8.ours.perSecond} workflows per second), the floor ${EARLIER.cpuAtC8.floor.node} and ` +
+      `${EARLIER.cpuAtC8.floor.postgres} (${EARLIER.cpuAtC8.floor.perSecond}). What holds ours below it now is Node's CPU and ` +
+      `time spent waiting for company: timed at each write (${EARLIER.writesAtC8.measured}), a write waited ` +
+      `${EARLIER.writesAtC8.waitMs} ms for its kind's batch on the wire and then ${EARLIER.writesAtC8.roundTripMs} ms for its own ` +
+      "round trip, so about a third of a workflow's time is the wait. Two batches in flight per kind halve the wait but " +
+      `shrink the batches: ${EARLIER.writesAtC8.twoInFlight.perSecond.toLocaleString('en-US')} workflows per second against ` +
+      `${EARLIER.writesAtC8.oneInFlight.perSecond.toLocaleString('en-US')}, Postgres CPU per workflow ` +
+      `${EARLIER.writesAtC8.twoInFlight.postgresUs} µs against ${EARLIER.writesAtC8.oneInFlight.postgresUs}. Closing the rest: ` +
+      'the writes of every kind of an instance in one statement (a start, a checkpoint and an end sharing a commit), an end ' +
+      'that leaves indexed columns alone (HOT), the history rows folded into the run row, and fewer indexes on the runs table; ' +
+      'see docs/scaling.md for the cost per workflow.'
     );
   }
   if (/^throughput at c\d+ >= 5x DBOS/.test(target)) {
@@ -464,7 +475,8 @@ function whyMissed(target: string, r: BenchResults): string {
       "is the commit latency of this machine (compare the server's one-client commit rate above) and scheduling on its two shared cores. " +
       `DBOS' own p50 moves from run to run: ${p50(r.latencyMs.dbos)} ms here against ${previous.latencyP50Ms.dbos} ms in the run of ` +
       `${previous.measured}, where ours was ${previous.latencyP50Ms.ours} ms and the floor's ${previous.latencyP50Ms.floor} ` +
-      `(here ${p50(r.latencyMs.ours)} and ${p50(r.latencyMs.floor)}): against the floor, ours is alike in both.`
+      `(here ${p50(r.latencyMs.ours)} and ${p50(r.latencyMs.floor)}): ours ${ratioTo(r.latencyMs.ours, r.latencyMs.floor)} the floor's here, ` +
+      `${(previous.latencyP50Ms.ours / previous.latencyP50Ms.floor).toFixed(2)}x there.`
     );
   }
   if (/^parked sleeps/.test(target)) {
