@@ -1,5 +1,5 @@
 import { DurableWorkflow, Workflow } from 'nestjs-durable';
-import { finishRunsSql } from 'nestjs-durable/persistence/sql/finish-run.sql';
+import { finishRunSql, finishRunsSql } from 'nestjs-durable/persistence/sql/finish-run.sql';
 import { tablesFor } from 'nestjs-durable/persistence/tables';
 import { RunStatisticsService } from 'nestjs-durable/worker/run-statistics.service';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
@@ -32,40 +32,52 @@ describe('the runs table statistics, gathered while the table is young', () => {
     );
     return { mods: Number(row.mods), analyzed: Number(row.analyzed) };
   };
-  const insertFinished = (from: number, to: number) =>
+  /** Rows as a live table holds them: mostly finished runs, one in fifty running. */
+  const insertRuns = (from: number, to: number) =>
     db.query(
       `INSERT INTO durable.runs (id, workflow, status, input, output, finished_at)
-       SELECT 'finished-' || g, 'statistics-noop', 'completed', 'null', '1', now() FROM generate_series($1::int, $2::int) g`,
+       SELECT 'seeded-' || g, 'statistics-noop', s.status, 'null', '1', CASE WHEN s.status = 'completed' THEN now() END
+       FROM generate_series($1::int, $2::int) g, LATERAL (SELECT CASE WHEN g % 50 = 0 THEN 'running' ELSE 'completed' END AS status) s`,
       [from, to],
     );
   /**
-   * The plan this session's prepared batch of ends holds (the one Postgres keeps once it stops making
-   * custom ones, as a pooled connection of the library does): its nodes on the runs table.
+   * The plan this session's prepared statement `name` holds (the one Postgres keeps once it stops
+   * making custom ones, as a pooled connection of the library does): its nodes on the runs table, each
+   * with the CTE it is in.
    */
-  const plannedEnds = async () => {
-    const [row] = await db.query<{ 'QUERY PLAN': Array<{ Plan: Record<string, any> }> }>(`EXPLAIN (FORMAT JSON) EXECUTE ends ('[]', 'c')`);
-    const nodes: Array<{ type: string; relation?: string; index?: string }> = [];
-    const walk = (node: Record<string, any>) => {
-      nodes.push({ type: node['Node Type'], relation: node['Relation Name'], index: node['Index Name'] });
-      for (const child of node.Plans ?? []) walk(child);
+  const planned = async (name: string, args: string) => {
+    const [row] = await db.query<{ 'QUERY PLAN': Array<{ Plan: Record<string, any> }> }>(`EXPLAIN (FORMAT JSON) EXECUTE ${name} ${args}`);
+    const nodes: Array<{ type: string; relation?: string; index?: string; cte?: string }> = [];
+    const walk = (node: Record<string, any>, cte?: string) => {
+      const within = node['Subplan Name'] ?? cte;
+      nodes.push({ type: node['Node Type'], relation: node['Relation Name'], index: node['Index Name'], cte: within });
+      for (const child of node.Plans ?? []) walk(child, within);
     };
     walk(row['QUERY PLAN'][0].Plan);
     return nodes.filter((n) => n.relation === 'runs');
   };
+  const plannedEnds = () => planned('ends', `('[]', 'c')`);
+  /** How the lone end's update finds its run. */
+  const lonePlannedOn = async () =>
+    (await planned('lone_end', `('x', 1, 'completed', '1', null, 'w', null, 'c', null)`)).find((n) => n.cte === 'CTE done' && n.index)
+      ?.index;
 
   it('are left to autovacuum below a thousand changed rows', async () => {
     await db.query(`SET plan_cache_mode = force_generic_plan`);
     await db.query(`PREPARE ends (jsonb, text) AS ${finishRunsSql(tablesFor(schema), true)}`);
-    // Planned for an empty table: its runs are found by a sequential scan, the cheapest there.
+    await db.query(`PREPARE lone_end AS ${finishRunSql(tablesFor(schema), true)}`);
+    // Planned for an empty table: the batch finds its runs by a sequential scan, the cheapest there, and
+    // the lone end its run through the status index, which ties with the primary key there.
     expect((await plannedEnds()).filter((n) => n.type === 'Seq Scan')).not.toEqual([]);
-    await insertFinished(1, 600);
+    expect(await lonePlannedOn()).toBe('runs_status_idx');
+    await insertRuns(1, 600);
     await eventually(async () => (await counters()).mods >= 600, 'the inserts to reach the statistics counters', 20_000);
     expect(await app.get(RunStatisticsService).refresh()).toBe(false);
     expect((await counters()).analyzed).toBe(0);
   });
 
-  it('are gathered once the table has more than doubled, and a batch of ends prepared while it was empty is then planned on the primary key', async () => {
-    await insertFinished(601, 6_000);
+  it('are gathered once the table has more than doubled, and ends prepared while it was empty are then planned on the primary key', async () => {
+    await insertRuns(601, 6_000);
     await eventually(async () => (await counters()).analyzed >= 1, 'the instance to analyze the runs table', 20_000);
     expect((await counters()).mods).toBeLessThan(1_000);
 
@@ -73,11 +85,12 @@ describe('the runs table statistics, gathered while the table is young', () => {
     const nodes = await plannedEnds();
     expect(nodes.filter((n) => n.type === 'Seq Scan')).toEqual([]);
     expect(nodes.filter((n) => n.index === 'runs_pkey').length).toBeGreaterThanOrEqual(2); // the lock, the update
+    expect(await lonePlannedOn()).toBe('runs_pkey');
   });
 
   it('are not gathered again until the table has changed by as many rows as it holds', async () => {
     const { analyzed } = await counters();
-    await insertFinished(6_001, 7_500);
+    await insertRuns(6_001, 7_500);
     await eventually(async () => (await counters()).mods >= 1_500, 'the inserts to reach the statistics counters', 20_000);
     expect(await app.get(RunStatisticsService).refresh()).toBe(false);
     expect((await counters()).analyzed).toBe(analyzed);
