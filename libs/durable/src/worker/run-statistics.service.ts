@@ -23,6 +23,7 @@ export class RunStatisticsService implements OnApplicationBootstrap, BeforeAppli
   private readonly logger = new Logger('DurableStatistics');
   private readonly sql;
   private running?: Promise<boolean>;
+  private failing = false;
 
   constructor(
     @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
@@ -38,18 +39,24 @@ export class RunStatisticsService implements OnApplicationBootstrap, BeforeAppli
 
   onApplicationBootstrap(): void {
     if (!this.options.worker.enabled) return;
-    scheduleInterval(
-      this.scheduler,
-      this.name,
-      EVERY_SECOND,
-      () =>
-        void this.refresh().catch((error) => this.logger.warn(`Could not gather the runs table's statistics: ${(error as Error).message}`)),
-    );
+    scheduleInterval(this.scheduler, this.name, EVERY_SECOND, () => void this.tick());
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     stopInterval(this.scheduler, this.name);
     await this.running?.catch(() => undefined);
+  }
+
+  /** One look; a failure is logged once until a look succeeds again (the database may be down for a while). */
+  private async tick(): Promise<void> {
+    try {
+      await this.refresh();
+      this.failing = false;
+    } catch (error) {
+      if (!this.failing)
+        this.logger.warn(`Could not look at the runs table's statistics (tried again every second): ${(error as Error).message}`);
+      this.failing = true;
+    }
   }
 
   /** Gathers the statistics when they are due; true when it did. One at a time per instance. */
