@@ -90,6 +90,7 @@ describe('migrations and boot', () => {
       { name: 'PartitionedJournal1732900000013' },
       { name: 'QueueSlotBatches1732900000014' },
       { name: 'BatchedJournalReads1732900000015' },
+      { name: 'RunStatistics1732900000016' },
     ]);
     await db.dropSchema();
   });
@@ -113,6 +114,7 @@ describe('migrations and boot', () => {
       'PartitionedJournal1732900000013',
       'QueueSlotBatches1732900000014',
       'BatchedJournalReads1732900000015',
+      'RunStatistics1732900000016',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({
@@ -163,7 +165,7 @@ describe('migrations and boot', () => {
     await db.dropSchema();
   });
 
-  it('an application whose database user may not create tables boots and writes: its days are made with the migrating role; the emptied days are left to that role, saying so', async () => {
+  it('an application whose database user may not create tables boots and writes: its days are made and its runs table analyzed with the migrating role; the emptied days are left to that role, saying so', async () => {
     const schema = fresh();
     const db = new Db(schema);
     await runDurableMigrations({ connection: databaseUrl(), schema });
@@ -199,6 +201,15 @@ describe('migrations and boot', () => {
         expect(await run.result({ timeout: '5s' })).toBe(1);
         await expect(app.get(RetentionService).cleanup()).rejects.toThrow(
           `cannot be dropped by the database user "${role}", which does not own its tables`,
+        );
+        // The runs table's statistics are gathered with the migrating role's rights too (ANALYZE needs its owner).
+        await db.query(
+          `INSERT INTO durable.runs (id, workflow, status, input) SELECT 'seeded-' || g, 'same-name', 'completed', 'null' FROM generate_series(1, 1500) g`,
+        );
+        await eventually(
+          async () => (await db.query<{ n: number }>(`SELECT pg_stat_get_analyze_count('durable.runs'::regclass)::int AS n`))[0].n >= 1,
+          'the instance to analyze the runs table',
+          20_000,
         );
       } finally {
         await app.close();

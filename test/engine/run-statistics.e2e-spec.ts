@@ -18,7 +18,7 @@ describe('the runs table statistics, gathered while the table is young', () => {
 
   beforeAll(async () => {
     app = await startApp({ schema, providers: [Noop] });
-    // Autovacuum would gather them too, at its own pace: off for this table, so what is gathered is the library's.
+    // Autovacuum's analyses would make the sessions plan again too: off for this table, so only the library's do.
     await db.query(`ALTER TABLE durable.runs SET (autovacuum_enabled = false)`);
   });
   afterAll(async () => {
@@ -66,25 +66,27 @@ describe('the runs table statistics, gathered while the table is young', () => {
     await db.query(`SET plan_cache_mode = force_generic_plan`);
     await db.query(`PREPARE ends (jsonb, text) AS ${finishRunsSql(tablesFor(schema), true)}`);
     await db.query(`PREPARE lone_end AS ${finishRunSql(tablesFor(schema), true)}`);
-    // Planned for an empty table: the batch finds its runs by a sequential scan, the cheapest there, and
-    // the lone end its run through the status index, which ties with the primary key there.
+    // Planned for an empty table: the batch finds its runs by a sequential scan, the cheapest there.
     expect((await plannedEnds()).filter((n) => n.type === 'Seq Scan')).not.toEqual([]);
-    expect(await lonePlannedOn()).toBe('runs_status_idx');
     await insertRuns(1, 600);
     await eventually(async () => (await counters()).mods >= 600, 'the inserts to reach the statistics counters', 20_000);
     expect(await app.get(RunStatisticsService).refresh()).toBe(false);
     expect((await counters()).analyzed).toBe(0);
   });
 
-  it('are gathered once the table has more than doubled, and ends prepared while it was empty are then planned on the primary key', async () => {
+  it('are gathered once the table has changed by more rows than it held, and ends prepared while it was empty are then planned on the primary key', async () => {
     await insertRuns(601, 6_000);
     await eventually(async () => (await counters()).analyzed >= 1, 'the instance to analyze the runs table', 20_000);
     expect((await counters()).mods).toBeLessThan(1_000);
 
-    // The statistics changed, so the plan the session kept is made again, for the table as it is now.
-    const nodes = await plannedEnds();
-    expect(nodes.filter((n) => n.type === 'Seq Scan')).toEqual([]);
+    // The statistics changed, so the plan the session kept is made again, for the table as it is now
+    // (looked at until the analysis has committed: its counter moves first).
+    const nodes = await eventually(async () => {
+      const planned = await plannedEnds();
+      return !planned.some((n) => n.type === 'Seq Scan') && planned;
+    }, 'the prepared batch of ends to be planned again');
     expect(nodes.filter((n) => n.index === 'runs_pkey').length).toBeGreaterThanOrEqual(2); // the lock, the update
+    // A lone end reaches its run through the primary key too, which ties with the status index on an empty table.
     expect(await lonePlannedOn()).toBe('runs_pkey');
   });
 

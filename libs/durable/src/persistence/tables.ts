@@ -24,6 +24,8 @@ export interface Tables {
   journalsOf: string;
   /** A function, with its owner's rights: makes the journal's partitions of a range of days. */
   makeJournalPartitions: string;
+  /** A function, with its owner's rights: analyzes the runs table when its statistics are due (the run-statistics migration). */
+  analyzeRunsIfDue: string;
 }
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -52,6 +54,7 @@ export function tablesFor(schema: string): Tables {
     journalOf: q('journal_of'),
     journalsOf: q('journals_of'),
     makeJournalPartitions: q('make_journal_partitions'),
+    analyzeRunsIfDue: q('analyze_runs_if_due'),
   };
 }
 

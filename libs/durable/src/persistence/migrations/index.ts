@@ -14,6 +14,7 @@ import { QueueSlots1732900000012 } from './1732900000012-queue-slots';
 import { PartitionedJournal1732900000013 } from './1732900000013-partitioned-journal';
 import { QueueSlotBatches1732900000014 } from './1732900000014-queue-slot-batches';
 import { BatchedJournalReads1732900000015 } from './1732900000015-batched-journal-reads';
+import { RunStatistics1732900000016 } from './1732900000016-run-statistics';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -33,4 +34,5 @@ export const DURABLE_MIGRATIONS = [
   PartitionedJournal1732900000013,
   QueueSlotBatches1732900000014,
   BatchedJournalReads1732900000015,
+  RunStatistics1732900000016,
 ];

@@ -32,7 +32,7 @@ const leasedBatchSql = (t: Tables, columns: string) => `input AS (
  * and a row whose token is stale inserts nothing while the others land. Rows are locked in id order,
  * one order for every batch; a run's own rows in the order given (n), so of two writes of one key the
  * first wins, as it would have alone. ON CONFLICT keeps the first writer's row. Returns the rows inserted.
- * $1: a JSON array of the checkpoints. The plan does not depend on statistics: the batch comes as JSON
+ * $1: a JSON array of the checkpoints. The plan holds as the tables grow: the batch comes as JSON
  * (jsonb_to_recordset is estimated alike for every call, so the prepared statement's plan is cached,
  * where unnest over arrays made each call's custom plan look cheaper and it was planned every time),
  * and each row's run is locked through a LATERAL probe of the primary key (a join could hash a

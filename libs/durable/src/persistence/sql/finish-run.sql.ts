@@ -54,8 +54,9 @@ SELECT id, 0 FROM ${t.runs} WHERE id = $1 AND lease_token = $2 AND status <> 'ru
  * Ends a batch of runs in one statement and one commit (group commit), each as finishRunSql ends one:
  * fenced by its own token, with its history row, its pending checkpoint and its parent's wake, so a run whose token is stale
  * is not ended while the others are. Runs are locked in id order, one order for every batch, each
- * through a LATERAL probe of the primary key (a plan that does not depend on statistics, see
- * checkpointBatchSql), then updated by primary key. Not by the locked versions' ctid: a version another
+ * through a LATERAL probe of the primary key (see checkpointBatchSql), then updated by primary key:
+ * a join whose plan follows the table's statistics (a hashed sequential scan while the table is
+ * empty), which RunStatisticsService keeps current while the table is young. Not by the locked versions' ctid: a version another
  * transaction wrote after this statement's snapshot (a lease renewal the lock waited for) is invisible
  * to the update's scan, which would change nothing and leave the run running with nobody renewing it;
  * found by key, the snapshot's version leads to the locked one. Returns the ids ended, and those a try
