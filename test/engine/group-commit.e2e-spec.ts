@@ -668,6 +668,92 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
         expect(await db.count('runs', unslotted, [queue])).toBe(0);
       });
     }
+
+    /**
+     * `database`, except that the first statement `loses` picks commits and then loses its answer, as
+     * a session cut after the commit would: the statement's next try finds its runs existing.
+     */
+    const losingFirstAnswer = (loses: (sql: string) => boolean) => {
+      let lost = false;
+      const lossy = Object.create(database) as DurableDatabase;
+      lossy.query = async <T>(sql: string, params?: unknown[]) => {
+        const rows = await database.query<T>(sql, params);
+        if (!lost && loses(sql)) {
+          lost = true;
+          throw new Error('Connection terminated unexpectedly');
+        }
+        return rows;
+      };
+      return lossy;
+    };
+    const insertsRuns = (sql: string) => sql.includes(`INSERT INTO ${database.tables.runs}`);
+
+    for (const kind of ['lone', 'general', 'batched', 'queued'] as const) {
+      it(`a start whose committed answer was lost claims its run back at once, answered as inserted, and leaves others' runs alone (${kind})`, async () => {
+        const runs = Array.from({ length: kind === 'lone' || kind === 'general' ? 1 : 4 }, () => id('lost'));
+        const [taken, otherWorkflow] = [id('taken'), id('other-workflow')];
+        await leased([taken]); // the same id, claimed by another instance
+        await db.query(`UPDATE durable.runs SET workflow = 'three-steps', input = '1', lease_owner = 'someone' WHERE id = $1`, [taken]);
+        const start =
+          kind === 'queued'
+            ? await startsOf('queued')
+            : kind === 'general'
+              ? (run: string) => ({ ...plain(run), startAt: new Date(Date.now() - 1_000) }) // an instant past: the general statement
+              : plain;
+        // The batch's statement loses its answer (the lone first start ahead of it goes out as ever).
+        const batched = kind === 'batched' || kind === 'queued';
+        const lossy = losingFirstAnswer((sql) => insertsRuns(sql) && (!batched || sql.includes('jsonb_to_recordset')));
+        const repository = new RunRepository(lossy, kind === 'lone' || kind === 'general' ? false : { maxInFlight: 1, maxBatch: 64 });
+        const ids = batched ? [id('first'), ...runs, taken] : runs;
+        const answers = await Promise.all(ids.map((run) => repository.start(start(run))));
+        const byId = new Map(ids.map((run, n) => [run, answers[n] as ClaimedRun | null]));
+        for (const run of runs) expect(byId.get(run)).toMatchObject({ id: run, leaseToken: '2', fresh: false });
+        if (batched) {
+          expect(byId.get(taken)).toBeNull();
+          expect(byId.get(ids[0])).toMatchObject({ leaseToken: '1', fresh: true });
+        }
+        // Another workflow's start of a run this instance holds is not claimed back either.
+        const clash = new RunRepository(losingFirstAnswer(insertsRuns), false);
+        expect(await clash.start({ ...plain(runs[0], otherWorkflow) })).toBeNull();
+        const rows = await db.query<{ id: string; lease_token: string; lease_owner: string }>(
+          `SELECT id, lease_token, lease_owner FROM durable.runs WHERE id = ANY($1) ORDER BY array_position($1, id)`,
+          [[...runs, taken]],
+        );
+        expect(rows).toEqual([
+          ...runs.map((run) => ({ id: run, lease_token: '2', lease_owner: 'elsewhere' })),
+          { id: taken, lease_token: '1', lease_owner: 'someone' },
+        ]);
+        expect(await db.count('history', `run_id = ANY($1) AND event = 'started'`, [runs])).toBe(runs.length);
+        if (kind === 'queued') expect(await db.count('queue_slots', 'holder = ANY($1)', [runs])).toBe(runs.length);
+      });
+    }
+
+    it('through the client, a start whose committed answer was lost executes its run at once, each step once, and says it created it', async () => {
+      ThreeSteps.executed = 0;
+      const query = database.query.bind(database);
+      let lost = false;
+      const spy = jest.spyOn(database, 'query').mockImplementation(async (sql, params, manager) => {
+        const rows = await query(sql, params, manager);
+        if (!lost && insertsRuns(sql)) {
+          lost = true;
+          throw new Error('Connection terminated unexpectedly');
+        }
+        return rows;
+      });
+      try {
+        const handle = await app.client.start(ThreeSteps, 1);
+        expect(handle.created).toBe(true);
+        expect(await handle.result()).toBe(4);
+        expect(ThreeSteps.executed).toBe(3);
+        // Executed under the token it was claimed back with, by no claim (a claim records `claimed`).
+        const [row] = await db.query<{ lease_token: string }>(`SELECT lease_token FROM durable.runs WHERE id = $1`, [handle.runId]);
+        expect(row.lease_token).toBe('2');
+        expect(await db.count('history', `run_id = $1 AND event = 'claimed'`, [handle.runId])).toBe(0);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(lost).toBe(true);
+    });
   });
 
   it('refuses a groupCommit option that cannot work, naming it', async () => {

@@ -11,11 +11,18 @@ import { journalFromRow, JournalRow, LoadedJournal } from './journal.repository'
 import { claimRunsSql, PLAIN_CLAIMABLE } from './sql/claim-runs.sql';
 import { parkRunSql, scheduleRetrySql } from './sql/park-run.sql';
 import { releaseRunsSql, renewLeasesSql } from './sql/renew-leases.sql';
-import { CLAIMED_START_FIELDS, ClaimedStartRow, startClaimedRunSql, startClaimedRunsSql, startRunSql } from './sql/start-run.sql';
+import {
+  CLAIMED_START_FIELDS,
+  ClaimedStartRow,
+  reclaimStartedRunsSql,
+  startClaimedRunSql,
+  startClaimedRunsSql,
+  startRunSql,
+} from './sql/start-run.sql';
 import { debounceStartSql } from './sql/debounce-start.sql';
 import { QueuedStartRow, startQueuedRunsSql } from './sql/start-queued-runs.sql';
 import { DEFAULT_PRIORITY, QueuePlacement } from '../queues/queue-placement';
-import { retryOutsideTransaction, retryTransient } from './transient-retry';
+import { retryOutsideTransaction, retryTelling, retryTransient } from './transient-retry';
 import { DEFAULT_GROUP_COMMIT, GroupCommit, GroupCommitPolicy } from './group-commit';
 
 export const RUN_STATUSES: readonly RunStatus[] = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
@@ -183,6 +190,10 @@ interface ClaimedStartAnswer {
   wake_seq: string;
   attempt: number;
   deadline: Date | null;
+  /** A queued batch's (startQueuedRunsSql): 'pending' for a start left for admission. */
+  status?: string;
+  /** Claimed back after a lost answer (reclaimStartedRunsSql), not inserted by the try that answered. */
+  reclaimed?: boolean;
 }
 
 /** How long a batch of starts waits for a lock (another transaction inserting one of its ids) before it is split. */
@@ -218,6 +229,7 @@ export class RunRepository {
       start: startRunSql(t),
       startClaimed: startClaimedRunSql(t),
       startClaimedBatch: startClaimedRunsSql(t, START_BATCH_LOCK_TIMEOUT),
+      reclaimStarted: reclaimStartedRunsSql(t),
       startQueuedBatch: startQueuedRunsSql(t, START_BATCH_LOCK_TIMEOUT),
       debounce: debounceStartSql(t),
       claim: claimRunsSql(t),
@@ -247,28 +259,28 @@ export class RunRepository {
   /** A lone plain start that batchOf() let through: startClaimedRunSql, retried through transient errors as startAlone is. */
   private async startClaimed(start: StartRunArgs): Promise<ClaimedRun | null> {
     const row = claimedStartRow(start, 0);
-    const [inserted] = await retryTransient(() =>
+    const { answer: rows, retried } = await retryTelling(undefined, () =>
       this.db.query<ClaimedStartAnswer>(
         this.sql.startClaimed,
         CLAIMED_START_FIELDS.map(([name]) => row[name]),
       ),
     );
+    const inserted = (await this.withReclaimed([start], rows, retried)).get(0);
     return inserted ? this.claimedStart(start, inserted) : null;
   }
 
   /**
    * A batch of plain starts that batchOf() let through. Retried whole through transient errors, like a lone
-   * start: a try after one that committed but whose answer was lost inserts nothing, so its starts
-   * answer "existed" and their runs, claimed here but not executed, wait for their lease to lapse and
-   * are claimed again. A batch that waits on another transaction's
+   * start: a try after one that committed but whose answer was lost inserts nothing, and its runs, claimed
+   * here but not executed, are claimed back (withReclaimed). A batch that waits on another transaction's
    * insert of one of its ids (a start in an application transaction not yet committed) gives up after
    * START_BATCH_LOCK_TIMEOUT and is split (GroupCommit): only that start waits, not the others behind it.
    */
   private async startBatch(starts: StartRunArgs[]): Promise<Array<ClaimedRun | null>> {
-    const rows = await retryTransient(() =>
+    const { answer: rows, retried } = await retryTelling(undefined, () =>
       this.db.query<ClaimedStartAnswer>(this.sql.startClaimedBatch, [JSON.stringify(starts.map(claimedStartRow))]),
     );
-    const inserted = new Map(rows.map((r) => [r.ord, r]));
+    const inserted = await this.withReclaimed(starts, rows, retried);
     return starts.map((a, ord) => {
       const row = inserted.get(ord);
       return row ? this.claimedStart(a, row) : null;
@@ -281,13 +293,10 @@ export class RunRepository {
    * its queue was NOTIFYed), or null when its id exists.
    */
   private async startQueuedBatch(starts: StartRunArgs[]): Promise<StartAnswer[]> {
-    const rows = await retryTransient(() =>
-      this.db.query<ClaimedStartAnswer & { status: string }>(this.sql.startQueuedBatch, [
-        JSON.stringify(starts.map(queuedStartRow)),
-        this.sql.queueChannel,
-      ]),
+    const { answer: rows, retried } = await retryTelling(undefined, () =>
+      this.db.query<ClaimedStartAnswer>(this.sql.startQueuedBatch, [JSON.stringify(starts.map(queuedStartRow)), this.sql.queueChannel]),
     );
-    const inserted = new Map(rows.map((r) => [r.ord, r]));
+    const inserted = await this.withReclaimed(starts, rows, retried);
     return starts.map((a, ord) => {
       const row = inserted.get(ord);
       if (!row) return null;
@@ -296,7 +305,10 @@ export class RunRepository {
   }
 
   private async startAlone(args: StartRunArgs, manager?: EntityManager): Promise<StartAnswer> {
-    const [row] = await retryOutsideTransaction(manager, () =>
+    const {
+      answer: [row],
+      retried,
+    } = await retryTelling(manager, () =>
       this.db.query<{
         admitted: boolean;
         id: string | null;
@@ -341,6 +353,8 @@ export class RunRepository {
     );
     if (!row.admitted) return 'parent-lost';
     if (row.id === null) {
+      const reclaimed = (await this.withReclaimed([args], [], retried)).get(0);
+      if (reclaimed) return this.claimedStart(args, reclaimed);
       const duplicate = args.placement?.deduplicationId && (await this.deduplicated(args.placement, manager));
       return duplicate ? { duplicateOf: duplicate } : null;
     }
@@ -349,10 +363,34 @@ export class RunRepository {
     return this.claimedStart(args, { ...row, id: row.id });
   }
 
-  /** A run this instance inserted claimed: it executes with nothing to load. */
+  /**
+   * The answers of claimed starts, by their place, with the runs that a try whose answer was lost had
+   * inserted: when a try failed before the one that answered (`retried`), a claimed start answered
+   * "existed" may be its own, inserted by the lost try and claimed here but executed by nobody. Such
+   * runs are claimed back (reclaimStartedRunsSql) and answered as inserted; without this they waited
+   * for their lease to lapse, and the caller was told they existed already.
+   */
+  private async withReclaimed(
+    starts: StartRunArgs[],
+    rows: ClaimedStartAnswer[],
+    retried: boolean,
+  ): Promise<Map<number, ClaimedStartAnswer>> {
+    const answered = new Map(rows.map((r) => [r.ord, r]));
+    const unanswered = starts.flatMap((a, ord) =>
+      answered.has(ord) || a.claimBy === undefined ? [] : [{ ord, id: a.id, workflow: a.workflow, input: a.input }],
+    );
+    if (!retried || !unanswered.length) return answered;
+    const reclaimed = await retryTransient(() =>
+      this.db.query<ClaimedStartAnswer>(this.sql.reclaimStarted, [JSON.stringify(unanswered), starts[0].claimBy, starts[0].leaseMs]),
+    );
+    for (const row of reclaimed) answered.set(row.ord, { ...row, reclaimed: true });
+    return answered;
+  }
+
+  /** A run this instance inserted claimed: it executes with nothing to load (one claimed back loads its journal). */
   private claimedStart(
     args: StartRunArgs,
-    row: { id: string; lease_token: string; wake_seq: string; attempt: number; deadline: Date | null },
+    row: { id: string; lease_token: string; wake_seq: string; attempt: number; deadline: Date | null; reclaimed?: boolean },
   ): ClaimedRun {
     return {
       id: row.id,
@@ -361,7 +399,7 @@ export class RunRepository {
       attempt: row.attempt,
       attemptBase: 0,
       leaseToken: row.lease_token,
-      fresh: true,
+      fresh: !row.reclaimed,
       wakeSeq: row.wake_seq,
       deadline: row.deadline,
       traceContext: args.traceContext,

@@ -55,6 +55,22 @@ export function retryOutsideTransaction<T>(manager: EntityManager | undefined, w
 }
 
 /**
+ * `retryOutsideTransaction`, also telling whether a try failed before the one that answered: that one
+ * may have committed, and the answer then finds its work done (a start finds its run existing).
+ */
+export async function retryTelling<T>(
+  manager: EntityManager | undefined,
+  write: () => Promise<T>,
+): Promise<{ answer: T; retried: boolean }> {
+  let tries = 0;
+  const answer = await retryOutsideTransaction(manager, () => {
+    tries++;
+    return write();
+  });
+  return { answer, retried: tries > 1 };
+}
+
+/**
  * For a write that is not idempotent (an operator's transition: tried again after it landed, it
  * would answer that the run is already cancelled): retried only when Postgres rolled it back whole.
  */

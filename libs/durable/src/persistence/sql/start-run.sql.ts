@@ -154,3 +154,18 @@ WITH batch AS (
     jsonb_to_recordset($1::jsonb) AS b(${CLAIMED_START_FIELDS.map(([name, type]) => `${name} ${type}`).join(', ')})
   ORDER BY id, ord
 ), ${insertClaimedSql(t)}`;
+
+/**
+ * Claims back runs that this instance's claimed starts inserted in a try whose answer was lost (a cut
+ * session; the next try found their ids existing): each run still as such a start left it (running,
+ * leased to $2 under the first token, with the workflow and input started) takes the next token and a
+ * lease of $3 ms, as a claim would give it, so it executes now rather than once that lease lapses.
+ * The new token fences out anything else that held the first. An id given twice is claimed back once.
+ * $1: a JSON array of { ord, id, workflow, input }. Returns the runs claimed back, with their place.
+ */
+export const reclaimStartedRunsSql = (t: Tables) => `
+UPDATE ${t.runs} r SET lease_token = r.lease_token + 1, wake_at = now() + $3::bigint * interval '1 millisecond', updated_at = now()
+FROM jsonb_to_recordset($1::jsonb) AS i(ord int, id text, workflow text, input text)
+WHERE r.id = i.id AND r.workflow = i.workflow AND r.input IS NOT DISTINCT FROM i.input
+  AND r.lease_owner = $2 AND r.lease_token = 1 AND r.status = 'running'
+RETURNING i.ord, r.id, r.lease_token, r.wake_seq, r.attempt, r.deadline`;
