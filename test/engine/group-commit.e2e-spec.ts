@@ -227,6 +227,8 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
     expect([until(1), until(3), until(4)]).toEqual([60_000, 5_000, 5_000]);
     expect(results[1]!.dbNow).toEqual(results[3]!.dbNow); // one statement, one now()
     expect(results[5]!.until).toBe(JSON.stringify({ $t: 'Date', v: '2030-01-01T00:00:00.000Z' }));
+    // Alone (timerSql), a stored key answers its instant too.
+    expect((await repository.timer(runs[3], '1', 'sleep:stored', 'timer', 1))!.until).toBe(results[5]!.until);
     expect(await db.count('steps', `run_id = ANY($1) AND kind = 'timer'`, [runs])).toBe(4);
   });
 

