@@ -376,10 +376,11 @@ export class RunRepository {
     retried: boolean,
   ): Promise<Map<number, ClaimedStartAnswer>> {
     const answered = new Map(rows.map((r) => [r.ord, r]));
+    if (!retried) return answered;
     const unanswered = starts.flatMap((a, ord) =>
       answered.has(ord) || a.claimBy === undefined ? [] : [{ ord, id: a.id, workflow: a.workflow, input: a.input }],
     );
-    if (!retried || !unanswered.length) return answered;
+    if (!unanswered.length) return answered;
     const reclaimed = await retryTransient(() =>
       this.db.query<ClaimedStartAnswer>(this.sql.reclaimStarted, [JSON.stringify(unanswered), starts[0].claimBy, starts[0].leaseMs]),
     );

@@ -75,7 +75,7 @@ SELECT (SELECT count(*) FROM lease) > 0 AS leased,
  * cannot see). $1: a JSON array of { run_id, token, key, kind, ms, n }.
  * The stored instant is read by (run_id, key) without the run's day: pruning the partitions by a day
  * that the subquery takes from its outer row (run-time pruning in a subplan) crashed PostgreSQL 18.4
- * (SIGSEGV in perform_pruning_base_step, twice in full runs of the suite). Without it the read, which
+ * (SIGSEGV in perform_pruning_base_step, in a full run of the suite, whose server log named this statement). Without it the read, which
  * runs only for a key stored already or a lease lost, probes each partition's primary key.
  */
 export const timerBatchSql = (t: Tables) => `
