@@ -32,6 +32,8 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
   private firing?: Promise<void>;
   private nextSlot?: NodeJS.Timeout;
   private warming?: NodeJS.Timeout;
+  /** Shutdown began: a pass that ends now aims at nothing (its timers would fire on a closed pool). */
+  private stopped = false;
 
   private get name(): string {
     return `nestjs-durable:sweeper:${this.options.schema}`;
@@ -55,6 +57,7 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
    * schedule read (the pass sweeps again when it ends, for the runs it started).
    */
   private tick(): void {
+    if (this.stopped) return;
     if (this.firing) return this.worker.sweep();
     this.firing = this.schedules
       .run()
@@ -73,16 +76,21 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
    */
   private aimAt(nextDueInMs: number | null): void {
     const { sweeper } = this.options;
-    if (!sweeper || nextDueInMs === null || nextDueInMs <= 0 || nextDueInMs >= sweeper.intervalMs) return;
+    if (this.stopped || !sweeper || nextDueInMs === null || nextDueInMs <= 0 || nextDueInMs >= sweeper.intervalMs) return;
     clearTimeout(this.nextSlot);
     clearTimeout(this.warming);
     this.nextSlot = setTimeout(() => this.tick(), Math.ceil(nextDueInMs));
-    this.warming = setTimeout(() => void this.db.warm(PARALLEL_TRANSACTIONS), Math.max(0, nextDueInMs - WARM_AHEAD_MS));
+    // A failed warm-up is left to the pass's transactions, which open their own connections.
+    this.warming = setTimeout(
+      () => void this.db.warm(PARALLEL_TRANSACTIONS).catch(() => undefined),
+      Math.max(0, nextDueInMs - WARM_AHEAD_MS),
+    );
     this.nextSlot.unref();
     this.warming.unref();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
     clearTimeout(this.nextSlot);
     clearTimeout(this.warming);
     stopInterval(this.scheduler, this.name);
