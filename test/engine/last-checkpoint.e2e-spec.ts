@@ -55,11 +55,33 @@ class SharedKeys implements DurableWorkflow<null, string> {
   }
 }
 
+/** A select's winner, returned at once: its checkpoint may ride with the end. */
+@Workflow('select-then-return')
+class SelectThenReturn implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    const won = await ctx.select('pick', { go: ctx.signal<string>('go'), hour: ctx.timer('1h') });
+    return won.key;
+  }
+}
+
+/** A select's winner, then a step: the winner is written before the step runs. */
+@Workflow('select-then-step')
+class SelectThenStep implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    const won = await ctx.select('pick', { go: ctx.signal<string>('go'), hour: ctx.timer('1h') });
+    await ctx.step('after', async () => {
+      effects.push(`${ctx.runId}:after`);
+      await during.get(ctx.runId)?.();
+    });
+    return won.key;
+  }
+}
+
 describe("the last step's checkpoint rides with the run's end", () => {
   const schema = uniqueSchema();
   const { db, boot } = fileApps({
     schema,
-    providers: [ThreeInARow, StepThenSlowCode, StepThenThrow, SharedKeys],
+    providers: [ThreeInARow, StepThenSlowCode, StepThenThrow, SharedKeys, SelectThenReturn, SelectThenStep],
   });
   let app: DurableTestApp;
   let database: DurableDatabase;
@@ -156,6 +178,42 @@ describe("the last step's checkpoint rides with the run's end", () => {
     // Its own statement, before the end's (which carries none): not one written late, at the end of a turn.
     expect(sent.order(run.runId)).toEqual(['checkpoint', 'end']);
     expect(JSON.stringify(sent.of(run.runId, 'end')[0].params)).not.toContain('"key');
+  });
+
+  const parkedOnSelect = async (workflow: typeof SelectThenReturn | typeof SelectThenStep) => {
+    const run = await app.client.start(workflow, null);
+    await eventually(async () => (await app.client.getRun(run.runId)).waiting?.kind === 'select', 'parked on the select');
+    return run;
+  };
+
+  it("a select's winner rides with the run's end when the run returns after it: no checkpoint statement of its own", async () => {
+    const run = await parkedOnSelect(SelectThenReturn);
+    const sent = watch();
+    await app.signals.signal(run.runId, 'go', 'now');
+    expect(await run.result()).toBe('go');
+    expect(sent.of(run.runId, 'checkpoint')).toHaveLength(0);
+    expect(JSON.stringify(sent.of(run.runId, 'end')[0].params)).toContain('select:pick');
+    const [winner] = await db.query<{ kind: string; result: string }>(
+      `SELECT kind, result FROM durable.steps WHERE run_id = $1 AND key = 'select:pick'`,
+      [run.runId],
+    );
+    expect(winner.kind).toBe('select');
+    expect(JSON.parse(winner.result)).toMatchObject({ key: 'go', value: 'now' });
+  });
+
+  it("a select's winner is committed before the step that follows it runs", async () => {
+    const run = await parkedOnSelect(SelectThenStep);
+    let storedWhenStepRan: number | undefined;
+    during.set(run.runId, async () => {
+      storedWhenStepRan = (await db.query(`SELECT 1 FROM durable.steps WHERE run_id = $1 AND key = 'select:pick'`, [run.runId])).length;
+    });
+    const sent = watch();
+    await app.signals.signal(run.runId, 'go', 'now');
+    expect(await run.result()).toBe('go');
+    expect(storedWhenStepRan).toBe(1);
+    expect(ran(run.runId, 'after')).toBe(1);
+    expect(sent.order(run.runId)).toEqual(['checkpoint', 'end']);
+    expect(JSON.stringify(sent.of(run.runId, 'checkpoint')[0].params)).toContain('select:pick');
   });
 
   it('steps that run in parallel or under an explicit key are each checkpointed before they return, not with the end', async () => {

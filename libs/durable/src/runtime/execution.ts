@@ -18,7 +18,7 @@ import { RunDeadline } from './run-deadline';
 
 /**
  * How one execution of `run()` ended; `expired`: the grace after the run's deadline ended first.
- * `checkpoint`: the last step's, left pending to be written with the end (see Execution.commitPending).
+ * `checkpoint`: the last step's (or decision's), left pending to be written with the end (see Execution.commitPending).
  */
 export type ExecutionOutcome =
   | { type: 'completed'; output: unknown; checkpoint?: StepCheckpoint }
@@ -53,7 +53,7 @@ export class Execution {
   private active = true;
   private readonly keyCounts = new Map<string, number>();
   private readonly inflight = new Set<Promise<unknown>>();
-  /** The last step's checkpoint, not written yet (see commitPending), and its write once sent. */
+  /** The last step's (or select's) checkpoint, not written yet (see commitPending), and its write once sent. */
   private pending?: StepCheckpoint;
   private flushing?: Promise<boolean>;
   readonly deadline = new RunDeadline(this);
@@ -250,6 +250,20 @@ export class Execution {
     const kept = written.status === 'exists' ? written.step : step;
     this.journal.steps.set(key, kept);
     return kept;
+  }
+
+  /**
+   * The checkpoint of a decision the run made from what is durable already (a select's winner): left
+   * pending as a step's is (see commitPending), so it rides with the run's next write, when no step
+   * of this execution is in flight to take the pending place. Only a crash before that write can
+   * change it: the next execution decides again from the same stored facts, and nothing durable
+   * followed the first decision.
+   */
+  async decide(key: string, kind: string, step: StoredStep): Promise<StoredStep> {
+    await this.commitPending();
+    if (this.inflight.size || this.pending || this.flushing) return this.checkpoint(key, kind, step, null);
+    this.deferStep({ key, kind, step, startedAt: null });
+    return step;
   }
 
   /** What a stored outcome says: the value, or the stored failure thrown again. */

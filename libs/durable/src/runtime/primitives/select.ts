@@ -76,12 +76,11 @@ export async function select<A extends SelectArms>(
     const winner = ready.sort((a, b) => a.at - b.at)[0];
     if (winner) {
       const result = winner.key === DEADLINE ? { key: DEADLINE } : { key: winner.key, value: winner.value() };
-      const kept = await execution.checkpoint(
-        key,
-        'select',
-        { outcome: 'ok', result: serialize(result, `The winner of select("${name}")`), error: null },
-        null,
-      );
+      const kept = await execution.decide(key, 'select', {
+        outcome: 'ok',
+        result: serialize(result, `The winner of select("${name}")`),
+        error: null,
+      });
       return execution.replay(key, kept);
     }
     const limit = await execution.deadline.beforeWait(key);
