@@ -230,5 +230,12 @@ export const EARLIER = {
         'a batch of three ends from about 1.7 to 0.65 ms of server CPU (pgbench, 8 clients); under the profiler at c8 on a fresh database, 1,040 and 1,094 workflows/s against 666 and 816, Postgres CPU per workflow 773–796 µs against 1,049–1,275; at c64 within the noise (2,252 and 3,155 against 2,609 and 2,890)',
       measured: at('2026-12-03', 'over 84bb9f7'),
     },
+    {
+      change:
+        "a select's winner rides with the run's next write, as a last step's checkpoint does (`Execution.decide`): a signal that wakes a select had cost the delivery, a commit of the winner and the end",
+      effect:
+        'a select woken by a signal is two commits, as a plain signal wait is: the bench signals section alone, select round trip p50 1.07x the in-process signal (5.44–6.03 ms against 4.94–5.68 on a slow minute of the machine), where the run of 2026-12-03, 6442096 had 1.33x',
+      measured: at('2026-12-03', '12118d5'),
+    },
   ],
 };
