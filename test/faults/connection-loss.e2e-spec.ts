@@ -1,12 +1,20 @@
 import { Client } from 'pg';
 import { DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
+import { deliverSignalSql } from 'nestjs-durable/persistence/sql/deliver-signal.sql';
 import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 @Workflow('listens')
 class Listens implements DurableWorkflow<null, unknown> {
   async run(_: null, ctx: WorkflowContext) {
     return ctx.receive<string>('events');
+  }
+}
+
+@Workflow('awaits-go')
+class AwaitsGo implements DurableWorkflow<null, string> {
+  run(_: null, ctx: WorkflowContext) {
+    return ctx.waitForSignal<string>('go');
   }
 }
 
@@ -79,7 +87,7 @@ describe('a session cut in the middle of a delivery or a checkpoint', () => {
   let t: DurableTestApp;
 
   beforeAll(async () => {
-    t = await startApp({ schema, providers: [Listens, GatedEffect, GatedEnd] });
+    t = await startApp({ schema, providers: [Listens, GatedEffect, GatedEnd, AwaitsGo] });
   });
   afterAll(async () => {
     await t.close();
@@ -176,6 +184,64 @@ describe('a session cut in the middle of a delivery or a checkpoint', () => {
 
   it("an end whose session is cut with the last step's checkpoint in it is sent again: the step does not run twice", () =>
     checkpointCutAndWritten('end', '%output = $4%'));
+  /**
+   * The first call of the database's `method` that `loses` picks commits and then loses its answer, as
+   * a session cut after the commit would. Answers whether one was lost.
+   */
+  const loseFirstAnswer = (method: 'query' | 'transaction', loses: (args: unknown[]) => boolean) => {
+    const database = t.get(DurableDatabase);
+    const original = (database[method] as (...args: unknown[]) => Promise<unknown>).bind(database);
+    let lost = false;
+    const spy = jest.spyOn(database, method).mockImplementation((async (...args: unknown[]) => {
+      const answer = await original(...args);
+      if (!lost && loses(args)) {
+        lost = true;
+        throw new Error('Connection terminated unexpectedly');
+      }
+      return answer;
+    }) as never);
+    return () => {
+      spy.mockRestore();
+      return lost;
+    };
+  };
+  /** The run's `claimed` history rows' tokens, and its token now. */
+  const claims = async (runId: string) => ({
+    tokens: (
+      await db.query<{ token: string }>(
+        `SELECT detail->>'token' AS token FROM "${schema}".history WHERE run_id = $1 AND event = 'claimed'`,
+        [runId],
+      )
+    ).map((r) => r.token),
+    now: (await db.query<{ lease_token: string }>(`SELECT lease_token FROM "${schema}".runs WHERE id = $1`, [runId]))[0].lease_token,
+  });
+
+  it('a signal whose committed answer was lost claims back the run its first try claimed: accepted, executed here at once', async () => {
+    const run = await t.client.start(AwaitsGo, null);
+    await eventually(async () => (await t.client.getRun(run.runId)).status === 'waiting', 'the run to wait');
+    const restore = loseFirstAnswer('query', ([sql]) => sql === deliverSignalSql(t.get(DurableDatabase).tables));
+    expect(await t.signals.signal(run.runId, 'go', 'once')).toMatchObject({ accepted: true });
+    expect(restore()).toBe(true);
+    expect(await run.result({ timeout: '5s' })).toBe('once');
+    // One claim (the lost try's), then the next token: claimed back, not claimed again once its lease lapsed.
+    const { tokens, now } = await claims(run.runId);
+    expect(tokens).toHaveLength(1);
+    expect(Number(now)).toBe(Number(tokens[0]) + 1);
+  });
+
+  it('a send whose committed answer was lost claims back the run its first try claimed: accepted, executed here at once', async () => {
+    const run = await t.client.start(Listens, null);
+    await eventually(async () => (await t.client.getRun(run.runId)).status === 'waiting', 'the run to wait');
+    const restore = loseFirstAnswer('transaction', () => true);
+    expect(await t.signals.send(run.runId, 'events', 'k-lost', 'hello')).toMatchObject({ accepted: true, seq: 1 });
+    expect(restore()).toBe(true);
+    expect(await run.result({ timeout: '5s' })).toMatchObject({ key: 'k-lost', payload: 'hello' });
+    const { tokens, now } = await claims(run.runId);
+    expect(tokens).toHaveLength(1);
+    expect(Number(now)).toBe(Number(tokens[0]) + 1);
+    expect(await db.count('messages', 'run_id = $1', [run.runId])).toBe(1);
+  });
+
   it('a session cut the moment it is handed out, before its borrower listens, does not end the process: the send lands', async () => {
     const run = await t.client.start(Listens, null);
     await eventually(async () => (await t.client.getRun(run.runId)).status === 'waiting', 'the run to wait');

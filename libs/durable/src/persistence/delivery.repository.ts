@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { wakeChannel } from '../durable.constants';
 import { DurableDatabase } from './durable-database';
@@ -6,8 +7,9 @@ import type { LoadedJournal } from './journal.repository';
 import { ClaimedRow, ClaimedRun, claimedFromRow } from './run.repository';
 import { deliverSignalSql } from './sql/deliver-signal.sql';
 import { deliverByKeysSql } from './sql/deliver-by-keys.sql';
+import { reclaimDeliveredRunSql } from './sql/reclaim-delivered-run.sql';
 import { lockRunSql, sendMessageSql } from './sql/send-message.sql';
-import { retryOutsideTransaction, retryTransient } from './transient-retry';
+import { retryOutsideTransaction, retryTelling, retryTransient } from './transient-retry';
 
 /** `refused`: no open run of the workflows the delivery was limited to (the caller reads the run to say why). */
 export type DeliveryResult<T> =
@@ -36,12 +38,16 @@ export class DeliveryRepository {
       byKeys: deliverByKeysSql(t),
       lock: lockRunSql(t),
       send: sendMessageSql(t),
+      reclaim: reclaimDeliveredRunSql(t),
       channel: wakeChannel(t.schema),
     };
   }
 
-  /** One statement, keyed by (run, name): retried through transient errors outside a caller's transaction. */
-  signal(
+  /**
+   * One statement, keyed by (run, name): retried through transient errors outside a caller's
+   * transaction; a try after one whose answer was lost claims back the run that one claimed (reclaimed).
+   */
+  async signal(
     runId: string,
     name: string,
     payload: string,
@@ -49,7 +55,9 @@ export class DeliveryRepository {
     scope: DeliveryScope,
     manager?: EntityManager,
   ): Promise<DeliveryResult<{ accepted: boolean; deliveredAt: Date; woken: boolean }>> {
-    return retryOutsideTransaction(manager, () => this.deliverSignal(runId, name, payload, actor, scope, manager));
+    const call = randomUUID();
+    const delivered = await retryTelling(manager, () => this.deliverSignal(runId, name, payload, actor, scope, call, manager));
+    return this.reclaimed(runId, scope, call, delivered);
   }
 
   private async deliverSignal(
@@ -58,12 +66,13 @@ export class DeliveryRepository {
     payload: string,
     actor: string,
     scope: DeliveryScope,
+    call: string,
     manager?: EntityManager,
   ): Promise<DeliveryResult<{ accepted: boolean; deliveredAt: Date; woken: boolean }>> {
     const queriedAt = Date.now();
     const [row] = await this.db.query<{ open: boolean; delivered_at: Date | null; woken: string } & ClaimingRow>(
       this.sql.signal,
-      [runId, name, payload, actor, this.sql.channel, scope.workflows, scope.claimBy, scope.leaseMs],
+      [runId, name, payload, actor, this.sql.channel, scope.workflows, scope.claimBy, scope.leaseMs, call],
       manager,
     );
     if (!row.open) return scope.workflows ? { status: 'refused' } : this.closedOrMissing(runId, manager);
@@ -81,7 +90,8 @@ export class DeliveryRepository {
 
   /**
    * Two statements in one transaction (the caller's, or one of its own): lock the run, then append.
-   * Keyed by (run, channel, key): its own transaction is retried through transient errors.
+   * Keyed by (run, channel, key): its own transaction is retried through transient errors, and a try
+   * after one whose answer was lost claims back the run that one claimed (reclaimed).
    */
   async send(
     runId: string,
@@ -93,6 +103,7 @@ export class DeliveryRepository {
     manager?: EntityManager,
   ): Promise<DeliveryResult<{ accepted: boolean; seq: number; woken: boolean }>> {
     const queriedAt = Date.now();
+    const call = randomUUID();
     const run = async (query: (sql: string, params: unknown[]) => Promise<Record<string, unknown>[]>) => {
       const [locked] = await query(this.sql.lock, [runId]);
       const open = locked && locked.status !== 'completed' && locked.status !== 'cancelled';
@@ -108,6 +119,7 @@ export class DeliveryRepository {
         this.sql.channel,
         scope.claimBy,
         scope.leaseMs,
+        call,
       ])) as Array<{ seq: number | null; sent_at: string; existing_seq: number; woken: string } & ClaimingRow>;
       const claimed = claimedWith(row, queriedAt, (journal) =>
         journal.messages.push({ channel, key, seq: row.seq!, payload, sentAt: new Date(row.sent_at).toISOString() }),
@@ -115,7 +127,30 @@ export class DeliveryRepository {
       return { status: 'done' as const, accepted: row.seq !== null, seq: Number(row.existing_seq), woken: Number(row.woken) > 0, claimed };
     };
     if (manager) return run((sql, params) => this.db.query(sql, params, manager));
-    return retryTransient(() => this.db.transaction((client) => run(async (sql, params) => (await client.query(sql, params)).rows)));
+    const sent = await retryTelling(undefined, () =>
+      this.db.transaction((client) => run(async (sql, params) => (await client.query(sql, params)).rows)),
+    );
+    return this.reclaimed<{ accepted: boolean; seq: number; woken: boolean }>(runId, scope, call, sent);
+  }
+
+  /**
+   * The answer of a delivery call, with the run claimed back when a try failed before the one that
+   * answered and that one found the delivery recorded and claimed nothing: the failed try may have
+   * committed the delivery and a claim of the run, whose answer never came, so the run would wait for
+   * that claim's lease to lapse. Claimed back (reclaimDeliveredRunSql), it executes here now, and the
+   * delivery is this call's (only the try that records a delivery claims): accepted.
+   */
+  private async reclaimed<T extends { accepted: boolean }>(
+    runId: string,
+    scope: DeliveryScope,
+    call: string,
+    { answer, retried }: { answer: DeliveryResult<T>; retried: boolean },
+  ): Promise<DeliveryResult<T>> {
+    if (!retried || !scope.claimBy || answer.status !== 'done' || answer.accepted || answer.claimed) return answer;
+    const [row] = await retryTransient(() =>
+      this.db.query<ClaimedRow & { claimed_id: string }>(this.sql.reclaim, [runId, scope.claimBy, scope.leaseMs, call]),
+    );
+    return row ? { ...answer, accepted: true, claimed: claimedFromRow(row.claimed_id, row, Date.now(), 0) } : answer;
   }
 
   /**

@@ -8,7 +8,7 @@ import { claimedByDeliverySql, claimHistorySql, wakeOnDeliverySql } from './wake
  * commit) tells every instance. A completed or cancelled run takes nothing, nor a run of another
  * workflow than $6 names.
  * $1 run, $2 name, $3 payload, $4 actor, $5 wake channel, $6 workflows (null: any), $7 claiming owner
- * (null: none), $8 lease ms.
+ * (null: none), $8 lease ms, $9 the delivery call's id (claimHistorySql).
  */
 export const deliverSignalSql = (t: Tables) => `
 WITH run AS (
@@ -21,7 +21,7 @@ WITH run AS (
   RETURNING run_day, delivered_at
 ), ${wakeOnDeliverySql(t, 'signal', '$7', '$8')}, history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
-  SELECT $1, run_day, 'signal-delivered', $4, jsonb_build_object('name', $2::text) FROM ins ${claimHistorySql('signal', '$7')}
+  SELECT $1, run_day, 'signal-delivered', $4, jsonb_build_object('name', $2::text) FROM ins ${claimHistorySql('signal', '$7', '$9')}
 )
 SELECT (SELECT count(*) FROM run) > 0 AS open,
        (SELECT delivered_at FROM ins) AS delivered_at,

@@ -8,7 +8,7 @@ export const lockRunSql = (t: Tables) => `SELECT workflow, status FROM ${t.runs}
  * Appends a channel message, deduplicated by (run, channel, key). Runs after lockRunSql in the same
  * transaction, so its snapshot sees every committed message: seq is the channel's next number, gap-free.
  * Then deliver-then-wake as for signals. $1 run, $2 channel, $3 key, $4 payload, $5 actor, $6 wake
- * channel, $7 claiming owner (null: none), $8 lease ms.
+ * channel, $7 claiming owner (null: none), $8 lease ms, $9 the delivery call's id (claimHistorySql).
  */
 export const sendMessageSql = (t: Tables) => `
 WITH run AS (
@@ -22,7 +22,7 @@ WITH run AS (
   RETURNING run_day, seq, sent_at
 ), ${wakeOnDeliverySql(t, 'channel', '$7', '$8')}, history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
-  SELECT $1, run_day, 'message-sent', $5, jsonb_build_object('channel', $2::text, 'key', $3::text, 'seq', seq) FROM ins ${claimHistorySql('channel', '$7')}
+  SELECT $1, run_day, 'message-sent', $5, jsonb_build_object('channel', $2::text, 'key', $3::text, 'seq', seq) FROM ins ${claimHistorySql('channel', '$7', '$9')}
 )
 SELECT (SELECT seq FROM ins) AS seq,
        (SELECT sent_at FROM ins) AS sent_at,

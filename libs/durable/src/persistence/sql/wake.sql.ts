@@ -40,10 +40,13 @@ export const parkedOnSql = (kind: Delivery) =>
 
 /**
  * The history row of a claim made by a delivery, as rows to append (UNION ALL) to the delivery's own
- * history insert: one statement inserts them in order, the delivery first.
+ * history insert: one statement inserts them in order, the delivery first. It names the token the
+ * claim gave and the delivery call (`call`, a parameter: one id for every try of a call), so a try
+ * after one whose answer was lost can claim back what that one claimed (reclaimDeliveredRunSql).
  */
-export const claimHistorySql = (kind: Delivery, owner: string) => `
-  UNION ALL SELECT id, run_day, 'claimed', ${owner}, jsonb_build_object('from', 'waiting', 'by', '${kind}') FROM bump WHERE claimed`;
+export const claimHistorySql = (kind: Delivery, owner: string, call: string) => `
+  UNION ALL SELECT id, run_day, 'claimed', ${owner},
+    jsonb_build_object('from', 'waiting', 'by', '${kind}', 'token', lease_token::text, 'delivery', ${call}::text) FROM bump WHERE claimed`;
 
 /**
  * The run a delivery claimed (see wakeOnDeliverySql), with its journal read in the statement's
