@@ -91,6 +91,7 @@ describe('migrations and boot', () => {
       { name: 'QueueSlotBatches1732900000014' },
       { name: 'BatchedJournalReads1732900000015' },
       { name: 'RunStatistics1732900000016' },
+      { name: 'QueueSlotHolders1732900000017' },
     ]);
     await db.dropSchema();
   });
@@ -115,6 +116,7 @@ describe('migrations and boot', () => {
       'QueueSlotBatches1732900000014',
       'BatchedJournalReads1732900000015',
       'RunStatistics1732900000016',
+      'QueueSlotHolders1732900000017',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

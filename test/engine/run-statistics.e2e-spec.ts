@@ -3,6 +3,7 @@ import { finishRunSql, finishRunsSql } from 'nestjs-durable/persistence/sql/fini
 import { tablesFor } from 'nestjs-durable/persistence/tables';
 import { RunStatisticsService } from 'nestjs-durable/worker/run-statistics.service';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { plannedOn } from '../setup/plans';
 
 @Workflow('statistics-noop')
 class Noop implements DurableWorkflow<null, number> {
@@ -40,22 +41,7 @@ describe('the runs table statistics, gathered while the table is young', () => {
        FROM generate_series($1::int, $2::int) g, LATERAL (SELECT CASE WHEN g % 50 = 0 THEN 'running' ELSE 'completed' END AS status) s`,
       [from, to],
     );
-  /**
-   * The plan this session's prepared statement `name` holds (the one Postgres keeps once it stops
-   * making custom ones, as a pooled connection of the library does): its nodes on the runs table, each
-   * with the CTE it is in.
-   */
-  const planned = async (name: string, args: string) => {
-    const [row] = await db.query<{ 'QUERY PLAN': Array<{ Plan: Record<string, any> }> }>(`EXPLAIN (FORMAT JSON) EXECUTE ${name} ${args}`);
-    const nodes: Array<{ type: string; relation?: string; index?: string; cte?: string }> = [];
-    const walk = (node: Record<string, any>, cte?: string) => {
-      const within = node['Subplan Name'] ?? cte;
-      nodes.push({ type: node['Node Type'], relation: node['Relation Name'], index: node['Index Name'], cte: within });
-      for (const child of node.Plans ?? []) walk(child, within);
-    };
-    walk(row['QUERY PLAN'][0].Plan);
-    return nodes.filter((n) => n.relation === 'runs');
-  };
+  const planned = (name: string, args: string) => plannedOn(db, name, args, 'runs');
   const plannedEnds = () => planned('ends', `('[]', 'c')`);
   /** How the lone end's update finds its run. */
   const lonePlannedOn = async () =>

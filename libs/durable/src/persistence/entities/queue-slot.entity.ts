@@ -17,6 +17,9 @@ export const queueSlotEntity = (schema: string) =>
       slot: { type: 'integer', primary: true },
       holder: { type: 'text', nullable: true },
     },
-    indices: [{ name: 'queue_slots_free_idx', columns: ['queue', 'slot'], where: 'holder IS NULL' }],
+    indices: [
+      { name: 'queue_slots_free_idx', columns: ['queue', 'slot'], where: 'holder IS NULL' },
+      { name: 'queue_slots_holder_idx', columns: ['holder'], where: 'holder IS NOT NULL' },
+    ],
     checks: [{ name: 'queue_slots_slot_check', expression: 'slot >= 1' }],
   });

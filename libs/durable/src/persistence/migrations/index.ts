@@ -15,6 +15,7 @@ import { PartitionedJournal1732900000013 } from './1732900000013-partitioned-jou
 import { QueueSlotBatches1732900000014 } from './1732900000014-queue-slot-batches';
 import { BatchedJournalReads1732900000015 } from './1732900000015-batched-journal-reads';
 import { RunStatistics1732900000016 } from './1732900000016-run-statistics';
+import { QueueSlotHolders1732900000017 } from './1732900000017-queue-slot-holders';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -35,4 +36,5 @@ export const DURABLE_MIGRATIONS = [
   QueueSlotBatches1732900000014,
   BatchedJournalReads1732900000015,
   RunStatistics1732900000016,
+  QueueSlotHolders1732900000017,
 ];

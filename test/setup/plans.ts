@@ -1,0 +1,27 @@
+import type { Db } from './durable-app';
+
+/** A node of a plan: its type, the table and index it reads, and the CTE it is in. */
+export interface PlanNode {
+  type: string;
+  relation?: string;
+  index?: string;
+  cte?: string;
+}
+
+/**
+ * The plan the session of `db` holds for its prepared statement `name` executed with `args` (under
+ * `plan_cache_mode = force_generic_plan`, the one Postgres keeps once it stops making custom ones, as
+ * a pooled connection of the library does): its nodes on `relation` (all of them without one), each
+ * with the CTE it is in.
+ */
+export async function plannedOn(db: Db, name: string, args: string, relation?: string): Promise<PlanNode[]> {
+  const [row] = await db.query<{ 'QUERY PLAN': Array<{ Plan: Record<string, any> }> }>(`EXPLAIN (FORMAT JSON) EXECUTE ${name} ${args}`);
+  const nodes: PlanNode[] = [];
+  const walk = (node: Record<string, any>, cte?: string) => {
+    const within = node['Subplan Name'] ?? cte;
+    nodes.push({ type: node['Node Type'], relation: node['Relation Name'], index: node['Index Name'], cte: within });
+    for (const child of node.Plans ?? []) walk(child, within);
+  };
+  walk(row['QUERY PLAN'][0].Plan);
+  return relation ? nodes.filter((n) => n.relation === relation) : nodes;
+}
