@@ -48,6 +48,22 @@ export const EARLIER = {
     oneInFlight: { perSecond: 1292, postgresUs: 642 },
     twoInFlight: { perSecond: 1042, postgresUs: 962 },
   },
+  /**
+   * The same choice unprofiled (bench/tools loops of 5 s, alternating, workflows per second), in two
+   * phases of one machine an hour apart: its commits slow, then the machine twice as fast.
+   */
+  inFlightUnprofiled: {
+    slow: {
+      measured: at('2026-12-03', '12118d5'),
+      c8: { one: '357–437', four: '458–544', floor: '551–797' },
+      postgresUs: { one: '1,107–1,273', four: '1,586–1,661' },
+    },
+    fast: {
+      measured: at('2026-12-03', 'b1139c9'),
+      c8: { one: '901–1,235', two: '599–1,050', four: '481–975', floor: '1,255–1,856' },
+      c64: { one: '1,729–2,644', two: '1,699–2,362', four: '1,142–1,878' },
+    },
+  },
   /** A claim's and an admission's journals read in one call (journals_of), where each run's was a call of its own. */
   batchedJournalReads: { measured: EARLIER_BATCHED_JOURNALS },
   /**

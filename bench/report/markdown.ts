@@ -425,6 +425,7 @@ function whyMissed(target: string, r: BenchResults): string {
   const ratioTo = (a: { p50: { median: number } } | undefined, b: { p50: { median: number } } | undefined) =>
     a && b ? `${(a.p50.median / b.p50.median).toFixed(2)}x` : 'n/a';
   if (/^throughput at c\d+ >= 1.0x the floor/.test(target)) {
+    const { slow, fast } = EARLIER.inFlightUnprofiled;
     return (
       `On ${cores} cores shared by Node and Postgres, CPU and the waits between commits are the limit. Group commit takes the starts, checkpoints, timers and ` +
       `ends of concurrent runs into batches, so at 64 at once a workflow is ${r.perWorkflow.ours?.concurrent?.writeTransactions ?? 'n/a'} write ` +
@@ -449,7 +450,13 @@ function whyMissed(target: string, r: BenchResults): string {
       "round trip, so about a third of a workflow's time is the wait. Two batches in flight per kind halve the wait but " +
       `shrink the batches: ${EARLIER.writesAtC8.twoInFlight.perSecond.toLocaleString('en-US')} workflows per second against ` +
       `${EARLIER.writesAtC8.oneInFlight.perSecond.toLocaleString('en-US')}, Postgres CPU per workflow ` +
-      `${EARLIER.writesAtC8.twoInFlight.postgresUs} µs against ${EARLIER.writesAtC8.oneInFlight.postgresUs}. Closing the rest: ` +
+      `${EARLIER.writesAtC8.twoInFlight.postgresUs} µs against ${EARLIER.writesAtC8.oneInFlight.postgresUs}. Unprofiled, the ` +
+      `answer depends on what limits the machine. While its commits were slow (${slow.measured}), four batches in flight beat ` +
+      `one at 8 at once (${slow.c8.four} against ${slow.c8.one} workflows per second; the floor ${slow.c8.floor}), at ` +
+      `${slow.postgresUs.four} µs of Postgres CPU per workflow against ${slow.postgresUs.one}; an hour later, the machine twice as fast ` +
+      `(${fast.measured}), one beat two and four at 8 at once (${fast.c8.one} against ${fast.c8.two} and ${fast.c8.four}; the ` +
+      `floor ${fast.c8.floor}) and at 64 (${fast.c64.one} against ${fast.c64.two} and ${fast.c64.four}). ` +
+      'One stays the default: more batches on the wire buy latency with CPU, which paid while commits were slow and lost once they were fast. Closing the rest: ' +
       'the writes of every kind of an instance in one statement (a start, a checkpoint and an end sharing a commit), an end ' +
       'that leaves indexed columns alone (HOT), the history rows folded into the run row, and fewer indexes on the runs table; ' +
       'see docs/scaling.md for the cost per workflow.'
