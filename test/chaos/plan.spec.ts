@@ -62,6 +62,15 @@ describe('chaos schedule', () => {
     );
   });
 
+  it('every seed plans a queued burst started through the client, as the batched queued starts minimum counts on', () => {
+    for (let seed = 0; seed < 200; seed++) {
+      const queued = cycle(seed).flatMap((p) => p.runs.filter((r) => r.queued));
+      expect(queued.filter((r) => r.startVia === 'tx')).toEqual([]);
+      // A burst's first start leaves alone; the three behind it go out together.
+      expect(queued.length - 1).toBeGreaterThanOrEqual(profile.minimums.batchedQueuedStarts);
+    }
+  });
+
   it('every seed plans the faults the minimums count on: each kind, and a first kill and a first stop cued inside a step', () => {
     for (let seed = 0; seed < 200; seed++) {
       const phases = cycle(seed);
