@@ -18,7 +18,7 @@ import { RunDeadline } from './run-deadline';
 
 /**
  * How one execution of `run()` ended; `expired`: the grace after the run's deadline ended first.
- * `checkpoint`: the last step's (or decision's), left pending to be written with the end (see Execution.commitPending).
+ * `checkpoint`: the last step's (or a select's winner), left pending to be written with the end (see Execution.commitPending).
  */
 export type ExecutionOutcome =
   | { type: 'completed'; output: unknown; checkpoint?: StepCheckpoint }
@@ -53,7 +53,7 @@ export class Execution {
   private active = true;
   private readonly keyCounts = new Map<string, number>();
   private readonly inflight = new Set<Promise<unknown>>();
-  /** The last step's (or select's) checkpoint, not written yet (see commitPending), and its write once sent. */
+  /** The last step's (or a select's winner) checkpoint, not written yet (see commitPending), and its write once sent. */
   private pending?: StepCheckpoint;
   private flushing?: Promise<boolean>;
   readonly deadline = new RunDeadline(this);
@@ -171,7 +171,7 @@ export class Execution {
    * same turn of the event loop instead, the checkpoint rides with the run's end, in its statement and
    * commit: a three-step workflow commits four times, not five. Code that goes on to wait for
    * something else (a timer, I/O) does not hold it back: it is written at the end of that turn
-   * (deferStep), so the step's crash window is as long as it was when every step waited for its own.
+   * (deferCheckpoint), so the step's crash window is as long as it was when every step waited for its own.
    * Never returns when the lease is gone; answers whether the execution is still active after waiting.
    */
   async commitPending(): Promise<boolean> {
@@ -210,8 +210,8 @@ export class Execution {
     return pending;
   }
 
-  /** Leaves a step's checkpoint pending (see commitPending), to be written at the end of this turn if nothing took it. */
-  private deferStep(checkpoint: StepCheckpoint): void {
+  /** Leaves a checkpoint pending (see commitPending), to be written at the end of this turn if nothing took it. */
+  private deferCheckpoint(checkpoint: StepCheckpoint): void {
     this.pending = checkpoint;
     this.journal.steps.set(checkpoint.key, checkpoint.step);
     setImmediate(() => {
@@ -262,7 +262,7 @@ export class Execution {
   async decide(key: string, kind: string, step: StoredStep): Promise<StoredStep> {
     await this.commitPending();
     if (this.inflight.size || this.pending || this.flushing) return this.checkpoint(key, kind, step, null);
-    this.deferStep({ key, kind, step, startedAt: null });
+    this.deferCheckpoint({ key, kind, step, startedAt: null });
     return step;
   }
 
@@ -325,7 +325,7 @@ export class Execution {
       );
     span.end();
     if (generated && failure === undefined && this.inflight.size === 1) {
-      this.deferStep({ key, kind: 'step', step, startedAt });
+      this.deferCheckpoint({ key, kind: 'step', step, startedAt });
       return value as T;
     }
     const kept = await this.checkpoint(key, 'step', step, startedAt);
