@@ -82,6 +82,7 @@ const QUEUES = {
   single: { concurrency: 1 },
   tenants: { concurrency: 4, partitionConcurrency: 1 },
   paced: { rateLimit: { limit: 3, period: '1s' as const } },
+  hourly: { concurrency: 5, rateLimit: { limit: 1, period: '1h' as const } },
 };
 
 /** The most visits inside one another, from the recorded entries and exits (per partition when `byPartition`). */
@@ -401,6 +402,30 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     ).map((r) => Number(r.ms));
     for (let i = 0; i + 3 < began.length; i++) expect(began[i + 3] - began[i]).toBeGreaterThanOrEqual(1_000);
     expect(began[11] - began[0]).toBeGreaterThanOrEqual(3_000);
+  });
+
+  it('a run woken after a park needs a slot but not the rate window: admitted ahead of a fresh run the used-up window holds back', async () => {
+    const schema = await fresh();
+    const app = await boot(schema, { inlineWaitMs: 0 });
+    try {
+      const client = app.get(WorkflowClient);
+      // The hour's one beginning goes to the run that parks; a fresh run started after it waits for the window.
+      const parked = await client.start(Approval, undefined, { queue: 'hourly' });
+      await eventually(async () => (await client.getRun(parked.runId)).status === 'waiting', 'the first run parks on its signal');
+      const fresh = await client.start(Quick, { n: 1 }, { queue: 'hourly' });
+      await eventually(async () => {
+        const { waiting } = await client.getRun(fresh.runId);
+        return waiting?.kind === 'queue' && waiting.cause === 'rate';
+      }, 'the fresh run is held back by the rate window');
+      await app.get(SignalService).signal(parked.runId, go, null);
+      expect(await parked.result()).toBe('approved');
+      const held = await client.getRun(fresh.runId);
+      expect(held.status).toBe('pending');
+      expect(held.waiting).toMatchObject({ kind: 'queue', queue: 'hourly', cause: 'rate' });
+      expect(await db.count('runs', `id = $1 AND began_at IS NULL`, [fresh.runId])).toBe(1);
+    } finally {
+      await app.close();
+    }
   });
 
   it('deduplication: while a run with the id is unfinished a start returns it; once it ended, a start makes a new run', async () => {

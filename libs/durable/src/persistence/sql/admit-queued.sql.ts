@@ -111,16 +111,23 @@ WITH RECURSIVE counted AS (
     AND (began_at IS NOT NULL OR (SELECT fresh FROM room) > 0)
   ORDER BY priority, wake_at LIMIT GREATEST((SELECT n FROM room), 0)
 ), candidates AS (
-  SELECT * FROM head_ok UNION SELECT * FROM part_heads UNION SELECT * FROM unkeyed_heads
-), ranked AS (
-  SELECT id, began_at, priority, wake_at,
-         count(*) FILTER (WHERE began_at IS NULL) OVER (ORDER BY priority, wake_at, id) AS fresh_rank
-  FROM candidates
+  -- The partitions' heads hold no run twice (one head per partition, the unkeyed apart), and only
+  -- runs of head_ok to drop: no deduplicating pass over the (usually large) head.
+  SELECT * FROM head_ok
+  UNION ALL
+  SELECT * FROM (SELECT * FROM part_heads UNION ALL SELECT * FROM unkeyed_heads) deep
+  WHERE NOT EXISTS (SELECT 1 FROM head_ok h WHERE h.id = deep.id)
+), eligible AS (
+  -- The first \`room\` runs in order, of which at most \`fresh\` begin now (the rate window): they are
+  -- among the first \`room\` runs that began before and the first \`fresh\` that did not. Two
+  -- bounded (top-N) sorts of the candidates, where ranking them all took two full sorts.
+  (SELECT id, priority, wake_at FROM candidates WHERE began_at IS NOT NULL
+   ORDER BY priority, wake_at, id LIMIT GREATEST((SELECT n FROM room), 0))
+  UNION ALL
+  (SELECT id, priority, wake_at FROM candidates WHERE began_at IS NULL
+   ORDER BY priority, wake_at, id LIMIT GREATEST(LEAST((SELECT n FROM room), (SELECT fresh FROM room)), 0))
 ), chosen AS (
-  SELECT id, wake_at FROM (
-    SELECT id, wake_at, row_number() OVER (ORDER BY priority, wake_at, id) AS rank FROM ranked
-    WHERE began_at IS NOT NULL OR fresh_rank <= (SELECT fresh FROM room)
-  ) admitted WHERE rank <= (SELECT n FROM room)
+  SELECT id, wake_at FROM eligible ORDER BY priority, wake_at, id LIMIT GREATEST((SELECT n FROM room), 0)
 ), claimed AS (
   UPDATE ${t.runs} r
   SET status = 'running', lease_owner = $8, lease_token = r.lease_token + 1, deadline = ${beginDeadlineSql('r')},
