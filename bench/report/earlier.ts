@@ -260,5 +260,12 @@ export const EARLIER = {
         'with 1,000,000 pending runs over 10,000 partitions, alternating the two statements 60 times each on one seeded database: with a partition limit (a head of 1,000 read) medians 11.82 against 12.94, 8.85 against 8.99 and 10.76 against 11.63 ms; without one within the noise. What remains: planning (custom plans, about 2 ms), the update of 64 runs (2), their history (1.2), their journals (1)',
       measured: at('2026-12-03', 'over 28cbe05'),
     },
+    {
+      change:
+        "the statements that find their runs by id and test that they still run (ends, parks, retries, renewals, releases, reclaims, a parent's wake) write the test so that no index on status can serve it (`statusIn`): with the statistics each round of this bench starts with (no run running), the planner read `runs_status_idx` and filtered on the id, so each end read every running run",
+      effect:
+        "alternating builds under auto_explain, queued at 64 at once: the batch of journal writes and ends from 60–61 to 47–52 µs a row (an end batch of 62 had spent 1.65 of its 4.4 ms on its parents' wake alone), lone ends and parks from 0.47 to 0.40–0.43 ms, Postgres CPU per workflow 492–497 against 436–457 µs, 1,669–1,685 against 1,797–1,932 workflows/s",
+      measured: at('2026-12-03', 'over 7df790f'),
+    },
   ],
 };

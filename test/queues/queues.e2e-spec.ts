@@ -82,7 +82,6 @@ const QUEUES = {
   single: { concurrency: 1 },
   tenants: { concurrency: 4, partitionConcurrency: 1 },
   paced: { rateLimit: { limit: 3, period: '1s' as const } },
-  hourly: { concurrency: 5, rateLimit: { limit: 1, period: '1h' as const } },
 };
 
 /** The most visits inside one another, from the recorded entries and exits (per partition when `byPartition`). */
@@ -406,7 +405,10 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
 
   it('a run woken after a park needs a slot but not the rate window: admitted ahead of a fresh run the used-up window holds back', async () => {
     const schema = await fresh();
-    const app = await boot(schema, { inlineWaitMs: 0 });
+    const app = await boot(schema, {
+      inlineWaitMs: 0,
+      queues: { ...QUEUES, hourly: { concurrency: 5, rateLimit: { limit: 1, period: '1h' } } },
+    });
     try {
       const client = app.get(WorkflowClient);
       // The hour's one beginning goes to the run that parks; a fresh run started after it waits for the window.

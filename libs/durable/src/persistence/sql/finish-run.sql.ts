@@ -1,6 +1,7 @@
 import type { Tables } from '../tables';
 import { queueSlotFreedSql } from './queue-slot-freed.sql';
 import { wakeParentSql } from './wake.sql';
+import { statusIn } from './run-status.sql';
 
 /** What the lean end asks of the run it ends (see finishRunSql's `standalone`); `alias` the runs table's, with its dot. */
 const standaloneSql = (alias = '') => ` AND ${alias}parent_id IS NULL AND ${alias}queue IS NULL`;
@@ -38,7 +39,7 @@ WITH done AS (
   UPDATE ${t.runs}
   SET status = $3, output = $4, error = $5::jsonb, wait = NULL, wait_kind = NULL, wait_name = NULL,
       wake_at = NULL, lease_owner = NULL, finished_at = now(), updated_at = now()
-  WHERE id = $1 AND lease_token = $2 AND status = 'running'
+  WHERE id = $1 AND lease_token = $2 AND ${statusIn('', 'running')}
     AND ($7::bigint IS NULL OR deadline + $7::bigint * interval '1 millisecond' <= now())${standalone ? standaloneSql() : ''}
   RETURNING id, run_day, parent_id, queue, $9::jsonb AS checkpoint
 ), history AS (
@@ -73,7 +74,7 @@ WITH input AS (
   SELECT i.* FROM input i
   CROSS JOIN LATERAL (
     SELECT 1 FROM ${t.runs} r
-    WHERE r.id = i.id AND r.lease_token = i.token AND r.status = 'running'
+    WHERE r.id = i.id AND r.lease_token = i.token AND ${statusIn('r.', 'running')}
       AND (i.grace_ms IS NULL OR r.deadline + i.grace_ms * interval '1 millisecond' <= now())${standalone ? standaloneSql('r.') : ''}
     FOR UPDATE
   ) held

@@ -1,4 +1,5 @@
 import type { Tables } from '../tables';
+import { statusIn } from './run-status.sql';
 
 /**
  * A queue's slots made whole, at boot and in the admission passes the sweeper asks for, in two
@@ -20,7 +21,7 @@ WITH made AS (
 )
 UPDATE ${t.queueSlots} s SET holder = NULL
 WHERE s.queue = $1 AND s.holder IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM ${t.runs} r WHERE r.id = s.holder AND r.status = 'running')
+  AND NOT EXISTS (SELECT 1 FROM ${t.runs} r WHERE r.id = s.holder AND ${statusIn('r.', 'running')})
   AND NOT ${t.queueSlotHeld}(s.holder)`,
   `
 WITH orphans AS (

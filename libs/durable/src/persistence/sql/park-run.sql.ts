@@ -1,6 +1,7 @@
 import type { Tables } from '../tables';
 import { queueSlotFreedSql } from './queue-slot-freed.sql';
 import { waitKindSql } from './wait-kinds.sql';
+import { statusIn } from './run-status.sql';
 
 /**
  * Parks a run: waiting, with its reason and wake time, the lease given up. Conditioned on the lease
@@ -20,7 +21,7 @@ WITH parked AS (
       wait = $3::jsonb || jsonb_build_object('since',
                CASE WHEN wait_kind = $4 AND wait_name IS NOT DISTINCT FROM $5 THEN COALESCE(wait->'since', to_jsonb(now())) ELSE to_jsonb(now()) END),
       wait_kind = $4, wait_name = $5, wake_at = $6, lease_owner = NULL, warning = $9::jsonb, updated_at = now()
-  WHERE id = $1 AND lease_token = $2 AND wake_seq = $7 AND status = 'running'
+  WHERE id = $1 AND lease_token = $2 AND wake_seq = $7 AND ${statusIn('', 'running')}
   RETURNING id, run_day, wait, queue
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, 'parked', $8, wait FROM parked
@@ -43,7 +44,7 @@ WITH parked AS (
       wait = jsonb_build_object('kind', ${waitKindSql('retry')}, 'until', now() + $4 * interval '1 millisecond', 'error', $3::jsonb, 'since', now()),
       wait_kind = ${waitKindSql('retry')}, wait_name = NULL, wake_at = now() + $4 * interval '1 millisecond',
       lease_owner = NULL, updated_at = now()
-  WHERE id = $1 AND lease_token = $2 AND status = 'running'
+  WHERE id = $1 AND lease_token = $2 AND ${statusIn('', 'running')}
   RETURNING id, run_day, wait, attempt, queue
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, 'retry-scheduled', $5, wait || jsonb_build_object('attempt', attempt) FROM parked

@@ -1,5 +1,6 @@
 import { runDaySql } from '../journal-partitions';
 import type { Tables } from '../tables';
+import { statusIn } from './run-status.sql';
 
 /**
  * Claims back the run a delivery call of this instance claimed in a try whose answer was lost (a cut
@@ -18,6 +19,6 @@ WITH claim AS (
 )
 UPDATE ${t.runs} r SET lease_token = r.lease_token + 1, wake_at = now() + $3::bigint * interval '1 millisecond', updated_at = now()
 FROM claim
-WHERE r.id = $1 AND r.status = 'running' AND r.lease_owner = $2 AND r.lease_token = claim.token
+WHERE r.id = $1 AND ${statusIn('r.', 'running')} AND r.lease_owner = $2 AND r.lease_token = claim.token
 RETURNING r.id AS claimed_id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context,
           r.parent_id IS NULL AND r.queue IS NULL AS standalone, false AS current`;

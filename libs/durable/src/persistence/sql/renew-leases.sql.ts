@@ -1,5 +1,6 @@
 import type { Tables } from '../tables';
 import { queueSlotFreedSql } from './queue-slot-freed.sql';
+import { statusIn } from './run-status.sql';
 
 /**
  * Renews the leases an instance holds, and beats its heartbeat, in one statement that never waits on
@@ -16,10 +17,10 @@ WITH beat AS (
   ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), detail = EXCLUDED.detail, last_sweep_at = EXCLUDED.last_sweep_at
 ), held AS (
   SELECT r.id, r.lease_token FROM ${t.runs} r JOIN unnest($2::text[], $3::bigint[]) AS h(id, token) ON r.id = h.id AND r.lease_token = h.token
-  WHERE r.status = 'running'
+  WHERE ${statusIn('r.', 'running')}
 ), locked AS (
   SELECT r.id FROM ${t.runs} r JOIN held ON r.id = held.id AND r.lease_token = held.lease_token
-  WHERE r.status = 'running'
+  WHERE ${statusIn('r.', 'running')}
   ORDER BY r.id
   FOR UPDATE OF r SKIP LOCKED
 ), renewed AS (
@@ -36,7 +37,7 @@ export const releaseRunsSql = (t: Tables) => `
 WITH given AS (
   UPDATE ${t.runs} r SET status = 'pending', wake_at = now(), lease_owner = NULL, lease_token = r.lease_token + 1, updated_at = now()
   FROM unnest($2::text[], $3::bigint[]) AS held(id, token)
-  WHERE r.id = held.id AND r.lease_token = held.token AND r.status = 'running'
+  WHERE r.id = held.id AND r.lease_token = held.token AND ${statusIn('r.', 'running')}
   RETURNING r.id, r.run_day, r.queue
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor) SELECT id, run_day, 'released', $1 FROM given

@@ -1,5 +1,6 @@
 import type { Tables } from '../tables';
 import { waitKindSql } from './wait-kinds.sql';
+import { statusIn } from './run-status.sql';
 
 /**
  * Inserts a run, idempotent on id. $3 'running' inserts it already claimed by $5 (the starting
@@ -167,5 +168,5 @@ export const reclaimStartedRunsSql = (t: Tables) => `
 UPDATE ${t.runs} r SET lease_token = r.lease_token + 1, wake_at = now() + $3::bigint * interval '1 millisecond', updated_at = now()
 FROM jsonb_to_recordset($1::jsonb) AS i(ord int, id text, workflow text, input text)
 WHERE r.id = i.id AND r.workflow = i.workflow AND r.input IS NOT DISTINCT FROM i.input
-  AND r.lease_owner = $2 AND r.lease_token = 1 AND r.status = 'running'
+  AND r.lease_owner = $2 AND r.lease_token = 1 AND ${statusIn('r.', 'running')}
 RETURNING i.ord, r.id, r.lease_token, r.wake_seq, r.attempt, r.deadline`;

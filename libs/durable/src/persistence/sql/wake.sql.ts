@@ -2,6 +2,7 @@ import type { Tables } from '../tables';
 import type { Delivery } from '../../wait-kinds/wait-kind.registry';
 import { journalColumnsSql, journalOfSql } from './load-journal.sql';
 import { waitKindSql, wokenBySql } from './wait-kinds.sql';
+import { statusIn } from './run-status.sql';
 
 /**
  * The wake half of deliver-then-wake, as a CTE `bump` over a CTE `run` (the locked run row as it was,
@@ -81,7 +82,7 @@ own_parent AS (
   SET wake_seq = p.wake_seq + 1,
       wake_at = CASE WHEN p.status = 'waiting' AND ${wokenBySql('p.wait_kind', 'child-end')} THEN now() ELSE p.wake_at END
   FROM ${source} c
-  WHERE ${filter} AND p.id = c.parent_id AND p.status IN ('waiting', 'running')
+  WHERE ${filter} AND p.id = c.parent_id AND ${statusIn('p.', 'waiting', 'running')}
   RETURNING p.id
 ), ${reusingRunSql(t, source, filter)}, parent AS (
   SELECT id FROM own_parent UNION ALL SELECT id FROM reusing_fork
