@@ -178,6 +178,9 @@ describe('the run page: timeline, step names, failures, actions, schema forms; t
     await openRun(timelineRun, 'journal');
     const name = (key: string) => page.locator(`[data-testid=journal-step][data-key="${key}"] [data-testid=step-name]`);
     await name('finish').waitFor();
+    // A journal row is drawn only once the browser finds it in view (content-visibility: auto); until
+    // that frame its innerText is empty. The run's rows all fit on screen: they are drawn together.
+    await eventually(async () => (await name('finish').innerText()) !== '', 'the journal rows drawn');
     const shown = async (key: string) => [await name(key).locator('span').first().innerText(), await name(key).getAttribute('title')];
     await expect(shown('signal-deadline:manager-approval')).resolves.toEqual([
       'deadline of signal manager-approval',
@@ -209,7 +212,9 @@ describe('the run page: timeline, step names, failures, actions, schema forms; t
 
     await page.getByTestId('tab-journal').click();
     const step = page.locator('[data-testid=journal-step][data-key=charge-card]');
-    await expect(step.getByTestId('step-error').innerText()).resolves.toMatch(/^NonRetryableError: card declined/);
+    // textContent, not innerText: a journal row is drawn only once the browser finds it in view
+    // (content-visibility: auto), and innerText read before that first frame is empty.
+    await expect(step.getByTestId('step-error').textContent()).resolves.toMatch(/^NonRetryableError: card declined/);
     await step.getByTestId('step-stack').locator('summary').click();
     await expect(step.getByTestId('step-stack').locator('pre').innerText()).resolves.toMatch(/^\w*Error: card declined\n\s+at /);
     await shot('run-failed');
