@@ -104,6 +104,8 @@ export const EARLIER = {
     twoProcesses: '0.766x',
     measured: at('2026-12-02', 'e0cc555'),
   },
+  /** The cross-instance signal against DBOS in a full run of the same path (it moves from run to run). */
+  crossInstanceSignal: { ratio: '0.75x', measured: at('2026-12-03', 'c5a1a90') },
   /** Queued against unqueued throughput in a full run of the same queued path (it moves from run to run). */
   queuedRun: { ratio: '0.51x', queuedPerSecond: 1216, unqueuedPerSecond: 2392, measured: at('2026-12-02', 'e9d8be5') },
   /** The select round trip against the signal's in the full run before this one. */

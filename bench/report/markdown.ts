@@ -535,8 +535,12 @@ function whyMissed(target: string, r: BenchResults): string {
     return (
       'The in-process path is two statements, each a commit (deliver-and-claim, then the end), so what remains is the commit ' +
       "latency of this machine (compare the server's one-client commit rate above) and scheduling on its two shared cores; " +
-      'the cross-instance path adds the NOTIFY and a claim. The in-process ratio moves from run to run with the same path: ' +
-      `${previous.inProcessSignal} in the run of ${previous.measured}.`
+      'the cross-instance path adds the NOTIFY and a claim. ' +
+      (/cross-instance/.test(target)
+        ? `In this run the p50 of ours ranged over ${spreadOf(r.signalRoundTripMs.crossInstance.ours?.p50)} ms in its reps and DBOS' ` +
+          `over ${spreadOf(r.signalRoundTripMs.crossInstance.dbos?.p50)}; the same path measured ${EARLIER.crossInstanceSignal.ratio} DBOS ` +
+          `in the run of ${EARLIER.crossInstanceSignal.measured}.`
+        : `The in-process ratio moves from run to run with the same path: ${previous.inProcessSignal} in the run of ${previous.measured}.`)
     );
   }
   if (/^claim query|^10,000 per-minute schedules|^queue admission/.test(target)) {
