@@ -160,7 +160,9 @@ describe('the Schedules page in a real browser', () => {
     const skipped = page.locator('[data-testid=skipped-slot][data-reason=overlap]');
     await skipped.first().waitFor({ timeout: 15_000 }); // the page polls every 5 s
     const reasons = await page.getByTestId('skipped-slot').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-reason')));
-    expect(reasons.every((reason) => reason === 'overlap' || reason === 'paused')).toBe(true);
+    // Overlap while the held run waits; paused from the test before; missed when a pass the busy machine
+    // delayed past a slot found two due, began the latest and recorded the other (catchUp 'latest').
+    expect(reasons.filter((reason) => !['overlap', 'paused', 'missed'].includes(reason!))).toEqual([]);
     await page.screenshot({ path: join(SHOTS, 'schedule-detail.png'), fullPage: true });
   });
 
