@@ -7,7 +7,7 @@ import { reclaimStartedRunsSql } from 'nestjs-durable/persistence/sql/start-run.
 import { mendSlotsSql } from 'nestjs-durable/persistence/sql/mend-queue-slots.sql';
 import { tablesFor } from 'nestjs-durable/persistence/tables';
 import { databaseUrl, Db, uniqueSchema } from '../setup/durable-app';
-import { plannedOn } from '../setup/plans';
+import { plannedOn, planNodes } from '../setup/plans';
 
 const RUNNING = 2_000;
 
@@ -77,18 +77,14 @@ describe('statements that find their runs by primary key read only those runs, w
 
   it("an end reads its own run's row, not the 2,000 running runs", async () => {
     const values = ['', "'run-7'", '1', "'completed'", "'1'", 'null', "'w'", 'null', "'c'", 'null'];
-    const read: number[] = [];
-    const walk = (node: Record<string, any>) => {
-      if (node['Relation Name'] === 'runs' && String(node['Node Type']).endsWith('Scan'))
-        read.push(node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0));
-      for (const child of node.Plans ?? []) walk(child);
-    };
+    let read: number[];
     await db.query('BEGIN');
     try {
-      const [row] = await db.query<{ 'QUERY PLAN': Array<{ Plan: Record<string, any> }> }>(
+      const nodes = await planNodes(
+        db,
         `EXPLAIN (ANALYZE, FORMAT JSON) ${finishRunSql(t, true).replace(/\$(\d+)/g, (_, n: string) => values[Number(n)])}`,
       );
-      walk(row['QUERY PLAN'][0].Plan);
+      read = nodes.filter((n) => n.relation === 'runs' && n.type.endsWith('Scan')).map((n) => n.rowsRead!);
     } finally {
       await db.query('ROLLBACK');
     }

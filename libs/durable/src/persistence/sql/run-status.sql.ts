@@ -1,3 +1,5 @@
+import type { RunStatus } from '../../interfaces';
+
 /**
  * A run's status tested in a statement that finds its runs by primary key, written so that no index on
  * status can serve the test (`|| ''` leaves the value as it is): the primary key stays the only way in.
@@ -6,5 +8,5 @@
  * renewal reads every running run; a prepared statement keeps that plan until the next ANALYZE.
  * `alias`: the runs table's, with its dot.
  */
-export const statusIn = (alias: string, ...statuses: string[]) =>
+export const statusIn = (alias: string, ...statuses: RunStatus[]) =>
   `${alias}status || '' IN (${statuses.map((status) => `'${status}'`).join(', ')})`;
