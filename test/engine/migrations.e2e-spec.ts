@@ -92,6 +92,7 @@ describe('migrations and boot', () => {
       { name: 'BatchedJournalReads1732900000015' },
       { name: 'RunStatistics1732900000016' },
       { name: 'QueueSlotHolders1732900000017' },
+      { name: 'ListedStatus1732900000018' },
     ]);
     await db.dropSchema();
   });
@@ -117,6 +118,7 @@ describe('migrations and boot', () => {
       'BatchedJournalReads1732900000015',
       'RunStatistics1732900000016',
       'QueueSlotHolders1732900000017',
+      'ListedStatus1732900000018',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

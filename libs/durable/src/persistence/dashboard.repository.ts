@@ -5,6 +5,7 @@ import { journalPartitions, runDaySql } from './journal-partitions';
 import type { Tables } from './tables';
 import { RUN_STATUSES } from './run.repository';
 import { PLAIN_CLAIMABLE } from './sql/claim-runs.sql';
+import { listedStatus } from './sql/run-status.sql';
 
 export interface JournalDaysRows {
   today: string;
@@ -182,14 +183,14 @@ export class DashboardRepository {
       now: Date;
     }>(
       `SELECT now() AS now,
-        (SELECT json_agg(json_build_object('status', s, 'n', ${capped('status = s')})) FROM unnest($4::text[]) s) AS by_status,
+        (SELECT json_agg(json_build_object('status', s, 'n', ${capped(`${listedStatus()} = s`)})) FROM unnest($4::text[]) s) AS by_status,
         (SELECT json_agg(json_build_object('kind', k, 'n', ${capped(`status = 'waiting' AND wait_kind = k`)})) FROM unnest($5::text[]) k) AS by_kind,
-        (SELECT row_to_json(o) FROM (SELECT id, workflow, wait FROM ${t.runs} WHERE status = 'waiting' ORDER BY "${t.schema}".wait_since(wait) LIMIT 1) o) AS oldest,
+        (SELECT row_to_json(o) FROM (SELECT id, workflow, wait FROM ${t.runs} WHERE ${listedStatus()} = 'waiting' ORDER BY "${t.schema}".wait_since(wait) LIMIT 1) o) AS oldest,
         ${capped(overdueWhere('$1'))} AS overdue,
         (SELECT min(wake_at) FROM ${t.runs} WHERE ${overdueWhere('$1')}) AS oldest_due,
         (SELECT COALESCE(json_agg(i ORDER BY i.started_at), '[]') FROM (
            SELECT i.id, i.started_at, i.heartbeat_at, i.last_sweep_at, i.detail, i.heartbeat_at > now() - $2 * interval '1 millisecond' AS alive,
-                  (SELECT count(*) FROM ${t.runs} r WHERE r.status = 'running' AND r.lease_owner = i.id) AS leases
+                  (SELECT count(*) FROM ${t.runs} r WHERE ${listedStatus('r.')} = 'running' AND r.lease_owner = i.id) AS leases
            FROM ${t.instances} i WHERE i.heartbeat_at > now() - interval '1 hour') i) AS instances,
         (SELECT max(last_sweep_at) FROM ${t.instances}) AS last_sweep`,
       [2 * sweepIntervalMs, leaseMs, STATS_EXACT_UP_TO, RUN_STATUSES, WAIT_KIND_NAMES],
@@ -203,7 +204,7 @@ export class DashboardRepository {
     };
     const byStatus = {} as Record<RunStatus, number>;
     for (const { status, n } of row.by_status) {
-      byStatus[status] = await figure(n, `status = ${literal(status)}`, () => estimated.byStatus.push(status));
+      byStatus[status] = await figure(n, `${listedStatus()} = ${literal(status)}`, () => estimated.byStatus.push(status));
     }
     const waitingByKind = {} as Record<WaitKind, number>;
     for (const { kind, n } of row.by_kind) {

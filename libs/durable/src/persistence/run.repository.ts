@@ -11,6 +11,7 @@ import { journalFromRow, JournalRow, LoadedJournal } from './journal.repository'
 import { claimRunsSql, PLAIN_CLAIMABLE } from './sql/claim-runs.sql';
 import { parkRunSql, scheduleRetrySql } from './sql/park-run.sql';
 import { releaseRunsSql, renewLeasesSql } from './sql/renew-leases.sql';
+import { listedStatus } from './sql/run-status.sql';
 import {
   CLAIMED_START_FIELDS,
   ClaimedStartRow,
@@ -654,7 +655,7 @@ function runConditions(filter: RunFilter & { q?: string; waitingName?: string })
     if (!RUN_STATUSES.includes(status))
       throw new InvalidArgumentError(`Unknown status "${String(status)}"; use one of ${RUN_STATUSES.join(', ')}.`);
   }
-  if (statuses.length) where.push(`status = ANY(${param(statuses)}::text[])`);
+  if (statuses.length) where.push(`${listedStatus()} = ANY(${param(statuses)}::text[])`);
   if (filter.workflow) where.push(`workflow = ${param(filter.workflow)}`);
   if (filter.waitingFor) {
     if (!isWaitKind(filter.waitingFor))

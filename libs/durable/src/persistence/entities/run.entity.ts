@@ -127,7 +127,6 @@ export const runEntity = (schema: string) =>
         unique: true,
         where: `debounce_key IS NOT NULL AND began_at IS NULL AND status IN ('pending','waiting')`,
       },
-      { name: 'runs_status_idx', columns: ['status', 'seq'] },
       { name: 'runs_workflow_idx', columns: ['workflow', 'seq'] },
       { name: 'runs_waiting_idx', columns: ['waitKind', 'waitName'], where: `status = 'waiting'` },
       { name: 'runs_parent_idx', columns: ['parentId'], where: 'parent_id IS NOT NULL' },
@@ -135,9 +134,11 @@ export const runEntity = (schema: string) =>
       { name: 'runs_finished_idx', columns: ['finishedAt'], where: 'finished_at IS NOT NULL' },
       { name: 'runs_day_idx', columns: ['runDay'] },
       // On an expression (wait_since(wait)), which entity metadata cannot describe: the migration owns it.
-      { name: 'runs_waiting_since_idx', columns: ['wait'], where: `status = 'waiting'`, synchronize: false },
+      { name: 'runs_waiting_since_idx', columns: ['wait'], where: `lower(status) = 'waiting'`, synchronize: false },
       // GIN with the jsonb_path_ops operator class, which entity metadata cannot describe: the migration owns it.
       { name: 'runs_keys_idx', columns: ['keys'], where: 'keys IS NOT NULL', synchronize: false },
+      // On an expression (listedStatus), which entity metadata cannot describe: the migration owns it.
+      { name: 'runs_listed_status_idx', columns: ['status', 'seq'], synchronize: false },
       // BRIN, which entity metadata cannot describe: the migration owns them.
       { name: 'runs_created_brin', columns: ['createdAt'], synchronize: false },
       { name: 'runs_updated_brin', columns: ['updatedAt'], synchronize: false },

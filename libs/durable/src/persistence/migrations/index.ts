@@ -16,6 +16,7 @@ import { QueueSlotBatches1732900000014 } from './1732900000014-queue-slot-batche
 import { BatchedJournalReads1732900000015 } from './1732900000015-batched-journal-reads';
 import { RunStatistics1732900000016 } from './1732900000016-run-statistics';
 import { QueueSlotHolders1732900000017 } from './1732900000017-queue-slot-holders';
+import { ListedStatus1732900000018 } from './1732900000018-listed-status';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -37,4 +38,5 @@ export const DURABLE_MIGRATIONS = [
   BatchedJournalReads1732900000015,
   RunStatistics1732900000016,
   QueueSlotHolders1732900000017,
+  ListedStatus1732900000018,
 ];

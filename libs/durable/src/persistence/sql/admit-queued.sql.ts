@@ -23,15 +23,15 @@ export const lockQueuesSql = (schema: string, queues: readonly string[]) =>
 
 /**
  * The queues (of $1) with work to admit: pending runs, or waiting runs whose time has come (those
- * must first become pending: `due`). Index probes only, so an idle queue costs a claim pass next to nothing.
+ * must first become pending: `due`). One index probe per queue and kind, so an idle queue costs a
+ * claim pass next to nothing: LATERAL with LIMIT, not EXISTS, which the planner may hash, reading
+ * every pending or waiting run of every queue, when its statistics saw none.
  */
 export const queuesWithWorkSql = (t: Tables) => `
-SELECT queue, due FROM (
-  SELECT q AS queue,
-         EXISTS (SELECT 1 FROM ${t.runs} WHERE queue = q AND status = 'pending') AS pending,
-         EXISTS (SELECT 1 FROM ${t.runs} WHERE queue = q AND status = 'waiting' AND wake_at <= now()) AS due
-  FROM unnest($1::text[]) q
-) w WHERE pending OR due`;
+SELECT q AS queue, due.found IS NOT NULL AS due FROM unnest($1::text[]) q
+LEFT JOIN LATERAL (SELECT true AS found FROM ${t.runs} WHERE queue = q AND status = 'pending' LIMIT 1) pending ON true
+LEFT JOIN LATERAL (SELECT true AS found FROM ${t.runs} WHERE queue = q AND status = 'waiting' AND wake_at <= now() LIMIT 1) due ON true
+WHERE pending.found OR due.found`;
 
 /**
  * A queued run whose time came (a sleep, a signal's deadline, a delayed start) is due like one a

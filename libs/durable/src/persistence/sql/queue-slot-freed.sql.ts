@@ -17,5 +17,5 @@ released AS (
 ), freed AS (
   SELECT count(pg_notify(${channel}, s.queue)) AS notified
   FROM (SELECT DISTINCT queue FROM ${source} WHERE queue IS NOT NULL) s
-  WHERE EXISTS (SELECT 1 FROM ${t.runs} p WHERE p.queue = s.queue AND p.status = 'pending')
+  CROSS JOIN LATERAL (SELECT 1 FROM ${t.runs} p WHERE p.queue = s.queue AND p.status = 'pending' LIMIT 1) pending
 )`;

@@ -34,12 +34,17 @@ WITH batch AS (
   ) d
   -- A start whose id exists inserts nothing: it must not take a slot a later start of its queue would have had.
   -- A probe by key per start (LIMIT keeps it LATERAL): as an anti-join, the plan kept from a small table scans it all.
+  -- IS NOT TRUE, not IS NULL: the planner estimates an IS NULL of the outer join's column at one row, and
+  -- joined the batch to its inserted runs three times as nested loops (63 × 63 comparisons each).
   LEFT JOIN LATERAL (SELECT true AS found FROM ${t.runs} r WHERE r.id = d.id LIMIT 1) existing ON true
-  WHERE existing.found IS NULL
+  WHERE existing.found IS NOT TRUE
 ), open AS (
-  SELECT queue, max(slots) AS slots, count(*)::int AS wanted FROM batch b
-  WHERE slots IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${t.runs} r WHERE r.queue = b.queue AND r.status = 'pending')
-  GROUP BY queue
+  -- One probe per queue (LATERAL with LIMIT): as an anti-join, a merge over the pending runs of every queue.
+  SELECT wanted.* FROM (
+    SELECT queue, max(slots) AS slots, count(*)::int AS wanted FROM batch WHERE slots IS NOT NULL GROUP BY queue
+  ) wanted
+  LEFT JOIN LATERAL (SELECT true AS found FROM ${t.runs} r WHERE r.queue = wanted.queue AND r.status = 'pending' LIMIT 1) pending ON true
+  WHERE pending.found IS NULL
 ), taken AS (
   SELECT open.queue, s.slot, row_number() OVER (PARTITION BY open.queue ORDER BY s.slot) AS place
   FROM open, LATERAL ${t.queueSlotsTake}(open.queue, open.slots, open.wanted) AS s(slot)

@@ -99,7 +99,10 @@ reusing_fork AS (
   UPDATE ${t.runs} p
   SET wake_seq = p.wake_seq + 1, wake_at = now()
   FROM ${source} c
-  WHERE ${filter} AND p.status = 'waiting' AND p.wait_kind = ${waitKindSql('child')} AND p.wait_name = c.id
+  CROSS JOIN LATERAL (
+    SELECT w.id FROM ${t.runs} w WHERE w.status = 'waiting' AND w.wait_kind = ${waitKindSql('child')} AND w.wait_name = c.id OFFSET 0
+  ) parked
+  WHERE ${filter} AND p.id = parked.id AND ${statusIn('p.', 'waiting')} AND p.wait_kind = ${waitKindSql('child')} AND p.wait_name = c.id
     AND p.id IS DISTINCT FROM c.parent_id
   RETURNING p.id
 )`;
