@@ -15,7 +15,7 @@ export const { ScheduleRepository } =
 export const { SchedulePass, SCHEDULES_PER_TRANSACTION } =
   internal<typeof import('nestjs-durable/dist/worker/schedule-pass')>('worker/schedule-pass');
 export const { wakeChannel } = internal<typeof import('nestjs-durable/dist/durable.constants')>('durable.constants');
-export const { admitQueuedSql } =
+export const { admitQueuedSql, ADMISSION_PLANS_SQL } =
   internal<typeof import('nestjs-durable/dist/persistence/sql/admit-queued.sql')>('persistence/sql/admit-queued.sql');
 export const { RunRepository } = internal<typeof import('nestjs-durable/dist/persistence/run.repository')>('persistence/run.repository');
 export const { DeliveryRepository } =

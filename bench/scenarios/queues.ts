@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import { runDurableMigrations } from 'nestjs-durable';
 import type { BenchContext } from '../context';
-import { admitQueuedSql, tablesFor } from '../scale/library-internals';
+import { ADMISSION_PLANS_SQL, admitQueuedSql, tablesFor } from '../scale/library-internals';
 import { Spread, spread } from '../stats';
 
 export interface QueueFigures {
@@ -92,12 +92,13 @@ export async function measureQueues(ctx: BenchContext): Promise<QueueFigures> {
       await db.query(`INSERT INTO ${t.queueSlots} (queue, slot) SELECT 'bench', n FROM generate_series(1, 64) n`);
       await db.query(`VACUUM ANALYZE ${t.runs}`);
       ctx.log(`  seeded ${pending} pending runs over ${partitions} partitions in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-      // The statement the worker sends, prepared as its pool does, each time in a transaction rolled back (nothing is admitted for good).
+      // The statement the worker sends, prepared as its pool does and run with its generic plan, as in the
+      // worker's admission transaction; each time in a transaction rolled back (nothing is admitted for good).
       await db.query(`PREPARE admit(text, int, int, int, bigint, int, text[], text, int, int) AS ${admitQueuedSql(t)}`);
       const time = async (partitionConcurrency: number | null): Promise<number[]> => {
         const wall: number[] = [];
         for (let i = 0; i < 3 + Math.max(10, plan.reps * 5); i++) {
-          await db.query('BEGIN');
+          await db.query(`BEGIN; ${ADMISSION_PLANS_SQL}`);
           const s = performance.now();
           const { rows } = await db.query(
             `EXECUTE admit('bench', 64, ${partitionConcurrency ?? 'NULL'}, NULL, NULL, 64, ARRAY['bench-three-steps'], 'bench', 30000, 1000)`,

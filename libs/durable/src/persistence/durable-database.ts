@@ -1,5 +1,5 @@
 import { DataSource, EntityManager } from 'typeorm';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryConfig } from 'pg';
 import { createHash } from 'node:crypto';
 import { InvalidArgumentError } from '../errors';
 import type { DurableModuleOptions, PostgresDataSourceOptions } from '../interfaces';
@@ -86,13 +86,18 @@ export class DurableDatabase {
       const result = await manager.queryRunner.query(sql, params, true);
       return result.records as T[];
     }
-    if (!this.preparedStatements) return (await this.pool.query(sql, params)).rows as T[];
+    return (await this.pool.query(this.statement(sql, params))).rows as T[];
+  }
+
+  /** `sql` as the library sends it: named, so each connection prepares it once, unless `preparedStatements` is off. */
+  statement(sql: string, values: unknown[]): QueryConfig {
+    if (!this.preparedStatements) return { text: sql, values };
     let name = this.names.get(sql);
     if (!name) {
       name = `durable_${createHash('sha1').update(sql).digest('hex').slice(0, 20)}`;
       this.names.set(sql, name);
     }
-    return (await this.pool.query({ name, text: sql, values: params })).rows as T[];
+    return { name, text: sql, values };
   }
 
   /**

@@ -2,7 +2,7 @@ import type { QueueCause, QueueView, WaitReason } from '../interfaces';
 import type { ResolvedQueue } from '../queues/queue-config';
 import { DurableDatabase } from './durable-database';
 import { ClaimedRow, claimedFromRow, ClaimedRun } from './run.repository';
-import { admitQueuedSql, lockQueuesSql, promoteDueSql, queuesWithWorkSql } from './sql/admit-queued.sql';
+import { ADMISSION_PLANS_SQL, admitQueuedSql, lockQueuesSql, promoteDueSql, queuesWithWorkSql } from './sql/admit-queued.sql';
 import { mendSlotsSql } from './sql/mend-queue-slots.sql';
 
 /** Queued runs whose time came that one admission pass moves to pending, at most. */
@@ -63,24 +63,26 @@ export class QueueRepository {
         for (const name of busy) {
           if (claimed.length >= ask) break;
           const q = byName.get(name)!;
-          const { rows } = await client.query<ClaimedRow & { id: string; lateness: number; held_back: boolean }>(this.sql.admit, [
-            q.name,
-            q.concurrency,
-            q.partitionConcurrency,
-            q.rateLimit?.limit ?? null,
-            q.rateLimit?.periodMs ?? null,
-            ask - claimed.length,
-            workflows,
-            owner,
-            leaseMs,
-            HEAD_DEPTH,
-          ]);
+          const { rows } = await client.query<ClaimedRow & { id: string; lateness: number; held_back: boolean }>(
+            this.db.statement(this.sql.admit, [
+              q.name,
+              q.concurrency,
+              q.partitionConcurrency,
+              q.rateLimit?.limit ?? null,
+              q.rateLimit?.periodMs ?? null,
+              ask - claimed.length,
+              workflows,
+              owner,
+              leaseMs,
+              HEAD_DEPTH,
+            ]),
+          );
           if (!rows.length || rows[0].held_back) heldBack.push(name);
           claimed.push(...rows.map((r) => claimedFromRow(r.id, r, queriedAt, Number(r.lateness))));
         }
         return claimed;
       },
-      lockQueuesSql(this.db.tables.schema, busy),
+      `${lockQueuesSql(this.db.tables.schema, busy)}; ${ADMISSION_PLANS_SQL}`,
     );
     return { claimed, heldBack };
   }

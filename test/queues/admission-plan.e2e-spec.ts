@@ -1,0 +1,91 @@
+import { runDurableMigrations } from 'nestjs-durable';
+import { ADMISSION_PLANS_SQL, admitQueuedSql } from 'nestjs-durable/persistence/sql/admit-queued.sql';
+import { tablesFor } from 'nestjs-durable/persistence/tables';
+import { databaseUrl, Db, uniqueSchema } from '../setup/durable-app';
+import { planNodes } from '../setup/plans';
+
+const FINISHED = 20_000;
+const PENDING = 2_400;
+const HEAD_DEPTH = 100;
+
+/**
+ * The admission statement runs the generic plan its connection keeps (ADMISSION_PLANS_SQL), not a
+ * custom plan per call: that plan must read only the runs admission needs, in every branch the data can
+ * take. The finished runs lie first in the table, so a sequential scan anywhere reads all of them.
+ */
+describe("admission's kept (generic) plan reads the queue's runs through its indexes, in every branch", () => {
+  const schema = uniqueSchema('admitplan');
+  const db = new Db(schema);
+  const t = tablesFor(schema);
+
+  beforeAll(async () => {
+    await runDurableMigrations({ connection: databaseUrl(), schema });
+    await db.query(
+      `INSERT INTO ${t.runs} (id, workflow, status, input, finished_at) SELECT 'done-' || g, 'w', 'completed', '1', now() FROM generate_series(1, ${FINISHED}) g`,
+    );
+    // Two crowded partitions hold the head of the queue's order; behind them 100 partitions of 20 runs
+    // and 200 runs with no partition.
+    await db.query(
+      `INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, queue, partition_key)
+       SELECT 'crowd-' || g, 'w', 'pending', '1', now() - interval '1 day' + g * interval '1 millisecond', 'q', 'crowd-' || (g % 2)
+       FROM generate_series(1, 200) g
+       UNION ALL
+       SELECT 'keyed-' || g, 'w', 'pending', '1', now() - interval '1 hour' + g * interval '1 millisecond', 'q', 'tenant-' || (g % 100)
+       FROM generate_series(1, 2000) g
+       UNION ALL
+       SELECT 'unkeyed-' || g, 'w', 'pending', '1', now() - interval '1 hour' + g * interval '1 millisecond', 'q', NULL
+       FROM generate_series(1, 200) g`,
+    );
+    await db.query(`INSERT INTO ${t.queueSlots} (queue, slot) SELECT 'q', n FROM generate_series(1, 64) n`);
+    await db.query(`ANALYZE ${t.runs}`);
+    await db.query(`PREPARE admit(text, int, int, int, bigint, int, text[], text, int, int) AS ${admitQueuedSql(t)}`);
+  });
+  afterAll(() => db.dropSchema());
+
+  /** The most rows any scan of runs read, and the runs admitted, for these limits (rolled back). */
+  const admit = async (limits: string) => {
+    const execute = `EXECUTE admit('q', 64, ${limits}, 64, ARRAY['w'], 'owner', 30000, ${HEAD_DEPTH})`;
+    await db.query(`BEGIN; ${ADMISSION_PLANS_SQL}`);
+    try {
+      const nodes = await planNodes(db, `EXPLAIN (ANALYZE, FORMAT JSON) ${execute}`);
+      const scans = nodes.filter((n) => n.relation === 'runs' && n.type.endsWith('Scan'));
+      return { mostRead: Math.max(...scans.map((n) => n.rowsRead!)), seqScans: scans.filter((n) => n.type === 'Seq Scan' && n.rowsRead) };
+    } finally {
+      await db.query('ROLLBACK');
+    }
+  };
+
+  it('reads through the queue indexes only, with a concurrency alone, a partition limit the head meets, one the crowded head fills, a rate limit', async () => {
+    const cases = {
+      'a concurrency alone': 'NULL, NULL, NULL',
+      'a partition limit the head meets (the head is enough)': '100, NULL, NULL',
+      'a partition limit the crowded head fills (partitions one by one, and the runs with none)': '1, NULL, NULL',
+      'a rate limit': 'NULL, 10, 60000',
+    };
+    const reads: Record<string, { seqScans: number; beyondPending: boolean }> = {};
+    for (const [name, limits] of Object.entries(cases)) {
+      const { mostRead, seqScans } = await admit(limits);
+      // Reads follow the queue's order through its indexes: the head, a partition's head, the skip scan's
+      // steps, and the runs with no partition read in the queue's order (no index holds them alone).
+      // Never the finished runs.
+      reads[name] = { seqScans: seqScans.length, beyondPending: mostRead >= PENDING };
+    }
+    expect(reads).toEqual(Object.fromEntries(Object.keys(cases).map((name) => [name, { seqScans: 0, beyondPending: false }])));
+  });
+
+  it('admits the runs the limits allow: one per partition under a limit of 1, the crowded two among them', async () => {
+    await db.query(`BEGIN; ${ADMISSION_PLANS_SQL}`);
+    try {
+      const rows = await db.query<{ id: string }>(`EXECUTE admit('q', 64, 1, NULL, NULL, 64, ARRAY['w'], 'owner', 30000, ${HEAD_DEPTH})`);
+      const admitted = await db.query<{ partition_key: string | null; n: number }>(
+        `SELECT partition_key, count(*)::int AS n FROM ${t.runs} WHERE id = ANY($1) GROUP BY partition_key`,
+        [rows.map((r) => r.id)],
+      );
+      expect(rows).toHaveLength(64);
+      expect(admitted.filter((p) => p.partition_key !== null && p.n > 1)).toEqual([]);
+      expect(admitted.map((p) => p.partition_key)).toEqual(expect.arrayContaining(['crowd-0', 'crowd-1']));
+    } finally {
+      await db.query('ROLLBACK');
+    }
+  });
+});
