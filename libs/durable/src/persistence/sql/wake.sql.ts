@@ -92,7 +92,10 @@ own_parent AS (
  * The CTE `reusing_fork` of wakeParentSql: runs parked on the result of a source run that is not their
  * child. Its own update, not an OR in the parent's: each is one index probe (the primary key;
  * runs_waiting_idx), where an OR would read every waiting and running run. A run is never both (its
- * parent is excluded).
+ * parent is excluded). The probe of runs_waiting_idx is a LATERAL subquery (OFFSET 0 keeps it one):
+ * joined plainly, statistics that saw no run waiting let the planner read every waiting run once and
+ * join them to the source. The updated row repeats the tests, so a run that moved meanwhile is
+ * rechecked on its new version and left alone.
  */
 const reusingRunSql = (t: Tables, source: string, filter: string) => `
 reusing_fork AS (
