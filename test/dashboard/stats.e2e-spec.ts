@@ -1,6 +1,6 @@
 import { runDurableMigrations } from 'nestjs-durable';
 import { DashboardService } from 'nestjs-durable/dashboard/dashboard.service';
-import { STATS_EXACT_UP_TO, statsSql } from 'nestjs-durable/persistence/dashboard.repository';
+import { STATS_EXACT_UP_TO, STATS_PLANS_SQL, statsSql } from 'nestjs-durable/persistence/dashboard.repository';
 import { RUN_STATUSES } from 'nestjs-durable/persistence/run.repository';
 import { tablesFor } from 'nestjs-durable/persistence/tables';
 import { WAIT_KIND_NAMES } from 'nestjs-durable/wait-kinds/wait-kind.registry';
@@ -50,26 +50,32 @@ describe("dashboard stats: each count reads an index's entries, never the table'
 
   beforeAll(async () => {
     await runDurableMigrations({ connection: databaseUrl(), schema });
-    // Every run waiting: the statistics estimate any status compared with a parameter at the whole table.
+    // The waiting runs first, then finished ones: a walk of runs_seq_key from the newest passes every
+    // finished run before it meets one that waits. ANALYZE alone leaves the visibility map unset, as a
+    // long transaction elsewhere would (Postgres then prices an index-only scan as one that reads the table).
     await db.query(
       `INSERT INTO ${t.runs} (id, workflow, status, input, wait, wait_kind, wait_name)
        SELECT 'waits-' || i, 'w', 'waiting', 'null', jsonb_build_object('kind', 'sleep', 'name', 'nap', 'since', now()), 'sleep', 'nap'
-       FROM generate_series(1, 30000) i`,
+       FROM generate_series(1, 15000) i`,
     );
-    await db.query(`VACUUM ANALYZE ${t.runs}`);
+    await db.query(
+      `INSERT INTO ${t.runs} (id, workflow, status, input, finished_at) SELECT 'done-' || i, 'w', 'completed', 'null', now() FROM generate_series(1, 60000) i`,
+    );
+    await db.query(`ANALYZE ${t.runs}`);
   });
   afterAll(() => db.dropSchema());
 
-  it('the counts by status and by wait kind walk their indexes, with no sequential scan of runs', async () => {
-    await db.query(`PREPARE stats(bigint, bigint, int, text[], text[]) AS ${statsSql(t)}`);
-    const nodes = await planNodes(
-      db,
-      `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE stats(2000, 30000, ${STATS_EXACT_UP_TO}, ARRAY['${RUN_STATUSES.join("','")}'], ARRAY['${WAIT_KIND_NAMES.join("','")}'])`,
-    );
-    const scans = nodes.filter((n) => n.relation === 'runs' && n.type.endsWith('Scan'));
-    // Each count goes through an index condition on its status or kind: one with no runs reads none, not the table.
-    // Not how many entries: in one CI run on Postgres 18 a count read past the cap without a sequential scan.
-    expect(scans.filter((n) => n.type === 'Seq Scan')).toEqual([]);
-    expect(scans.length).toBeGreaterThan(0);
+  it('the counts by status and by wait kind read their index ranges, never past the cap, in a custom and in the generic plan', async () => {
+    await db.query(`PREPARE stats(bigint, bigint, int) AS ${statsSql(t)}`);
+    for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+      await db.query(`BEGIN; SET LOCAL plan_cache_mode = ${mode}; ${STATS_PLANS_SQL}`);
+      const nodes = await planNodes(db, `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE stats(2000, 30000, ${STATS_EXACT_UP_TO})`);
+      await db.query('ROLLBACK');
+      const scans = nodes.filter((n) => n.relation === 'runs' && n.type.endsWith('Scan'));
+      // A status or wait kind with no runs reads none; the counts of the waiting and the completed runs stop at the cap.
+      expect(scans.filter((n) => n.type === 'Seq Scan')).toEqual([]);
+      expect(scans.filter((n) => n.rowsRead! > STATS_EXACT_UP_TO)).toEqual([]);
+      expect(scans.length).toBeGreaterThanOrEqual(RUN_STATUSES.length + WAIT_KIND_NAMES.length);
+    }
   });
 });

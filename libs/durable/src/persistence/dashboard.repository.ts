@@ -169,16 +169,22 @@ export class DashboardRepository {
    * first entry of `runs_waiting_since_idx`; the oldest overdue wake the first of `runs_due_idx`.
    */
   async stats(sweepIntervalMs: number, leaseMs: number): Promise<StatsRows> {
-    const [row] = await this.db.query<{
-      by_status: Array<{ status: RunStatus; n: number }>;
-      by_kind: Array<{ kind: WaitKind; n: number }>;
-      oldest: StatsRows['oldestWaiting'];
-      overdue: number;
-      oldest_due: Date | null;
-      instances: Array<Record<string, unknown>>;
-      last_sweep: Date | null;
-      now: Date;
-    }>(statsSql(this.db.tables), [2 * sweepIntervalMs, leaseMs, STATS_EXACT_UP_TO, RUN_STATUSES, WAIT_KIND_NAMES]);
+    const [row] = await this.db.transaction(
+      async (client) =>
+        (
+          await client.query<{
+            by_status: Record<RunStatus, number>;
+            by_kind: Record<WaitKind, number>;
+            oldest: StatsRows['oldestWaiting'];
+            overdue: number;
+            oldest_due: Date | null;
+            instances: Array<Record<string, unknown>>;
+            last_sweep: Date | null;
+            now: Date;
+          }>(this.db.statement(statsSql(this.db.tables), [2 * sweepIntervalMs, leaseMs, STATS_EXACT_UP_TO]))
+        ).rows,
+      STATS_PLANS_SQL,
+    );
     const estimated: StatsRows['estimated'] = { byStatus: [], waitingByKind: [], overdue: false };
     // A count that reached the cap is replaced by the planner's estimate and said to be one.
     const figure = async (n: number, where: string, mark: () => unknown): Promise<number> => {
@@ -187,14 +193,12 @@ export class DashboardRepository {
       return this.estimate(where);
     };
     const byStatus = {} as Record<RunStatus, number>;
-    for (const { status, n } of row.by_status) {
-      byStatus[status] = await figure(n, `${listedStatus()} = ${literal(status)}`, () => estimated.byStatus.push(status));
+    for (const status of RUN_STATUSES) {
+      byStatus[status] = await figure(row.by_status[status], statusCountedSql(status), () => estimated.byStatus.push(status));
     }
     const waitingByKind = {} as Record<WaitKind, number>;
-    for (const { kind, n } of row.by_kind) {
-      waitingByKind[kind] = await figure(n, `status = 'waiting' AND wait_kind = ${literal(kind)}`, () =>
-        estimated.waitingByKind.push(kind),
-      );
+    for (const kind of WAIT_KIND_NAMES) {
+      waitingByKind[kind] = await figure(row.by_kind[kind], waitKindCountedSql(kind), () => estimated.waitingByKind.push(kind));
     }
     const overdue = await figure(row.overdue, overdueWhereSql(Number(2 * sweepIntervalMs)), () => (estimated.overdue = true));
     return {
@@ -221,29 +225,38 @@ export class DashboardRepository {
   }
 }
 
-function literal(value: string): string {
-  return `'${value.replace(/'/g, "''")}'`;
-}
+/** Runs of a status, as the overview counts them (statuses are our own constants: a literal). */
+const statusCountedSql = (status: RunStatus) => `${listedStatus()} = '${status}'`;
 
-/**
- * A run's ($1) newest history rows before the id $2 (null: the newest of all), newest first, at most $3:
- * a range of history_run_idx, also in a generic plan (an `IS NULL OR` would leave the bound a filter).
- */
+/** Waiting runs of a wait kind, as the overview counts them (kinds are our own constants: a literal). */
+const waitKindCountedSql = (kind: WaitKind) => `status = 'waiting' AND wait_kind = '${kind}'`;
+
 /** Runs whose wake is overdue by more than `ms` (a parameter or a number) and that a claim would take. */
 const overdueWhereSql = (ms: string | number) => `wake_at < now() - ${ms} * interval '1 millisecond' AND ${PLAIN_CLAIMABLE}`;
 
 /**
- * The overview's figures in one statement (DashboardRepository.stats). $1 the overdue margin in ms,
- * $2 the lease in ms, $3 the cap of each count, $4 the statuses, $5 the wait kinds.
+ * Sent with the overview's BEGIN: each count reads the range of an index that holds only the runs it
+ * counts, so it stops at the cap whatever the statistics say. Compared with a parameter, a status was
+ * estimated at the most common one's share, and a scan that filters on it looked as cheap as the
+ * index: a sequential scan stopping at the cap (2.5 s at a million runs for a status with no runs),
+ * a walk of runs_seq_key when the counts were asked in the list's order (every run's entry when the
+ * visibility map was not set, as under a long transaction), or a bitmap of every entry of the status.
+ */
+export const STATS_PLANS_SQL = 'SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off';
+
+/**
+ * The overview's figures in one statement (DashboardRepository.stats), under STATS_PLANS_SQL. $1 the overdue margin in ms,
+ * $2 the lease in ms, $3 the cap of each count.
  */
 export const statsSql = (t: Tables) => {
-  const capped = (where: string, order = '') => `(SELECT count(*) FROM (SELECT 1 FROM ${t.runs} WHERE ${where} ${order} LIMIT $3) c)::int`;
-  // Each in its index's order: the planner estimates a status (a wait kind) compared with a parameter at
-  // the most common one's share, and without the order a sequential scan stopping at the cap looked
-  // cheaper than the index, until a status with no runs read the whole table (2.5 s at a million runs).
+  const capped = (where: string) => `(SELECT count(*) FROM (SELECT 1 FROM ${t.runs} WHERE ${where} LIMIT $3) c)::int`;
+  // One count per status and per wait kind, its value written in, so that one with no runs is estimated
+  // at none (STATS_PLANS_SQL has the rest).
+  const counts = <V extends string>(values: readonly V[], where: (value: V) => string) =>
+    `json_build_object(${values.map((v) => `'${v}', ${capped(where(v))}`).join(',\n          ')})`;
   return `SELECT now() AS now,
-        (SELECT json_agg(json_build_object('status', s, 'n', ${capped(`${listedStatus()} = s`, 'ORDER BY seq DESC')})) FROM unnest($4::text[]) s) AS by_status,
-        (SELECT json_agg(json_build_object('kind', k, 'n', ${capped(`status = 'waiting' AND wait_kind = k`, 'ORDER BY wait_name')})) FROM unnest($5::text[]) k) AS by_kind,
+        ${counts(RUN_STATUSES, statusCountedSql)} AS by_status,
+        ${counts(WAIT_KIND_NAMES, waitKindCountedSql)} AS by_kind,
         (SELECT row_to_json(o) FROM (SELECT id, workflow, wait FROM ${t.runs} WHERE ${listedStatus()} = 'waiting' ORDER BY "${t.schema}".wait_since(wait) LIMIT 1) o) AS oldest,
         ${capped(overdueWhereSql('$1'))} AS overdue,
         (SELECT min(wake_at) FROM ${t.runs} WHERE ${overdueWhereSql('$1')}) AS oldest_due,
@@ -254,6 +267,10 @@ export const statsSql = (t: Tables) => {
         (SELECT max(last_sweep_at) FROM ${t.instances}) AS last_sweep`;
 };
 
+/**
+ * A run's ($1) newest history rows before the id $2 (null: the newest of all), newest first, at most $3:
+ * a range of history_run_idx, also in a generic plan (an `IS NULL OR` would leave the bound a filter).
+ */
 const historyPageSql = (t: Tables) =>
   `SELECT id, at, event, actor, detail FROM ${t.history}
    WHERE run_id = $1 AND run_day = ${runDaySql(t, '$1')} AND id < COALESCE($2::bigint, 9223372036854775807) ORDER BY id DESC LIMIT $3`;

@@ -10,9 +10,9 @@ import { schemaOf, tablesFor } from '../tables';
  * reading every run of the status on each end. The list's index carries `status` itself (INCLUDE): the
  * overview's counts by status are then read from the index alone (Postgres answers from an index on an
  * expression only when it holds the column too), where without it a count by a status the statistics
- * call common read the table. Built in one statement each, not CONCURRENTLY (a
- * migration runs in a transaction): the runs table is locked against writes while they build, about 2 s
- * at a million runs on the bench's machine.
+ * call common read the table. Built in one statement each, not CONCURRENTLY (a migration runs in a
+ * transaction): the runs table is locked against writes while they build, about 2 s at a million runs
+ * on the bench's machine.
  */
 export class ListedStatus1732900000018 implements MigrationInterface {
   name = 'ListedStatus1732900000018';
