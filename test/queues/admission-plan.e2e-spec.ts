@@ -1,5 +1,6 @@
 import { runDurableMigrations } from 'nestjs-durable';
-import { ADMISSION_PLANS_SQL, admitQueuedSql } from 'nestjs-durable/persistence/sql/admit-queued.sql';
+import { ADMISSION_PLANS_SQL, admitQueuedSql, promoteDueSql } from 'nestjs-durable/persistence/sql/admit-queued.sql';
+import { mendSlotsSql } from 'nestjs-durable/persistence/sql/mend-queue-slots.sql';
 import { tablesFor } from 'nestjs-durable/persistence/tables';
 import { databaseUrl, Db, uniqueSchema } from '../setup/durable-app';
 import { planNodes } from '../setup/plans';
@@ -84,6 +85,42 @@ describe("admission's kept (generic) plan reads the queue's runs through its ind
       expect(rows).toHaveLength(64);
       expect(admitted.filter((p) => p.partition_key !== null && p.n > 1)).toEqual([]);
       expect(admitted.map((p) => p.partition_key)).toEqual(expect.arrayContaining(['crowd-0', 'crowd-1']));
+    } finally {
+      await db.query('ROLLBACK');
+    }
+  });
+
+  it('the statements sent before it in its transaction, the slots mending and the promotion of due runs, read through indexes under its plan mode too', async () => {
+    const statements: Array<[string, string, string, string]> = [
+      ['mend: slots freed', mendSlotsSql(t)[0], '(text, int)', "('q', 64)"],
+      ['mend: slots given', mendSlotsSql(t)[1], '(text, int)', "('q', 64)"],
+      ['promote', promoteDueSql(t), '(text[], int)', "(ARRAY['q'], 1000)"],
+    ];
+    await db.query(`BEGIN; ${ADMISSION_PLANS_SQL}`);
+    try {
+      // Runs the statistics never saw: running ones holding slots, running ones holding none, waiting ones whose time came.
+      await db.query(
+        `INSERT INTO ${t.runs} (id, workflow, status, input, queue, wake_at)
+         SELECT 'run-' || g, 'w', 'running', '1', 'q', now() + interval '1 minute' FROM generate_series(1, 60) g
+         UNION ALL
+         SELECT 'due-' || g, 'w', 'waiting', '1', 'q', now() - interval '1 second' FROM generate_series(1, 30) g`,
+      );
+      await db.query(`UPDATE ${t.queueSlots} SET holder = 'run-' || slot WHERE queue = 'q' AND slot <= 40`);
+      const reads: Record<string, { seqScans: number; finishedRead: boolean }> = {};
+      for (const [i, [name, sql, types, args]] of statements.entries()) {
+        await db.query(`PREPARE before_admit_${i}${types} AS ${sql}`);
+        const nodes = await planNodes(db, `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE before_admit_${i}${args}`);
+        await db.query(`DEALLOCATE before_admit_${i}`);
+        const scans = nodes.filter((n) => n.relation === 'runs' && n.type.endsWith('Scan'));
+        reads[name] = {
+          seqScans: scans.filter((n) => n.type === 'Seq Scan').length,
+          finishedRead: scans.some((n) => n.rowsRead! >= FINISHED),
+        };
+      }
+      expect(reads).toEqual(Object.fromEntries(statements.map(([name]) => [name, { seqScans: 0, finishedRead: false }])));
+      // They did their work: the 20 running runs without a slot got one, the due runs are pending.
+      expect(await db.count('queue_slots', `queue = 'q' AND holder IS NOT NULL`)).toBe(60);
+      expect(await db.count('runs', `id LIKE 'due-%' AND status = 'pending'`)).toBe(30);
     } finally {
       await db.query('ROLLBACK');
     }
