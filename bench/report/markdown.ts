@@ -289,14 +289,16 @@ export function benchmarksMarkdown(r: BenchResults, chart: string, source: strin
     p(
       `The same closed loop of 3-step workflows at a total concurrency of ${processes.concurrency}, split over 1, 2 and 4 worker processes`,
       '(each with its share of the callers and worker slots), all running at once against one database; the aggregate is the sum',
-      "of their rates. Lock waits: sessions of the system's database seen waiting on a lock, sampled every 100 ms, on average.",
+      'of their rates. The counts take turns: each round runs 1, 2 and 4 processes one after another, and "against 1 process"',
+      "for 2 processes is the median of the rounds' ratios (the medians' ratio for 4). Lock waits: sessions of the system's database",
+      'seen waiting on a lock, sampled every 100 ms, on average.',
       "Postgres CPU: the CPU time of all the server's processes (from /proc) over the loop, per workflow completed.",
       '',
       '| processes | workflows/s (aggregate) | against 1 process | sessions waiting on a lock | Postgres CPU per workflow (µs) |',
       '| ---: | ---: | ---: | ---: | ---: |',
       ...Object.entries(processes.byProcesses).map(
         ([n, f]) =>
-          `| ${n.slice(1)} | ${cell(f.perSecond, 0)} | ${ratio(f.perSecond.median, processes.byProcesses.p1?.perSecond.median)} | ${cell(f.lockWaits, 2)} | ${f.serverCpuUs ? cell(f.serverCpuUs, 0) : 'not measured'} |`,
+          `| ${n.slice(1)} | ${cell(f.perSecond, 0)} | ${n === 'p2' && processes.twoOverOne !== undefined ? `${processes.twoOverOne.toFixed(2)}x` : ratio(f.perSecond.median, processes.byProcesses.p1?.perSecond.median)} | ${cell(f.lockWaits, 2)} | ${f.serverCpuUs ? cell(f.serverCpuUs, 0) : 'not measured'} |`,
       ),
       '',
     );
@@ -319,6 +321,7 @@ export function benchmarksMarkdown(r: BenchResults, chart: string, source: strin
       `| workflows/s at c${retention.concurrency}, before / with the drop in the middle | ${retention.before.perSecond.toFixed(0)} / ${retention.during.perSecond.toFixed(0)} |`,
       `| p99 workflow latency, before / with the drop | ${retention.before.p99Ms.toFixed(1)} / ${retention.during.p99Ms.toFixed(1)} ms |`,
       `| longest workflow, before / with the drop | ${retention.before.maxMs.toFixed(1)} / ${retention.during.maxMs.toFixed(1)} ms |`,
+      `| sessions seen waiting on a lock while the day was dropped (every 20 ms), most at once | ${retention.lockWaitsDuringDrop ?? 'not measured'} |`,
       '',
     );
   }
@@ -510,8 +513,15 @@ function whyMissed(target: string, r: BenchResults): string {
   if (/^retention: workflows running/.test(target)) {
     const during = r.retention?.during;
     const before = r.retention?.before;
+    const waits = r.retention?.lockWaitsDuringDrop;
+    const locks =
+      waits === undefined
+        ? 'lock waits were not sampled'
+        : waits === 0
+          ? 'no session was seen waiting on a lock while it ran (sampled every 20 ms)'
+          : `${waits} sessions were seen waiting on a lock at once while it ran (sampled every 20 ms)`;
     return (
-      `The drop blocked no workflow: the longest one while it ran took ${during ? during.maxMs.toFixed(0) : 'n/a'} ms ` +
+      `${waits === 0 ? 'The drop blocked no workflow' : 'Whether the drop blocked a workflow'}: ${locks}, and the longest workflow meanwhile took ${during ? during.maxMs.toFixed(0) : 'n/a'} ms ` +
       `(${before ? before.maxMs.toFixed(0) : 'n/a'} ms before), where one waiting on the drop's locks would have waited for the ` +
       "drop itself. What the loop lost is the machine's time: each detach changes the partitioned tables' descriptors, so every " +
       'session plans its prepared journal statements again, and the dropped files are unlinked on the same disk, all on the two ' +

@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import type { BenchContext } from '../context';
 import { delay } from '../measure';
 import { postmasterPid, serverCpuMs } from '../server-cpu';
-import { round, Spread, spread } from '../stats';
+import { median, round, Spread, spread } from '../stats';
 
 /** Worker processes on one database, at the same total concurrency. */
 const PROCESS_COUNTS = [1, 2, 4];
@@ -15,7 +15,7 @@ export interface ProcessFigures {
    * and the CPU time of every Postgres process per workflow (µs; where the server's processes can be read).
    */
   byProcesses: Record<string, { perSecond: Spread; lockWaits: Spread; serverCpuUs?: Spread }>;
-  /** Two processes against one, medians. */
+  /** Two processes against one: the median of the rounds' ratios (each round ran 1, 2 and 4 processes in turn). */
   twoOverOne?: number;
 }
 
@@ -30,16 +30,22 @@ export async function measureProcesses(ctx: BenchContext): Promise<ProcessFigure
   const { plan } = ctx;
   const concurrency = plan.workerConcurrency;
   const byProcesses: ProcessFigures['byProcesses'] = {};
+  let twoOverOne: number | undefined;
   const db = new Client(ctx.url('ours'));
   await db.connect();
   const postmaster = await postmasterPid(ctx.server).catch(() => undefined);
   try {
-    for (const n of PROCESS_COUNTS) {
-      const each = concurrency / n;
-      const rates: number[] = [];
-      const waits: number[] = [];
-      const cpu: number[] = [];
-      for (let rep = 0; rep < plan.reps; rep++) {
+    const collected = new Map(PROCESS_COUNTS.map((n) => [n, { rates: [] as number[], waits: [] as number[], cpu: [] as number[] }]));
+    // Rounds of 1, 2 and 4 processes one after another, not all of one count then the next: the machine's
+    // speed drifts over minutes, and each round's counts then meet the same machine.
+    const failed = new Set<number>();
+    const ratios: number[] = [];
+    for (let rep = 0; rep < plan.reps; rep++) {
+      const roundRates = new Map<number, number>();
+      for (const n of PROCESS_COUNTS) {
+        if (failed.has(n)) continue;
+        const each = concurrency / n;
+        const into = collected.get(n)!;
         const figure = await ctx.attempt(`processes.p${n}`, () =>
           ctx.with(
             Array.from({ length: n }, () => ({ kind: 'ours' as const, concurrency: each })),
@@ -70,23 +76,30 @@ export async function measureProcesses(ctx: BenchContext): Promise<ProcessFigure
             },
           ),
         );
-        if (!figure) break;
-        rates.push(figure.perSecond);
-        waits.push(figure.lockWaits);
-        if (figure.serverCpuUs !== undefined) cpu.push(figure.serverCpuUs);
+        if (!figure) {
+          failed.add(n);
+          continue;
+        }
+        roundRates.set(n, figure.perSecond);
+        into.rates.push(figure.perSecond);
+        into.waits.push(figure.lockWaits);
+        if (figure.serverCpuUs !== undefined) into.cpu.push(figure.serverCpuUs);
         ctx.log(
           `  ${n} process(es) × c${each} #${rep + 1}: ${figure.perSecond.toFixed(0)} /s, ${figure.lockWaits.toFixed(2)} sessions waiting on a lock, ${figure.serverCpuUs?.toFixed(0) ?? 'n/a'} µs of Postgres CPU per workflow`,
         );
       }
+      // Each round's two processes against its one process: the pair met the same machine.
+      if (roundRates.has(1) && roundRates.has(2)) ratios.push(roundRates.get(2)! / roundRates.get(1)!);
+    }
+    for (const [n, { rates, waits, cpu }] of collected) {
       if (rates.length)
         byProcesses[`p${n}`] = { perSecond: spread(rates), lockWaits: spread(waits), ...(cpu.length ? { serverCpuUs: spread(cpu) } : {}) };
     }
+    if (ratios.length) twoOverOne = round(median(ratios), 3);
   } finally {
     await db.end();
   }
-  const one = byProcesses.p1?.perSecond.median;
-  const two = byProcesses.p2?.perSecond.median;
-  return { concurrency, byProcesses, twoOverOne: one && two ? round(two / one, 3) : undefined };
+  return { concurrency, byProcesses, twoOverOne };
 }
 
 function mean(values: number[]): number {

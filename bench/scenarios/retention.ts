@@ -19,6 +19,8 @@ export interface RetentionFigures {
   concurrency: number;
   before: LoopFigures;
   during: LoopFigures;
+  /** Sessions of the database seen waiting on a lock while the day was dropped (sampled every 20 ms), most at once; a blocked workflow would show here. */
+  lockWaitsDuringDrop?: number;
 }
 
 interface LoopFigures {
@@ -80,9 +82,11 @@ export async function measureRetention(ctx: BenchContext): Promise<RetentionFigu
         const before = await worker.call('loop', { concurrency: CONCURRENCY, durationMs: LOOP_MS });
         const during = worker.call('loop', { concurrency: CONCURRENCY, durationMs: LOOP_MS });
         await delay(LOOP_MS / 3);
+        const sampled = await sampleLockWaits(ctx.url('ours'));
         const t2 = performance.now();
         const dropped = (await dropEmptiedJournalDays(db as unknown as PoolClient, t)) ?? [];
         const dropMs = performance.now() - t2;
+        const lockWaitsDuringDrop = await sampled.stop();
         const loop = await during;
         ctx.log(
           `  dropped the journal of ${dropped.join(', ')} in ${dropMs.toFixed(0)} ms (the run rows' delete: ${(runRowsDeleteMs / 1000).toFixed(1)} s); ` +
@@ -102,6 +106,7 @@ export async function measureRetention(ctx: BenchContext): Promise<RetentionFigu
           concurrency: CONCURRENCY,
           before: figures(before),
           during: figures(loop),
+          lockWaitsDuringDrop,
         };
       });
     });
@@ -109,4 +114,29 @@ export async function measureRetention(ctx: BenchContext): Promise<RetentionFigu
     await db.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`).catch(() => undefined);
     await db.end();
   }
+}
+
+/** Samples, every 20 ms until stopped, the sessions of the database waiting on a lock; `stop` answers the most seen at once. */
+async function sampleLockWaits(url: string): Promise<{ stop(): Promise<number> }> {
+  const client = new Client(url);
+  await client.connect();
+  let sampling = true;
+  let most = 0;
+  const loop = (async () => {
+    while (sampling) {
+      const { rows } = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      most = Math.max(most, rows[0].n);
+      await delay(20);
+    }
+  })();
+  return {
+    async stop() {
+      sampling = false;
+      await loop;
+      await client.end();
+      return most;
+    },
+  };
 }
