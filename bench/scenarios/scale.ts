@@ -175,10 +175,22 @@ async function statsRead(ctx: BenchContext, db: Client): Promise<ScaleFigures['s
   await db.query(`VACUUM ANALYZE ${tablesFor(SMALL_SCHEMA).runs}`);
   await db.query('SET jit = off');
   const time = async (schema: string) => {
-    // The repository over this connection: the same statements the dashboard's service sends.
+    // The repository over this connection: the same statements and transactions the dashboard's service sends.
     const repository = new DashboardRepository({
       tables: tablesFor(schema),
       query: async (sql: string, params?: unknown[]) => (await db.query(sql, params)).rows,
+      statement: (text: string, values: unknown[]) => ({ text, values }),
+      transaction: async <T>(fn: (client: Client) => Promise<T>, opening?: string): Promise<T> => {
+        await db.query(opening ? `BEGIN; ${opening}` : 'BEGIN');
+        try {
+          const result = await fn(db);
+          await db.query('COMMIT');
+          return result;
+        } catch (error) {
+          await db.query('ROLLBACK');
+          throw error;
+        }
+      },
     } as never);
     const wall: number[] = [];
     let estimated: string[] = [];
