@@ -98,11 +98,13 @@ export const EARLIER = {
   retentionDrop: { dropMs: 886.5, runRowsDeleteMs: 973, ceilingC1: 1_453, measured: at('2026-12-02', '6701d3c') },
   /** The full run published before this one (docs/benchmarks.md of 12190b2): figures that move from run to run. */
   previousRun: {
-    latencyP50Ms: { ours: 4.95, dbos: 12.3, floor: 2.19 },
+    latencyP50Ms: { ours: 4.84, dbos: 31.91, floor: 3.64 },
+    /** The in-process signal round trip's p50 there (ms). */
+    inProcessSignalP50Ms: { ours: 5.16, dbos: 11.82 },
     /** Ratios of targets met there and missed here, or the reverse: each moves from run to run. */
-    inProcessSignal: '0.521x',
-    twoProcesses: '0.766x',
-    measured: at('2026-12-02', 'e0cc555'),
+    inProcessSignal: '0.436x',
+    twoProcesses: '0.81x',
+    measured: at('2026-12-03', '0966ee4'),
   },
   /** The cross-instance signal against DBOS in a full run of the same path (it moves from run to run). */
   crossInstanceSignal: { ratio: '0.75x', measured: at('2026-12-03', 'c5a1a90') },

@@ -550,7 +550,9 @@ function whyMissed(target: string, r: BenchResults): string {
         ? `In this run the p50 of ours ranged over ${spreadOf(r.signalRoundTripMs.crossInstance.ours?.p50)} ms in its reps and DBOS' ` +
           `over ${spreadOf(r.signalRoundTripMs.crossInstance.dbos?.p50)}; the same path measured ${EARLIER.crossInstanceSignal.ratio} DBOS ` +
           `in the run of ${EARLIER.crossInstanceSignal.measured}.`
-        : `The in-process ratio moves from run to run with the same path: ${previous.inProcessSignal} in the run of ${previous.measured}.`)
+        : `The in-process ratio moves from run to run with the same path, mostly with DBOS' own figure: ${previous.inProcessSignal} in the run of ` +
+          `${previous.measured}, where DBOS' p50 was ${previous.inProcessSignalP50Ms.dbos} ms and ours ${previous.inProcessSignalP50Ms.ours} ` +
+          `(here ${p50(r.signalRoundTripMs.inProcess.dbos)} and ${p50(r.signalRoundTripMs.inProcess.ours)}).`)
     );
   }
   if (/^claim query|^10,000 per-minute schedules|^queue admission/.test(target)) {
