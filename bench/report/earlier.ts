@@ -27,6 +27,18 @@ export const EARLIER = {
     floor: { node: '257–296', postgres: '710–782', perSecond: '1,411 and 1,590' },
   },
   /**
+   * The loop at c8 on one schema, 5 s a round, three rounds alternating between the runs table with
+   * every index and without the six that no engine statement reads (the BRINs on created_at and
+   * updated_at, run_day's, workflow's, the listed status's, finished_at's): workflows per second.
+   * With the first three alone dropped it gained about 4%.
+   */
+  dashboardIndexesDropped: {
+    measured: at('2026-12-03', '5c0847b'),
+    withAll: '1,292–1,310',
+    without: '1,378–1,405',
+    gain: 'about 7%',
+  },
+  /**
    * The workflow's four statements alone, each its own commit, by pgbench at 8 clients (no Node):
    * workflows per second, and the server CPU of a start and of a checkpoint against the floor's insert.
    */
