@@ -93,6 +93,7 @@ describe('migrations and boot', () => {
       { name: 'RunStatistics1732900000016' },
       { name: 'QueueSlotHolders1732900000017' },
       { name: 'ListedStatus1732900000018' },
+      { name: 'UnkeyedPending1732900000019' },
     ]);
     await db.dropSchema();
   });
@@ -119,6 +120,7 @@ describe('migrations and boot', () => {
       'RunStatistics1732900000016',
       'QueueSlotHolders1732900000017',
       'ListedStatus1732900000018',
+      'UnkeyedPending1732900000019',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

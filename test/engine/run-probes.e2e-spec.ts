@@ -12,6 +12,8 @@ import { databaseUrl, Db, uniqueSchema } from '../setup/durable-app';
 import { plannedOn, planNodes } from '../setup/plans';
 
 const RUNNING = 2_000;
+/** Both indexes hold exactly the pending runs of the queues (migration 19): either answers a probe for one with its first entry. */
+const QUEUE_PENDING_INDEXES: Record<string, string> = { runs_queue_partition_idx: 'runs_queue_pending_idx' };
 
 /**
  * The statements that find their runs by primary key and test that they are running, and the probes
@@ -107,7 +109,7 @@ describe('statements that find their runs by primary key or a partial index read
     for (const [name, sql, args] of statements) {
       await db.query(`PREPARE ${name}_${mode} AS ${sql}`);
       const reads = (await plannedOn(db, `${name}_${mode}`, args, 'runs')).filter((n) => n.type.endsWith('Scan'));
-      byStatement[name] = [...new Set(reads.map((n) => n.index ?? n.type))].sort();
+      byStatement[name] = [...new Set(reads.map((n) => QUEUE_PENDING_INDEXES[n.index!] ?? n.index ?? n.type))].sort();
     }
     return byStatement;
   };

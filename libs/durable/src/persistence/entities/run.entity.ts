@@ -111,7 +111,8 @@ export const runEntity = (schema: string) =>
       {
         name: 'runs_queue_partition_idx',
         columns: ['queue', 'partitionKey', 'priority', 'wakeAt'],
-        where: `status = 'pending' AND queue IS NOT NULL AND partition_key IS NOT NULL`,
+        // The runs with no key too (under a null key): admission reads them by their own range (migration 19).
+        where: `status = 'pending' AND queue IS NOT NULL`,
       },
       { name: 'runs_queue_waking_idx', columns: ['wakeAt'], where: `status = 'waiting' AND queue IS NOT NULL AND wake_at IS NOT NULL` },
       { name: 'runs_queue_began_idx', columns: ['queue', 'beganAt'], where: 'queue IS NOT NULL AND began_at IS NOT NULL' },

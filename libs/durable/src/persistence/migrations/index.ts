@@ -17,6 +17,7 @@ import { BatchedJournalReads1732900000015 } from './1732900000015-batched-journa
 import { RunStatistics1732900000016 } from './1732900000016-run-statistics';
 import { QueueSlotHolders1732900000017 } from './1732900000017-queue-slot-holders';
 import { ListedStatus1732900000018 } from './1732900000018-listed-status';
+import { UnkeyedPending1732900000019 } from './1732900000019-unkeyed-pending';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -39,4 +40,5 @@ export const DURABLE_MIGRATIONS = [
   RunStatistics1732900000016,
   QueueSlotHolders1732900000017,
   ListedStatus1732900000018,
+  UnkeyedPending1732900000019,
 ];

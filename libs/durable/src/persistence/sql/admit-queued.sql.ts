@@ -63,7 +63,8 @@ WHERE r.id IN (
  * head was full and did not fill the free slots (a few partitions at their limit crowd the front of
  * the queue) does each partition with pending runs offer its own head, found by a skip scan over
  * the queue's partition index: a partition with a thousand pending runs cannot hide one with a single
- * run, and the common case (many partitions, evenly spread) reads a bounded range of one index.
+ * run, and the common case (many partitions, evenly spread) reads a bounded range of one index. The
+ * runs with no partition key offer theirs from the same index, where they sit under a null key.
  * Runs that have begun before (woken after a park) need a slot but not the rate window.
  * The journal comes with each run, read in this statement's snapshot: `current` only when no delivery
  * moved the run's wake_seq between that snapshot and the row this statement updated. `held_back`
@@ -116,10 +117,12 @@ WITH RECURSIVE counted AS (
     ORDER BY priority, wake_at LIMIT GREATEST(LEAST($3::int - COALESCE(rp.n, 0), (SELECT n FROM room)), 0)
   ) c WHERE p.partition_key IS NOT NULL
 ), unkeyed_heads AS (
+  -- In runs_queue_partition_idx's order (the key is null throughout, so it is the queue's order): the
+  -- range of the runs with no key, not the queue's order read through the keyed runs before them.
   SELECT id, priority, wake_at, began_at FROM ${t.runs}
   WHERE queue = $1 AND status = 'pending' AND partition_key IS NULL AND workflow = ANY($7::text[]) AND (SELECT needed FROM deeper)
     AND (began_at IS NOT NULL OR (SELECT fresh FROM room) > 0)
-  ORDER BY priority, wake_at LIMIT GREATEST((SELECT n FROM room), 0)
+  ORDER BY partition_key, priority, wake_at LIMIT GREATEST((SELECT n FROM room), 0)
 ), candidates AS (
   -- The partitions' heads hold no run twice (one head per partition, the unkeyed apart), and only
   -- runs of head_ok to drop: no deduplicating pass over the (usually large) head.
