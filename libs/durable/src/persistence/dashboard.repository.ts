@@ -245,8 +245,8 @@ const overdueWhereSql = (ms: string | number) => `wake_at < now() - ${ms} * inte
 export const STATS_PLANS_SQL = 'SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off';
 
 /**
- * The overview's figures in one statement (DashboardRepository.stats), under STATS_PLANS_SQL. $1 the overdue margin in ms,
- * $2 the lease in ms, $3 the cap of each count.
+ * The overview's figures in one statement (DashboardRepository.stats), under STATS_PLANS_SQL. $1 the
+ * overdue margin in ms, $2 the lease in ms, $3 the cap of each count.
  */
 export const statsSql = (t: Tables) => {
   const capped = (where: string) => `(SELECT count(*) FROM (SELECT 1 FROM ${t.runs} WHERE ${where} LIMIT $3) c)::int`;
