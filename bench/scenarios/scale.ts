@@ -5,6 +5,7 @@ import { until } from '../measure';
 import { runDurableMigrations } from 'nestjs-durable';
 import { claimRunsSql, DashboardRepository, DeliveryRepository, RunRepository, tablesFor } from '../scale/library-internals';
 import { seedKeyedRuns, seedSleepingRuns } from '../scale/seed-runs';
+import { standInDatabase } from '../scale/stand-in-database';
 import { measureRunMemory, RunMemoryFigures } from './run-memory';
 import { round, Spread, spread } from '../stats';
 
@@ -176,22 +177,7 @@ async function statsRead(ctx: BenchContext, db: Client): Promise<ScaleFigures['s
   await db.query('SET jit = off');
   const time = async (schema: string) => {
     // The repository over this connection: the same statements and transactions the dashboard's service sends.
-    const repository = new DashboardRepository({
-      tables: tablesFor(schema),
-      query: async (sql: string, params?: unknown[]) => (await db.query(sql, params)).rows,
-      statement: (text: string, values: unknown[]) => ({ text, values }),
-      transaction: async <T>(fn: (client: Client) => Promise<T>, opening?: string): Promise<T> => {
-        await db.query(opening ? `BEGIN; ${opening}` : 'BEGIN');
-        try {
-          const result = await fn(db);
-          await db.query('COMMIT');
-          return result;
-        } catch (error) {
-          await db.query('ROLLBACK');
-          throw error;
-        }
-      },
-    } as never);
+    const repository = new DashboardRepository(standInDatabase(schema, db) as never);
     const wall: number[] = [];
     let estimated: string[] = [];
     for (let i = 0; i < 2 + Math.max(5, plan.reps); i++) {

@@ -1,9 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import { Client, Pool, PoolClient } from 'pg';
+import { Client, Pool } from 'pg';
 import { runDurableMigrations } from 'nestjs-durable';
 import type { BenchContext } from '../context';
 import { delay, until } from '../measure';
 import { SchedulePass, ScheduleRepository, SCHEDULES_PER_TRANSACTION, tablesFor, wakeChannel } from '../scale/library-internals';
+import { standInDatabase } from '../scale/stand-in-database';
 import { percentile, round, Spread, spread } from '../stats';
 
 export interface ScheduleFigures {
@@ -60,25 +61,7 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
     await db.query(`TRUNCATE ${t.schedules}, ${t.scheduleSkips}, ${t.runs}, ${t.steps}, ${t.history}`);
     const batch = SCHEDULES_PER_TRANSACTION; // the due schedules one pass transaction fires
     // The statements a worker's sweep sends.
-    const database = {
-      tables: t,
-      query: async (sql: string, params?: unknown[]) => (await pool.query(sql, params)).rows,
-      transaction: async <T>(fn: (client: PoolClient) => Promise<T>): Promise<T> => {
-        const client = await pool.connect();
-        try {
-          await client.query('BEGIN');
-          const result = await fn(client);
-          await client.query('COMMIT');
-          return result;
-        } catch (error) {
-          await client.query('ROLLBACK');
-          throw error;
-        } finally {
-          client.release();
-        }
-      },
-    };
-    const repository = new ScheduleRepository(database as never);
+    const repository = new ScheduleRepository(standInDatabase(SCHEMA, pool) as never);
     const pass = new SchedulePass(repository, { shiftMs: 0 } as never, { find: () => undefined } as never);
     const reps = plan.quick ? 20 : 100;
     const timePass = async (): Promise<number[]> => {
