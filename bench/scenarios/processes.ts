@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import type { BenchContext } from '../context';
-import { delay } from '../measure';
+import { sampleLockWaits } from '../lock-waits';
 import { postmasterPid, serverCpuMs } from '../server-cpu';
 import { median, round, Spread, spread } from '../stats';
 
@@ -51,22 +51,11 @@ export async function measureProcesses(ctx: BenchContext): Promise<ProcessFigure
             Array.from({ length: n }, () => ({ kind: 'ours' as const, concurrency: each })),
             async (...peers) => {
               await Promise.all(peers.map((peer) => peer.call('loop', { concurrency: each, durationMs: plan.warmupMs })));
-              const samples: number[] = [];
-              let sampling = true;
-              const sampler = (async () => {
-                while (sampling) {
-                  const { rows } = await db.query<{ n: number }>(
-                    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-                  );
-                  samples.push(rows[0].n);
-                  await delay(100);
-                }
-              })();
+              const sampler = sampleLockWaits(db, 100);
               const cpuBefore = postmaster === undefined ? undefined : serverCpuMs(postmaster);
               const loops = await Promise.all(peers.map((peer) => peer.call('loop', { concurrency: each, durationMs: plan.throughputMs })));
               const cpuMs = cpuBefore === undefined ? undefined : serverCpuMs(postmaster!) - cpuBefore;
-              sampling = false;
-              await sampler;
+              const samples = await sampler.stop();
               const completed = loops.reduce((sum, loop) => sum + loop.completed, 0);
               return {
                 perSecond: loops.reduce((sum, loop) => sum + loop.perSecond, 0),

@@ -5,6 +5,7 @@ import type { BenchContext } from '../context';
 import { delay } from '../measure';
 import { createJournalPartitionsSql, dropEmptiedJournalDays, tablesFor } from '../scale/library-internals';
 import { percentile, round } from '../stats';
+import { sampleLockWaits } from '../lock-waits';
 
 export interface RetentionFigures {
   /** Finished 3-step runs of one day, each with the journal a run leaves: three checkpoints, two history rows. */
@@ -42,6 +43,9 @@ export async function measureRetention(ctx: BenchContext): Promise<RetentionFigu
   const runs = ctx.plan.retentionRuns;
   const db = new Client(ctx.url('ours'));
   await db.connect();
+  // A second session, free while `db` drops the day, for the lock waits.
+  const sampler = new Client(ctx.url('ours'));
+  await sampler.connect();
   try {
     return await ctx.attempt('retention.ours', async () => {
       const t = tablesFor(SCHEMA);
@@ -82,11 +86,11 @@ export async function measureRetention(ctx: BenchContext): Promise<RetentionFigu
         const before = await worker.call('loop', { concurrency: CONCURRENCY, durationMs: LOOP_MS });
         const during = worker.call('loop', { concurrency: CONCURRENCY, durationMs: LOOP_MS });
         await delay(LOOP_MS / 3);
-        const sampled = await sampleLockWaits(ctx.url('ours'));
+        const sampled = sampleLockWaits(sampler, 20);
         const t2 = performance.now();
         const dropped = (await dropEmptiedJournalDays(db as unknown as PoolClient, t)) ?? [];
         const dropMs = performance.now() - t2;
-        const lockWaitsDuringDrop = await sampled.stop();
+        const lockWaitsDuringDrop = Math.max(0, ...(await sampled.stop()));
         const loop = await during;
         ctx.log(
           `  dropped the journal of ${dropped.join(', ')} in ${dropMs.toFixed(0)} ms (the run rows' delete: ${(runRowsDeleteMs / 1000).toFixed(1)} s); ` +
@@ -113,30 +117,6 @@ export async function measureRetention(ctx: BenchContext): Promise<RetentionFigu
   } finally {
     await db.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`).catch(() => undefined);
     await db.end();
+    await sampler.end();
   }
-}
-
-/** Samples, every 20 ms until stopped, the sessions of the database waiting on a lock; `stop` answers the most seen at once. */
-async function sampleLockWaits(url: string): Promise<{ stop(): Promise<number> }> {
-  const client = new Client(url);
-  await client.connect();
-  let sampling = true;
-  let most = 0;
-  const loop = (async () => {
-    while (sampling) {
-      const { rows } = await client.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-      );
-      most = Math.max(most, rows[0].n);
-      await delay(20);
-    }
-  })();
-  return {
-    async stop() {
-      sampling = false;
-      await loop;
-      await client.end();
-      return most;
-    },
-  };
 }
