@@ -13,10 +13,27 @@ export function countQueries(): void {
   const proto = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const original = proto.query;
   proto.query = function countedQuery(this: unknown, ...args: unknown[]) {
-    const text = statementText(args[0]);
-    counts.set(text, (counts.get(text) ?? 0) + 1);
+    const statements = typeof args[0] === 'string' && TOGETHER.test(args[0]) ? togetherTexts(args[0]) : [statementText(args[0])];
+    for (const text of statements) counts.set(text, (counts.get(text) ?? 0) + 1);
     return original.apply(this, args);
   };
+}
+
+/** A group commit's batch of several kinds (DurableDatabase.together): PREPAREs and EXECUTEs in one simple query. */
+const TOGETHER = /^(PREPARE|EXECUTE) durable_together_/;
+/** The statement text of each name a together query prepared, so its EXECUTEs count under the statement's own text. */
+const preparedTexts = new Map<string, string>();
+
+/** Each statement of a together query: a PREPARE counts as one, an EXECUTE as its statement. */
+function togetherTexts(query: string): string[] {
+  return query.split(';\n').map((part) => {
+    const [, verb, name, sql] = /^(PREPARE|EXECUTE) (\S+?)(?: AS ([\s\S]*)|\()/.exec(part) ?? [];
+    if (verb === 'PREPARE') {
+      preparedTexts.set(name, statementText(sql));
+      return `PREPARE ${name}`;
+    }
+    return preparedTexts.get(name) ?? `EXECUTE ${name}`;
+  });
 }
 
 /** The counts since the last reset, by statement (whitespace collapsed, cut at 160 characters). */

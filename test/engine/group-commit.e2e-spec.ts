@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { DurableWorkflow, RunConflictError, Step, Workflow, WorkflowContext } from 'nestjs-durable';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
-import { GroupCommit, GroupWriter } from 'nestjs-durable/persistence/group-commit';
+import { BatchSender, GroupCommit, groupCommitOn, Rows } from 'nestjs-durable/persistence/group-commit';
 import { CheckpointResult, JournalRepository, StoredStep } from 'nestjs-durable/persistence/journal.repository';
 import { RunEndRepository } from 'nestjs-durable/persistence/run-end.repository';
 import { ClaimedRun, RunRepository, StartRunArgs } from 'nestjs-durable/persistence/run.repository';
@@ -13,35 +13,47 @@ import { databaseUrl, DurableTestApp, eventually, fileApps, uniqueSchema } from 
 
 const ok = (result: unknown): StoredStep => ({ outcome: 'ok', result: JSON.stringify(result), error: null });
 
-/** A writer whose lone and batch statements are one `send`, so a test sees every statement as the items it carried. */
-const writer = (send: (items: number[]) => Promise<number[]>): GroupWriter<number, number> => ({
-  one: (item) => send([item]).then(([result]) => result),
-  batch: send,
+/** How a test group sends a batch of several kinds: each statement through its kind's `send`, as `together` answers them. */
+const sender: BatchSender = async (statements) => ({
+  rows: await Promise.all(
+    statements.map((s) => (s.sql === 'fail' ? Promise.reject(new Error('refused')) : sends.get(s.sql)!(s.params as number[]))),
+  ),
+  sent: { retried: false, sentAt: Date.now() },
 });
+const sends = new Map<string, (items: number[]) => Promise<Rows>>();
+
+/** A kind of write whose lone and batch statements are one `send`, so a test sees every statement as the items it carried. */
+const kindOf = (group: GroupCommit, name: string, send: (items: number[], alone: boolean) => Promise<number[]>) => {
+  sends.set(name, async (items) => (await send(items, false)).map((v) => ({ v })));
+  return group.kind<number, number>({
+    one: (item) => send([item], true).then(([result]) => result),
+    batch: (items) => ({ sql: items.includes(-1) ? 'fail' : name, params: items, answer: (rows) => rows.map((r) => r.v as number) }),
+  });
+};
 
 describe('group commit: how writes are grouped', () => {
   /** A send that answers when told to, recording each batch. */
   const harness = (policy = { maxInFlight: 1, maxBatch: 3 }) => {
     const batches: number[][] = [];
     const answers: Array<(failure?: Error) => void> = [];
-    const group = new GroupCommit(
-      writer(
-        (items) =>
-          new Promise((resolve, reject) => {
-            batches.push(items);
-            answers.push((failure) => (failure ? reject(failure) : resolve(items.map((i) => i * 10))));
-          }),
-      ),
-      policy,
+    const group = new GroupCommit(sender, policy);
+    const submit = kindOf(
+      group,
+      'numbers',
+      (items) =>
+        new Promise((resolve, reject) => {
+          batches.push(items);
+          answers.push((failure) => (failure ? reject(failure) : resolve(items.map((i) => i * 10))));
+        }),
     );
-    return { group, batches, answer: (n: number, failure?: Error) => answers[n](failure) };
+    return { submit, batches, answer: (n: number, failure?: Error) => answers[n](failure) };
   };
 
   it('sends a lone write at once, and the writes that came meanwhile together when it returns, each with its own answer', async () => {
-    const { group, batches, answer } = harness();
-    const first = group.submit(1);
+    const { submit, batches, answer } = harness();
+    const first = submit(1);
     expect(batches).toEqual([[1]]); // no timer, no wait for company
-    const rest = [2, 3, 4, 5].map((i) => group.submit(i));
+    const rest = [2, 3, 4, 5].map((i) => submit(i));
     expect(batches).toEqual([[1]]); // one batch in flight at a time
     answer(0);
     expect(await first).toBe(10);
@@ -56,28 +68,69 @@ describe('group commit: how writes are grouped', () => {
 
   it('a batch refused whole is sent again one write at a time, so only the write that cannot land fails', async () => {
     const sent: number[][] = [];
-    const group = new GroupCommit(
-      writer(async (items) => {
-        sent.push(items);
-        if (items.includes(3)) throw new Error('refused');
-        return items.map((i) => i * 10);
-      }),
-      { maxInFlight: 1, maxBatch: 10 },
-    );
-    const results = await Promise.allSettled([1, 2, 3, 4].map((i) => group.submit(i)));
+    const group = new GroupCommit(sender, { maxInFlight: 1, maxBatch: 10 });
+    const submit = kindOf(group, 'refusing', async (items) => {
+      sent.push(items);
+      if (items.includes(3)) throw new Error('refused');
+      return items.map((i) => i * 10);
+    });
+    const results = await Promise.allSettled([1, 2, 3, 4].map((i) => submit(i)));
     expect(sent).toEqual([[1], [2, 3, 4], [2], [3], [4]]);
     expect(results.map((r) => (r.status === 'fulfilled' ? r.value : 'refused'))).toEqual([10, 20, 'refused', 40]);
   });
 
   it('a failed batch fails only its own writes', async () => {
-    const { group, batches, answer } = harness({ maxInFlight: 2, maxBatch: 10 });
-    const a = group.submit(1);
-    const b = group.submit(2);
+    const { submit, batches, answer } = harness({ maxInFlight: 2, maxBatch: 10 });
+    const a = submit(1);
+    const b = submit(2);
     expect(batches).toEqual([[1], [2]]); // two in flight: both leave at once
     answer(0, new Error('refused'));
     answer(1);
     await expect(a).rejects.toThrow('refused');
     expect(await b).toBe(20);
+  });
+
+  it('writes of every kind that came meanwhile go out in one send, each kind as its batch; refused, each write goes again alone', async () => {
+    const sent: Array<[string, number[]]> = [];
+    const group = new GroupCommit(
+      async (statements) => {
+        sent.push(...statements.map((s): [string, number[]] => [s.sql, s.params as number[]]));
+        return sender(statements);
+      },
+      { maxInFlight: 1, maxBatch: 10 },
+    );
+    const alone: Array<[string, number[]]> = [];
+    const kind = (name: string, times: number) =>
+      kindOf(group, name, async (items, lone) => {
+        if (lone) alone.push([name, items]);
+        return items.map((i) => i * times);
+      });
+    const [tens, hundreds] = [kind('tens', 10), kind('hundreds', 100)];
+    const first = tens(1); // alone: nothing in flight
+    const together = [tens(2), hundreds(3), tens(4), hundreds(5)];
+    expect(await first).toBe(10);
+    expect(await Promise.all(together)).toEqual([20, 300, 40, 500]);
+    expect(sent).toEqual([
+      ['tens', [2, 4]],
+      ['hundreds', [3, 5]],
+    ]);
+    // A send that fails (one kind's statement refused, so the transaction with it): every write of it goes again alone.
+    alone.length = 0;
+    sent.length = 0;
+    await new Promise(setImmediate); // the batch before has left the wire (its answers settle before its slot is freed)
+    const blocker = tens(6);
+    const refused = [tens(-1), hundreds(7)];
+    await blocker;
+    expect(await Promise.all(refused)).toEqual([-10, 700]);
+    expect(sent).toEqual([
+      ['fail', [-1]],
+      ['hundreds', [7]],
+    ]);
+    expect(alone).toEqual([
+      ['tens', [6]],
+      ['tens', [-1]],
+      ['hundreds', [7]],
+    ]);
   });
 });
 
@@ -135,7 +188,10 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
   /** A journal whose batches are recorded, with a lone write in flight first so the next ones queue behind it. */
   const journal = () => {
     const sizes: number[] = [];
-    return { repository: new JournalRepository(database, { maxInFlight: 1, maxBatch: 64 }, (n) => sizes.push(n)), sizes };
+    return {
+      repository: new JournalRepository(database, groupCommitOn(database, { maxInFlight: 1, maxBatch: 64 }), (n) => sizes.push(n)),
+      sizes,
+    };
   };
   const id = (label: string) => `${label}-${randomBytes(4).toString('hex')}`;
   /** The session of a batch statement of this schema once it waits on a lock. */
@@ -263,7 +319,7 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
     );
     await leased(runs);
     await db.query(`UPDATE durable.runs SET parent_id = $1 WHERE id = ANY($2)`, [parent, runs.slice(4)]);
-    const ends = new RunEndRepository(database, { maxInFlight: 1, maxBatch: 64 });
+    const ends = new RunEndRepository(database, groupCommitOn(database, { maxInFlight: 1, maxBatch: 64 }));
     const end = (run: string, token: string) =>
       ends.finish({ id: run, leaseToken: token } as ClaimedRun, 'completed', JSON.stringify(run), null, 'test');
     const results = await Promise.all(runs.map((run, n) => end(run, n === 1 ? '2' : '1')));
@@ -297,7 +353,7 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
       ends.finish({ id: run, leaseToken: token, standalone } as ClaimedRun, 'completed', JSON.stringify(run), null, 'test');
     const due = async (run: string) =>
       (await db.query<{ due: boolean }>(`SELECT wake_at <= now() AS due FROM durable.runs WHERE id = $1`, [run]))[0].due;
-    const lone = new RunEndRepository(database, false);
+    const lone = new RunEndRepository(database, groupCommitOn(database, false));
     expect(await end(lone, alone, '2')).toBe(false);
     expect(await end(lone, alone, '1')).toBe(true);
     expect(await end(lone, alone, '1')).toBe(true); // the retry of a try whose answer was lost
@@ -307,7 +363,7 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
     // A run with a parent, marked standalone by mistake: the lean end leaves it running (its lease lapses, a claim ends it in full).
     expect(await end(lone, child, '1')).toBe(false);
     expect(await due(parent)).toBe(false);
-    const grouped = new RunEndRepository(database, { maxInFlight: 1, maxBatch: 64 });
+    const grouped = new RunEndRepository(database, groupCommitOn(database, { maxInFlight: 1, maxBatch: 64 }));
     // The first goes alone; the two behind it are one batch of lean ends; the last batch mixes in the child, so it wakes the parent.
     expect(await Promise.all([end(grouped, batched[0], '1'), end(grouped, batched[1], '7'), end(grouped, batched[2], '1')])).toEqual([
       true,
@@ -331,7 +387,7 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
       `INSERT INTO durable.runs (id, workflow, status, wake_at, parent_id) VALUES ($1, $3, 'pending', now(), NULL), ($2, $3, 'pending', now(), 'a-parent')`,
       [plainRun, child, workflow],
     );
-    const claimed = await new RunRepository(database, false).claim('test', 60_000, 10, [workflow]);
+    const claimed = await new RunRepository(database, groupCommitOn(database, false)).claim('test', 60_000, 10, [workflow]);
     expect(Object.fromEntries(claimed.map((run) => [run.id, run.standalone]))).toEqual({ [plainRun]: true, [child]: false });
   });
 
@@ -354,7 +410,7 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
     // changed nothing, and the run was left running with nobody renewing its lease).
     const runs = Array.from({ length: 4 }, () => id('renewed'));
     await leased(runs);
-    const ends = new RunEndRepository(database, { maxInFlight: 1, maxBatch: 64 });
+    const ends = new RunEndRepository(database, groupCommitOn(database, { maxInFlight: 1, maxBatch: 64 }));
     const renewal = new Client(databaseUrl());
     await renewal.connect();
     try {
@@ -375,7 +431,7 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
     /** A runs repository whose start batches are recorded. */
     const starter = () => {
       const sizes: number[] = [];
-      const repository = new RunRepository(database, { maxInFlight: 1, maxBatch: 64 });
+      const repository = new RunRepository(database, groupCommitOn(database, { maxInFlight: 1, maxBatch: 64 }));
       repository.observeStartBatches = (n) => sizes.push(n);
       return { repository, sizes };
     };
@@ -447,7 +503,7 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
     it('a lone start goes out as the lean statement with its deadline and keys, and an id that exists inserts nothing', async () => {
       const [fresh, existing] = [id('lone'), id('existing')];
       await leased([existing]);
-      const repository = new RunRepository(database, false);
+      const repository = new RunRepository(database, groupCommitOn(database, false));
       const deadline = new Date(Date.now() + 3_600_000);
       const sent = jest.spyOn(database, 'query'); // watched, not replaced: the statement runs as ever
       const started = (await repository.start({ ...plain(fresh), limits: { deadline }, keys: { order: 'o-1' } })) as ClaimedRun;
@@ -705,7 +761,10 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
         // The batch's statement loses its answer (the lone first start ahead of it goes out as ever).
         const batched = kind === 'batched' || kind === 'queued';
         const lossy = losingFirstAnswer((sql) => insertsRuns(sql) && (!batched || sql.includes('jsonb_to_recordset')));
-        const repository = new RunRepository(lossy, kind === 'lone' || kind === 'general' ? false : { maxInFlight: 1, maxBatch: 64 });
+        const repository = new RunRepository(
+          lossy,
+          groupCommitOn(lossy, kind === 'lone' || kind === 'general' ? false : { maxInFlight: 1, maxBatch: 64 }),
+        );
         const ids = batched ? [id('first'), ...runs, taken] : runs;
         const answers = await Promise.all(ids.map((run) => repository.start(start(run))));
         const byId = new Map(ids.map((run, n) => [run, answers[n] as ClaimedRun | null]));
@@ -715,7 +774,8 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
           expect(byId.get(ids[0])).toMatchObject({ leaseToken: '1', fresh: true });
         }
         // Another workflow's start of a run this instance holds is not claimed back either.
-        const clash = new RunRepository(losingFirstAnswer(insertsRuns), false);
+        const clashing = losingFirstAnswer(insertsRuns);
+        const clash = new RunRepository(clashing, groupCommitOn(clashing, false));
         expect(await clash.start({ ...plain(runs[0], otherWorkflow) })).toBeNull();
         const rows = await db.query<{ id: string; lease_token: string; lease_owner: string }>(
           `SELECT id, lease_token, lease_owner FROM durable.runs WHERE id = ANY($1) ORDER BY array_position($1, id)`,
@@ -755,6 +815,165 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
         spy.mockRestore();
       }
       expect(lost).toBe(true);
+    });
+  });
+
+  describe('writes of every kind in one commit', () => {
+    /** The repositories of one instance, sharing its group commit as the module wires them. */
+    const instance = (database: DurableDatabase) => {
+      const group = groupCommitOn(database, { maxInFlight: 1, maxBatch: 64 });
+      return {
+        runs: new RunRepository(database, group),
+        journal: new JournalRepository(database, group),
+        ends: new RunEndRepository(database, group),
+      };
+    };
+    const start = (runId: string): StartRunArgs => ({
+      id: runId,
+      workflow: 'three-steps',
+      input: '1',
+      claimBy: 'elsewhere',
+      leaseMs: 60_000,
+      actor: 'test',
+      traceContext: null,
+    });
+    /** The transactions (xmin) that wrote the runs' journals, and the rows of the runs a start or an end wrote (a checkpoint only locks its run's row). */
+    const writers = async (runs: string[]) => {
+      const rows = await db.query<{ xmin: string }>(
+        `SELECT xmin::text FROM durable.runs WHERE id = ANY($1) AND (status <> 'running' OR lease_owner = 'elsewhere')
+         UNION ALL SELECT xmin::text FROM durable.steps WHERE run_id = ANY($1)`,
+        [runs],
+      );
+      return new Set(rows.map((r) => r.xmin));
+    };
+    /**
+     * While a lone checkpoint is on the wire: a start, two checkpoints, a timer, and an end with its
+     * pending checkpoint, of five runs. They queue behind the lone write and go out as one batch.
+     */
+    const everyKind = async ({ runs, journal, ends }: ReturnType<typeof instance>, key = 'step') => {
+      const [lone, started, ...held] = [id('lone'), id('started'), id('cp'), id('cp'), id('timer'), id('ended')];
+      await leased([lone, ...held]);
+      const first = journal.checkpoint(lone, '1', 'step', 'step', ok('lone'), null);
+      const answers = await Promise.allSettled([
+        runs.start(start(started)),
+        journal.checkpoint(held[0], '1', key, 'step', ok(1), null),
+        journal.checkpoint(held[1], '1', 'step', 'step', ok(2), null),
+        journal.timer(held[2], '1', 'sleep:nap', 'timer', 60_000),
+        ends.finish({ id: held[3], leaseToken: '1' } as ClaimedRun, 'completed', '"done"', null, 'test', undefined, {
+          key: 'last',
+          kind: 'step',
+          step: ok(3),
+          startedAt: null,
+        }),
+      ]);
+      expect((await first).status).toBe('written');
+      return { lone, batched: [started, ...held], answers };
+    };
+
+    it('a start, checkpoints, a timer and an end that meet go out as one transaction (one commit), each answered as alone', async () => {
+      const { lone, batched, answers } = await everyKind(instance(database));
+      const [started, checkpointed, , timed, ended] = answers.map((a) => (a as PromiseFulfilledResult<unknown>).value);
+      expect(started).toMatchObject({ id: batched[0], leaseToken: '1', fresh: true });
+      expect(checkpointed).toEqual({ status: 'written' });
+      expect(timed).toMatchObject({ until: expect.any(String) });
+      expect(ended).toBe(true);
+      const [together] = [...(await writers(batched))];
+      expect(await writers(batched)).toEqual(new Set([together]));
+      expect(await writers([lone])).not.toContain(together);
+      expect(await db.count('steps', 'run_id = ANY($1)', [batched])).toBe(4);
+      expect(await db.count('history', `run_id = ANY($1) AND event IN ('started', 'completed')`, [batched])).toBe(2);
+    });
+
+    for (const prepared of [true, false]) {
+      it(`goes as one transaction batch after batch on one connection, ${prepared ? 'its statements prepared by name once' : 'without prepared statements (PgBouncer): one after another'}`, async () => {
+        const own = await DurableDatabase.open({ connection: databaseUrl(), schema, preparedStatements: prepared }, 1);
+        try {
+          const repositories = instance(own);
+          for (let round = 0; round < 3; round++) {
+            const { batched, answers } = await everyKind(repositories);
+            expect(answers.map((a) => a.status)).toEqual(Array(5).fill('fulfilled'));
+            expect((await writers(batched)).size).toBe(1);
+          }
+        } finally {
+          await own.close();
+        }
+      });
+    }
+
+    it('a write Postgres refuses fails alone: the batch of every kind is refused whole, and each of its writes goes again alone', async () => {
+      // A key past the btree's row limit (random, so it does not compress): Postgres refuses the statement, and the transaction with it.
+      const { batched, answers } = await everyKind(instance(database), randomBytes(6_000).toString('hex'));
+      expect(answers.map((a) => a.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+      expect(String((answers[1] as PromiseRejectedResult).reason)).toMatch(/index row/);
+      expect(await db.count('runs', `id = $1 AND status = 'running'`, [batched[0]])).toBe(1);
+      expect(await db.count('steps', 'run_id = ANY($1)', [batched])).toBe(3);
+      expect(await db.count('runs', `id = $1 AND status = 'completed'`, [batched[4]])).toBe(1);
+      expect((await writers(batched)).size).toBe(4); // each alone
+    });
+
+    it("a batch's start statement goes last, so its lock timeout leaves the other kinds' waits alone", async () => {
+      const repositories = instance(database);
+      const holder = new Client(databaseUrl());
+      await holder.connect();
+      const [lone, started, ended] = [id('lone'), id('started'), id('ended')];
+      await leased([lone, ended]);
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`SELECT 1 FROM "${schema}".runs WHERE id = $1 FOR UPDATE`, [ended]);
+        const first = repositories.journal.checkpoint(lone, '1', 'step', 'step', ok('lone'), null);
+        const written = Promise.all([
+          repositories.ends.finish({ id: ended, leaseToken: '1' } as ClaimedRun, 'completed', '"done"', null, 'test'),
+          repositories.runs.start(start(started)),
+        ]);
+        await first;
+        // The end waits well past the starts' lock timeout (START_BATCH_LOCK_TIMEOUT, 100 ms) before the row is let go.
+        await eventually(async () => {
+          const [row] = await db.query(
+            `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%durable_together_%' AND now() - query_start > interval '500 ms'`,
+          );
+          return row;
+        }, 'the batch waiting on the held row for half a second');
+        await holder.query('COMMIT');
+        expect(await written).toEqual([true, expect.objectContaining({ id: started })]);
+      } finally {
+        await holder.end();
+      }
+      expect((await writers([started, ended])).size).toBe(1);
+    });
+
+    it('a session cut in the middle of a batch of every kind: it is tried again whole, and every write lands once', async () => {
+      const repositories = instance(database);
+      const holder = new Client(databaseUrl());
+      await holder.connect();
+      const [lone, started, checkpointed, ended] = [id('lone'), id('started'), id('cp'), id('ended')];
+      await leased([lone, checkpointed, ended]);
+      try {
+        // Another session holds the ended run's row, so the batch's end waits on it, mid-transaction.
+        await holder.query('BEGIN');
+        await holder.query(`SELECT 1 FROM "${schema}".runs WHERE id = $1 FOR UPDATE`, [ended]);
+        const first = repositories.journal.checkpoint(lone, '1', 'step', 'step', ok('lone'), null);
+        const written = Promise.all([
+          repositories.runs.start(start(started)),
+          repositories.journal.checkpoint(checkpointed, '1', 'step', 'step', ok(1), null),
+          repositories.ends.finish({ id: ended, leaseToken: '1' } as ClaimedRun, 'completed', '"done"', null, 'test'),
+        ]);
+        await first;
+        const blocked = await eventually(async () => {
+          const [row] = await db.query<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%durable_together_%'`,
+          );
+          return row;
+        }, 'the batch waiting on the held row');
+        await db.query('SELECT pg_terminate_backend($1)', [blocked.pid]);
+        await holder.query('COMMIT');
+        expect(await written).toEqual([expect.objectContaining({ id: started, leaseToken: '1' }), { status: 'written' }, true]);
+      } finally {
+        await holder.end();
+      }
+      expect(await db.count('runs', `id = $1 AND status = 'running' AND lease_token = 1`, [started])).toBe(1);
+      expect(await db.count('steps', 'run_id = $1', [checkpointed])).toBe(1);
+      expect(await db.count('history', `run_id = ANY($1) AND event IN ('started', 'completed')`, [[started, ended]])).toBe(2);
+      expect((await writers([started, checkpointed, ended])).size).toBe(1);
     });
   });
 

@@ -12,6 +12,7 @@ import { resolveDurableOptions, ResolvedDurableOptions } from './durable-options
 import type { DurableModuleAsyncOptions, DurableModuleOptions } from './interfaces';
 import { DeliveryRepository } from './persistence/delivery.repository';
 import { DurableDatabase } from './persistence/durable-database';
+import { GroupCommit, groupCommitOn } from './persistence/group-commit';
 import { JournalRepository } from './persistence/journal.repository';
 import { assertMigrated, runDurableMigrations } from './persistence/migrator';
 import { RunControlRepository } from './persistence/run-control.repository';
@@ -74,20 +75,25 @@ const providers: Provider[] = [
   databaseProvider,
   { provide: DURABLE_DATA_SOURCE, inject: [DurableDatabase], useFactory: (db: DurableDatabase) => db.dataSource },
   {
-    provide: RunRepository,
+    provide: GroupCommit,
     inject: [DurableDatabase, DURABLE_OPTIONS],
-    useFactory: (db: DurableDatabase, options: ResolvedDurableOptions) => new RunRepository(db, options.groupCommit),
+    useFactory: (db: DurableDatabase, options: ResolvedDurableOptions) => groupCommitOn(db, options.groupCommit),
+  },
+  {
+    provide: RunRepository,
+    inject: [DurableDatabase, GroupCommit],
+    useFactory: (db: DurableDatabase, group: GroupCommit) => new RunRepository(db, group),
   },
   {
     provide: JournalRepository,
-    inject: [DurableDatabase, DURABLE_OPTIONS, DurableTelemetry],
-    useFactory: (db: DurableDatabase, options: ResolvedDurableOptions, telemetry: DurableTelemetry) =>
-      new JournalRepository(db, options.groupCommit, telemetry.metrics && ((size) => telemetry.metrics!.checkpointBatchSize.observe(size))),
+    inject: [DurableDatabase, GroupCommit, DurableTelemetry],
+    useFactory: (db: DurableDatabase, group: GroupCommit, telemetry: DurableTelemetry) =>
+      new JournalRepository(db, group, telemetry.metrics && ((size) => telemetry.metrics!.checkpointBatchSize.observe(size))),
   },
   {
     provide: RunEndRepository,
-    inject: [DurableDatabase, DURABLE_OPTIONS],
-    useFactory: (db: DurableDatabase, options: ResolvedDurableOptions) => new RunEndRepository(db, options.groupCommit),
+    inject: [DurableDatabase, GroupCommit],
+    useFactory: (db: DurableDatabase, group: GroupCommit) => new RunEndRepository(db, group),
   },
   repository(DeliveryRepository),
   repository(RunControlRepository),

@@ -5,7 +5,7 @@ import { checkpointBatchSql, checkpointConflictSql, checkpointSql, timerBatchSql
 import { FINISHED, loadJournalSql } from './sql/load-journal.sql';
 import { ackMessageSql } from './sql/send-message.sql';
 import { setKeysSql } from './sql/set-keys.sql';
-import { DEFAULT_GROUP_COMMIT, GroupCommit, GroupCommitPolicy } from './group-commit';
+import { BatchStatement, DEFAULT_GROUP_COMMIT, GroupCommit, groupCommitOn } from './group-commit';
 import { retryTransient } from './transient-retry';
 
 export interface StoredStep {
@@ -103,13 +103,13 @@ interface CheckpointWrite extends StepCheckpoint {
  */
 export class JournalRepository {
   private readonly sql;
-  private readonly checkpoints: GroupCommit<CheckpointWrite, CheckpointResult>;
-  private readonly timers: GroupCommit<TimerWrite, JournaledTimer | undefined>;
+  private readonly checkpoints: (write: CheckpointWrite) => Promise<CheckpointResult>;
+  private readonly timers: (write: TimerWrite) => Promise<JournaledTimer | undefined>;
 
-  /** `groupCommit` false: every checkpoint (and timer) is its own statement and commit. `observe` hears each batch's size. */
+  /** `group`: the instance's group commit, which sends checkpoints and timers with its other writes. `observe` hears each batch's size. */
   constructor(
     private readonly db: DurableDatabase,
-    groupCommit: GroupCommitPolicy | false = DEFAULT_GROUP_COMMIT,
+    group: GroupCommit = groupCommitOn(db, DEFAULT_GROUP_COMMIT),
     observe?: (size: number) => void,
   ) {
     const t = db.tables;
@@ -123,16 +123,11 @@ export class JournalRepository {
       timerBatch: timerBatchSql(t),
       ack: ackMessageSql(t),
     };
-    this.checkpoints = new GroupCommit(
+    this.checkpoints = group.kind(
       { one: (write) => this.checkpointAlone(write), batch: (writes) => this.checkpointBatch(writes) },
-      groupCommit,
       observe,
     );
-    this.timers = new GroupCommit(
-      { one: (write) => this.timerAlone(write), batch: (writes) => this.timerBatch(writes) },
-      groupCommit,
-      observe,
-    );
+    this.timers = group.kind({ one: (write) => this.timerAlone(write), batch: (writes) => this.timerBatch(writes) }, observe);
   }
 
   async load(runId: string): Promise<LoadedJournal> {
@@ -143,7 +138,7 @@ export class JournalRepository {
 
   /** Stores a checkpoint, grouped with those of other executions in flight; resolves once its own row is committed. */
   checkpoint(runId: string, token: string, key: string, kind: string, step: StoredStep, startedAt: Date | null): Promise<CheckpointResult> {
-    return this.checkpoints.submit({ runId, token, key, kind, step, startedAt });
+    return this.checkpoints({ runId, token, key, kind, step, startedAt });
   }
 
   /** A lone checkpoint's own statement, retried through transient errors (it is keyed and fenced). */
@@ -159,7 +154,7 @@ export class JournalRepository {
    * One batch as one JSON array, retried whole through transient errors: every row is keyed and
    * fenced, so a try after one that landed inserts nothing and each row's answer comes from its conflict check.
    */
-  private async checkpointBatch(writes: CheckpointWrite[]): Promise<Array<CheckpointResult | Promise<CheckpointResult>>> {
+  private checkpointBatch(writes: CheckpointWrite[]): BatchStatement<CheckpointResult> {
     const batch = JSON.stringify(
       writes.map((w, n) => ({
         run_id: w.runId,
@@ -173,11 +168,16 @@ export class JournalRepository {
         n,
       })),
     );
-    const rows = await retryTransient(() => this.db.query<{ run_id: string; key: string }>(this.sql.checkpointBatch, [batch]));
-    // Postgres text holds no NUL, so it cannot occur inside a run id or a key.
-    const inserted = new Set(rows.map((r) => `${r.run_id}\0${r.key}`));
-    // The first write of a (run, key) took the row; a second one in the same batch reads it back like any later writer.
-    return writes.map((w) => (inserted.delete(`${w.runId}\0${w.key}`) ? { status: 'written' } : this.conflict(w)));
+    return {
+      sql: this.sql.checkpointBatch,
+      params: [batch],
+      answer: (rows) => {
+        // Postgres text holds no NUL, so it cannot occur inside a run id or a key.
+        const inserted = new Set(rows.map((r) => `${r.run_id}\0${r.key}`));
+        // The first write of a (run, key) took the row; a second one in the same batch reads it back like any later writer.
+        return writes.map((w) => (inserted.delete(`${w.runId}\0${w.key}`) ? { status: 'written' } : this.conflict(w)));
+      },
+    };
   }
 
   /** A checkpoint that inserted nothing: the lease is gone, or another writer's row is there. */
@@ -196,23 +196,26 @@ export class JournalRepository {
    * of starts) journal their sleeps in one commit, not one after another.
    */
   timer(runId: string, token: string, key: string, kind: string, ms: number): Promise<JournaledTimer | undefined> {
-    return this.timers.submit({ runId, token, key, kind, ms });
+    return this.timers({ runId, token, key, kind, ms });
   }
 
   /** A batch of timers, retried whole (each row is keyed and fenced). */
-  private async timerBatch(writes: TimerWrite[]): Promise<Array<JournaledTimer | undefined | Promise<JournaledTimer | undefined>>> {
-    const batch = JSON.stringify(writes.map((w, n) => ({ run_id: w.runId, token: w.token, key: w.key, kind: w.kind, ms: w.ms, n })));
-    return retryTransient(async () => {
-      const queriedAt = Date.now();
-      const rows = await this.db.query<{ n: number; leased: boolean; result: string | null; db_now: Date }>(this.sql.timerBatch, [batch]);
-      const byN = new Map(rows.map((r) => [r.n, r]));
-      return writes.map((w, n) => {
-        const row = byN.get(n)!;
-        if (!row.leased) return undefined;
-        // Inserted by a concurrent writer while the batch waited on it: its own statement reads it back.
-        return row.result === null ? this.timerAlone(w) : { until: row.result, dbNow: row.db_now, queriedAt };
-      });
-    });
+  private timerBatch(writes: TimerWrite[]): BatchStatement<JournaledTimer | undefined> {
+    return {
+      sql: this.sql.timerBatch,
+      params: [JSON.stringify(writes.map((w, n) => ({ run_id: w.runId, token: w.token, key: w.key, kind: w.kind, ms: w.ms, n })))],
+      answer: (rows, { sentAt }) => {
+        const byN = new Map(
+          (rows as unknown as Array<{ n: number; leased: boolean; result: string | null; db_now: Date }>).map((r) => [r.n, r]),
+        );
+        return writes.map((w, n) => {
+          const row = byN.get(n)!;
+          if (!row.leased) return undefined;
+          // Inserted by a concurrent writer while the batch waited on it: its own statement reads it back.
+          return row.result === null ? this.timerAlone(w) : { until: row.result, dbNow: row.db_now, queriedAt: sentAt };
+        });
+      },
+    };
   }
 
   /** A lone timer's own statement. */

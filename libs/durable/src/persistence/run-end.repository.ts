@@ -1,7 +1,7 @@
 import { queueChannel, wakeChannel } from '../durable.constants';
 import type { ErrorInfo } from '../interfaces';
 import { DurableDatabase } from './durable-database';
-import { DEFAULT_GROUP_COMMIT, GroupCommit, GroupCommitPolicy } from './group-commit';
+import { BatchStatement, DEFAULT_GROUP_COMMIT, GroupCommit, groupCommitOn } from './group-commit';
 import type { StepCheckpoint } from './journal.repository';
 import type { ClaimedRun } from './run.repository';
 import { finishRunSql, finishRunsSql } from './sql/finish-run.sql';
@@ -28,12 +28,12 @@ interface RunEnd {
  */
 export class RunEndRepository {
   private readonly sql;
-  private readonly ends: GroupCommit<RunEnd, boolean>;
+  private readonly ends: (end: RunEnd) => Promise<boolean>;
 
-  /** `groupCommit` false: every end is its own statement and commit. */
+  /** `group`: the instance's group commit, which sends ends with its other writes. */
   constructor(
     private readonly db: DurableDatabase,
-    groupCommit: GroupCommitPolicy | false = DEFAULT_GROUP_COMMIT,
+    group: GroupCommit = groupCommitOn(db, DEFAULT_GROUP_COMMIT),
   ) {
     const t = db.tables;
     this.sql = {
@@ -44,7 +44,7 @@ export class RunEndRepository {
       channel: wakeChannel(t.schema),
       queueChannel: queueChannel(t.schema),
     };
-    this.ends = new GroupCommit({ one: (end) => this.finishOne(end), batch: (ends) => this.finishBatch(ends) }, groupCommit);
+    this.ends = group.kind({ one: (end) => this.finishOne(end), batch: (ends) => this.finishBatch(ends) });
   }
 
   /**
@@ -61,7 +61,7 @@ export class RunEndRepository {
     graceMs?: number,
     checkpoint?: StepCheckpoint,
   ): Promise<boolean> {
-    return this.ends.submit({
+    return this.ends({
       id: run.id,
       token: run.leaseToken,
       status,
@@ -99,7 +99,7 @@ export class RunEndRepository {
    * run locked and updated through the primary key) needs the runs table's statistics, which
    * RunStatisticsService keeps current while the table is young.
    */
-  private async finishBatch(ends: RunEnd[]): Promise<boolean[]> {
+  private finishBatch(ends: RunEnd[]): BatchStatement<boolean> {
     const batch = JSON.stringify(
       ends.map((e) => ({
         id: e.id,
@@ -112,13 +112,15 @@ export class RunEndRepository {
         checkpoint: e.checkpoint,
       })),
     );
-    const rows = await retryTransient(() =>
-      ends.every((e) => e.standalone)
-        ? this.db.query<{ id: string }>(this.sql.batchStandalone, [batch, this.sql.channel])
-        : this.db.query<{ id: string }>(this.sql.batch, [batch, this.sql.channel, this.sql.queueChannel]),
-    );
-    const ended = new Set(rows.map((r) => r.id));
-    return ends.map((e) => ended.has(e.id));
+    const standalone = ends.every((e) => e.standalone);
+    return {
+      sql: standalone ? this.sql.batchStandalone : this.sql.batch,
+      params: standalone ? [batch, this.sql.channel] : [batch, this.sql.channel, this.sql.queueChannel],
+      answer: (rows) => {
+        const ended = new Set(rows.map((r) => r.id));
+        return ends.map((e) => ended.has(e.id));
+      },
+    };
   }
 }
 

@@ -24,7 +24,7 @@ import { debounceStartSql } from './sql/debounce-start.sql';
 import { QueuedStartRow, startQueuedRunsSql } from './sql/start-queued-runs.sql';
 import { DEFAULT_PRIORITY, QueuePlacement } from '../queues/queue-placement';
 import { retryOutsideTransaction, retryTelling, retryTransient } from './transient-retry';
-import { DEFAULT_GROUP_COMMIT, GroupCommit, GroupCommitPolicy } from './group-commit';
+import { BatchStatement, DEFAULT_GROUP_COMMIT, GroupCommit, groupCommitOn } from './group-commit';
 
 export const RUN_STATUSES: readonly RunStatus[] = ['pending', 'running', 'waiting', 'completed', 'failed', 'cancelled'];
 
@@ -203,28 +203,25 @@ const START_BATCH_LOCK_TIMEOUT = '100ms';
 /** The runs table: starting, claiming, leasing, parking and ending runs, and reading them back. */
 export class RunRepository {
   private readonly sql;
-  private readonly starts: GroupCommit<StartRunArgs, ClaimedRun | null>;
-  private readonly queuedStarts: GroupCommit<StartRunArgs, StartAnswer>;
+  private readonly starts: (start: StartRunArgs) => Promise<ClaimedRun | null>;
+  private readonly queuedStarts: (start: StartRunArgs) => Promise<StartAnswer>;
 
   /** Hears each start batch's size (set by the telemetry, which reads the runs table for its gauges). */
   observeStartBatches?: (size: number) => void;
 
-  /** `groupCommit` false: every start is its own statement and commit. */
+  /** `group`: the instance's group commit, which sends the starts it executes with its other writes. */
   constructor(
     private readonly db: DurableDatabase,
-    groupCommit: GroupCommitPolicy | false = DEFAULT_GROUP_COMMIT,
+    group: GroupCommit = groupCommitOn(db, DEFAULT_GROUP_COMMIT),
   ) {
     const t = db.tables;
-    this.starts = new GroupCommit(
+    this.starts = group.kind(
       // A batchable start answers a claimed run, or null when its id exists.
       { one: (start) => this.startClaimed(start), batch: (starts) => this.startBatch(starts) },
-      groupCommit,
       (size) => this.observeStartBatches?.(size),
     );
-    this.queuedStarts = new GroupCommit(
-      { one: (start) => this.startAlone(start), batch: (starts) => this.startQueuedBatch(starts) },
-      groupCommit,
-      (size) => this.observeStartBatches?.(size),
+    this.queuedStarts = group.kind({ one: (start) => this.startAlone(start), batch: (starts) => this.startQueuedBatch(starts) }, (size) =>
+      this.observeStartBatches?.(size),
     );
     this.sql = {
       start: startRunSql(t),
@@ -252,8 +249,8 @@ export class RunRepository {
    */
   async start(args: StartRunArgs, manager?: EntityManager): Promise<StartAnswer> {
     const batch = manager ? null : batchOf(args);
-    if (batch === 'plain') return this.starts.submit(args);
-    if (batch === 'queued') return this.queuedStarts.submit(args);
+    if (batch === 'plain') return this.starts(args);
+    if (batch === 'queued') return this.queuedStarts(args);
     return this.startAlone(args, manager);
   }
 
@@ -277,15 +274,19 @@ export class RunRepository {
    * insert of one of its ids (a start in an application transaction not yet committed) gives up after
    * START_BATCH_LOCK_TIMEOUT and is split (GroupCommit): only that start waits, not the others behind it.
    */
-  private async startBatch(starts: StartRunArgs[]): Promise<Array<ClaimedRun | null>> {
-    const { answer: rows, retried } = await retryTelling(undefined, () =>
-      this.db.query<ClaimedStartAnswer>(this.sql.startClaimedBatch, [JSON.stringify(starts.map(claimedStartRow))]),
-    );
-    const inserted = await this.withReclaimed(starts, rows, retried);
-    return starts.map((a, ord) => {
-      const row = inserted.get(ord);
-      return row ? this.claimedStart(a, row) : null;
-    });
+  private startBatch(starts: StartRunArgs[]): BatchStatement<ClaimedRun | null> {
+    return {
+      sql: this.sql.startClaimedBatch,
+      params: [JSON.stringify(starts.map(claimedStartRow))],
+      setsLockTimeout: true,
+      answer: async (rows, { retried }) => {
+        const inserted = await this.withReclaimed(starts, rows as unknown as ClaimedStartAnswer[], retried);
+        return starts.map((a, ord) => {
+          const row = inserted.get(ord);
+          return row ? this.claimedStart(a, row) : null;
+        });
+      },
+    };
   }
 
   /**
@@ -293,16 +294,20 @@ export class RunRepository {
    * batch of plain starts is (startBatch): each answers its run claimed, 'pending' (left for admission;
    * its queue was NOTIFYed), or null when its id exists.
    */
-  private async startQueuedBatch(starts: StartRunArgs[]): Promise<StartAnswer[]> {
-    const { answer: rows, retried } = await retryTelling(undefined, () =>
-      this.db.query<ClaimedStartAnswer>(this.sql.startQueuedBatch, [JSON.stringify(starts.map(queuedStartRow)), this.sql.queueChannel]),
-    );
-    const inserted = await this.withReclaimed(starts, rows, retried);
-    return starts.map((a, ord) => {
-      const row = inserted.get(ord);
-      if (!row) return null;
-      return row.status === 'pending' ? 'pending' : this.claimedStart(a, row);
-    });
+  private startQueuedBatch(starts: StartRunArgs[]): BatchStatement<StartAnswer> {
+    return {
+      sql: this.sql.startQueuedBatch,
+      params: [JSON.stringify(starts.map(queuedStartRow)), this.sql.queueChannel],
+      setsLockTimeout: true,
+      answer: async (rows, { retried }) => {
+        const inserted = await this.withReclaimed(starts, rows as unknown as ClaimedStartAnswer[], retried);
+        return starts.map((a, ord) => {
+          const row = inserted.get(ord);
+          if (!row) return null;
+          return row.status === 'pending' ? 'pending' : this.claimedStart(a, row);
+        });
+      },
+    };
   }
 
   private async startAlone(args: StartRunArgs, manager?: EntityManager): Promise<StartAnswer> {
