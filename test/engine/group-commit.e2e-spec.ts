@@ -941,7 +941,7 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
       expect((await writers([started, ended])).size).toBe(1);
     });
 
-    it('a session cut in the middle of a batch of every kind: it is tried again whole, and every write lands once', async () => {
+    it('a batch of every kind whose session is cut mid-statement is tried again whole, and every write lands once', async () => {
       const repositories = instance(database);
       const holder = new Client(databaseUrl());
       await holder.connect();

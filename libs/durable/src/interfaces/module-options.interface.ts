@@ -50,9 +50,10 @@ export interface DurableModuleOptions {
   preparedStatements?: boolean;
   /**
    * Group commit of checkpoints, timers, runs' ends and the starts this instance executes at once
-   * (no caller transaction, parent, queue or delay): those written while a batch of their kind is in flight go out
-   * together, as one statement and one commit, when it returns; a lone write leaves at once. Default
-   * `{ maxInFlight: 1, maxBatch: 64 }`; false: each write is its own statement and commit.
+   * (no caller transaction, parent, queue or delay): those written while a batch is in flight go out
+   * together when it returns, every kind in one transaction and one commit (a statement per kind, in
+   * one round trip); a lone write leaves at once. Default `{ maxInFlight: 1, maxBatch: 64 }`; false:
+   * each write is its own statement and commit.
    */
   groupCommit?: GroupCommitOptions | false;
 }
