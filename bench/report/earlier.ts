@@ -9,23 +9,29 @@ const EARLIER_QUEUED_BATCHES = at('2026-12-02', '8ff2c6c');
 const EARLIER_BATCHED_JOURNALS = at('2026-12-02', '95fcfaa');
 const EARLIER_SCHEDULE_PASS = at('2026-12-02', '799902e');
 
+/**
+ * The 3-step loop at c8 under bench/tools/profile.ts, 10 s loops on this machine's Postgres, before and
+ * after every kind of write shared one group commit (CPU per workflow: Node's user and system time; every Postgres process).
+ */
+const KINDS_TOGETHER = {
+  since: 'e389c9d',
+  measured: at('2026-12-03', 'e389c9d against d314ca8'),
+  before: { perSecond: '700–839', nodeUs: '606–623', postgresUs: '870–1,180' },
+  after: { perSecond: '1,025 and 1,151', nodeUs: '326–360', postgresUs: '446–502' },
+  /** The floor's loop in the same minutes, alternating with ours. */
+  floor: { perSecond: '1,359 and 1,273', nodeUs: '309–321', postgresUs: '838–873' },
+  /** Ours with two and three batches in flight (every kind in one group), in the minutes after. */
+  moreInFlight: { two: { perSecond: 843, postgresUs: 882 }, three: { perSecond: 753, postgresUs: 1_092 } },
+};
+
 export const EARLIER = {
+  kindsTogether: KINDS_TOGETHER,
   profile: { measured: at('2026-11-29', '12a1893') },
   queuedLoop: { measured: at('2026-11-30', 'd01b49c') },
   /** A queue's slots as rows, which a start takes (queued runs no longer all wait for an admission pass). */
   queueSlots: { measured: EARLIER_QUEUE_SLOTS },
   /** Queued starts batched (group commit), where each had been its own statement. */
   queuedStartBatches: { measured: EARLIER_QUEUED_BATCHES },
-  /**
-   * CPU per workflow at c8 under bench/tools/profile.ts (Node's user and system time; every Postgres
-   * process), ours and the floor's alternating, after the batch of ends was prepared again; with the
-   * loops' workflows per second.
-   */
-  cpuAtC8: {
-    measured: at('2026-12-03', '6442096'),
-    ours: { node: '430–482', postgres: '814–852', perSecond: '1,025 and 954' },
-    floor: { node: '257–296', postgres: '710–782', perSecond: '1,411 and 1,590' },
-  },
   /**
    * The loop at c8 on one schema, 5 s a round, three rounds alternating between the runs table with
    * every index and without the six that no engine statement reads (the BRINs on created_at and
@@ -37,44 +43,6 @@ export const EARLIER = {
     withAll: '1,292–1,310',
     without: '1,378–1,405',
     gain: 'about 7%',
-  },
-  /**
-   * The workflow's four statements alone, each its own commit, by pgbench at 8 clients (no Node):
-   * workflows per second, and the server CPU of a start and of a checkpoint against the floor's insert.
-   */
-  sqlAloneAtC8: {
-    measured: at('2026-12-03', '84bb9f7'),
-    ours: '1,670–1,675',
-    floor: '2,566–2,673',
-    startUs: { ours: '199–252', floor: '72–103' },
-    checkpointUs: { ours: '138–140', floor: '85–91' },
-  },
-  /**
-   * Each journal write of an instance at c8, timed in its GroupCommit under the profiler: waiting for
-   * its kind's batch on the wire, then its own round trip; and the loop with two batches in flight.
-   */
-  writesAtC8: {
-    measured: at('2026-12-03', '6442096'),
-    waitMs: '0.43–0.56',
-    roundTripMs: '0.95–1.28',
-    oneInFlight: { perSecond: 1292, postgresUs: 642 },
-    twoInFlight: { perSecond: 1042, postgresUs: 962 },
-  },
-  /**
-   * The same choice unprofiled (bench/tools loops of 5 s, alternating, workflows per second), in two
-   * phases of one machine an hour apart: its commits slow, then the machine twice as fast.
-   */
-  inFlightUnprofiled: {
-    slow: {
-      measured: at('2026-12-03', '12118d5'),
-      c8: { one: '357–437', four: '458–544', floor: '551–797' },
-      postgresUs: { one: '1,107–1,273', four: '1,586–1,661' },
-    },
-    fast: {
-      measured: at('2026-12-03', 'b1139c9'),
-      c8: { one: '901–1,235', two: '599–1,050', four: '481–975', floor: '1,255–1,856' },
-      c64: { one: '1,729–2,644', two: '1,699–2,362', four: '1,142–1,878' },
-    },
   },
   /** A claim's and an admission's journals read in one call (journals_of), where each run's was a call of its own. */
   batchedJournalReads: { measured: EARLIER_BATCHED_JOURNALS },
@@ -110,13 +78,13 @@ export const EARLIER = {
   retentionDrop: { dropMs: 886.5, runRowsDeleteMs: 973, ceilingC1: 1_453, measured: at('2026-12-02', '6701d3c') },
   /** The full run published before this one (docs/benchmarks.md of 12190b2): figures that move from run to run. */
   previousRun: {
-    latencyP50Ms: { ours: 4.84, dbos: 31.91, floor: 3.64 },
+    latencyP50Ms: { ours: 3.58, dbos: 7.59, floor: 1.91 },
     /** The in-process signal round trip's p50 there (ms). */
-    inProcessSignalP50Ms: { ours: 5.16, dbos: 11.82 },
+    inProcessSignalP50Ms: { ours: 5.06, dbos: 9.5 },
     /** Ratios of targets met there and missed here, or the reverse: each moves from run to run. */
-    inProcessSignal: '0.436x',
-    twoProcesses: '0.81x',
-    measured: at('2026-12-03', '0966ee4'),
+    inProcessSignal: '0.532x',
+    twoProcesses: '0.764x',
+    measured: at('2026-12-03', '9c40204'),
   },
   /** The cross-instance signal against DBOS in a full run of the same path (it moves from run to run). */
   crossInstanceSignal: { ratio: '0.75x', measured: at('2026-12-03', 'c5a1a90') },
@@ -296,6 +264,12 @@ export const EARLIER = {
       effect:
         'over 1,000,000 pending runs in 10,000 partitions with a partition limit, 40 alternated executions on one seeded schema: medians 12.6 and 13.4 ms against 16.4 and 17.2 ms with custom plans, whose planning took 2.6 to 4.5 ms',
       measured: at('2026-12-03', 'over 285efce'),
+    },
+    {
+      change:
+        "an instance's writes of every kind (starts, checkpoints, timers, ends) share one group commit: a batch takes every kind queued behind the one in flight, each kind as its batch statement, all in one transaction, one commit and one round trip (`EXECUTE`s of statements the connection prepared by name, in one simple query), where each kind had its own group and its own batch in flight",
+      effect: `under the profiler at c8, ${KINDS_TOGETHER.after.perSecond} workflows/s against ${KINDS_TOGETHER.before.perSecond}, Node CPU per workflow ${KINDS_TOGETHER.after.nodeUs} µs against ${KINDS_TOGETHER.before.nodeUs}, Postgres CPU ${KINDS_TOGETHER.after.postgresUs} µs against ${KINDS_TOGETHER.before.postgresUs}`,
+      measured: KINDS_TOGETHER.measured,
     },
   ],
 };

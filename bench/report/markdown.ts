@@ -428,44 +428,26 @@ function whyMissed(target: string, r: BenchResults): string {
   const ratioTo = (a: { p50: { median: number } } | undefined, b: { p50: { median: number } } | undefined) =>
     a && b ? `${(a.p50.median / b.p50.median).toFixed(2)}x` : 'n/a';
   if (/^throughput at c\d+ >= 1.0x the floor/.test(target)) {
-    const { slow, fast } = EARLIER.inFlightUnprofiled;
+    const k = EARLIER.kindsTogether;
     return (
-      `On ${cores} cores shared by Node and Postgres, CPU and the waits between commits are the limit. Group commit takes the starts, checkpoints, timers and ` +
-      `ends of concurrent runs into batches, so at 64 at once a workflow is ${r.perWorkflow.ours?.concurrent?.writeTransactions ?? 'n/a'} write ` +
-      "transactions against the floor's five (the cost section above). At 8 at once a workflow is a chain of four commits (the " +
-      "last step's checkpoint rides with the end) against the floor's five, each waiting for the WAL flush (sampled in " +
-      'pg_stat_activity during the loop, most of our active backends wait on ' +
-      "WALWrite or WALSync), and the batches are small: a write that comes while its kind's batch is on the wire waits for that " +
-      "batch first. And the floor's five plain statements cost less than ours, each of which carries the indexes behind the " +
-      "dashboard's filters and a history row, and whose end is not HOT (it writes a second version of the run row into every " +
-      `index): run alone by pgbench at 8 clients, with no Node at all (${EARLIER.sqlAloneAtC8.measured}), our four statements of a ` +
-      `workflow did ${EARLIER.sqlAloneAtC8.ours} workflows per second against ${EARLIER.sqlAloneAtC8.floor} for the floor's five, a ` +
-      `start costing Postgres ${EARLIER.sqlAloneAtC8.startUs.ours} µs of CPU against ${EARLIER.sqlAloneAtC8.startUs.floor} for the ` +
-      `floor's insert and a checkpoint ${EARLIER.sqlAloneAtC8.checkpointUs.ours} against ${EARLIER.sqlAloneAtC8.checkpointUs.floor} ` +
-      "(of the start's, about 30 µs is its history row, 35 the six indexes behind the dashboard, 10 its ON CONFLICT and 25 the CTE " +
-      'around it). Batches make up for that: since the batch of ends is prepared again (the optimizations above), a workflow ' +
-      `costs Postgres about what the floor's does. Under the profiler at 8 at once, alternating (${EARLIER.cpuAtC8.measured}), ` +
-      `ours cost ${EARLIER.cpuAtC8.ours.node} µs of Node CPU and ${EARLIER.cpuAtC8.ours.postgres} µs of Postgres CPU per workflow ` +
-      `(${EARLIER.cpuAtC8.ours.perSecond} workflows per second), the floor ${EARLIER.cpuAtC8.floor.node} and ` +
-      `${EARLIER.cpuAtC8.floor.postgres} (${EARLIER.cpuAtC8.floor.perSecond}). What holds ours below it now is Node's CPU and ` +
-      `time spent waiting for company: timed at each write (${EARLIER.writesAtC8.measured}), a write waited ` +
-      `${EARLIER.writesAtC8.waitMs} ms for its kind's batch on the wire and then ${EARLIER.writesAtC8.roundTripMs} ms for its own ` +
-      "round trip, so about a third of a workflow's time is the wait. Two batches in flight per kind halve the wait but " +
-      `shrink the batches: ${EARLIER.writesAtC8.twoInFlight.perSecond.toLocaleString('en-US')} workflows per second against ` +
-      `${EARLIER.writesAtC8.oneInFlight.perSecond.toLocaleString('en-US')}, Postgres CPU per workflow ` +
-      `${EARLIER.writesAtC8.twoInFlight.postgresUs} µs against ${EARLIER.writesAtC8.oneInFlight.postgresUs}. Unprofiled, the ` +
-      `answer depends on what limits the machine. While its commits were slow (${slow.measured}), four batches in flight beat ` +
-      `one at 8 at once (${slow.c8.four} against ${slow.c8.one} workflows per second; the floor ${slow.c8.floor}), at ` +
-      `${slow.postgresUs.four} µs of Postgres CPU per workflow against ${slow.postgresUs.one}; an hour later, the machine twice as fast ` +
-      `(${fast.measured}), one beat two and four at 8 at once (${fast.c8.one} against ${fast.c8.two} and ${fast.c8.four}; the ` +
-      `floor ${fast.c8.floor}) and at 64 (${fast.c64.one} against ${fast.c64.two} and ${fast.c64.four}). ` +
-      'One stays the default: more batches on the wire buy latency with CPU, which paid while commits were slow and lost once they were fast. ' +
-      `Fewer indexes alone would not close it: dropping the six that no engine statement reads lifted the loop at 8 at once by ` +
-      `${EARLIER.dashboardIndexesDropped.gain} (${EARLIER.dashboardIndexesDropped.without} against ${EARLIER.dashboardIndexesDropped.withAll} ` +
-      `workflows per second, alternating, ${EARLIER.dashboardIndexesDropped.measured}). Closing the rest: ` +
-      'the writes of every kind of an instance in one statement (a start, a checkpoint and an end sharing a commit), an end ' +
-      'that leaves indexed columns alone (HOT), the history rows folded into the run row, and fewer indexes on the runs table; ' +
-      'see docs/scaling.md for the cost per workflow.'
+      `This machine's ${cores} cores are shared by Node and Postgres. Since ${k.since} an instance's writes of every kind ` +
+      '(starts, checkpoints, timers, ends) share one batch in flight and go out in one transaction and one commit (the ' +
+      `optimizations above), so at 64 at once a workflow is ${r.perWorkflow.ours?.concurrent?.writeTransactions ?? 'n/a'} write ` +
+      "transactions against the floor's five (the cost section above). At 8 at once CPU no longer holds ours below the floor: under " +
+      `the profiler (${k.measured}) a workflow cost ${k.after.nodeUs} µs of Node CPU and ${k.after.postgresUs} µs of Postgres CPU ` +
+      `(${k.after.perSecond} workflows per second), where each kind's own batches had cost ${k.before.nodeUs} and ${k.before.postgresUs} ` +
+      `(${k.before.perSecond}), and the floor's loop in the same minutes ${k.floor.nodeUs} and ${k.floor.postgresUs} ` +
+      `(${k.floor.perSecond}). What holds it is the chain: a workflow is four writes one after another (the last step's checkpoint ` +
+      "rides with the end), each waiting for the batch on the wire and then for its own round trip, while the floor's eight " +
+      'callers each commit on a connection of their own. More batches in flight shorten the wait but shrink the batches: two and ' +
+      `three in flight gave ${k.moreInFlight.two.perSecond} and ${k.moreInFlight.three.perSecond} workflows per second, at ` +
+      `${k.moreInFlight.two.postgresUs} and ${k.moreInFlight.three.postgresUs.toLocaleString('en-US')} µs of Postgres CPU per workflow. ` +
+      'The ratio moves with the machine: the throughput section alone, run on the same code an hour before this run, gave 0.94x the ' +
+      "floor at 8 at once (1,248 against 1,330 workflows per second, medians of five). What would close the rest: each round trip " +
+      "made shorter (the start's and the end's history rows folded into the run row, fewer indexes on the runs table: dropping the " +
+      `six that no engine statement reads lifted the loop at 8 at once by ${EARLIER.dashboardIndexesDropped.gain}, ` +
+      `${EARLIER.dashboardIndexesDropped.measured}), and batches that wait for the executions a batch answered to reach their next ` +
+      'write; see docs/scaling.md for the cost per workflow.'
     );
   }
   if (/^throughput at c\d+ >= 5x DBOS/.test(target)) {
