@@ -443,7 +443,7 @@ function whyMissed(target: string, r: BenchResults): string {
       `three in flight gave ${k.moreInFlight.two.perSecond} and ${k.moreInFlight.three.perSecond} workflows per second, at ` +
       `${k.moreInFlight.two.postgresUs} and ${k.moreInFlight.three.postgresUs.toLocaleString('en-US')} µs of Postgres CPU per workflow. ` +
       'The ratio moves with the machine: the throughput section alone, run on the same code an hour before this run, gave 0.94x the ' +
-      "floor at 8 at once (1,248 against 1,330 workflows per second, medians of five). What would close the rest: each round trip " +
+      'floor at 8 at once (1,248 against 1,330 workflows per second, medians of five). What would close the rest: each round trip ' +
       "made shorter (the start's and the end's history rows folded into the run row, fewer indexes on the runs table: dropping the " +
       `six that no engine statement reads lifted the loop at 8 at once by ${EARLIER.dashboardIndexesDropped.gain}, ` +
       `${EARLIER.dashboardIndexesDropped.measured}), and batches that wait for the executions a batch answered to reach their next ` +
