@@ -64,8 +64,6 @@ export interface Minimums {
   batchedStarts: number;
   /** Of those, runs that took a slot of the orders queue at their start (group commit of queued starts). */
   batchedQueuedStarts: number;
-  /** Checkpoints committed in one transaction with another run's start or end (group commit of every kind). */
-  mixedBatches: number;
 }
 
 export interface Options {
@@ -120,7 +118,6 @@ const MINIMUMS: Minimums = {
   batchedCheckpoints: 20,
   batchedStarts: 4,
   batchedQueuedStarts: 2,
-  mixedBatches: 4,
 };
 
 /** A profile by name (`soak` lasts `minutes`). */

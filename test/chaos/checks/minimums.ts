@@ -18,7 +18,6 @@ export const MINIMUM_LABELS: Record<keyof Minimums, string> = {
   batchedCheckpoints: 'checkpoints committed in one batch with others (group commit)',
   batchedStarts: 'starts committed in one batch with others (group commit)',
   batchedQueuedStarts: 'queued starts committed in one batch with others, each in a slot it took there',
-  mixedBatches: "checkpoints committed in one batch with another run's start or end (group commit of every kind)",
 };
 
 /**
@@ -50,7 +49,6 @@ export function checkMinimums(e: Evidence, results: Record<'fencing' | 'timers' 
     batchedCheckpoints: batchedCheckpoints(e),
     batchedStarts: batchedStarts(e),
     batchedQueuedStarts: batchedStarts(e, CHAOS_ORDER_QUEUE.name),
-    mixedBatches: mixedBatches(e),
   };
   const cycles = Math.max(1, Math.floor(e.phases / e.profile.cycle.length));
   const violations: Violation[] = [];
@@ -85,23 +83,6 @@ function batchedCheckpoints(e: Evidence): number {
 function batchedStarts(e: Evidence, queue?: string): number {
   const started = [...e.history.values()].flatMap((rows) => rows.filter((h) => h.event === 'started'));
   return sharingCommits(started, queue === undefined ? undefined : (h) => h.detail?.queue === queue);
-}
-
-/**
- * Checkpoints committed in one transaction with the start or the end of another run: only group commit
- * sends writes of several kinds together (a run's own end carries its last checkpoint, so those are not counted).
- */
-function mixedBatches(e: Evidence): number {
-  const startsAndEnds = new Map<number, Set<string>>();
-  for (const [runId, rows] of e.history) {
-    for (const h of rows) {
-      if (!['started', 'completed', 'failed'].includes(h.event)) continue;
-      startsAndEnds.set(h.committedAt, (startsAndEnds.get(h.committedAt) ?? new Set()).add(runId));
-    }
-  }
-  return [...e.steps].flatMap(([runId, steps]) =>
-    [...steps.values()].filter((step) => [...(startsAndEnds.get(step.committedAt) ?? [])].some((other) => other !== runId)),
-  ).length;
 }
 
 /** Rows committed in one transaction with others (their commit timestamps, µs, are equal); with `counted`, only those it picks. */
