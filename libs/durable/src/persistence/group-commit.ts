@@ -104,7 +104,11 @@ export class GroupCommit {
 
   private async dispatch(batch: Array<Waiter<unknown, unknown>>): Promise<void> {
     const byKind = new Map<Kind<unknown, unknown>, Array<Waiter<unknown, unknown>>>();
-    for (const w of batch) byKind.set(w.kind, [...(byKind.get(w.kind) ?? []), w]);
+    for (const w of batch) {
+      const writes = byKind.get(w.kind);
+      if (writes) writes.push(w);
+      else byKind.set(w.kind, [w]);
+    }
     for (const [kind, writes] of byKind) kind.observe?.(writes.length);
     if (batch.length === 1) {
       const [w] = batch;
