@@ -10,6 +10,8 @@ export interface Plan {
   /** Worker concurrency of ours, and the pool size given to every system. */
   workerConcurrency: number;
   latencySamples: number;
+  /** How long the latency section's process runs workflows one at a time before its warm figure. */
+  latencyWarmMs: number;
   signalSamples: number;
   sleepRuns: number;
   inlineSleepMs: number;
@@ -47,6 +49,7 @@ export function planFor(quick: boolean): Plan {
         throughputMs: 700,
         warmupMs: 300,
         latencySamples: 60,
+        latencyWarmMs: 1_000,
         signalSamples: 15,
         sleepRuns: 8,
         statementRuns: 100,
@@ -65,6 +68,7 @@ export function planFor(quick: boolean): Plan {
         throughputMs: 4_000,
         warmupMs: 1_500,
         latencySamples: 300,
+        latencyWarmMs: 5_000,
         signalSamples: 60,
         sleepRuns: 25,
         statementRuns: 500,

@@ -70,7 +70,7 @@ async function main(): Promise<number> {
     };
     const ceiling = await section('ceiling', () => measureCeiling(ctx), {});
     const { rates: throughput, dbosPools } = await section('throughput', () => measureThroughput(ctx), { rates: {} });
-    const latency = await section('latency', () => measureLatency(ctx), {});
+    const latency = await section('latency', () => measureLatency(ctx), { fresh: {}, warm: {} });
     const statements = await section('statements', () => measureStatements(ctx), { source: 'not measured' });
     const signals = await section('signals', () => measureSignals(ctx), { inProcess: {}, crossInstance: {} });
     const sleeps = await section('sleeps', () => measureSleeps(ctx), {
@@ -102,7 +102,7 @@ async function main(): Promise<number> {
         floor:
           'raw pg, five statements per 3-step workflow, each its own commit: insert the run, three checkpoint inserts, one update to end it',
         'measuring loop': `closed loop: c callers, each starting a workflow and awaiting its result before starting the next; one warm-up of ${plan.warmupMs} ms, then ${plan.throughputReps} repetitions of ${plan.throughputMs} ms per concurrency level`,
-        repetitions: `${plan.reps} measured repetitions (after a warm-up) for the other figures; latency ${plan.latencySamples} workflows, signals ${plan.signalSamples} round trips, sleeps ${plan.sleepRuns} runs per repetition`,
+        repetitions: `${plan.reps} measured repetitions (after a warm-up) for the other figures; latency ${plan.latencySamples} workflows after ${Math.ceil(plan.latencySamples / 3)} and again after ${plan.latencyWarmMs / 1000} s more of them, signals ${plan.signalSamples} round trips, sleeps ${plan.sleepRuns} runs per repetition`,
       },
       plan,
       throughput: medians(throughput),
@@ -110,7 +110,8 @@ async function main(): Promise<number> {
       stepsPerSecond: medians(throughput, 3),
       dbosPools,
       postgresCeiling: { singleRowInsertsPerSecond: ceiling },
-      latencyMs: latency,
+      latencyMs: latency.fresh,
+      latencyWarmMs: latency.warm,
       signalRoundTripMs: signals,
       sleepLatenessMs: sleeps,
       perWorkflow: statements,

@@ -24,7 +24,18 @@ const KINDS_TOGETHER = {
   moreInFlight: { two: { perSecond: 843, postgresUs: 882 }, three: { perSecond: 753, postgresUs: 1_092 } },
 };
 
+/**
+ * bench/tools/lone-workflow.ts on this machine's Postgres, twice: one process's 300 workflows after 100 (fresh) and 300 more
+ * after 3,000 (warm); medians per workflow, and the process's CPU against its main thread's busy time over the 300.
+ */
+const FRESH_PROCESS = {
+  measured: at('2026-12-03', '59e791b'),
+  fresh: { workflowMs: '2.42–2.47', roundTripsMs: '2.01–2.09', nodeBetweenMs: 0.36, cpuMs: '508–511', mainThreadMs: '342–345' },
+  warm: { workflowMs: '1.38–1.40', roundTripsMs: '1.26–1.29', nodeBetweenMs: 0.11, cpuMs: '109–111', mainThreadMs: '100–103' },
+};
+
 export const EARLIER = {
+  freshProcess: FRESH_PROCESS,
   kindsTogether: KINDS_TOGETHER,
   profile: { measured: at('2026-11-29', '12a1893') },
   queuedLoop: { measured: at('2026-11-30', 'd01b49c') },

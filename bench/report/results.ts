@@ -34,6 +34,8 @@ export interface BenchResults {
   dbosPools?: DbosPools;
   postgresCeiling: { singleRowInsertsPerSecond: RateTable<'ceiling'> };
   latencyMs: LatencyFigures;
+  /** The same after the process has run workflows for `plan.latencyWarmMs`; absent before 2026-12-03's second run. */
+  latencyWarmMs?: LatencyFigures;
   signalRoundTripMs: RoundTripFigures;
   sleepLatenessMs: SleepFigures;
   perWorkflow: StatementFigures;
