@@ -900,6 +900,29 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
       });
     }
 
+    it('a batch that fails keeps its connection: the session says which statements it prepared before the failure, and the next batch on it goes through', async () => {
+      const own = await DurableDatabase.open({ connection: databaseUrl(), schema }, 1);
+      try {
+        const session = async () => (await own.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0].pid;
+        const before = await session();
+        const one = { sql: 'SELECT $1::int AS v', params: [1] };
+        const divide = (by: number) => ({ sql: 'SELECT 10 / $1::int AS v', params: [by] });
+        const missing = { sql: `SELECT v FROM "${schema}".no_such_table WHERE v = $1::int`, params: [1] };
+        // Fails in an EXECUTE: both statements were prepared before it. Then in a PREPARE: the first was.
+        await expect(own.together([one, divide(0)])).rejects.toThrow(/division by zero/);
+        await expect(own.together([{ sql: 'SELECT $1::int + 1 AS v', params: [1] }, missing])).rejects.toThrow(/no_such_table/);
+        // Each statement is prepared once and executed again (a PREPARE of a name the session holds would fail).
+        expect(await own.together([one, divide(5), { sql: 'SELECT $1::int + 1 AS v', params: [2] }])).toEqual([
+          [{ v: 1 }],
+          [{ v: 2 }],
+          [{ v: 3 }],
+        ]);
+        expect(await session()).toBe(before);
+      } finally {
+        await own.close();
+      }
+    });
+
     it('a write Postgres refuses fails alone: the batch of every kind is refused whole, and each of its writes goes again alone', async () => {
       // A key past the btree's row limit (random, so it does not compress): Postgres refuses the statement, and the transaction with it.
       const { batched, answers } = await everyKind(instance(database), randomBytes(6_000).toString('hex'));

@@ -106,8 +106,10 @@ export class DurableDatabase {
    * write), answering each one's rows. In one round trip: a simple query of EXECUTEs of statements the
    * connection has prepared by name (a PREPARE goes with the first), each parameter written as a
    * literal. Without prepared statements (`preparedStatements: false`, PgBouncer) they go one after
-   * another in one transaction. A connection whose query failed is closed rather than reused, since
-   * which of its PREPAREs ran is then unknown. Each parameter must be text, a number, a boolean or null.
+   * another in one transaction. When the query fails, its transaction is rolled back but the PREPAREs
+   * that ran before the failing statement stay (a session's prepared statements are not transactional):
+   * the connection is asked which it holds, and closed only if it cannot answer (a cut session). Each
+   * parameter must be text, a number, a boolean or null.
    */
   async together(statements: Statement[]): Promise<Rows[]> {
     if (statements.length === 1) return [await this.query(statements[0].sql, statements[0].params)];
@@ -132,7 +134,17 @@ export class DurableDatabase {
         this.preparedOn.set(client, prepared);
         return results.filter((r) => r.command !== 'PREPARE').map((r) => r.rows);
       },
-      async (_, error) => error as Error,
+      async (client) => {
+        try {
+          const { rows } = await client.query<{ name: string }>(
+            `SELECT name FROM pg_prepared_statements WHERE starts_with(name, 'durable_together_')`,
+          );
+          this.preparedOn.set(client, new Set(rows.map((r) => r.name)));
+          return undefined;
+        } catch (error) {
+          return error as Error;
+        }
+      },
     );
   }
 
