@@ -964,6 +964,58 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
       expect((await writers([started, ended])).size).toBe(1);
     });
 
+    it("two instances' batches that deadlock (each holds a parent's row the other's end wakes): the one Postgres rolls back is sent again whole, and every write lands once", async () => {
+      const other = await DurableDatabase.open({ connection: databaseUrl(), schema }, 2);
+      const holder = new Client(databaseUrl());
+      await holder.connect();
+      const deadlocks = async () =>
+        Number((await db.query<{ n: string }>('SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()'))[0].n);
+      const before = await deadlocks();
+      // Instance A executes the parent pA and the child cA, whose parent is pB; instance B the reverse.
+      const [pA, cA, pB, cB, loneA, loneB] = [id('pA'), id('cA'), id('pB'), id('cB'), id('lone'), id('lone')];
+      await leased([pA, cA, pB, cB, loneA, loneB]);
+      await db.query(`UPDATE durable.runs SET parent_id = CASE id WHEN $1 THEN $3 ELSE $4 END WHERE id IN ($1, $2)`, [cA, cB, pB, pA]);
+      try {
+        // Both children's rows held, so each batch takes its parent's row (its checkpoint) and then waits on its child's.
+        await holder.query('BEGIN');
+        await holder.query(`SELECT 1 FROM "${schema}".runs WHERE id IN ($1, $2) FOR UPDATE`, [cA, cB]);
+        const batch = (repositories: ReturnType<typeof instance>, lone: string, parent: string, child: string) => {
+          const first = repositories.journal.checkpoint(lone, '1', 'step', 'step', ok('lone'), null);
+          const written = Promise.all([
+            repositories.journal.checkpoint(parent, '1', 'step', 'step', ok(parent), null),
+            repositories.ends.finish({ id: child, leaseToken: '1' } as ClaimedRun, 'completed', '"done"', null, 'test'),
+          ]);
+          return first.then(() => written);
+        };
+        const a = batch(instance(database), loneA, pA, cA);
+        const b = batch(instance(other), loneB, pB, cB);
+        await eventually(async () => {
+          const rows = await db.query(
+            `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%durable_together_%' AND query LIKE $1`,
+            [`%"${schema}"%`],
+          );
+          return rows.length === 2;
+        }, 'both batches waiting on the held children');
+        // Let go: each end wakes the parent the other batch holds FOR SHARE, and Postgres rolls one batch back.
+        await holder.query('COMMIT');
+        expect(await Promise.all([a, b])).toEqual([
+          [{ status: 'written' }, true],
+          [{ status: 'written' }, true],
+        ]);
+      } finally {
+        await holder.end();
+        await other.close();
+      }
+      await eventually(async () => (await deadlocks()) > before, 'the deadlock counted by Postgres');
+      expect(await db.count('steps', 'run_id = ANY($1)', [[pA, pB]])).toBe(2);
+      expect(await db.count('runs', `id = ANY($1) AND status = 'completed'`, [[cA, cB]])).toBe(2);
+      expect(await db.count('history', `run_id = ANY($1) AND event = 'completed'`, [[cA, cB]])).toBe(2);
+      // Each parent woken once: the rolled-back try's bump is gone with it.
+      expect(await db.count('runs', 'id = ANY($1) AND wake_seq = 1', [[pA, pB]])).toBe(2);
+      expect((await writers([pA, cA])).size).toBe(1);
+      expect((await writers([pB, cB])).size).toBe(1);
+    });
+
     it('a batch of every kind whose session is cut mid-statement is tried again whole, and every write lands once', async () => {
       const repositories = instance(database);
       const holder = new Client(databaseUrl());
