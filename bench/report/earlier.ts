@@ -87,15 +87,15 @@ export const EARLIER = {
   retentionDuringDrop: { ratio: '1.07x', measured: at('2026-12-01', 'ef0a722') },
   /** The drop of a day of a million finished runs, and the delete of their run rows, in the full run before this one. */
   retentionDrop: { dropMs: 886.5, runRowsDeleteMs: 973, ceilingC1: 1_453, measured: at('2026-12-02', '6701d3c') },
-  /** The full run published before this one (docs/benchmarks.md of 12190b2): figures that move from run to run. */
+  /** The full run published before this one (docs/benchmarks.md of 20ae1f4): figures that move from run to run. */
   previousRun: {
-    latencyP50Ms: { ours: 3.58, dbos: 7.59, floor: 1.91 },
+    latencyP50Ms: { ours: 3.66, dbos: 8.59, floor: 2.02 },
     /** The in-process signal round trip's p50 there (ms). */
-    inProcessSignalP50Ms: { ours: 5.06, dbos: 9.5 },
+    inProcessSignalP50Ms: { ours: 4.54, dbos: 8.87 },
     /** Ratios of targets met there and missed here, or the reverse: each moves from run to run. */
-    inProcessSignal: '0.532x',
-    twoProcesses: '0.764x',
-    measured: at('2026-12-03', '9c40204'),
+    inProcessSignal: '0.512x',
+    twoProcesses: '1.16x',
+    measured: at('2026-12-03', '9d110ee'),
   },
   /** The cross-instance signal against DBOS in a full run of the same path (it moves from run to run). */
   crossInstanceSignal: { ratio: '0.75x', measured: at('2026-12-03', 'c5a1a90') },
