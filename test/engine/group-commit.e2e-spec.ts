@@ -950,9 +950,12 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
         ]);
         await first;
         // The end waits well past the starts' lock timeout (START_BATCH_LOCK_TIMEOUT, 100 ms) before the row is let go.
+        // A batch of this schema: its name is in a PREPARE's text, or in the end's wake channel once the session has prepared them.
         await eventually(async () => {
           const [row] = await db.query(
-            `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%durable_together_%' AND now() - query_start > interval '500 ms'`,
+            `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%durable_together_%' AND query LIKE $1
+               AND now() - query_start > interval '500 ms'`,
+            [`%${schema}%`],
           );
           return row;
         }, 'the batch waiting on the held row for half a second');
@@ -992,7 +995,7 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
         await eventually(async () => {
           const rows = await db.query(
             `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%durable_together_%' AND query LIKE $1`,
-            [`%"${schema}"%`],
+            [`%${schema}%`],
           );
           return rows.length === 2;
         }, 'both batches waiting on the held children');
@@ -1035,7 +1038,8 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
         await first;
         const blocked = await eventually(async () => {
           const [row] = await db.query<{ pid: number }>(
-            `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%durable_together_%'`,
+            `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%durable_together_%' AND query LIKE $1`,
+            [`%${schema}%`],
           );
           return row;
         }, 'the batch waiting on the held row');
