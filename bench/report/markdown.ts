@@ -626,8 +626,9 @@ function whyMissed(target: string, r: BenchResults): string {
       "second). Alternating builds with and without the batch's later checks (an id that exists takes no slot, a slot made after " +
       'the statement began is not taken) ran alike: 1,285 and 1,283 against 1,298 and 1,265. The same loop ran 2,531 and 2,617 ' +
       'queued per second against 2,274 and 2,456 unqueued earlier that day, on the same build: the ratio depends on the minute ' +
-      "as much as on the code. What would close the rest: the slot's number kept on the run's row, so that giving it back is a " +
-      'probe by key rather than a match on the holder.'
+      'as much as on the code. Giving a slot back is one probe by its holder since 2026-12-03 (the optimizations above); what ' +
+      "would close the rest is a cheaper take: the batch's call of take_queue_slots, whose tries each take a snapshot of their own, " +
+      'and the full end statement a queued run needs where a plain one takes the lean one.'
     );
   }
   return 'No analysis recorded for this target yet.';
