@@ -11,7 +11,10 @@ import { openOurs } from '../peers/ours';
 
 type Callback = (...args: unknown[]) => unknown;
 
-/** Times every statement the pg clients of this process send while `timing` is set: send to answer. */
+/**
+ * Times the statements the pg clients of this process send with a callback (pg-pool's, which carry a lone
+ * workflow's writes) while `timing` is set: send to answer. A background statement meanwhile (a sweep) counts too.
+ */
 function timeRoundTrips(): { start(): void; stop(): number } {
   let spent = 0;
   let timing = false;
