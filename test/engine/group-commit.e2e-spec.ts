@@ -828,6 +828,16 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
         ends: new RunEndRepository(database, group),
       };
     };
+    /**
+     * The sessions of this schema's batches of several kinds (`together`) waiting on a lock, for at least `ms`. The
+     * schema is in a PREPARE's text, or in an end's wake channel once the session has prepared the statements.
+     */
+    const togetherWaiting = (ms = 0) =>
+      db.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%durable_together_%' AND query LIKE $1
+           AND now() - query_start >= $2 * interval '1 millisecond'`,
+        [`%${schema}%`, ms],
+      );
     const start = (runId: string): StartRunArgs => ({
       id: runId,
       workflow: 'three-steps',
@@ -950,15 +960,7 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
         ]);
         await first;
         // The end waits well past the starts' lock timeout (START_BATCH_LOCK_TIMEOUT, 100 ms) before the row is let go.
-        // A batch of this schema: its name is in a PREPARE's text, or in the end's wake channel once the session has prepared them.
-        await eventually(async () => {
-          const [row] = await db.query(
-            `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%durable_together_%' AND query LIKE $1
-               AND now() - query_start > interval '500 ms'`,
-            [`%${schema}%`],
-          );
-          return row;
-        }, 'the batch waiting on the held row for half a second');
+        await eventually(async () => (await togetherWaiting(500))[0], 'the batch waiting on the held row for half a second');
         await holder.query('COMMIT');
         expect(await written).toEqual([true, expect.objectContaining({ id: started })]);
       } finally {
@@ -992,13 +994,7 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
         };
         const a = batch(instance(database), loneA, pA, cA);
         const b = batch(instance(other), loneB, pB, cB);
-        await eventually(async () => {
-          const rows = await db.query(
-            `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%durable_together_%' AND query LIKE $1`,
-            [`%${schema}%`],
-          );
-          return rows.length === 2;
-        }, 'both batches waiting on the held children');
+        await eventually(async () => (await togetherWaiting()).length === 2, 'both batches waiting on the held children');
         // Let go: each end wakes the parent the other batch holds FOR SHARE, and Postgres rolls one batch back.
         await holder.query('COMMIT');
         expect(await Promise.all([a, b])).toEqual([
@@ -1036,13 +1032,7 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
           repositories.ends.finish({ id: ended, leaseToken: '1' } as ClaimedRun, 'completed', '"done"', null, 'test'),
         ]);
         await first;
-        const blocked = await eventually(async () => {
-          const [row] = await db.query<{ pid: number }>(
-            `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%durable_together_%' AND query LIKE $1`,
-            [`%${schema}%`],
-          );
-          return row;
-        }, 'the batch waiting on the held row');
+        const blocked = await eventually(async () => (await togetherWaiting())[0], 'the batch waiting on the held row');
         await db.query('SELECT pg_terminate_backend($1)', [blocked.pid]);
         await holder.query('COMMIT');
         expect(await written).toEqual([expect.objectContaining({ id: started, leaseToken: '1' }), { status: 'written' }, true]);
