@@ -83,8 +83,11 @@ export const EARLIER = {
     queued: '0.80x',
     measured: at('2026-12-01', '73e52d3'),
   },
-  /** Workflows' throughput while a day's journal was dropped, against before, in the first full run with the retention section. */
-  retentionDuringDrop: { ratio: '1.07x', measured: at('2026-12-01', 'ef0a722') },
+  /**
+   * Workflows' throughput while a day's journal was dropped, against before: across the full runs before the seed's
+   * checkpoint and the deleted rows' vacuum left the measured loops, and in six runs of the section alone after.
+   */
+  retentionDuringDrop: { before: '0.84x to 1.07x', after: '0.93x to 0.97x', upTo: '8498033 (2026-12-03)' },
   /** The drop of a day of a million finished runs, and the delete of their run rows, in the full run before this one. */
   retentionDrop: { dropMs: 886.5, runRowsDeleteMs: 973, ceilingC1: 1_453, measured: at('2026-12-02', '6701d3c') },
   /** The full run published before this one (docs/benchmarks.md of 20ae1f4): figures that move from run to run. */
