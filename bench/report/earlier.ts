@@ -90,15 +90,15 @@ export const EARLIER = {
   retentionDuringDrop: { before: '0.84x to 1.07x', after: '0.93x to 0.97x', upTo: '8498033 (2026-12-03)' },
   /** The drop of a day of a million finished runs, and the delete of their run rows, in the full run before this one. */
   retentionDrop: { dropMs: 886.5, runRowsDeleteMs: 973, ceilingC1: 1_453, measured: at('2026-12-02', '6701d3c') },
-  /** The full run published before this one (docs/benchmarks.md of 20ae1f4): figures that move from run to run. */
+  /** The full run before this one (bench/results/2026-12-04-47a2c46.json, not published): figures that move from run to run. */
   previousRun: {
-    latencyP50Ms: { ours: 3.66, dbos: 8.59, floor: 2.02 },
+    latencyP50Ms: { ours: 2.57, dbos: 5.5, floor: 1.22 },
     /** The in-process signal round trip's p50 there (ms). */
-    inProcessSignalP50Ms: { ours: 4.54, dbos: 8.87 },
+    inProcessSignalP50Ms: { ours: 3.03, dbos: 6.52 },
     /** Ratios of targets met there and missed here, or the reverse: each moves from run to run. */
-    inProcessSignal: '0.512x',
-    twoProcesses: '1.16x',
-    measured: at('2026-12-03', '9d110ee'),
+    inProcessSignal: '0.465x',
+    twoProcesses: '1.22x',
+    measured: at('2026-12-04', '47a2c46'),
   },
   /** The cross-instance signal against DBOS in a full run of the same path (it moves from run to run). */
   crossInstanceSignal: { ratio: '0.75x', measured: at('2026-12-03', 'c5a1a90') },
@@ -291,6 +291,13 @@ export const EARLIER = {
       effect:
         'the queued loop at c64 under the profiler, three pairs of 6 s loops alternating builds: 3,142, 3,363 and 3,208 workflows/s against 3,113, 3,187 and 3,064 (about 3%, higher in each pair, within the spread between runs)',
       measured: at('2026-12-03', 'over 7a9c511'),
+    },
+    {
+      change:
+        'a batch of several writes, or one that returns to writes waiting, gives its slot back on the next turn of the event loop, after the executions it answered have written again: their writes leave with the waiting ones (a lone caller gives it back at once)',
+      effect:
+        'at c8 a lone write and a batch of seven no longer take turns: a closed loop in one process, alternating builds, 2,334 and 2,434 workflows/s against 1,056 to 1,346; c64 4,001 and 4,174 against 3,266 and 3,740; a lone workflow unchanged',
+      measured: at('2026-12-04', 'over 47a2c46'),
     },
   ],
 };

@@ -454,15 +454,16 @@ function whyMissed(target: string, r: BenchResults): string {
       `(${k.before.perSecond}), and the floor's loop in the same minutes ${k.floor.nodeUs} and ${k.floor.postgresUs} ` +
       `(${k.floor.perSecond}). What holds it is the chain: a workflow is four writes one after another (the last step's checkpoint ` +
       "rides with the end), each waiting for the batch on the wire and then for its own round trip, while the floor's eight " +
-      'callers each commit on a connection of their own. More batches in flight shorten the wait but shrink the batches: two and ' +
+      'callers each commit on a connection of their own. Until 2026-12-04 a lone write and a batch of seven took turns at 8 at ' +
+      'once, two round trips a write; now the slot of a batch is given back once the executions it answered have written again, ' +
+      'so they leave together (the optimizations above). More batches in flight shorten the wait but shrink the batches: two and ' +
       `three in flight gave ${k.moreInFlight.two.perSecond} and ${k.moreInFlight.three.perSecond} workflows per second, at ` +
       `${k.moreInFlight.two.postgresUs} and ${k.moreInFlight.three.postgresUs.toLocaleString('en-US')} µs of Postgres CPU per workflow. ` +
       'The ratio moves with the machine: the throughput section alone, run on the same code an hour before this run, gave 0.94x the ' +
       'floor at 8 at once (1,248 against 1,330 workflows per second, medians of five). What would close the rest: each round trip ' +
       "made shorter (the start's and the end's history rows folded into the run row, fewer indexes on the runs table: dropping the " +
       `six that no engine statement reads lifted the loop at 8 at once by ${EARLIER.dashboardIndexesDropped.gain}, ` +
-      `${EARLIER.dashboardIndexesDropped.measured}), and batches that wait for the executions a batch answered to reach their next ` +
-      'write; see docs/scaling.md for the cost per workflow.'
+      `${EARLIER.dashboardIndexesDropped.measured}); see docs/scaling.md for the cost per workflow.`
     );
   }
   if (/^throughput at c\d+ >= 5x DBOS/.test(target)) {

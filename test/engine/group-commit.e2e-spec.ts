@@ -66,6 +66,41 @@ describe('group commit: how writes are grouped', () => {
     expect(await Promise.all(rest)).toEqual([20, 30, 40, 50]);
   });
 
+  it('the writes of the executions a batch answered join the writes waiting behind it, however deep their code', async () => {
+    const { submit, batches, answer } = harness({ maxInFlight: 1, maxBatch: 10 });
+    /** An execution: writes, then goes on through `hops` awaits (a step's wrappers) and writes again. */
+    const execution = async (id: number, hops: number) => {
+      await submit(id);
+      for (let i = 0; i < hops; i++) await Promise.resolve();
+      return submit(id + 100);
+    };
+    const first = execution(1, 50);
+    const waiting = [submit(2), submit(3)];
+    expect(batches).toEqual([[1]]);
+    answer(0);
+    await eventually(async () => batches.length === 2, 'the second batch');
+    expect(batches[1]).toEqual([2, 3, 101]); // not [2, 3] and then [101] a round trip later
+    answer(1);
+    expect(await Promise.all([first, ...waiting])).toEqual([1010, 20, 30]);
+  });
+
+  it("a lone caller's next write leaves at once, in the same turn of the event loop as its answer", async () => {
+    const { submit, batches, answer } = harness({ maxInFlight: 1, maxBatch: 10 });
+    let sentWithAnswer: number[][] = [];
+    const lone = (async () => {
+      await submit(1);
+      for (let i = 0; i < 50; i++) await Promise.resolve();
+      const next = submit(2);
+      sentWithAnswer = batches.map((b) => [...b]); // read before any other turn of the event loop can run
+      return next;
+    })();
+    answer(0);
+    await eventually(async () => batches.length === 2, 'the second write');
+    expect(sentWithAnswer).toEqual([[1], [2]]);
+    answer(1);
+    expect(await lone).toBe(20);
+  });
+
   it('a batch refused whole is sent again one write at a time, so only the write that cannot land fails', async () => {
     const sent: number[][] = [];
     const group = new GroupCommit(sender, { maxInFlight: 1, maxBatch: 10 });
@@ -117,7 +152,10 @@ describe('group commit: how writes are grouped', () => {
     // A send that fails (one kind's statement refused, so the transaction with it): every write of it goes again alone.
     alone.length = 0;
     sent.length = 0;
-    await new Promise(setImmediate); // the batch before has left the wire (its answers settle before its slot is freed)
+    // The batch before has left the wire: it held several writes, so its slot is given back a turn of the event loop
+    // after its answers settle, in the check phase after this test's first turn.
+    await new Promise(setImmediate);
+    await new Promise(setImmediate);
     const blocker = tens(6);
     const refused = [tens(-1), hundreds(7)];
     await blocker;

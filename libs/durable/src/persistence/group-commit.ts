@@ -95,10 +95,15 @@ export class GroupCommit {
     while (this.inFlight < this.policy.maxInFlight && this.queue.length) {
       const batch = this.queue.splice(0, this.policy.maxBatch);
       this.inFlight++;
-      this.dispatch(batch).finally(() => {
+      const release = () => {
         this.inFlight--;
         this.flush();
-      });
+      };
+      // Under contention (a batch of several, or writes already waiting), the executions this batch answered go on
+      // as microtasks and most write again at once: the slot is given back once those have run, so their writes
+      // leave together with the waiting ones rather than one alone and the rest a round trip later. A lone
+      // caller's batch of one gives its slot back at once: its next write pays no turn of the event loop.
+      this.dispatch(batch).finally(() => (batch.length > 1 || this.queue.length ? setImmediate(release) : release()));
     }
   }
 
