@@ -100,6 +100,12 @@ export const EARLIER = {
     twoProcesses: '1.22x',
     measured: at('2026-12-04', '47a2c46'),
   },
+  /** The in-process signal's p50s (ms, medians of three reps) in the signals section alone, builds alternating: before and after 71fc3bf. */
+  signalsAlternating: {
+    without: { ours: '3.76 and 3.67', dbos: '6.29 and 8.46' },
+    with: { ours: '3.45 and 4.42', dbos: '6.84 and 7.40' },
+    measured: at('2026-12-04', '47a2c46 against 71fc3bf'),
+  },
   /** The cross-instance signal against DBOS in a full run of the same path (it moves from run to run). */
   crossInstanceSignal: { ratio: '0.75x', measured: at('2026-12-03', 'c5a1a90') },
   /** Queued against unqueued throughput in a full run of the same queued path (it moves from run to run). */

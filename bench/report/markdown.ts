@@ -567,7 +567,11 @@ function whyMissed(target: string, r: BenchResults): string {
           `in the run of ${EARLIER.crossInstanceSignal.measured}.`
         : `The in-process ratio moves from run to run with the same path, mostly with DBOS' own figure: ${previous.inProcessSignal} in the run of ` +
           `${previous.measured}, where DBOS' p50 was ${previous.inProcessSignalP50Ms.dbos} ms and ours ${previous.inProcessSignalP50Ms.ours} ` +
-          `(here ${p50(r.signalRoundTripMs.inProcess.dbos)} and ${p50(r.signalRoundTripMs.inProcess.ours)}).`)
+          `(here ${p50(r.signalRoundTripMs.inProcess.dbos)} and ${p50(r.signalRoundTripMs.inProcess.ours)}). The signals section ` +
+          `alone, alternating builds with and without the group commit's later release of a batch's slot ` +
+          `(${EARLIER.signalsAlternating.measured}): ours' p50 ${EARLIER.signalsAlternating.without.ours} ms without (DBOS ` +
+          `${EARLIER.signalsAlternating.without.dbos}), ${EARLIER.signalsAlternating.with.ours} with (DBOS ` +
+          `${EARLIER.signalsAlternating.with.dbos}).`)
     );
   }
   if (/^claim query|^10,000 per-minute schedules|^queue admission/.test(target)) {
