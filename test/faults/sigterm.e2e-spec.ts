@@ -1,6 +1,6 @@
 import { Ledger, SlowStep } from '../fixtures/order-flow.workflows';
 import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
-import { ready, spawnTs } from '../setup/processes';
+import { exited, kill, ready, spawnTs } from '../setup/processes';
 
 jest.setTimeout(60_000);
 
@@ -35,9 +35,9 @@ describe('SIGTERM with runs in flight', () => {
     await eventually(async () => (await db.count('runs', `status = 'running'`)) === 5, 'all five runs to be in flight');
 
     const terminated = Date.now();
-    const exited = new Promise<number | null>((resolve) => worker.on('exit', (code) => resolve(code)));
+    const exit = exited(worker);
     worker.kill('SIGTERM');
-    await exited;
+    await exit;
     expect(Date.now() - terminated).toBeLessThan(5_000);
 
     for (const run of short) expect((await client.client.getRun(run.runId)).status).toBe('completed');
@@ -52,6 +52,23 @@ describe('SIGTERM with runs in flight', () => {
       await eventually(async () => (await db.count('runs', `status = 'running'`)) === 2, 'the successor to take the released runs', 5_000);
     } finally {
       successor.kill('SIGKILL');
+    }
+  });
+
+  it('a process that closes its application exits by itself once its runs are done, not when the grace period would end', async () => {
+    const worker = spawnTs('test/fixtures/worker.process.ts', { DATABASE_URL: databaseUrl(), SCHEMA: schema, SHUTDOWN_GRACE_MS: '600000' });
+    try {
+      await ready(worker);
+      const runs = await Promise.all(Array.from({ length: 3 }, () => client.client.start(SlowStep, { ms: 2_000 })));
+      const inFlight = async () => (await Promise.all(runs.map((r) => client.client.getRun(r.runId)))).every((r) => r.status === 'running');
+      await eventually(inFlight, 'the three runs to be in flight');
+      const exit = exited(worker);
+      worker.kill('SIGUSR2');
+      // A timer left from the 10-minute grace would hold the process for ten minutes.
+      expect(await exit).toBe(0);
+      for (const run of runs) expect((await client.client.getRun(run.runId)).status).toBe('completed');
+    } finally {
+      await kill(worker);
     }
   });
 });

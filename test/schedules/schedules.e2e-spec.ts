@@ -1,7 +1,8 @@
 import { DurableWorkflow, InvalidArgumentError, ScheduledInput, ScheduleNotFoundError, ScheduleService, Workflow } from 'nestjs-durable';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
 import { PARALLEL_TRANSACTIONS } from 'nestjs-durable/worker/schedule-pass';
-import { Db, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { Client } from 'pg';
+import { databaseUrl, Db, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 @Workflow('tick', { schedules: [{ name: 'every-second', cron: '* * * * * *', overlap: 'allow', input: { source: 'cron' } }] })
 class Tick implements DurableWorkflow<ScheduledInput & { source: string }, string> {
@@ -28,19 +29,21 @@ const declaring = (name: string, spec: Record<string, unknown>) => {
 };
 
 describe('schedules across instances and restarts', () => {
-  const schemas: string[] = [];
+  /** Each test's schema and the one connection that looks at it (ended with the schema's drop). */
+  const dbs = new Map<string, Db>();
   const fresh = () => {
     const schema = uniqueSchema('sch');
-    schemas.push(schema);
+    dbs.set(schema, new Db(schema));
     return schema;
   };
+  const dbOf = (schema: string) => dbs.get(schema)!;
   afterAll(async () => {
-    for (const schema of schemas) await new Db(schema).dropSchema();
+    for (const db of dbs.values()) await db.dropSchema();
   });
 
   it('three instances on one database: a per-second schedule starts exactly one run per slot, without gaps, ids and scheduledAt as specified', async () => {
     const schema = fresh();
-    const db = new Db(schema);
+    const db = dbOf(schema);
     const apps = await Promise.all([0, 1, 2].map(() => startApp({ schema, providers: [Tick] })));
     try {
       await eventually(async () => (await db.count('runs', `status = 'completed'`)) >= 12, '12 slots fired', 30_000);
@@ -62,7 +65,7 @@ describe('schedules across instances and restarts', () => {
 
   it('a slot fires at its instant, not at the next sweep: with a 30 s sweep interval a per-second schedule still starts its runs', async () => {
     const schema = fresh();
-    const db = new Db(schema);
+    const db = dbOf(schema);
     const app = await startApp({ schema, providers: [Tick], options: { sweeper: { intervalMs: 30_000 } } });
     try {
       // Without the sweep aimed at the next slot, nothing would fire before the interval's first tick, 30 s on.
@@ -77,9 +80,34 @@ describe('schedules across instances and restarts', () => {
     }
   });
 
+  it('a slot another instance holds mid-fire is looked at again shortly, not an interval later: fired once the hold ends', async () => {
+    const schema = fresh();
+    const db = dbOf(schema);
+    const app = await startApp({ schema, providers: [Tick], options: { sweeper: { intervalMs: 30_000 } } });
+    const holder = new Client(databaseUrl());
+    await holder.connect();
+    try {
+      await eventually(async () => (await db.count('runs')) >= 1, 'a first slot fired');
+      // Held as an instance firing it holds it: this instance's passes find it due and SKIP LOCKED passes it by.
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM "${schema}".schedules WHERE name = 'every-second' FOR UPDATE`);
+      const [{ due }] = await holder.query<{ due: Date }>(`SELECT next_fire_at AS due FROM "${schema}".schedules`).then((r) => r.rows);
+      await eventually(
+        async () => (await db.query(`SELECT now() > $1::timestamptz + interval '1.5 seconds' AS past`, [due]))[0].past,
+        'the held slot overdue by more than a second (its aimed sweep came and went)',
+      );
+      const before = await db.count('runs');
+      await holder.query('ROLLBACK');
+      await eventually(async () => (await db.count('runs')) > before, 'the held slot fired after the hold', 10_000);
+    } finally {
+      await holder.end();
+      await app.close();
+    }
+  });
+
   it("an operator's pause survives a restart (the decorator does not override it), and a paused schedule's slots are recorded as 'paused'", async () => {
     const schema = fresh();
-    const db = new Db(schema);
+    const db = dbOf(schema);
     const first = await startApp({ schema, providers: [Tick] });
     await first.get(ScheduleService).pause('every-second', { actor: 'ops' });
     await first.close();
@@ -122,7 +150,7 @@ describe('schedules across instances and restarts', () => {
 
   it('trigger starts one run now outside the slots, with its actor; backfill starts each slot once and is bounded', async () => {
     const schema = fresh();
-    const db = new Db(schema);
+    const db = dbOf(schema);
     const app = await startApp({ schema, providers: [Nightly] });
     try {
       const schedules = app.get(ScheduleService);
@@ -170,7 +198,7 @@ describe('schedules across instances and restarts', () => {
       }
     }
     const schema = fresh();
-    const db = new Db(schema);
+    const db = dbOf(schema);
     const app = await startApp({ schema, providers: [QueuedTick], options: { queues: { one: { concurrency: 1 } } } });
     try {
       const schedules = app.get(ScheduleService);
@@ -211,7 +239,11 @@ describe('schedules across instances and restarts', () => {
     for (const [providers, message] of cases) {
       const schema = fresh();
       await expect(startApp({ schema, providers: providers as never[] })).rejects.toThrow(message);
-      expect(await new Db(schema).count('schedules').catch(() => 0)).toBe(0);
+      expect(
+        await dbOf(schema)
+          .count('schedules')
+          .catch(() => 0),
+      ).toBe(0);
     }
     const schema = fresh();
     const app = await startApp({ schema, providers: [Nightly] });

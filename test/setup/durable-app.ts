@@ -70,11 +70,17 @@ export async function startApp(args: {
   moduleRef.useLogger(false);
   const app = createApplication(moduleRef, args.platform ?? (process.env.DURABLE_TEST_PLATFORM as Platform | undefined));
   let url = '';
-  if (args.listen) {
-    await app.listen(0, '127.0.0.1');
-    url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-  } else {
-    await app.init();
+  try {
+    if (args.listen) {
+      await app.listen(0, '127.0.0.1');
+      url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    } else {
+      await app.init();
+    }
+  } catch (error) {
+    // A boot that fails (bad options) has opened the database already: close it, or its pool outlives the test.
+    await app.close().catch(() => undefined);
+    throw error;
   }
   return {
     app,

@@ -26,6 +26,18 @@ export function ready(child: ChildProcess, ms = 30_000): Promise<void> {
   });
 }
 
+/** Resolves with the exit code once the process has exited; rejects if it is still alive after `ms`. */
+export function exited(child: ChildProcess, ms = 30_000): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`process ${child.pid} had not exited after ${ms} ms`)), ms);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
+
 /** SIGKILL, and wait until the process is gone. */
 export function kill(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();

@@ -370,3 +370,13 @@ export function never(): Promise<never> {
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 }
+
+/** Waits for `work` to settle or `ms` to pass, whichever is first, and leaves no timer running: a process whose application has closed exits at once. */
+export async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -8,7 +8,7 @@ import type { ResolvedQueue } from '../queues/queue-config';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { ClaimedRun, RunRepository } from '../persistence/run.repository';
 import { QueueRepository } from '../persistence/queue.repository';
-import { delay } from '../runtime/execution';
+import { delay, settledWithin } from '../runtime/execution';
 import { Executor } from '../runtime/executor';
 import { Lease, leaseClock, LeaseInstant, LeaseTerms } from '../runtime/lease';
 import { WakeTimer } from './wake-timer';
@@ -210,7 +210,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     this.accepting = false;
     await this.claiming;
     if (this.executions.size) {
-      await Promise.race([Promise.allSettled([...this.executions]), delay(this.options.shutdownGraceMs)]);
+      await settledWithin(Promise.allSettled([...this.executions]), this.options.shutdownGraceMs);
     }
     clearInterval(this.renewTimer);
     this.wakeTimer.stop();

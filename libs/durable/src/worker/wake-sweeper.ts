@@ -17,6 +17,11 @@ import { scheduleInterval, stopInterval } from './scheduled-interval';
  */
 /** How long before an aimed sweep its connections are opened: time to open them, within pg-pool's idle timeout (10 s). */
 const WARM_AHEAD_MS = 1_000;
+/**
+ * How soon a sweep looks again when a schedule is due already as its pass ends: a slot came due while
+ * the pass ran (a busy machine), or another instance holds the schedule mid-fire (SKIP LOCKED passed it by).
+ */
+const DUE_AGAIN_MS = 100;
 
 @Injectable()
 export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -76,16 +81,19 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
    */
   private aimAt(nextDueInMs: number | null): void {
     const { sweeper } = this.options;
-    if (this.stopped || !sweeper || nextDueInMs === null || nextDueInMs <= 0 || nextDueInMs >= sweeper.intervalMs) return;
+    if (this.stopped || !sweeper || nextDueInMs === null) return;
+    const inMs = Math.max(nextDueInMs, DUE_AGAIN_MS);
+    if (inMs >= sweeper.intervalMs) return;
     clearTimeout(this.nextSlot);
     clearTimeout(this.warming);
-    this.nextSlot = setTimeout(() => this.tick(), Math.ceil(nextDueInMs));
+    this.nextSlot = setTimeout(() => this.tick(), Math.ceil(inMs));
+    this.nextSlot.unref();
+    if (nextDueInMs <= 0) return; // the pass that just ended has its connections open
     // A failed warm-up is left to the pass's transactions, which open their own connections.
     this.warming = setTimeout(
       () => void this.db.warm(PARALLEL_TRANSACTIONS).catch(() => undefined),
       Math.max(0, nextDueInMs - WARM_AHEAD_MS),
     );
-    this.nextSlot.unref();
     this.warming.unref();
   }
 
