@@ -1,4 +1,4 @@
-import { Ledger, SlowStep } from '../fixtures/order-flow.workflows';
+import { Ledger, RetryLater, SlowStep } from '../fixtures/order-flow.workflows';
 import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 import { exited, kill, ready, spawnTs } from '../setup/processes';
 
@@ -12,7 +12,7 @@ describe('SIGTERM with runs in flight', () => {
   beforeAll(async () => {
     client = await startApp({
       schema,
-      providers: [Ledger, SlowStep],
+      providers: [Ledger, SlowStep, RetryLater],
       options: { connection: { type: 'postgres', url: databaseUrl(), schema }, worker: { enabled: false } },
     });
     await db.query(`CREATE TABLE ${Ledger.table(schema)} (id serial PRIMARY KEY, run_id text NOT NULL, effect text NOT NULL)`);
@@ -67,6 +67,24 @@ describe('SIGTERM with runs in flight', () => {
       // A timer left from the 10-minute grace would hold the process for ten minutes.
       expect(await exit).toBe(0);
       for (const run of runs) expect((await client.client.getRun(run.runId)).status).toBe('completed');
+    } finally {
+      await kill(worker);
+    }
+  });
+
+  it("a step's retry backoff in-process ends with the lease at shutdown: the process exits, the run released", async () => {
+    const worker = spawnTs('test/fixtures/worker.process.ts', { DATABASE_URL: databaseUrl(), SCHEMA: schema, SHUTDOWN_GRACE_MS: '200' });
+    try {
+      await ready(worker);
+      const run = await client.client.start(RetryLater, null);
+      await eventually(async () => (await db.count('ledger', `run_id = $1`, [run.runId])) === 1, 'the first try to have failed');
+      const exit = exited(worker);
+      worker.kill('SIGUSR2');
+      // The backoff is 5 minutes (10 capped at retry.maxDelay's default): its timer would hold the process that long.
+      expect(await exit).toBe(0);
+      const [row] = await db.query(`SELECT status, lease_owner FROM durable.runs WHERE id = $1`, [run.runId]);
+      expect(row).toEqual({ status: 'pending', lease_owner: null });
+      expect(await db.count('ledger', `run_id = $1`, [run.runId])).toBe(1);
     } finally {
       await kill(worker);
     }

@@ -343,9 +343,16 @@ export class Execution {
         return await runScope.run({ execution: this, inStep: true }, fn);
       } catch (error) {
         if (attempt >= policy.maxAttempts || isNonRetryable(error) || !this.active) throw error;
-        await delay(backoffMs(policy, attempt));
+        await this.wait(backoffMs(policy, attempt));
       }
     }
+  }
+
+  /** `ms` in-process, cut short (its timer cleared) when the lease is lost: a shutdown or a cancel does not wait it out. */
+  wait(ms: number): Promise<void> {
+    let unsubscribe = (): unknown => undefined;
+    const lost = new Promise<void>((resolve) => (unsubscribe = this.lease.onLost(resolve)));
+    return settledWithin(lost, ms).finally(unsubscribe);
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {

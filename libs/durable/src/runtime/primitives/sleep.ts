@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../../errors';
 import { checkName } from '../../schema/define-signal';
-import { delay, Execution, never } from '../execution';
+import { Execution, never } from '../execution';
 import { deserialize, serialize } from '../../schema/serializer';
 
 /**
@@ -23,7 +23,7 @@ export async function sleep(execution: Execution, name: string, ms: number | und
     const inProcess = execution.deadline.capMs(remaining);
     if (inProcess > execution.deps.inlineWaitMs)
       return execution.suspend({ reason: { kind: 'sleep', name, until: new Date(until) }, name: key, wakeAt: new Date(until) });
-    await delay(inProcess);
+    await execution.wait(inProcess);
     if (!execution.isActive) return never();
   }
 }
