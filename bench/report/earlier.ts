@@ -106,6 +106,15 @@ export const EARLIER = {
     with: { ours: '3.45 and 4.42', dbos: '6.84 and 7.40' },
     measured: at('2026-12-04', '47a2c46 against 71fc3bf'),
   },
+  /**
+   * The latency section alone, three times each, alternating: the code whose run of 2026-11-29 set the target's 0.34x
+   * (c28a79f, its own bench) against this code. p50s fresh, medians of three reps.
+   */
+  targetCodeAlternating: {
+    then: { ours: '4.22, 3.74 and 3.70', ratios: '0.60x, 0.53x and 0.67x' },
+    now: { ours: '2.73, 2.55 and 2.51', ratios: '0.45x, 0.44x and 0.44x' },
+    measured: at('2026-12-04', 'c28a79f against 44a711c, then twice against b21b2fc'),
+  },
   /** The cross-instance signal against DBOS in a full run of the same path (it moves from run to run). */
   crossInstanceSignal: { ratio: '0.75x', measured: at('2026-12-03', 'c5a1a90') },
   /** Queued against unqueued throughput in a full run of the same queued path (it moves from run to run). */

@@ -482,7 +482,12 @@ function whyMissed(target: string, r: BenchResults): string {
   if (/^latency p50 <= 0.34x DBOS/.test(target)) {
     const warm = r.latencyWarmMs;
     const fresh = EARLIER.freshProcess;
+    const then = EARLIER.targetCodeAlternating;
     return (
+      `The target's 0.34x is the run of 2026-11-29, on that day's machine: that code with its own bench, alternating with this ` +
+      `code (${then.measured}), measured ${then.then.ratios} DBOS (ours' p50 ${then.then.ours} ms fresh) against this code's ` +
+      `${then.now.ratios} (${then.now.ours} ms), the floor alike in both: a lone workflow is faster than when the target was set, ` +
+      'and the ratio is held by the machine more than by the code. ' +
       "A lone workflow is four round trips and four commits whatever the grouping (a lone write leaves at once; the last step's " +
       "checkpoint rides with the end). The target's figure is a fresh process's, and a fresh process is still warming up: V8 " +
       'runs the hot code unoptimized and optimizes it on background threads, which take CPU from Postgres on the two shared ' +
