@@ -59,7 +59,7 @@ describe('SIGTERM with runs in flight', () => {
     const worker = spawnTs('test/fixtures/worker.process.ts', { DATABASE_URL: databaseUrl(), SCHEMA: schema, SHUTDOWN_GRACE_MS: '600000' });
     try {
       await ready(worker);
-      const runs = await Promise.all(Array.from({ length: 3 }, () => client.client.start(SlowStep, { ms: 2_000 })));
+      const runs = await Promise.all(Array.from({ length: 3 }, () => client.client.start(SlowStep, { ms: 4_000 })));
       const inFlight = async () => (await Promise.all(runs.map((r) => client.client.getRun(r.runId)))).every((r) => r.status === 'running');
       await eventually(inFlight, 'the three runs to be in flight');
       const exit = exited(worker);
