@@ -192,4 +192,24 @@ describe('observability: spans, metrics and health', () => {
     const reconnects = await registry.getSingleMetric('durable_listen_reconnects_total')!.get();
     expect(reconnects.values[0].value).toBeGreaterThanOrEqual(1);
   });
+
+  it('without a tracer provider no spans are made; a provider registered while the app runs is used from then on', async () => {
+    const failedRun = async () => {
+      const handle = await t.client.start(Observed, { fail: true });
+      await expect(handle.result({ timeout: '5s' })).rejects.toThrow('observed failure');
+      return handle.runId;
+    };
+    const ofRun = (runId: string) => exporter.getFinishedSpans().filter((s) => attribute(s, 'durable.run_id') === runId);
+    trace.disable();
+    const untraced = await failedRun();
+    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+    const traced = await failedRun();
+    const [execution] = await eventually(async () => {
+      const found = spans('durable.execution observed').filter((s) => attribute(s, 'durable.run_id') === traced);
+      return found.length === 1 && found;
+    }, "the traced run's execution span to end");
+    expect(attribute(execution, 'durable.outcome')).toBe('failed');
+    expect(ofRun(traced).map((s) => s.name)).toContain('durable.step prepare');
+    expect(ofRun(untraced)).toEqual([]);
+  });
 });
