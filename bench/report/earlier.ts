@@ -29,9 +29,11 @@ const KINDS_TOGETHER = {
  * after 3,000 (warm); medians per workflow, and the process's CPU against its main thread's busy time over the 300.
  */
 const FRESH_PROCESS = {
-  measured: at('2026-12-03', '59e791b'),
-  fresh: { workflowMs: '2.42–2.47', roundTripsMs: '2.01–2.09', nodeBetweenMs: 0.36, cpuMs: '508–511', mainThreadMs: '342–345' },
-  warm: { workflowMs: '1.38–1.40', roundTripsMs: '1.26–1.29', nodeBetweenMs: 0.11, cpuMs: '109–111', mainThreadMs: '100–103' },
+  measured: at('2026-12-04', 'c6a6d8b'),
+  fresh: { workflowMs: '1.87', roundTripsMs: '1.58–1.59', nodeBetweenMs: 0.29, cpuMs: '339–344', mainThreadMs: '226–233' },
+  warm: { workflowMs: '1.49–1.52', roundTripsMs: '1.39–1.41', nodeBetweenMs: 0.1, cpuMs: '96–108', mainThreadMs: '85–112' },
+  /** Fresh, with V8's optimizing compiler on the main thread (`--no-concurrent-recompilation`), against the default in the same minutes. */
+  serialCompile: { workflowMs: '1.83', defaultMs: '1.85' },
 };
 
 export const EARLIER = {
@@ -90,6 +92,15 @@ export const EARLIER = {
   retentionDuringDrop: { before: '0.84x to 1.07x', after: '0.93x to 0.97x', upTo: '8498033 (2026-12-03)' },
   /** The drop of a day of a million finished runs, and the delete of their run rows, in the full run before this one. */
   retentionDrop: { dropMs: 886.5, runRowsDeleteMs: 973, ceilingC1: 1_453, measured: at('2026-12-02', '6701d3c') },
+  /**
+   * The full run published before this one (bench/results/2026-12-04-71fc3bf.json), whose hot path differed only in the
+   * tracing (c6a6d8b), and the throughput section alone, on the code just before c6a6d8b, a quarter of an hour before this
+   * run: workflows/s at c8, medians of five.
+   */
+  c8AgainstFloor: {
+    published: { ours: '1,727', floor: '1,646', ratio: '1.05x', measured: at('2026-12-04', '71fc3bf') },
+    sectionAlone: { ours: '2,053', floor: '2,415', ratio: '0.85x', measured: at('2026-12-04', 'ddd759b') },
+  },
   /** The full run before this one (bench/results/2026-12-04-47a2c46.json, not published): figures that move from run to run. */
   previousRun: {
     latencyP50Ms: { ours: 2.57, dbos: 5.5, floor: 1.22 },
@@ -313,6 +324,13 @@ export const EARLIER = {
       effect:
         'at c8 a lone write and a batch of seven no longer take turns: a closed loop in one process, alternating builds, 2,334 and 2,434 workflows/s against 1,056 to 1,346; c64 4,001 and 4,174 against 3,266 and 3,740; a lone workflow unchanged',
       measured: at('2026-12-04', 'over 47a2c46'),
+    },
+    {
+      change:
+        'no spans while no OpenTelemetry tracer provider is registered: the API alone made four non-recording spans per 3-step workflow (its execution and steps), each with its context',
+      effect:
+        'a lone workflow in a fresh process (bench/tools/lone-workflow.ts, alternating builds): 1.87 and 1.87 ms against 1.92 and 1.97; warm unchanged',
+      measured: at('2026-12-04', 'c6a6d8b'),
     },
   ],
 };

@@ -444,6 +444,7 @@ function whyMissed(target: string, r: BenchResults): string {
     a && b ? `${(a.p50.median / b.p50.median).toFixed(2)}x` : 'n/a';
   if (/^throughput at c\d+ >= 1.0x the floor/.test(target)) {
     const k = EARLIER.kindsTogether;
+    const c8 = EARLIER.c8AgainstFloor;
     return (
       `This machine's ${cores} cores are shared by Node and Postgres. Since ${k.since} an instance's writes of every kind ` +
       '(starts, checkpoints, timers, ends) share one batch in flight and go out in one transaction and one commit (the ' +
@@ -459,8 +460,11 @@ function whyMissed(target: string, r: BenchResults): string {
       'so they leave together (the optimizations above). More batches in flight shorten the wait but shrink the batches: two and ' +
       `three in flight gave ${k.moreInFlight.two.perSecond} and ${k.moreInFlight.three.perSecond} workflows per second, at ` +
       `${k.moreInFlight.two.postgresUs} and ${k.moreInFlight.three.postgresUs.toLocaleString('en-US')} µs of Postgres CPU per workflow. ` +
-      'The ratio moves with the machine: the throughput section alone, run on the same code an hour before this run, gave 0.94x the ' +
-      'floor at 8 at once (1,248 against 1,330 workflows per second, medians of five). What would close the rest: each round trip ' +
+      `The ratio moves with the machine, and the floor gains more from a fast one (its eight commits overlap; ours is one chain): the run ` +
+      `published before this one (${c8.published.measured}) met it at ${c8.published.ratio} (${c8.published.ours} against ` +
+      `${c8.published.floor} workflows per second), and the throughput section alone a quarter of an hour before this run ` +
+      `(${c8.sectionAlone.measured}) gave ${c8.sectionAlone.ratio} (${c8.sectionAlone.ours} against ${c8.sectionAlone.floor}, ` +
+      'medians of five). What would close the rest: each round trip ' +
       "made shorter (the start's and the end's history rows folded into the run row, fewer indexes on the runs table: dropping the " +
       `six that no engine statement reads lifted the loop at 8 at once by ${EARLIER.dashboardIndexesDropped.gain}, ` +
       `${EARLIER.dashboardIndexesDropped.measured}); see docs/scaling.md for the cost per workflow.`
@@ -490,8 +494,10 @@ function whyMissed(target: string, r: BenchResults): string {
       'and the ratio is held by the machine more than by the code. ' +
       "A lone workflow is four round trips and four commits whatever the grouping (a lone write leaves at once; the last step's " +
       "checkpoint rides with the end). The target's figure is a fresh process's, and a fresh process is still warming up: V8 " +
-      'runs the hot code unoptimized and optimizes it on background threads, which take CPU from Postgres on the two shared ' +
-      `cores. Measured apart (bench/tools/lone-workflow.ts, ${fresh.measured}): a workflow ${fresh.fresh.workflowMs} ms fresh and ` +
+      'runs the hot code unoptimized until it has run often enough to be optimized. The unoptimized code is what costs, not the ' +
+      `compiling beside it on the two shared cores: with the optimizing compiler on the main thread a fresh workflow took ` +
+      `${fresh.serialCompile.workflowMs} ms against ${fresh.serialCompile.defaultMs} by default. ` +
+      `Measured apart (bench/tools/lone-workflow.ts, ${fresh.measured}): a workflow ${fresh.fresh.workflowMs} ms fresh and ` +
       `${fresh.warm.workflowMs} warm, its four round trips ${fresh.fresh.roundTripsMs} against ${fresh.warm.roundTripsMs} ` +
       `(the pg client's own code runs in them too), Node between them ${fresh.fresh.nodeBetweenMs} against ` +
       `${fresh.warm.nodeBetweenMs}; over 300 workflows the process used ${fresh.fresh.cpuMs} ms of CPU fresh, its main thread ` +
