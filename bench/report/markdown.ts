@@ -568,6 +568,7 @@ function whyMissed(target: string, r: BenchResults): string {
     );
   }
   if (/signal round trip/.test(target)) {
+    const trace = EARLIER.signalTrace;
     return (
       'The in-process path is two statements, each a commit (deliver-and-claim, then the end), so what remains is the commit ' +
       "latency of this machine (compare the server's one-client commit rate above) and scheduling on its two shared cores; " +
@@ -582,7 +583,14 @@ function whyMissed(target: string, r: BenchResults): string {
           `alone, alternating builds with and without the group commit's later release of a batch's slot ` +
           `(${EARLIER.signalsAlternating.measured}): ours' p50 ${EARLIER.signalsAlternating.without.ours} ms without (DBOS ` +
           `${EARLIER.signalsAlternating.without.dbos}), ${EARLIER.signalsAlternating.with.ours} with (DBOS ` +
-          `${EARLIER.signalsAlternating.with.dbos}).`)
+          `${EARLIER.signalsAlternating.with.dbos}). Traced in one process, warm (${trace.measured}): the delivery, which ` +
+          `journals the signal and claims the run in one statement, took ${trace.deliver.roundTripMs} ms from send to answer, ` +
+          `${trace.deliver.executionMs} of it executing (${trace.deliver.updateMs} in its update of the run, which moves it from ` +
+          `waiting to running and so writes the run's index entries again), and the end ${trace.end.roundTripMs} ` +
+          `(${trace.end.executionMs} executing), where a lone workflow's round trips took ${trace.loneWorkflowRoundTripsMs} each: ` +
+          'the rest of each round trip is the commit and the two processes handing the turn to each other. What would close the ' +
+          "rest is a cheaper delivery: fewer index entries written by the run's update, and the delivery's two history rows " +
+          '(`signal-delivered`, `claimed`) made one.')
     );
   }
   if (/^claim query|^10,000 per-minute schedules|^queue admission/.test(target)) {
