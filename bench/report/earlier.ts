@@ -102,13 +102,14 @@ export const EARLIER = {
     sectionAlone: { ours: '2,053', floor: '2,415', ratio: '0.85x', measured: at('2026-12-04', 'ddd759b') },
   },
   /**
-   * The in-process signal's two statements traced in one process, warm (after 300 and 1,500 round trips): from send to
-   * answer, and their execution under auto_explain; beside them, a lone workflow's four round trips in the same process.
+   * The in-process signal's two statements, `bench/tools/lone-workflow.ts --signal` (medians, fresh and warm, two runs):
+   * from send to answer, and their execution under auto_explain; beside them, a lone workflow's four round trips (the tool
+   * without `--signal`).
    */
   signalTrace: {
-    deliver: { roundTripMs: '0.63–0.82', executionMs: 0.23, updateMs: 0.12 },
-    end: { roundTripMs: '0.46–0.62', executionMs: 0.11 },
-    loneWorkflowRoundTripsMs: '0.34–0.46',
+    deliver: { roundTripMs: '0.72–0.76', executionMs: 0.23, updateMs: 0.12 },
+    end: { roundTripMs: '0.47–0.49', executionMs: 0.11 },
+    loneWorkflowRoundTripsMs: '0.28–0.46',
     measured: at('2026-12-04', 'c6a6d8b'),
   },
   /** The full run before this one (bench/results/2026-12-04-47a2c46.json, not published): figures that move from run to run. */

@@ -400,8 +400,8 @@ export function benchmarksMarkdown(r: BenchResults, chart: string, source: strin
     '`--embedded` starts a throwaway cluster with pg_stat_statements loaded. To see where a system spends its time:',
     '`node dist/bench/tools/profile.js --peer=ours --concurrency=64` (after a build) runs its loop under `node --cpu-prof` and',
     'prints CPU per workflow in Node and in Postgres, self time by package and function, and with `--embedded` the server',
-    "time of each statement. `node dist/bench/tools/lone-workflow.js` splits a lone workflow's time into its round trips and",
-    'Node between them, in a fresh process and once it is warm.',
+    "time of each statement. `node dist/bench/tools/lone-workflow.js` splits a lone workflow's time into its round trips, statement",
+    'by statement, and Node between them, in a fresh process and once it is warm; with `--signal`, the in-process signal round trip.',
     '',
   );
 
@@ -583,7 +583,7 @@ function whyMissed(target: string, r: BenchResults): string {
           `alone, alternating builds with and without the group commit's later release of a batch's slot ` +
           `(${EARLIER.signalsAlternating.measured}): ours' p50 ${EARLIER.signalsAlternating.without.ours} ms without (DBOS ` +
           `${EARLIER.signalsAlternating.without.dbos}), ${EARLIER.signalsAlternating.with.ours} with (DBOS ` +
-          `${EARLIER.signalsAlternating.with.dbos}). Traced in one process, warm (${trace.measured}): the delivery, which ` +
+          `${EARLIER.signalsAlternating.with.dbos}). Measured apart (bench/tools/lone-workflow.ts --signal, ${trace.measured}): the delivery, which ` +
           `journals the signal and claims the run in one statement, took ${trace.deliver.roundTripMs} ms from send to answer, ` +
           `${trace.deliver.executionMs} of it executing (${trace.deliver.updateMs} in its update of the run, which moves it from ` +
           `waiting to running and so writes the run's index entries again), and the end ${trace.end.roundTripMs} ` +
