@@ -95,6 +95,16 @@ describe('runs: starting, reading, listing, cancelling and retrying', () => {
     expect(await (await t.client.start<unknown, unknown>('echo', [1, 2])).result()).toEqual([1, 2]);
   });
 
+  it('a run started without an id gets a time-ordered UUID (version 7): later starts sort after earlier ones', async () => {
+    const ids: string[] = [];
+    // Within one millisecond too: the generator counts in the bits after the time.
+    for (let i = 0; i < 5; i++) ids.push((await t.client.start(Echo, i)).runId);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect([...ids].sort()).toEqual(ids);
+    const stored = await db.query<{ id: string }>('SELECT id FROM durable.runs WHERE id = ANY($1) ORDER BY id', [ids]);
+    expect(stored.map((r) => r.id)).toEqual(ids);
+  });
+
   it('start with an existing runId returns that run with created: false and starts nothing', async () => {
     const first = await t.client.start(Echo, 'one', { runId: 'order-123' });
     const again = await t.client.start(Echo, 'two', { runId: 'order-123' });

@@ -1,5 +1,14 @@
+import { v7 } from 'uuid';
 import { InvalidArgumentError, RunNotFoundError } from '../errors';
 import { isStorableText, storableText } from '../schema/define-signal';
+
+/**
+ * The id of a run started without one: a version 7 UUID, whose leading 48 bits are the time in
+ * milliseconds, so a new run's key lands at the right edge of the runs table's primary key and of the
+ * journal's run_id indexes instead of at a random page of each: fewer pages touched per workflow, and
+ * fewer full-page images in the WAL after a checkpoint (docs/architecture.md, "Run ids").
+ */
+export const generatedRunId = (): string => v7();
 
 /** An id that cannot be stored cannot name a run: refused as unknown before it reaches SQL. */
 export function knownRunId(runId: unknown): string {

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import { InvalidArgumentError, ScheduleNotFoundError } from '../errors';
 import type { ActorOptions, RunHandle, ScheduleSkip, ScheduleSpec, ScheduleView, WorkflowRef } from '../interfaces';
 import { ScheduleRepository, StoredSchedule } from '../persistence/schedule.repository';
@@ -17,6 +16,7 @@ import {
 import { deserialize } from '../schema/serializer';
 import { DurableWorker } from '../worker/durable.worker';
 import { WakeSweeper } from '../worker/wake-sweeper';
+import { generatedRunId } from './run-id';
 import { WorkflowClient } from './workflow.client';
 
 const actorOf = (opts: ActorOptions) => opts.actor ?? 'api';
@@ -80,7 +80,7 @@ export class ScheduleService {
     const handle = await this.client.start(
       row.workflow,
       { ...deserialize<object>(row.input), scheduledAt },
-      { runId: `${scheduleRunPrefix(name)}trigger:${randomUUID()}`, actor: actorOf(opts) },
+      { runId: `${scheduleRunPrefix(name)}trigger:${generatedRunId()}`, actor: actorOf(opts) },
     );
     await this.schedules.setLastRun(name, handle.runId);
     return handle;

@@ -72,7 +72,7 @@ export interface RunFilter {
 
 /** How `WorkflowClient.start` starts a run: its id, when it executes first, and its place in a queue. */
 export interface StartOptions extends QueueStartOptions {
-  /** Any non-empty string of at most 200 characters; a UUID when none is given. An existing id starts nothing. */
+  /** Any non-empty string of at most 200 characters; a time-ordered UUID (version 7) when none is given. An existing id starts nothing. */
   runId?: string;
   /**
    * A delayed start: the run exists at once (`waiting`, reason `start`: a handle, signals buffered)
@@ -162,7 +162,7 @@ export interface RunWarning {
 export interface ForkOptions {
   /** The checkpoint key to run again from: it and every checkpoint after it run again. */
   fromStep: string;
-  /** The fork's id (a UUID when none is given). */
+  /** The fork's id (a time-ordered UUID, version 7, when none is given). */
   runId?: string;
   /** Overrides the source's input. */
   input?: unknown;
