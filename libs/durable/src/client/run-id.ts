@@ -10,6 +10,11 @@ import { isStorableText, storableText } from '../schema/define-signal';
  */
 export const generatedRunId = (): string => v7();
 
+/** The id a new run gets: the caller's, checked (newRunId), or a generated one, which needs no check. */
+export function runIdOf(given: unknown, derived = false): string {
+  return given === undefined || given === null ? generatedRunId() : newRunId(given, derived);
+}
+
 /** An id that cannot be stored cannot name a run: refused as unknown before it reaches SQL. */
 export function knownRunId(runId: unknown): string {
   if (typeof runId !== 'string' || runId.length === 0 || runId.length > 10_000 || !isStorableText(runId)) {
@@ -19,7 +24,7 @@ export function knownRunId(runId: unknown): string {
 }
 
 /** An id for a new run, as a caller gives it: InvalidArgumentError unless it can be stored (derived child ids may be longer). */
-export function newRunId(runId: unknown, derived = false): string {
+function newRunId(runId: unknown, derived = false): string {
   if (typeof runId !== 'string' || runId.length === 0 || (runId.length > 200 && !derived) || !isStorableText(runId)) {
     throw new InvalidArgumentError(
       `runId must be a non-empty string of at most 200 characters, without NUL or lone surrogates; got ${typeof runId === 'string' ? `${runId.length} characters` : typeof runId}.`,

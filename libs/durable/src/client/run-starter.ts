@@ -14,7 +14,7 @@ import { QueuePlacement, queuePlacementOf } from '../queues/queue-placement';
 import { admitsAtStart } from '../queues/queue-config';
 import { startDelayOf } from './start-delay';
 import { runLimitsOf } from './run-limits';
-import { generatedRunId, newRunId } from './run-id';
+import { runIdOf } from './run-id';
 import { checkKeys } from '../schema/business-keys';
 
 export interface StartArgs {
@@ -90,7 +90,7 @@ export class RunStarter implements ChildStarter {
 
   /** Inserts the run; `parentLost` when a child's parent no longer holds the lease token given (nothing inserted). */
   private async insert(args: StartArgs): Promise<{ runId: string; created: boolean; parentLost?: true }> {
-    const runId = newRunId(args.runId ?? generatedRunId(), args.derivedId);
+    const runId = runIdOf(args.runId, args.derivedId);
     const delayed = startDelayOf(args);
     const limits = runLimitsOf(args.limits ?? {}, args.workflow);
     const keys = args.keys === undefined ? undefined : checkKeys(args.keys, 'The start option keys');

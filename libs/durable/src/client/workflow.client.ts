@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { InvalidArgumentError, RunNotFoundError } from '../errors';
 import { storableText } from '../schema/define-signal';
-import { generatedRunId, knownRunId, newRunId } from './run-id';
+import { knownRunId, runIdOf } from './run-id';
 import type { ActorOptions, ForkOptions, RunFilter, RunHandle, RunView, StartOptions, TxOptions, WorkflowRef } from '../interfaces';
 import { checkName } from '../schema/define-signal';
 import { serializePayload } from '../schema/serializer';
@@ -121,7 +121,7 @@ export class WorkflowClient {
     const signals = opts.signals ?? 'before';
     if (signals !== 'before' && signals !== 'all')
       throw new InvalidArgumentError(`fork signals must be 'before' or 'all'; got ${JSON.stringify(opts.signals)}.`);
-    const forkId = newRunId(opts.runId ?? generatedRunId());
+    const forkId = runIdOf(opts.runId);
     const input = opts.input === undefined ? null : serializePayload(opts.input, `The input of the fork of "${runId}"`);
     const forked = await this.control.fork({
       sourceId: runId,
