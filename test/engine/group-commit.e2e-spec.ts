@@ -283,6 +283,28 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
     expect(results).toEqual<CheckpointResult[]>([{ status: 'written' }, { status: 'written' }, { status: 'exists', step: ok('first') }]);
   });
 
+  it('a batch carries any text exactly: quotes, backslashes, a trailing backslash, dollars, non-ASCII', async () => {
+    const texts = [
+      "it's",
+      "''",
+      'C:\\dir\\file',
+      'ends with \\',
+      "\\'",
+      "E'x'",
+      '$1 $$ $tag$',
+      "'); DROP TABLE x; --",
+      'ü → ✓ 😀',
+      '\\\\n\n\t',
+    ];
+    // A statement each (a batch holds a statement per kind), its parameters written into its EXECUTE.
+    const echo = (text: string, n: number) => ({
+      sql: `SELECT ${n} AS n, $1::text AS text, $2::jsonb AS json`,
+      params: [text, JSON.stringify({ text })],
+    });
+    const rows = await database.together(texts.map(echo));
+    expect(rows).toEqual(texts.map((text, n) => [{ n, text, json: { text } }]));
+  });
+
   it('a row Postgres refuses fails only its own write: the batch is split and the others land', async () => {
     const runs = Array.from({ length: 6 }, () => id('split'));
     await leased(runs);

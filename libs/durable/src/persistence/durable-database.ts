@@ -127,7 +127,7 @@ export class DurableDatabase {
         const names = statements.map(({ sql }) => this.statement(sql, []).name!.replace(/^durable_/, 'durable_together_'));
         const text = statements.flatMap(({ sql, params }, i) => [
           ...(prepared.has(names[i]) ? [] : [`PREPARE ${names[i]} AS ${sql}`]),
-          `EXECUTE ${names[i]}(${params.map((p) => literal(client, p)).join(', ')})`,
+          `EXECUTE ${names[i]}(${params.map(literal).join(', ')})`,
         ]);
         const results = (await client.query(text.join(';\n'))) as unknown as Array<{ command: string; rows: Rows }>;
         names.forEach((name) => prepared.add(name));
@@ -213,12 +213,23 @@ export class DurableDatabase {
 }
 
 /** A parameter of `together` written into its EXECUTE: text, a number, a boolean, or null. */
-function literal(client: PoolClient, value: unknown): string {
+function literal(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value === 'boolean') return String(value);
-  if (typeof value === 'string') return client.escapeLiteral(value);
+  if (typeof value === 'string') return textLiteral(value);
   throw new TypeError(`A statement sent together takes text, numbers, booleans and null; got ${typeof value}.`);
+}
+
+/**
+ * Text as a string constant, written as pg's escapeLiteral writes it (quotes doubled; with a backslash,
+ * an E'' constant with backslashes doubled, whatever standard_conforming_strings says), by native
+ * replaces: escapeLiteral appends one character at a time, and a batch's parameter is kilobytes of
+ * JSON. At 64 at once, that loop and its garbage were about a tenth of the Node CPU per workflow.
+ */
+function textLiteral(text: string): string {
+  const quoted = text.replace(/'/g, "''");
+  return text.includes('\\') ? ` E'${quoted.replace(/\\/g, '\\\\')}'` : `'${quoted}'`;
 }
 
 /** TypeORM Postgres options from a URL, options, or an existing DataSource (whose own entities are left out). */
