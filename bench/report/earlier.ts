@@ -93,12 +93,16 @@ export const EARLIER = {
   /** The drop of a day of a million finished runs, and the delete of their run rows, in the full run before this one. */
   retentionDrop: { dropMs: 886.5, runRowsDeleteMs: 973, ceilingC1: 1_453, measured: at('2026-12-02', '6701d3c') },
   /**
-   * The full run published before this one (bench/results/2026-12-04-71fc3bf.json), whose hot path differed only in the
-   * tracing (c6a6d8b), and the throughput section alone, on the code just before c6a6d8b, a quarter of an hour before this
-   * run: workflows/s at c8, medians of five.
+   * Earlier full runs of the day (bench/results/2026-12-04-71fc3bf.json and -c6a6d8b.json, published; bbd31c8's not,
+   * its hot path as this run's but for the escaping of a batch's parameters), and the throughput section alone, on the
+   * code just before c6a6d8b: workflows/s at c8, medians of five.
    */
   c8AgainstFloor: {
-    published: { ours: '1,727', floor: '1,646', ratio: '1.05x', measured: at('2026-12-04', '71fc3bf') },
+    runs: [
+      { ours: '1,727', floor: '1,646', ratio: '1.05x', measured: at('2026-12-04', '71fc3bf') },
+      { ours: '2,138', floor: '2,377', ratio: '0.90x', measured: at('2026-12-04', 'c6a6d8b') },
+      { ours: '1,987', floor: '2,204', ratio: '0.90x', measured: at('2026-12-04', 'bbd31c8') },
+    ],
     sectionAlone: { ours: '2,053', floor: '2,415', ratio: '0.85x', measured: at('2026-12-04', 'ddd759b') },
   },
   /**
