@@ -145,6 +145,16 @@ export const EARLIER = {
   crossInstanceSignal: { ratio: '0.75x', measured: at('2026-12-03', 'c5a1a90') },
   /** Queued against unqueued throughput in a full run of the same queued path (it moves from run to run). */
   queuedRun: { ratio: '0.51x', queuedPerSecond: 1216, unqueuedPerSecond: 2392, measured: at('2026-12-02', 'e9d8be5') },
+  /** The loop at c8 under the profiler (8 s, alternating) with the start's and the end's history rows left out (a throwaway edit of the built SQL). */
+  historyRowsAtC8: { without: '2,060 and 2,044', with: '2,014 and 1,992', measured: at('2026-12-04', 'bbd31c8') },
+  /**
+   * The queued loop at c64 under the profiler (bench/tools/profile.ts --queued, 8 s each, alternating), queued workflows/s
+   * with the indexes a queued run alone fills and without them (throwaway edits of the built migrations).
+   */
+  queuedIndexes: {
+    slots: { without: '4,107 and 4,060', with: '4,011 and 4,029', measured: at('2026-12-04', 'e496e52') },
+    runs: { without: '4,332 and 4,733', with: '4,532 and 4,366', measured: at('2026-12-04', 'bbd31c8') },
+  },
   /** The select round trip against the signal's in the full run before this one. */
   selectRoundTrip: { ratio: '0.89x', measured: at('2026-12-02', 'e0cc555') },
   /** The select's p50 over six reps each (bench --only=signals), this code against the code before journals_of, alternating. */

@@ -464,7 +464,9 @@ function whyMissed(target: string, r: BenchResults): string {
       `earlier full runs gave ${c8.runs.map((run) => `${run.ratio} (${run.measured}: ${run.ours} against ${run.floor} workflows per second)`).join(', ')}, ` +
       `and the throughput section alone (${c8.sectionAlone.measured}) ${c8.sectionAlone.ratio} (${c8.sectionAlone.ours} against ` +
       `${c8.sectionAlone.floor}, medians of five). What would close the rest: each round trip ` +
-      "made shorter (the start's and the end's history rows folded into the run row, fewer indexes on the runs table: dropping the " +
+      "made shorter (the start's and the end's history rows folded into the run row: leaving them out, a throwaway edit, gave " +
+      `${EARLIER.historyRowsAtC8.without} workflows per second against ${EARLIER.historyRowsAtC8.with} under the profiler, ` +
+      `${EARLIER.historyRowsAtC8.measured}; fewer indexes on the runs table: dropping the ` +
       `six that no engine statement reads lifted the loop at 8 at once by ${EARLIER.dashboardIndexesDropped.gain}, ` +
       `${EARLIER.dashboardIndexesDropped.measured}); see docs/scaling.md for the cost per workflow.`
     );
@@ -653,7 +655,12 @@ function whyMissed(target: string, r: BenchResults): string {
       "second). Alternating builds with and without the batch's later checks (an id that exists takes no slot, a slot made after " +
       'the statement began is not taken) ran alike: 1,285 and 1,283 against 1,298 and 1,265. The same loop ran 2,531 and 2,617 ' +
       'queued per second against 2,274 and 2,456 unqueued earlier that day, on the same build: the ratio depends on the minute ' +
-      'as much as on the code. Giving a slot back is one probe by its holder since 2026-12-03 (the optimizations above); what ' +
+      'as much as on the code. Giving a slot back is one probe by its holder since 2026-12-03 (the optimizations above). Neither ' +
+      `the slots' indexes nor the runs' queue indexes are what costs now (queued workflows per second at c64 under the ` +
+      `profiler): with both slot indexes dropped, so that a slot's updates are HOT and its release reads ` +
+      `the queue's slots, ${EARLIER.queuedIndexes.slots.without} against ${EARLIER.queuedIndexes.slots.with} (${EARLIER.queuedIndexes.slots.measured}); without ` +
+      '`runs_queue_running_idx` and `runs_queue_began_idx`, which only queued runs fill, ' +
+      `${EARLIER.queuedIndexes.runs.without} against ${EARLIER.queuedIndexes.runs.with} (${EARLIER.queuedIndexes.runs.measured}): within the noise. What ` +
       "would close the rest is a cheaper take: the batch's call of take_queue_slots, whose tries each take a snapshot of their own, " +
       'and the full end statement a queued run needs where a plain one takes the lean one.'
     );
