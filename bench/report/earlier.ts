@@ -22,6 +22,15 @@ const KINDS_TOGETHER = {
   floor: { perSecond: '1,359 and 1,273', nodeUs: '309–321', postgresUs: '838–873' },
   /** Ours with two and three batches in flight (every kind in one group), in the minutes after. */
   moreInFlight: { two: { perSecond: 843, postgresUs: 882 }, three: { perSecond: 753, postgresUs: 1_092 } },
+  /**
+   * Two in flight with the second batch sent only when at least three or four writes wait (a throwaway edit of the built
+   * group commit), against one in flight, alternating under the profiler at c8 (8 s loops, two rounds).
+   */
+  gatedSecond: {
+    measured: at('2026-12-04', '4b3e0f2'),
+    gated: { perSecond: '1,169–1,361', postgresUs: '555–643' },
+    one: { perSecond: '1,089–1,291', postgresUs: '346–478' },
+  },
 };
 
 /**
@@ -102,6 +111,7 @@ export const EARLIER = {
       { ours: '1,727', floor: '1,646', ratio: '1.05x', measured: at('2026-12-04', '71fc3bf') },
       { ours: '2,138', floor: '2,377', ratio: '0.90x', measured: at('2026-12-04', 'c6a6d8b') },
       { ours: '1,987', floor: '2,204', ratio: '0.90x', measured: at('2026-12-04', 'bbd31c8') },
+      { ours: '1,331', floor: '1,273', ratio: '1.05x', measured: at('2026-12-04', '4b3e0f2') },
     ],
     sectionAlone: { ours: '2,053', floor: '2,415', ratio: '0.85x', measured: at('2026-12-04', 'ddd759b') },
   },
@@ -115,6 +125,31 @@ export const EARLIER = {
     end: { roundTripMs: '0.47–0.49', executionMs: 0.11 },
     loneWorkflowRoundTripsMs: '0.28–0.46',
     measured: at('2026-12-04', 'c6a6d8b'),
+  },
+  /**
+   * A full run of the same library code as this page's, made later on a loaded machine (bench/results/2026-12-04-4b3e0f2.json,
+   * not published: its load average reached 4.94, and the single-row insert ceiling was 3,499 per second): the ratios of the
+   * targets this page misses, and the p50s behind them (ms, fresh).
+   */
+  sameCodeLoaded: {
+    c8: '1.05x',
+    latency: { ratio: '0.340x', ours: 3.32, dbos: 9.75, floor: 1.84 },
+    inProcessSignal: { ratio: '0.47x', ours: 4.96, dbos: 10.56 },
+    queued: '0.77x',
+    measured: at('2026-12-04', '4b3e0f2'),
+  },
+  /**
+   * Fixed costs of the end statements, pgbench with one client, synchronous_commit off (no flush), ms a statement with its
+   * commit: the lone end with and without its wake of runs that reuse the ended run's result (an UPDATE that wakes nothing on
+   * this path, whose executor still opens the runs table's 21 indexes), the two interleaved in one session; the batch of ends
+   * at 1, 4 and 8 runs (rounds of 4 s, the range over them); a one-row insert into an unindexed table (the round trip and the
+   * commit alone).
+   */
+  endFixedCosts: {
+    loneEnd: { with: '0.231', without: '0.207' },
+    batch: { one: '0.24–0.26', four: '0.41–0.51', eight: '0.60–0.80' },
+    bareCommit: '0.052',
+    measured: at('2026-12-04', '4b3e0f2'),
   },
   /** The full run before this one (bench/results/2026-12-04-47a2c46.json, not published): figures that move from run to run. */
   previousRun: {

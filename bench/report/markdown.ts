@@ -434,11 +434,23 @@ function percentileTable(p: (...lines: string[]) => void, rows: Array<[string, R
   p('');
 }
 
+/** The end statements' fixed costs (EARLIER.endFixedCosts), as the c8 explanation quotes them. */
+function endFixedCosts(e: (typeof EARLIER)['endFixedCosts']): string {
+  return (
+    `a lone end took ${e.loneEnd.with} ms with its wake of runs that reuse the ended run's result and ${e.loneEnd.without} without ` +
+    "it, where that wake's UPDATE wakes nothing but its executor still opens the runs table's 21 indexes; a batch of ends " +
+    `${e.batch.one}, ${e.batch.four} and ${e.batch.eight} ms at 1, 4 and 8 runs; a one-row insert into an unindexed table ` +
+    `${e.bareCommit} (pgbench, one client, synchronous_commit off, ${e.measured}): the wake's share is about 1% of a lone ` +
+    "workflow's time, and the batch's fixed part about half of a batch of four"
+  );
+}
+
 /** Why a target can be missed on a machine of this kind, and what would close it; the figures are the run's or labelled as earlier. */
 function whyMissed(target: string, r: BenchResults): string {
   const cores = r.machine.cores;
   const before = EARLIER.beforeGroupCommit;
   const previous = EARLIER.previousRun;
+  const loaded = EARLIER.sameCodeLoaded;
   const p50 = (f: { p50: { median: number } } | undefined) => f?.p50.median.toFixed(2) ?? 'n/a';
   const ratioTo = (a: { p50: { median: number } } | undefined, b: { p50: { median: number } } | undefined) =>
     a && b ? `${(a.p50.median / b.p50.median).toFixed(2)}x` : 'n/a';
@@ -459,16 +471,20 @@ function whyMissed(target: string, r: BenchResults): string {
       'once, two round trips a write; now the slot of a batch is given back once the executions it answered have written again, ' +
       'so they leave together (the optimizations above). More batches in flight shorten the wait but shrink the batches: two and ' +
       `three in flight gave ${k.moreInFlight.two.perSecond} and ${k.moreInFlight.three.perSecond} workflows per second, at ` +
-      `${k.moreInFlight.two.postgresUs} and ${k.moreInFlight.three.postgresUs.toLocaleString('en-US')} µs of Postgres CPU per workflow. ` +
+      `${k.moreInFlight.two.postgresUs} and ${k.moreInFlight.three.postgresUs.toLocaleString('en-US')} µs of Postgres CPU per workflow, ` +
+      `and two with the second sent only when three or four writes wait (so that it never leaves with one) ${k.gatedSecond.gated.perSecond} ` +
+      `against one's ${k.gatedSecond.one.perSecond}, at ${k.gatedSecond.gated.postgresUs} against ${k.gatedSecond.one.postgresUs} µs ` +
+      `(${k.gatedSecond.measured}). ` +
       `The ratio moves with the machine, and the floor gains more from a fast one (its eight commits overlap; ours is one chain): ` +
-      `earlier full runs gave ${c8.runs.map((run) => `${run.ratio} (${run.measured}: ${run.ours} against ${run.floor} workflows per second)`).join(', ')}, ` +
+      `other full runs gave ${c8.runs.map((run) => `${run.ratio} (${run.measured}: ${run.ours} against ${run.floor} workflows per second)`).join(', ')}, ` +
       `and the throughput section alone (${c8.sectionAlone.measured}) ${c8.sectionAlone.ratio} (${c8.sectionAlone.ours} against ` +
       `${c8.sectionAlone.floor}, medians of five). What would close the rest: each round trip ` +
       "made shorter (the start's and the end's history rows folded into the run row: leaving them out, a throwaway edit, gave " +
       `${EARLIER.historyRowsAtC8.without} workflows per second against ${EARLIER.historyRowsAtC8.with} under the profiler, ` +
       `${EARLIER.historyRowsAtC8.measured}; fewer indexes on the runs table: dropping the ` +
       `six that no engine statement reads lifted the loop at 8 at once by ${EARLIER.dashboardIndexesDropped.gain}, ` +
-      `${EARLIER.dashboardIndexesDropped.measured}); see docs/scaling.md for the cost per workflow.`
+      `${EARLIER.dashboardIndexesDropped.measured}; each statement's fixed cost: ${endFixedCosts(EARLIER.endFixedCosts)}); see ` +
+      'docs/scaling.md for the cost per workflow.'
     );
   }
   if (/^throughput at c\d+ >= 5x DBOS/.test(target)) {
@@ -511,7 +527,10 @@ function whyMissed(target: string, r: BenchResults): string {
       "Ours has more code on the path than the floor's and takes more workflows to warm than DBOS, whose time is mostly its " +
       "own round trips; what would close the rest is less JavaScript per workflow (ours and the pg client's). " +
       `DBOS' own p50 moves from run to run: ${p50(r.latencyMs.dbos)} ms here against ${previous.latencyP50Ms.dbos} ms in the run of ` +
-      `${previous.measured}, where ours was ${previous.latencyP50Ms.ours} ms and the floor's ${previous.latencyP50Ms.floor}.`
+      `${previous.measured}, where ours was ${previous.latencyP50Ms.ours} ms and the floor's ${previous.latencyP50Ms.floor}; a full ` +
+      `run of this page's library code on a loaded machine (${loaded.measured}) gave ${loaded.latency.ratio} DBOS, ours ` +
+      `${loaded.latency.ours} ms against DBOS' ${loaded.latency.dbos} and the floor's ${loaded.latency.floor}, with throughput at 8 at ` +
+      `once ${loaded.c8} the floor.`
     );
   }
   if (/^parked sleeps/.test(target)) {
@@ -580,7 +599,9 @@ function whyMissed(target: string, r: BenchResults): string {
           `in the run of ${EARLIER.crossInstanceSignal.measured}.`
         : `The in-process ratio moves from run to run with the same path, mostly with DBOS' own figure: ${previous.inProcessSignal} in the run of ` +
           `${previous.measured}, where DBOS' p50 was ${previous.inProcessSignalP50Ms.dbos} ms and ours ${previous.inProcessSignalP50Ms.ours} ` +
-          `(here ${p50(r.signalRoundTripMs.inProcess.dbos)} and ${p50(r.signalRoundTripMs.inProcess.ours)}). The signals section ` +
+          `(here ${p50(r.signalRoundTripMs.inProcess.dbos)} and ${p50(r.signalRoundTripMs.inProcess.ours)}), and ` +
+          `${loaded.inProcessSignal.ratio} in a full run of this page's library code on a loaded machine (${loaded.measured}: ` +
+          `${loaded.inProcessSignal.dbos} and ${loaded.inProcessSignal.ours}). The signals section ` +
           `alone, alternating builds with and without the group commit's later release of a batch's slot ` +
           `(${EARLIER.signalsAlternating.measured}): ours' p50 ${EARLIER.signalsAlternating.without.ours} ms without (DBOS ` +
           `${EARLIER.signalsAlternating.without.dbos}), ${EARLIER.signalsAlternating.with.ours} with (DBOS ` +
@@ -646,7 +667,8 @@ function whyMissed(target: string, r: BenchResults): string {
       'plain ones first, which lifted unqueued throughput at c64 about twofold and left queued starts one statement each, then ' +
       `queued ones (${EARLIER.queuedStartBatches.measured}), whose batch takes each queue's slots in one call. The ratio moves from run to run: ` +
       `${queued.ratio} in the run of ${queued.measured} (${queued.queuedPerSecond.toLocaleString('en-US')} queued ` +
-      `against ${queued.unqueuedPerSecond.toLocaleString('en-US')} unqueued per second), and a queued loop at c64 ran alike ` +
+      `against ${queued.unqueuedPerSecond.toLocaleString('en-US')} unqueued per second), ${EARLIER.sameCodeLoaded.queued} in a full run ` +
+      `of this page's library code on a loaded machine (${EARLIER.sameCodeLoaded.measured}), and a queued loop at c64 ran alike ` +
       'on the code before and after the lean statements in alternating builds (2026-12-02). What a queued workflow still pays ' +
       'more, from pg_stat_statements under the profiler at c64 (2026-12-02, c8e3e19): its batch of starts about 0.22 ms of server ' +
       "time per workflow against 0.09 for a plain one (it takes the queue's slots and writes each start's slot row), and its end " +
