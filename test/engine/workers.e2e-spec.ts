@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
+import { WakeBus } from 'nestjs-durable/runtime/wake-bus';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 /** Shared by every application of this file (they run in one process): who executed what, and when. */
@@ -56,8 +57,16 @@ class Gated implements DurableWorkflow<null, string> {
   }
 }
 
+/** Waits for `go` with a timeout short enough to be waited in-process under the inlineWaitMs its test gives. */
+@Workflow('inline-wait')
+class InlineWait implements DurableWorkflow<null, boolean> {
+  async run(_: null, ctx: WorkflowContext) {
+    return (await ctx.waitForSignal('go', { timeout: '15s' })).received;
+  }
+}
+
 const app = (schema: string, instance: string, options = {}) =>
-  startApp({ schema, providers: [{ provide: 'INSTANCE', useValue: instance }, Probe, SharedWork, Gated], options });
+  startApp({ schema, providers: [{ provide: 'INSTANCE', useValue: instance }, Probe, SharedWork, Gated, InlineWait], options });
 
 describe('workers: claims, leases, fencing and shutdown', () => {
   const schema = uniqueSchema();
@@ -139,5 +148,25 @@ describe('workers: claims, leases, fencing and shutdown', () => {
     expect(longRun).toEqual({ status: 'pending', due: true });
     const b = await boot('B');
     expect(await b.client.handle(long.runId).result({ timeout: '10s' })).toBe('B');
+  });
+
+  it('shutdown ends a wait in-process at once: no timer of the released run keeps the closed application alive', async () => {
+    const a = await boot('A', { inlineWaitMs: 20_000, shutdownGraceMs: 100, leaseMs: 60_000 });
+    // The bus's waits as the runs' executions take them, to see whether the released run's is over.
+    const waits: Promise<void>[] = [];
+    const bus = a.get(WakeBus);
+    const nextWake = bus.nextWake.bind(bus);
+    jest.spyOn(bus, 'nextWake').mockImplementation((runId, ms) => {
+      const wait = nextWake(runId, ms);
+      waits.push(wait);
+      return wait;
+    });
+    const waiting = await a.client.start(InlineWait, null);
+    await eventually(async () => waits.length === 1, 'the run to wait in-process');
+    await apps.splice(apps.indexOf(a), 1)[0].close();
+    const settled = await Promise.race([waits[0].then(() => 'over'), new Promise((r) => setTimeout(() => r('still waiting'), 200))]);
+    expect(settled).toBe('over');
+    const [run] = await db.query(`SELECT status FROM durable.runs WHERE id = $1`, [waiting.runId]);
+    expect(run.status).toBe('pending');
   });
 });

@@ -90,6 +90,8 @@ export class Execution {
     const unsubscribe = this.lease.onLost(() => {
       signalLost();
       this.end({ type: 'lost' });
+      // A wait in-process (inlineWaitMs) ends now, not at its timer, which would keep a closed application's process alive.
+      this.deps.bus.wake(this.runId);
     });
     const graceMs = this.deadline.msToGraceEnd();
     const graceTimer = graceMs === undefined ? undefined : setTimeout(() => this.end({ type: 'expired' }), graceMs);
