@@ -31,6 +31,20 @@ const KINDS_TOGETHER = {
     gated: { perSecond: '1,169–1,361', postgresUs: '555–643' },
     one: { perSecond: '1,089–1,291', postgresUs: '346–478' },
   },
+  /**
+   * Two lanes, each a group commit with one batch in flight, a write going to the lane of its run's id (a throwaway edit of
+   * the built group commit), against one, the floor beside them: no profiler, 5 s loops at c8, four rounds alternating
+   * (bench/tools/profile.ts's peers, VACUUM ANALYZE before each loop). The batches of a 5 s loop by their writes' kinds, with
+   * one lane: of 3,574, 893 were seven starts and a checkpoint, 893 eight checkpoints, 893 seven checkpoints and an end, 891 a
+   * start and seven ends. Node's CPU per workflow (user, system) at c8 and c64 with one lane, in the same minutes.
+   */
+  lanes: {
+    measured: at('2026-12-04', '79d046f'),
+    one: '987–1,191',
+    two: '806–1,049',
+    floor: '1,169–1,425',
+    nodeUs: { c8: { user: 358, system: 39 }, c64: { user: 156, system: 8 } },
+  },
 };
 
 /**
@@ -102,9 +116,10 @@ export const EARLIER = {
   /** The drop of a day of a million finished runs, and the delete of their run rows, in the full run before this one. */
   retentionDrop: { dropMs: 886.5, runRowsDeleteMs: 973, ceilingC1: 1_453, measured: at('2026-12-02', '6701d3c') },
   /**
-   * Earlier full runs of the day (bench/results/2026-12-04-71fc3bf.json and -c6a6d8b.json, published; bbd31c8's not,
-   * its hot path as this run's but for the escaping of a batch's parameters), and the throughput section alone, on the
-   * code just before c6a6d8b: workflows/s at c8, medians of five.
+   * Other full runs of the day (bench/results/2026-12-04-71fc3bf.json and -c6a6d8b.json, published; bbd31c8's not, its
+   * hot path as this run's but for the escaping of a batch's parameters; 4b3e0f2's and 79d046f's, made after this one and
+   * not published, this run's library code, 79d046f's with b57044f's wake of an in-process wait at lease loss, off the hot
+   * path), and the throughput section alone, on the code just before c6a6d8b: workflows/s at c8, medians of five.
    */
   c8AgainstFloor: {
     runs: [
@@ -112,6 +127,7 @@ export const EARLIER = {
       { ours: '2,138', floor: '2,377', ratio: '0.90x', measured: at('2026-12-04', 'c6a6d8b') },
       { ours: '1,987', floor: '2,204', ratio: '0.90x', measured: at('2026-12-04', 'bbd31c8') },
       { ours: '1,331', floor: '1,273', ratio: '1.05x', measured: at('2026-12-04', '4b3e0f2') },
+      { ours: '1,195', floor: '1,502', ratio: '0.80x', measured: at('2026-12-04', '79d046f') },
     ],
     sectionAlone: { ours: '2,053', floor: '2,415', ratio: '0.85x', measured: at('2026-12-04', 'ddd759b') },
   },
@@ -137,6 +153,16 @@ export const EARLIER = {
     inProcessSignal: { ratio: '0.47x', ours: 4.96, dbos: 10.56 },
     queued: '0.77x',
     measured: at('2026-12-04', '4b3e0f2'),
+  },
+  /**
+   * The last full run of the day (bench/results/2026-12-04-79d046f.json, not published; see c8AgainstFloor): the latency
+   * target met where throughput at c8 fell furthest from the floor. P50s in ms, fresh.
+   */
+  lastRun: {
+    latency: { ratio: '0.268x', ours: 3.24, dbos: 12.08, floor: 2.59 },
+    c8: '0.80x',
+    inProcessSignal: '0.613x',
+    measured: at('2026-12-04', '79d046f'),
   },
   /**
    * Fixed costs of the end statements, pgbench with one client, synchronous_commit off (no flush), ms a statement with its

@@ -474,8 +474,15 @@ function whyMissed(target: string, r: BenchResults): string {
       `${k.moreInFlight.two.postgresUs} and ${k.moreInFlight.three.postgresUs.toLocaleString('en-US')} µs of Postgres CPU per workflow, ` +
       `and two with the second sent only when three or four writes wait (so that it never leaves with one) ${k.gatedSecond.gated.perSecond} ` +
       `against one's ${k.gatedSecond.one.perSecond}, at ${k.gatedSecond.gated.postgresUs} against ${k.gatedSecond.one.postgresUs} µs ` +
-      `(${k.gatedSecond.measured}). ` +
-      `The ratio moves with the machine, and the floor gains more from a fast one (its eight commits overlap; ours is one chain): ` +
+      `(${k.gatedSecond.measured}). Lanes did no better, each with one batch in flight and a run's writes always in the lane of its id, ` +
+      `so that half the callers write while the other half's batch is on the wire: two lanes gave ${k.lanes.two} workflows per ` +
+      `second against one's ${k.lanes.one} (the floor ${k.lanes.floor}; no profiler, ${k.lanes.measured}). With one lane the ` +
+      'eight runs move in step, nearly every batch eight writes (seven starts and a checkpoint, eight checkpoints, seven ' +
+      'checkpoints and an end, a start and seven ends), where two lanes split them into batches of two to five writes of mixed ' +
+      "kinds (a caller's next run takes the lane of its own id). Each batch also costs Node a fixed share: a workflow took " +
+      `${k.lanes.nodeUs.c8.user} µs of Node user CPU at 8 at once against ${k.lanes.nodeUs.c64.user} at 64 (system ` +
+      `${k.lanes.nodeUs.c8.system} against ${k.lanes.nodeUs.c64.system}), in the same minutes. ` +
+      `The ratio moves from run to run by more than the gap, in fast minutes and slow ones alike: ` +
       `other full runs gave ${c8.runs.map((run) => `${run.ratio} (${run.measured}: ${run.ours} against ${run.floor} workflows per second)`).join(', ')}, ` +
       `and the throughput section alone (${c8.sectionAlone.measured}) ${c8.sectionAlone.ratio} (${c8.sectionAlone.ours} against ` +
       `${c8.sectionAlone.floor}, medians of five). What would close the rest: each round trip ` +
@@ -530,7 +537,9 @@ function whyMissed(target: string, r: BenchResults): string {
       `${previous.measured}, where ours was ${previous.latencyP50Ms.ours} ms and the floor's ${previous.latencyP50Ms.floor}; a full ` +
       `run of this page's library code on a loaded machine (${loaded.measured}) gave ${loaded.latency.ratio} DBOS, ours ` +
       `${loaded.latency.ours} ms against DBOS' ${loaded.latency.dbos} and the floor's ${loaded.latency.floor}, with throughput at 8 at ` +
-      `once ${loaded.c8} the floor.`
+      `once ${loaded.c8} the floor; the last full run of the day (${EARLIER.lastRun.measured}) gave ${EARLIER.lastRun.latency.ratio} ` +
+      `DBOS (ours ${EARLIER.lastRun.latency.ours} ms against DBOS' ${EARLIER.lastRun.latency.dbos} and the floor's ` +
+      `${EARLIER.lastRun.latency.floor}), with throughput at 8 at once ${EARLIER.lastRun.c8} the floor.`
     );
   }
   if (/^parked sleeps/.test(target)) {
@@ -601,7 +610,8 @@ function whyMissed(target: string, r: BenchResults): string {
           `${previous.measured}, where DBOS' p50 was ${previous.inProcessSignalP50Ms.dbos} ms and ours ${previous.inProcessSignalP50Ms.ours} ` +
           `(here ${p50(r.signalRoundTripMs.inProcess.dbos)} and ${p50(r.signalRoundTripMs.inProcess.ours)}), and ` +
           `${loaded.inProcessSignal.ratio} in a full run of this page's library code on a loaded machine (${loaded.measured}: ` +
-          `${loaded.inProcessSignal.dbos} and ${loaded.inProcessSignal.ours}). The signals section ` +
+          `${loaded.inProcessSignal.dbos} and ${loaded.inProcessSignal.ours}), ${EARLIER.lastRun.inProcessSignal} in the last ` +
+          `(${EARLIER.lastRun.measured}). The signals section ` +
           `alone, alternating builds with and without the group commit's later release of a batch's slot ` +
           `(${EARLIER.signalsAlternating.measured}): ours' p50 ${EARLIER.signalsAlternating.without.ours} ms without (DBOS ` +
           `${EARLIER.signalsAlternating.without.dbos}), ${EARLIER.signalsAlternating.with.ours} with (DBOS ` +
