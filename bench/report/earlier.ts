@@ -36,7 +36,8 @@ const KINDS_TOGETHER = {
    * the built group commit), against one, the floor beside them: no profiler, 5 s loops at c8, four rounds alternating
    * (bench/tools/profile.ts's peers, VACUUM ANALYZE before each loop). The batches of a 5 s loop by their writes' kinds, with
    * one lane: of 3,574, 893 were seven starts and a checkpoint, 893 eight checkpoints, 893 seven checkpoints and an end, 891 a
-   * start and seven ends. Node's CPU per workflow (user, system) at c8 and c64 with one lane, in the same minutes.
+   * start and seven ends. Node's CPU per workflow (user, system) at c8 and c64 with one lane, in the same minutes. `split`:
+   * one lane whose batches of six writes or more go out as two halves, two transactions sent at once, against batches whole.
    */
   lanes: {
     measured: at('2026-12-04', '79d046f'),
@@ -44,6 +45,7 @@ const KINDS_TOGETHER = {
     two: '806–1,049',
     floor: '1,169–1,425',
     nodeUs: { c8: { user: 358, system: 39 }, c64: { user: 156, system: 8 } },
+    split: { halves: '993–1,285', whole: '1,093–1,443', floor: '1,229–1,589' },
   },
 };
 
