@@ -1,4 +1,5 @@
-import { Injectable, Scope } from '@nestjs/common';
+import { Injectable, Module, Scope } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
 import {
@@ -334,5 +335,18 @@ describe('migrations and boot', () => {
     await expect(startApp({ schema: fresh(), providers: [First, Second] })).rejects.toThrow(
       /Two workflows are named "same-name": First and Second/,
     );
+  });
+
+  it('a boot that fails after the database opened, with no application left to close, leaves no connection keeping the process alive', async () => {
+    @Module({ imports: [DurableModule.forRoot({ connection: databaseUrl(), schema: fresh() })], providers: [First, Second] })
+    class FailingApp {}
+    // What keeps a process alive (idle connections of a pool count; a connection that does not is left out).
+    const sockets = () => process.getActiveResourcesInfo().filter((kind) => kind === 'TCPSocketWrap').length;
+    const before = sockets();
+    // The factory rejects without handing back an application, so nothing can close the module's pool.
+    await expect(NestFactory.createApplicationContext(FailingApp, { abortOnError: false, logger: false })).rejects.toThrow(
+      /Two workflows are named "same-name"/,
+    );
+    expect(sockets()).toBe(before);
   });
 });

@@ -53,6 +53,10 @@ export class DurableDatabase {
         // Every statement here is a few index lookups; JIT compiling one (when stale statistics
         // overestimate it) would cost hundreds of milliseconds and save nothing.
         options: '-c jit=off',
+        // Idle connections do not keep the process alive: a boot that fails after the pool opened (a bad
+        // workflow declaration found by a later provider) leaves Nest no application to close, and the pool's
+        // idle connections would hold the failed process up to the idle timeout. A connection in use still does.
+        allowExitOnIdle: true,
         ...(typeof connection === 'object' ? connection.extra : {}),
       },
     } as PostgresDataSourceOptions);
