@@ -1,5 +1,4 @@
-import { Injectable, Module, Scope } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { Injectable, Scope } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
 import {
@@ -19,20 +18,8 @@ import { DURABLE_OPTIONS } from 'nestjs-durable/durable.constants';
 import type { ResolvedDurableOptions } from 'nestjs-durable/durable-options';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
 import { databaseUrl, Db, eventually, startApp, uniqueSchema } from '../setup/durable-app';
-
-@Workflow('same-name')
-class First implements DurableWorkflow<null, number> {
-  async run() {
-    return 1;
-  }
-}
-
-@Workflow('same-name')
-class Second implements DurableWorkflow<null, number> {
-  async run() {
-    return 2;
-  }
-}
+import { exited, spawnTs } from '../setup/processes';
+import { First, Second } from '../fixtures/same-name.workflows';
 
 @Injectable({ scope: Scope.REQUEST })
 class PerRequestMailer {
@@ -338,15 +325,14 @@ describe('migrations and boot', () => {
   });
 
   it('a boot that fails after the database opened, with no application left to close, leaves no connection keeping the process alive', async () => {
-    @Module({ imports: [DurableModule.forRoot({ connection: databaseUrl(), schema: fresh() })], providers: [First, Second] })
-    class FailingApp {}
-    // What keeps a process alive (idle connections of a pool count; a connection that does not is left out).
-    const sockets = () => process.getActiveResourcesInfo().filter((kind) => kind === 'TCPSocketWrap').length;
-    const before = sockets();
-    // The factory rejects without handing back an application, so nothing can close the module's pool.
-    await expect(NestFactory.createApplicationContext(FailingApp, { abortOnError: false, logger: false })).rejects.toThrow(
-      /Two workflows are named "same-name"/,
-    );
-    expect(sockets()).toBe(before);
-  });
+    // In a process of its own, so that nothing of another test's counts: its boot fails in a later provider.
+    const child = spawnTs('test/fixtures/failing-boot.process.ts', { DATABASE_URL: databaseUrl(), SCHEMA: fresh() });
+    let printed = '';
+    child.stdout!.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+    expect(await exited(child)).toBe(0);
+    const { error, alive } = JSON.parse(printed) as { error: string; alive: string[] };
+    expect(error).toMatch(/Two workflows are named "same-name"/);
+    // What keeps the process alive after the failure: no connection of the module's pool.
+    expect(alive).not.toContain('TCPSocketWrap');
+  }, 60_000);
 });
