@@ -76,6 +76,18 @@ export const EARLIER = {
    * updated_at, run_day's, workflow's, the listed status's, finished_at's): workflows per second.
    * With the first three alone dropped it gained about 4%.
    */
+  /**
+   * What the runs table's indexes cost the statements that write runs, whatever the statement reads: copies of the runs table
+   * (26,315 rows) with all 21 indexes, with the 8 that are not partial, and with the primary key alone; in a transaction rolled
+   * back, from Node through pg (named statements, generic plans), 1,300 rounds interleaved, medians in µs from send to answer. The
+   * end batch's lock and update of 1, 4 and 8 running runs (finishRunsSql's `locked` and `done`, nothing else), and the insert
+   * of those runs before it. A trivial statement's round trip was about 175–205 µs in those minutes.
+   */
+  indexTax: {
+    measured: at('2026-12-04', '9338b92'),
+    update: { all: '414, 462 and 593', eight: '379, 429 and 541', primaryKey: '334, 339 and 393' },
+    insert: { all: '315, 312 and 372', eight: '278, 280 and 337', primaryKey: '238, 217 and 243' },
+  },
   dashboardIndexesDropped: {
     measured: at('2026-12-03', '5c0847b'),
     withAll: '1,292–1,310',

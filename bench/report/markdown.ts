@@ -491,7 +491,12 @@ function whyMissed(target: string, r: BenchResults): string {
       `${EARLIER.historyRowsAtC8.without} workflows per second against ${EARLIER.historyRowsAtC8.with} under the profiler, ` +
       `${EARLIER.historyRowsAtC8.measured}; fewer indexes on the runs table: dropping the ` +
       `six that no engine statement reads lifted the loop at 8 at once by ${EARLIER.dashboardIndexesDropped.gain}, ` +
-      `${EARLIER.dashboardIndexesDropped.measured}; each statement's fixed cost: ${endFixedCosts(EARLIER.endFixedCosts)}); see ` +
+      `${EARLIER.dashboardIndexesDropped.measured}, as every index costs each statement that writes a run, per statement and per ` +
+      `row: the end batch's lock and update of 1, 4 and 8 runs took ${EARLIER.indexTax.update.all} µs with all 21, ` +
+      `${EARLIER.indexTax.update.eight} with the 8 that are not partial and ${EARLIER.indexTax.update.primaryKey} with the primary key ` +
+      `alone, and the insert of those runs ${EARLIER.indexTax.insert.all}; ${EARLIER.indexTax.insert.eight}; and ` +
+      `${EARLIER.indexTax.insert.primaryKey} (copies of the runs table, from Node in a transaction rolled back, ${EARLIER.indexTax.measured}); ` +
+      `each statement's fixed cost: ${endFixedCosts(EARLIER.endFixedCosts)}); see ` +
       'docs/scaling.md for the cost per workflow.'
     );
   }
