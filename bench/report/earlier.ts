@@ -45,6 +45,8 @@ const KINDS_TOGETHER = {
     two: '806–1,049',
     floor: '1,169–1,425',
     nodeUs: { c8: { user: 358, system: 39 }, c64: { user: 156, system: 8 } },
+    /** The share of an 8 s loop at c8 its main thread was busy, from the 100 ms buckets of a CPU profile's samples. */
+    mainThreadBusy: 'about a fifth',
     split: { halves: '993–1,285', whole: '1,093–1,443', floor: '1,229–1,589' },
   },
 };

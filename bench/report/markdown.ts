@@ -480,9 +480,10 @@ function whyMissed(target: string, r: BenchResults): string {
       'eight runs move in step, nearly every batch eight writes (seven starts and a checkpoint, eight checkpoints, seven ' +
       'checkpoints and an end, a start and seven ends), where two lanes split them into batches of two to five writes of mixed ' +
       "kinds (a caller's next run takes the lane of its own id); a batch of six writes or more sent as two halves, two " +
-      `transactions at once, gave ${k.lanes.split.halves} against ${k.lanes.split.whole} whole (the floor ${k.lanes.split.floor}). Each batch also costs Node a fixed share: a workflow took ` +
-      `${k.lanes.nodeUs.c8.user} µs of Node user CPU at 8 at once against ${k.lanes.nodeUs.c64.user} at 64 (system ` +
-      `${k.lanes.nodeUs.c8.system} against ${k.lanes.nodeUs.c64.system}), in the same minutes. ` +
+      `transactions at once, gave ${k.lanes.split.halves} against ${k.lanes.split.whole} whole (the floor ${k.lanes.split.floor}). Node is not what the chain waits on: a workflow took ` +
+      `${k.lanes.nodeUs.c8.user} µs of the process's user CPU at 8 at once against ${k.lanes.nodeUs.c64.user} at 64 (system ` +
+      `${k.lanes.nodeUs.c8.system} against ${k.lanes.nodeUs.c64.system}), in the same minutes, but its main thread was busy ` +
+      `${k.lanes.mainThreadBusy} of the time at 8 at once (the timeline of a profile, bench/tools/profile.ts). ` +
       `The ratio moves from run to run by more than the gap, in fast minutes and slow ones alike: ` +
       `other full runs gave ${c8.runs.map((run) => `${run.ratio} (${run.measured}: ${run.ours} against ${run.floor} workflows per second)`).join(', ')}, ` +
       `and the throughput section alone (${c8.sectionAlone.measured}) ${c8.sectionAlone.ratio} (${c8.sectionAlone.ours} against ` +
