@@ -83,6 +83,18 @@ class SelectThenCrash implements DurableWorkflow<null, unknown> {
   }
 }
 
+/** A select with a timer arm and a deadline, passed by later executions: its sub-checkpoints count as reached. */
+@Workflow('select-then-wait')
+class SelectThenWait implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    const won = await ctx.select('x', { go: ctx.signal<null>('go'), reminder: ctx.timer('1h') }, { deadline: '2h' });
+    await ctx.waitForSignal('a');
+    const patched = await ctx.patched('after-select'); // first asked by an execution that replays the select
+    await ctx.waitForSignal('b');
+    return { won: won.key, patched };
+  }
+}
+
 /** Bad arms, to see the error and that nothing was written. */
 @Workflow('bad-select', { retry: { maxAttempts: 1 } })
 class BadSelect implements DurableWorkflow<{ which: string }, unknown> {
@@ -99,7 +111,7 @@ class BadSelect implements DurableWorkflow<{ which: string }, unknown> {
 
 describe('ctx.select: the first of several things, journaled once', () => {
   const schema = uniqueSchema('sel');
-  const { db, boot } = fileApps({ schema, providers: [Decide, Parcel, RaceChild, SelectThenCrash, BadSelect] });
+  const { db, boot } = fileApps({ schema, providers: [Decide, Parcel, RaceChild, SelectThenCrash, SelectThenWait, BadSelect] });
   let app: DurableTestApp;
   beforeAll(async () => {
     app = await boot({ inlineWaitMs: 100 });
@@ -182,6 +194,25 @@ describe('ctx.select: the first of several things, journaled once', () => {
     await app.signals.signal(run.runId, 'crash-now', null);
     expect(await run.result()).toEqual({ key: 'a', value: 'first' });
     expect((await app.client.getRun(run.runId)).attempt).toBe(2);
+  });
+
+  it('a replayed select counts its timer and deadline checkpoints as reached: no unreached warning, a later patched() is taken', async () => {
+    const run = await app.client.start(SelectThenWait, null);
+    await parkedOnSelect(run.runId);
+    await app.signals.signal(run.runId, 'go', null);
+    const waitingOn = (name: string) =>
+      eventually(async () => {
+        const waiting = (await app.client.getRun(run.runId)).waiting;
+        return waiting?.kind === 'signal' && waiting.name === name;
+      }, `run ${run.runId} waiting for ${name}`);
+    await waitingOn('a');
+    await app.signals.signal(run.runId, 'a', null);
+    await waitingOn('b'); // this execution replayed the select (winner, timer and deadline journaled)
+    expect(await db.count('steps', `run_id = $1 AND key LIKE 'select:x%'`, [run.runId])).toBe(3);
+    expect((await app.client.getRun(run.runId)).warning).toBeUndefined();
+    await app.signals.signal(run.runId, 'b', null);
+    expect(await run.result()).toEqual({ won: 'go', patched: true });
+    expect((await app.client.getRun(run.runId)).warning).toBeUndefined();
   });
 
   it('a deadline already past resolves to deadline at once, recorded; bad arms fail with a clear error and write nothing', async () => {

@@ -60,7 +60,10 @@ export async function select<A extends SelectArms>(
   const key = execution.keyFor(`select:${name}`);
   execution.deadline.replayAt(key);
   const stored = execution.journal.steps.get(key);
-  if (stored) return execution.replay(key, stored);
+  if (stored) {
+    reachInstants(execution, key, arms, opts);
+    return execution.replay(key, stored);
+  }
   const entries = checkedArms(execution, name, arms, opts);
   const armed: Armed[] = [];
   for (const [arm, value] of entries) armed.push(await resolveArm(execution, key, name, arm, value));
@@ -148,6 +151,18 @@ function checkInstant(at: Duration | Date, name: string, arm: string): void {
   if (at instanceof Date) {
     if (Number.isNaN(at.getTime())) throw new InvalidArgumentError(`select("${name}") ${arm} needs a valid Date or a duration.`);
   } else toMs(at, `select("${name}") ${arm}`);
+}
+
+/**
+ * A replayed select passes its timer and deadline checkpoints without reading them: looked up here, so
+ * a re-execution does not count them as stranded (UNREACHED_CHECKPOINTS, `ctx.patched`). The exact keys
+ * a first pass looks up, not a prefix: a select named `x:timer:…` is another select's, not this one's.
+ */
+function reachInstants(execution: Execution, key: string, arms: SelectArms, opts: SelectOptions | null): void {
+  const { steps } = execution.journal;
+  if (opts?.deadline !== undefined) steps.has(`${key}:deadline`);
+  if (typeof arms !== 'object' || arms === null) return;
+  for (const [arm, value] of Object.entries(arms)) if (value instanceof TimerArm) steps.has(`${key}:timer:${arm}`);
 }
 
 /** A timer's or the deadline's instant, journaled once (a Date as given, a duration from the database's now). */
