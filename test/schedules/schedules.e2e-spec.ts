@@ -177,6 +177,10 @@ describe('schedules across instances and restarts', () => {
         /covers more than 10000 slots; split the range/,
       );
       await expect(schedules.backfill('nightly', to, from)).rejects.toThrow(/must be before to/);
+      // A slot still to come is the schedule's to fire: a range reaching one starts nothing.
+      const tomorrow = new Date(Date.now() + 86_400_000);
+      await expect(schedules.backfill('nightly', from, tomorrow)).rejects.toThrow(/which is still to come .*; backfill past slots only/);
+      await expect(schedules.backfillPreview('nightly', from, tomorrow)).rejects.toThrow(InvalidArgumentError);
       expect(await db.count('runs')).toBe(before);
       await expect(schedules.trigger('no-such')).rejects.toThrow(ScheduleNotFoundError);
       await expect(schedules.get('no-such')).rejects.toMatchObject({ code: 'SCHEDULE_NOT_FOUND' });
@@ -256,7 +260,40 @@ describe('schedules across instances and restarts', () => {
       await expect(schedules.create({ name: 'nightly', workflow: Nightly, cron: '0 9 * * *' })).rejects.toThrow(
         /Schedule "nightly" exists already/,
       );
+      await expect(schedules.create({ name: 'x', workflow: Nightly, cron: '0 0 30 2 *' })).rejects.toThrow(
+        /Schedule "x": cron "0 0 30 2 \*" matches no date from now on/,
+      );
+      // Fits alone, not with the scheduledAt every slot's run adds: it would fail every pass.
+      const input = { blob: 'x'.repeat(4 * 1024 * 1024 - 40) };
+      await expect(schedules.create({ name: 'x', workflow: Nightly, cron: '0 9 * * *', input })).rejects.toThrow(
+        /Schedule "x": input cannot be stored/,
+      );
+      await expect(schedules.update('nightly', { input })).rejects.toThrow(/Schedule "nightly": input cannot be stored/);
       expect((await schedules.list()).map((s) => s.name)).toEqual(['nightly']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a schedule whose slots cannot be decided (its stored cron refused) does not hold up the others: they fire, it waits a minute', async () => {
+    const schema = fresh();
+    const db = dbOf(schema);
+    const app = await startApp({ schema, providers: [Tick] });
+    try {
+      const schedules = app.get(ScheduleService);
+      // Due first, and failing: a cron a newer cron library would refuse, written past the checks.
+      await schedules.create({ name: 'broken', workflow: Tick, cron: '0 9 * * *' });
+      await db.query(`UPDATE durable.schedules SET cron = 'not a cron', next_fire_at = now() - interval '1 hour' WHERE name = 'broken'`);
+      await eventually(
+        async () => (await db.count('runs', `starts_with(id, 'schedule:every-second:')`)) >= 3,
+        'the other schedule fires',
+        20_000,
+      );
+      const [broken] = await db.query<{ ahead: number; last_slot: Date }>(
+        `SELECT extract(epoch FROM next_fire_at - now()) AS ahead, last_slot FROM durable.schedules WHERE name = 'broken'`,
+      );
+      expect(Number(broken.ahead)).toBeGreaterThan(30);
+      expect(await db.count('runs', `starts_with(id, 'schedule:broken:')`)).toBe(0);
     } finally {
       await app.close();
     }

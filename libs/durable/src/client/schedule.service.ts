@@ -90,7 +90,8 @@ export class ScheduleService {
    * Starts one run for each slot from `from` to `to` (both included), at most 10,000 slots per call.
    * Slots are the schedule's own (ids `schedule:<name>:<slot>`): a slot that has a run already is
    * counted as skipped, so a backfill can be repeated safely. The overlap policy does not apply: the
-   * runs are past slots asked for explicitly, and start side by side.
+   * runs are past slots asked for explicitly, and start side by side. A range reaching a slot still to
+   * come is refused (InvalidArgumentError): that slot is the schedule's to fire.
    */
   async backfill(name: string, from: Date, to: Date, opts: ActorOptions = {}): Promise<{ started: number; skipped: number }> {
     const { row, slots } = await this.backfillSlots(name, from, to);
@@ -135,6 +136,14 @@ export class ScheduleService {
     if (slots.length > MAX_BACKFILL_SLOTS) {
       throw new InvalidArgumentError(
         `backfill of schedule "${name}" from ${from.toISOString()} to ${to.toISOString()} covers more than ${MAX_BACKFILL_SLOTS} slots; split the range into smaller ones.`,
+      );
+    }
+    // A slot still to come is the schedule's to fire: its run started now would take its id, and the slot would start nothing.
+    const now = this.clock.now();
+    const ahead = slots.find((slot) => slot.getTime() > now);
+    if (ahead) {
+      throw new InvalidArgumentError(
+        `backfill of schedule "${name}": to (${to.toISOString()}) reaches slot ${ahead.toISOString()}, which is still to come (the database's now is ${new Date(now).toISOString()}); backfill past slots only.`,
       );
     }
     return { row, slots };

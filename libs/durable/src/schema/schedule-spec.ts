@@ -54,11 +54,14 @@ export function resolveScheduleSpec(spec: ScheduleSpec, workflow: string): Resol
   }
   const cron = spec.cron;
   if (typeof cron !== 'string') throw bad(`cron must be a string of 5 fields, or 6 with seconds first; got ${typeof cron}.`);
+  let pattern: Cron;
   try {
-    cronOf(cron, timezone);
+    pattern = cronOf(cron, timezone);
   } catch (error) {
     throw bad(`cron ${JSON.stringify(cron)} is invalid (${(error as Error).message}); use 5 fields, or 6 with seconds first.`);
   }
+  // A pattern croner parses may still match no date ('0 0 30 2 *'): stored, it would never fire.
+  if (!pattern.nextRun()) throw bad(`cron ${JSON.stringify(cron)} matches no date from now on.`);
   const overlap = spec.overlap ?? 'skip';
   if (!SCHEDULE_OVERLAPS.includes(overlap))
     throw bad(`overlap must be one of ${SCHEDULE_OVERLAPS.join(', ')}; got ${JSON.stringify(overlap)}.`);
@@ -74,6 +77,8 @@ export function resolveScheduleSpec(spec: ScheduleSpec, workflow: string): Resol
     throw bad(`input must be an object (its fields are spread into the run's input beside scheduledAt).`);
   }
   const input = serializePayload(given, `Schedule "${name}": input`);
+  // Each slot's run takes the input with `scheduledAt` added: one that fits only without it would fail every pass.
+  slotRunInput(name, input, new Date(0));
   return { name, workflow, cron, timezone, overlap, catchupWindowMs, catchup, input, jitterMs, paused: spec.paused ?? false };
 }
 

@@ -5,6 +5,8 @@ export interface SlotsAfter {
   slots: readonly Date[];
   /** The next slot after them; `now` when the backlog was capped (the next pass goes on with it). */
   next: Date | null;
+  /** The backlog was capped: slots up to now remain after these. */
+  more: boolean;
 }
 
 /**
@@ -26,8 +28,8 @@ export class SlotCalendar {
     if (!found) {
       const pattern = cronOf(cron, timezone);
       const slots = slotsBetween(pattern, lastSlot, this.now, this.max);
-      const next = slots.length === this.max ? this.now : pattern.nextRun(slots.at(-1) ?? lastSlot);
-      found = { slots, next };
+      const more = slots.length === this.max;
+      found = { slots, next: more ? this.now : pattern.nextRun(slots.at(-1) ?? lastSlot), more };
       this.known.set(key, found);
     }
     return found;

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { ScheduleSkipReason } from '../interfaces';
 import type { DueSchedule, ScheduleFiring, ScheduledRun } from '../persistence/schedule.repository';
 import { ScheduleRepository } from '../persistence/schedule.repository';
@@ -10,6 +10,10 @@ import { SlotCalendar } from '../schema/slot-calendar';
 /** The most slots one schedule moves through in one pass; a longer backlog takes more passes. */
 const SLOTS_PER_PASS = 1_000;
 const UNFINISHED = new Set(['pending', 'running', 'waiting']);
+/** While a slot is buffered, how often its schedule looks whether the run it waits for has ended. */
+export const BUFFERED_LOOK_MS = 1_000;
+/** A schedule whose slots cannot be decided (its stored input or cron refused) is looked at again this much later. */
+export const UNDECIDABLE_RETRY_MS = 60_000;
 /**
  * Due schedules one pass transaction fires: its writes are four statements whatever the count, so a
  * minute boundary that makes 10,000 schedules due takes four transactions (fewer round trips to wait on
@@ -34,6 +38,8 @@ export interface SchedulePassResult {
  */
 @Injectable()
 export class SchedulePass {
+  private readonly logger = new Logger('DurableSchedules');
+
   constructor(
     private readonly schedules: ScheduleRepository,
     private readonly clock: DbClock,
@@ -66,7 +72,13 @@ export class SchedulePass {
         (row, now) => {
           seen++;
           if (calendar?.now.getTime() !== now.getTime()) calendar = new SlotCalendar(now, SLOTS_PER_PASS);
-          return decide(row, calendar);
+          try {
+            return decide(row, calendar);
+          } catch (error) {
+            // One schedule's failure must not roll back the batch's others and block them on every pass.
+            this.logger.error(`Schedule "${row.name}" cannot fire; it is looked at again in a minute: ${(error as Error).message}`);
+            return held(row, now);
+          }
         },
         this.settingsOf,
       );
@@ -85,10 +97,20 @@ export class SchedulePass {
   }
 }
 
+/** A schedule left as it is, due again UNDECIDABLE_RETRY_MS after `now`. */
+const held = (row: DueSchedule, now: Date): ScheduleFiring => ({
+  runs: [],
+  skips: [],
+  lastSlot: row.last_slot,
+  nextFireAt: new Date(now.getTime() + UNDECIDABLE_RETRY_MS),
+  bufferedSlot: row.buffered_slot,
+  lastRunId: row.last_run_id,
+});
+
 /** What one due schedule does at the calendar's now: the pure rule of catch-up, pause and overlap. */
 export function decide(row: DueSchedule, calendar: SlotCalendar): ScheduleFiring {
   const { now } = calendar;
-  const { slots, next } = calendar.after(row.cron, row.timezone, row.last_slot);
+  const { slots, next, more } = calendar.after(row.cron, row.timezone, row.last_slot);
   const skips: ScheduleFiring['skips'] = [];
   const runs: ScheduledRun[] = [];
   /** The slots whose runs this pass starts, in the order of `runs`. */
@@ -107,6 +129,7 @@ export function decide(row: DueSchedule, calendar: SlotCalendar): ScheduleFiring
   };
 
   if (row.paused) {
+    if (buffered) skip(buffered, 'paused');
     for (const slot of slots) skip(slot, 'paused');
     buffered = null;
   } else {
@@ -117,7 +140,8 @@ export function decide(row: DueSchedule, calendar: SlotCalendar): ScheduleFiring
     }
     const windowStart = now.getTime() - Number(row.catchup_window_ms);
     const inWindow = slots.filter((slot) => slot.getTime() >= windowStart);
-    const chosen = row.catchup === 'all' ? inWindow : inWindow.slice(-1);
+    // 'latest' over a backlog longer than a pass: the newest slot is in a later pass, so none of this one's runs.
+    const chosen = row.catchup === 'all' ? inWindow : more ? [] : inWindow.slice(-1);
     for (const slot of slots) {
       if (!chosen.includes(slot)) skip(slot, 'missed');
       else if (!unfinished || row.overlap === 'allow') start(slot);
@@ -134,7 +158,9 @@ export function decide(row: DueSchedule, calendar: SlotCalendar): ScheduleFiring
     }
   }
   const lastSlot = slots.at(-1) ?? row.last_slot;
-  // While a slot is buffered, each pass looks whether the run it waits for has ended.
-  const nextFireAt = buffered ? now : next;
+  // While a slot is buffered, the schedule looks every BUFFERED_LOOK_MS whether the run it waits for has ended
+  // (due at once, it kept every instance's sweeper firing it every 100 ms for as long as the run lasted).
+  const lookAgain = new Date(now.getTime() + BUFFERED_LOOK_MS);
+  const nextFireAt = buffered && (!next || lookAgain < next) ? lookAgain : next;
   return { runs, skips, cancel, lastSlot, nextFireAt, bufferedSlot: buffered, lastRunId };
 }
