@@ -127,3 +127,57 @@ describe("admission's kept (generic) plan reads the queue's runs through its ind
     }
   });
 });
+
+/** What the admission statement admits, run as the library runs it (generic plan, in its own transaction, rolled back). */
+describe('admission admits what the limits allow, and no more', () => {
+  const schema = uniqueSchema('admitlimits');
+  const db = new Db(schema);
+  const t = tablesFor(schema);
+
+  beforeAll(async () => {
+    await runDurableMigrations({ connection: databaseUrl(), schema });
+    await db.query(`PREPARE admit(text, int, int, int, bigint, int, text[], text, int, int) AS ${admitQueuedSql(t)}`);
+  });
+  afterAll(() => db.dropSchema());
+
+  /** The runs of each partition executing after one admission of `queue` with these limits and `ask`. */
+  const runningAfterAdmission = async (queue: string, limits: string, ask: number) => {
+    await db.query(`BEGIN; ${ADMISSION_PLANS_SQL}`);
+    try {
+      await db.query(`EXECUTE admit('${queue}', ${limits}, ${ask}, ARRAY['w'], 'owner', 30000, ${HEAD_DEPTH})`);
+      const rows = await db.query<{ partition_key: string; n: number }>(
+        `SELECT partition_key, count(*)::int AS n FROM ${t.runs} WHERE queue = $1 AND status = 'running' GROUP BY partition_key ORDER BY partition_key`,
+        [queue],
+      );
+      return Object.fromEntries(rows.map((r) => [r.partition_key, r.n]));
+    } finally {
+      await db.query('ROLLBACK');
+    }
+  };
+
+  it('a partition limit holds when runs tie on priority and due time: one run of each tenant, whichever of its tied runs each read of the order meets first', async () => {
+    // Tenants p and r each have two runs due at one instant, inserted in opposite orders (an index
+    // returns ties in insertion order, the head numbers them by id); tenant a's 1,200 later runs fill
+    // the head, so each partition's own head is read too.
+    await db.query(
+      `INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, queue, partition_key)
+       SELECT id, 'w', 'pending', '1', now() - interval '1 day', 'ties', left(id, 1) FROM unnest(ARRAY['p-2', 'p-1', 'r-1', 'r-2']) id
+       UNION ALL
+       SELECT 'a-' || g, 'w', 'pending', '1', now() - interval '1 hour' + g * interval '1 millisecond', 'ties', 'a' FROM generate_series(1, 1200) g`,
+    );
+    await db.query(`INSERT INTO ${t.queueSlots} (queue, slot) SELECT 'ties', n FROM generate_series(1, 10) n`);
+    await db.query(`ANALYZE ${t.runs}`);
+    expect(await runningAfterAdmission('ties', '10, 1, NULL, NULL', 10)).toEqual({ a: 1, p: 1, r: 1 });
+  });
+
+  it("a queue with no concurrency admits up to the ask, however many of its runs execute elsewhere (the ask is this instance's room, not the queue's)", async () => {
+    await db.query(
+      `INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, queue, partition_key)
+       SELECT 'elsewhere-' || g, 'w', 'running', '1', now() + interval '1 minute', 'open', 'busy-' || g FROM generate_series(1, 3) g
+       UNION ALL
+       SELECT 'open-' || g, 'w', 'pending', '1', now() - interval '1 minute', 'open', 'idle-' || g FROM generate_series(1, 5) g`,
+    );
+    expect(await runningAfterAdmission('open', 'NULL, 1, NULL, NULL', 2)).toMatchObject({ 'idle-1': 1, 'idle-2': 1 });
+    expect(await runningAfterAdmission('open', 'NULL, NULL, 10, 60000', 2)).toMatchObject({ 'idle-1': 1, 'idle-2': 1 });
+  });
+});

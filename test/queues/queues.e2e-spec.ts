@@ -268,6 +268,25 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     }
   });
 
+  it("a queue with no concurrency is not capped by the asking instance's room: its runs executing on another instance leave this one free to admit", async () => {
+    const schema = await fresh();
+    Held.close();
+    const queues = { ...QUEUES, perTenant: { partitionConcurrency: 1 } };
+    const a = await startApp({ schema, providers: [Held, Quick], options: { queues, sweeper: false, worker: { concurrency: 1 } } });
+    let b: DurableTestApp | undefined;
+    try {
+      const holder = await a.client.start(Held, undefined, { queue: 'perTenant', partitionKey: 't1' });
+      await eventually(async () => Held.entered.has(holder.runId), 'the holder in its step on A');
+      // B has room for one run and the queue has one executing (on A, which has no room): B admits.
+      b = await startApp({ schema, providers: [Held, Quick], options: { queues, sweeper: false, worker: { concurrency: 1 } } });
+      const run = await b.client.start(Quick, { n: 4 }, { queue: 'perTenant', partitionKey: 't2' });
+      expect(await run.result({ timeout: '10s' })).toBe(4);
+    } finally {
+      Held.release();
+      await Promise.allSettled([a.close(), b?.close()]);
+    }
+  });
+
   it('a start takes a free slot of its queue and begins its run at once, with no admission; while a run of the queue is pending it goes through admission behind it', async () => {
     const schema = await fresh();
     Held.close();
@@ -522,7 +541,7 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     }
   });
 
-  it('bad input: unknown queues, bad limits, priorities, a debounce without a key: a clear error naming the option, nothing written', async () => {
+  it('bad input: unknown queues, bad limits, an empty rate period, unknown options, priorities, a debounce without a key: a clear error naming the option, nothing written', async () => {
     const schema = await fresh();
     await expect(startApp({ schema, providers: [Limited, Work] })).rejects.toThrow(
       'Workflow "limited": unknown queue "five"; the module declares no queues',
@@ -532,6 +551,10 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       [{ q: { partitionConcurrency: 1.5 } }, 'Queue "q": partitionConcurrency must be a whole number'],
       [{ q: { rateLimit: { limit: 5 } } }, 'Queue "q": rateLimit must be { limit, period }'],
       [{ 'bad name': {} }, 'Queue name "bad name"'],
+      [{ q: { rateLimit: { limit: 5, period: 0 } } }, 'Queue "q": rateLimit.period must be at least 1 ms; got 0'],
+      [{ q: { rateLimit: { limit: 5, period: '0.4ms' } } }, 'Queue "q": rateLimit.period must be at least 1 ms; got 0.4ms'],
+      [{ q: { concurency: 5 } }, 'Queue "q": unknown option concurency; a queue takes concurrency, partitionConcurrency, rateLimit'],
+      [{ q: { rateLimit: { limit: 5, period: '1s', burst: 2 } } }, 'Queue "q": unknown option rateLimit.burst'],
     ] as const) {
       await expect(startApp({ schema, providers: [Quick], options: { queues } as never })).rejects.toThrow(message);
     }

@@ -223,6 +223,12 @@ WITH RECURSIVE target AS (
   FROM cancelled
 ), ${wakeParentSql(t, 'cancelled', { filter: 'c.id = $1' })}, executed AS (
   SELECT c.id, c.queue FROM cancelled c JOIN tree USING (id) WHERE tree.status = 'running'
+  UNION ALL
+  -- A run cancelled by an earlier statement ($7) that holds a slot: pending in that statement's snapshot,
+  -- it was admitted while the statement waited on its row, and only a later snapshot (this one: see
+  -- cascade, which makes this statement again after any that cancelled) sees its slot.
+  SELECT r.id, r.queue FROM ${t.runs} r
+  WHERE r.id = ANY($7::text[]) AND r.queue IS NOT NULL AND EXISTS (SELECT 1 FROM ${t.queueSlots} s WHERE s.holder = r.id)
 ), ${queueSlotFreedSql(t, 'executed', '$6')}
 SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM cancelled) AS changed,

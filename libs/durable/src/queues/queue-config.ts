@@ -13,6 +13,7 @@ export interface ResolvedQueue {
 /** A queue's name: shown in wait reasons and URLs, so short and plain. */
 const NAME = /^[A-Za-z0-9._:-]{1,100}$/;
 const MAX_LIMIT = 1_000_000;
+const OPTIONS: readonly string[] = ['concurrency', 'partitionConcurrency', 'rateLimit'] satisfies Array<keyof QueueOptions>;
 
 /** The module's `queues`, each checked: a mistake fails the boot naming the queue and the option. */
 export function resolveQueues(queues: Record<string, QueueOptions> | undefined): Map<string, ResolvedQueue> {
@@ -30,16 +31,25 @@ export function resolveQueues(queues: Record<string, QueueOptions> | undefined):
         throw new InvalidArgumentError(`Queue "${name}": ${option} must be a whole number from 1 to ${MAX_LIMIT}; got ${String(value)}.`);
       return value;
     };
+    // A misspelt limit ({ concurency: 5 }) would otherwise leave the queue without it.
+    const unknown = Object.keys(options).find((key) => !OPTIONS.includes(key));
+    if (unknown !== undefined)
+      throw new InvalidArgumentError(`Queue "${name}": unknown option ${unknown}; a queue takes ${OPTIONS.join(', ')}.`);
     const rate = options.rateLimit;
     if (rate !== undefined && (!rate || typeof rate !== 'object' || rate.limit === undefined || rate.period === undefined))
       throw new InvalidArgumentError(`Queue "${name}": rateLimit must be { limit, period }, e.g. { limit: 60, period: '1m' }.`);
+    const unknownRate = rate && Object.keys(rate).find((key) => key !== 'limit' && key !== 'period');
+    if (unknownRate)
+      throw new InvalidArgumentError(`Queue "${name}": unknown option rateLimit.${unknownRate}; rateLimit takes limit, period.`);
+    const periodMs = rate ? toMs(rate.period, `Queue "${name}": rateLimit.period`) : null;
+    // An empty window counts no beginnings: the limit would admit without end.
+    if (periodMs === 0)
+      throw new InvalidArgumentError(`Queue "${name}": rateLimit.period must be at least 1 ms; got ${String(rate!.period)}.`);
     resolved.set(name, {
       name,
       concurrency: limit('concurrency', options.concurrency),
       partitionConcurrency: limit('partitionConcurrency', options.partitionConcurrency),
-      rateLimit: rate
-        ? { limit: limit('rateLimit.limit', rate.limit)!, periodMs: toMs(rate.period, `Queue "${name}": rateLimit.period`) }
-        : null,
+      rateLimit: rate ? { limit: limit('rateLimit.limit', rate.limit)!, periodMs: periodMs! } : null,
     });
   }
   return resolved;

@@ -73,7 +73,10 @@ WHERE r.id IN (
  */
 export const admitQueuedSql = (t: Tables) => `
 WITH RECURSIVE counted AS (
-  SELECT LEAST($6::int, COALESCE($2::int, $6::int) - (SELECT count(*) FROM ${t.runs} WHERE queue = $1 AND status = 'running')::int) AS n,
+  -- Without a concurrency the queue's running runs (on every instance) bound nothing: only the ask does.
+  SELECT CASE WHEN $2::int IS NULL THEN $6::int
+              ELSE LEAST($6::int, $2::int - (SELECT count(*) FROM ${t.runs} WHERE queue = $1 AND status = 'running')::int)
+         END AS n,
          CASE WHEN $4::int IS NULL THEN $6::int
               ELSE $4::int - (SELECT count(*) FROM ${t.runs} WHERE queue = $1 AND began_at > now() - $5::bigint * interval '1 millisecond')::int
          END AS fresh
@@ -94,7 +97,7 @@ WITH RECURSIVE counted AS (
   WHERE queue = $1 AND status = 'pending' AND workflow = ANY($7::text[]) AND (began_at IS NOT NULL OR (SELECT fresh FROM room) > 0)
   ORDER BY priority, wake_at LIMIT CASE WHEN $3::int IS NULL THEN GREATEST((SELECT n FROM room), 0) ELSE $10::int END
 ), head_ok AS (
-  SELECT h.id, h.priority, h.wake_at, h.began_at FROM (
+  SELECT h.id, h.priority, h.wake_at, h.began_at, h.partition_key FROM (
     SELECT head.*, row_number() OVER (PARTITION BY partition_key ORDER BY priority, wake_at, id) AS k FROM head
   ) h LEFT JOIN running_parts rp ON rp.partition_key = h.partition_key
   WHERE $3::int IS NULL OR h.partition_key IS NULL OR h.k + COALESCE(rp.n, 0) <= $3::int
@@ -111,7 +114,7 @@ WITH RECURSIVE counted AS (
   FROM parts WHERE parts.partition_key IS NOT NULL
 ), part_heads AS (
   SELECT c.* FROM parts p LEFT JOIN running_parts rp ON rp.partition_key = p.partition_key, LATERAL (
-    SELECT id, priority, wake_at, began_at FROM ${t.runs}
+    SELECT id, priority, wake_at, began_at, partition_key FROM ${t.runs}
     WHERE queue = $1 AND status = 'pending' AND partition_key = p.partition_key AND workflow = ANY($7::text[])
       AND (began_at IS NOT NULL OR (SELECT fresh FROM room) > 0)
     ORDER BY priority, wake_at LIMIT GREATEST(LEAST($3::int - COALESCE(rp.n, 0), (SELECT n FROM room)), 0)
@@ -119,17 +122,29 @@ WITH RECURSIVE counted AS (
 ), unkeyed_heads AS (
   -- In runs_queue_partition_idx's order (the key is null throughout, so it is the queue's order): the
   -- range of the runs with no key, not the queue's order read through the keyed runs before them.
-  SELECT id, priority, wake_at, began_at FROM ${t.runs}
+  SELECT id, priority, wake_at, began_at, partition_key FROM ${t.runs}
   WHERE queue = $1 AND status = 'pending' AND partition_key IS NULL AND workflow = ANY($7::text[]) AND (SELECT needed FROM deeper)
     AND (began_at IS NOT NULL OR (SELECT fresh FROM room) > 0)
   ORDER BY partition_key, priority, wake_at LIMIT GREATEST((SELECT n FROM room), 0)
-), candidates AS (
+), offered AS (
   -- The partitions' heads hold no run twice (one head per partition, the unkeyed apart), and only
   -- runs of head_ok to drop: no deduplicating pass over the (usually large) head.
   SELECT * FROM head_ok
   UNION ALL
   SELECT * FROM (SELECT * FROM part_heads UNION ALL SELECT * FROM unkeyed_heads) deep
   WHERE NOT EXISTS (SELECT 1 FROM head_ok h WHERE h.id = deep.id)
+), candidates AS (
+  -- Where partitions were read one by one, each partition's offered runs are counted against its limit
+  -- again: head_ok and a partition's head each keep to it, but runs tied on (priority, wake_at) come in
+  -- the index's order, not by id, so the two may hold different runs of a tie and their union pass it.
+  -- (id in their ORDER BY would cost each read one more row: the indexes end at wake_at.) head_ok
+  -- alone is counted already.
+  SELECT id, priority, wake_at, began_at FROM head_ok WHERE NOT (SELECT needed FROM deeper)
+  UNION ALL
+  SELECT o.id, o.priority, o.wake_at, o.began_at FROM (
+    SELECT offered.*, row_number() OVER (PARTITION BY partition_key ORDER BY priority, wake_at, id) AS k FROM offered
+  ) o LEFT JOIN running_parts rp ON rp.partition_key = o.partition_key
+  WHERE (SELECT needed FROM deeper) AND (o.partition_key IS NULL OR o.k + COALESCE(rp.n, 0) <= $3::int)
 ), eligible AS (
   -- The first \`room\` runs in order, of which at most \`fresh\` begin now (the rate window): they are
   -- among the first \`room\` runs that began before and the first \`fresh\` that did not. Two
