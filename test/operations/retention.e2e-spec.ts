@@ -26,6 +26,17 @@ class RetentionParent implements DurableWorkflow<null, string> {
   }
 }
 
+/** Spawns a child, passes a step, then waits for a signal before it reads the child's result: a fork from the step reuses the child. */
+@Workflow('retention-forked-parent')
+class RetentionForkedParent implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    const child = await ctx.startChild(RetentionChild, null, { step: 'child' });
+    await ctx.step('a', () => 'a');
+    await ctx.waitForSignal('read');
+    return child.result();
+  }
+}
+
 describe('retention: old finished runs go, with their journal; nothing else is touched', () => {
   const schema = uniqueSchema();
   const db = new Db(schema);
@@ -35,8 +46,8 @@ describe('retention: old finished runs go, with their journal; nothing else is t
 
   beforeAll(async () => {
     [a, b] = [
-      await startApp({ schema, providers: [KeptBusy, RetentionParent, RetentionChild], options }),
-      await startApp({ schema, providers: [KeptBusy, RetentionParent, RetentionChild], options }),
+      await startApp({ schema, providers: [KeptBusy, RetentionParent, RetentionChild, RetentionForkedParent], options }),
+      await startApp({ schema, providers: [KeptBusy, RetentionParent, RetentionChild, RetentionForkedParent], options }),
     ];
   });
   afterAll(async () => {
@@ -129,5 +140,29 @@ describe('retention: old finished runs go, with their journal; nothing else is t
     ).toEqual([childId, 'failed-parent/child'].sort());
     await a.signals.signal(parent.runId, 'read', null);
     expect(await parent.result({ timeout: '5s' })).toBe('child-output');
+  });
+
+  it('never deletes a child that an unfinished fork of its parent reuses, though its parent is completed or gone; once the fork is done it goes', async () => {
+    const source = await a.client.start(RetentionForkedParent, null);
+    await eventually(async () => (await a.client.getRun(source.runId)).status === 'waiting', 'the source to wait');
+    await a.signals.signal(source.runId, 'read', null);
+    expect(await source.result({ timeout: '5s' })).toBe('child-output');
+    const fork = await a.client.fork(source.runId, { fromStep: 'a' });
+    await eventually(async () => (await a.client.getRun(fork.runId)).status === 'waiting', 'the fork to wait');
+    const childId = `${source.runId}/child`;
+    const age = () =>
+      db.query(`UPDATE durable.runs SET finished_at = now() - interval '10 days' WHERE id = ANY($1)`, [[source.runId, childId]]);
+    const left = async () =>
+      (await db.query(`SELECT id FROM durable.runs WHERE id = ANY($1)`, [[source.runId, childId]])).map((r: { id: string }) => r.id);
+
+    await age();
+    await a.get(RetentionService).cleanup();
+    expect(await left()).toEqual([childId]); // the source went; the child its fork reads stays
+    await a.signals.signal(fork.runId, 'read', null);
+    expect(await fork.result({ timeout: '5s' })).toBe('child-output');
+
+    await age();
+    await a.get(RetentionService).cleanup();
+    expect(await left()).toEqual([]);
   });
 });

@@ -11,7 +11,7 @@ export interface RetentionAges {
 
 /**
  * Deletes finished runs older than their kind's age, a batch per transaction; a child stays while its
- * parent may still read it. Their journal goes with their day's partitions once no run of that day is
+ * parent, or a fork of it, may still read it. Their journal goes with their day's partitions once no run of that day is
  * left (dropEmptiedDays), except that of runs from before the journal was partitioned, deleted with them.
  * Advisory locks let one instance at a time clean a schema; the others skip.
  */
@@ -35,7 +35,18 @@ export class RetentionRepository {
                OR (status = 'cancelled' AND finished_at < now() - $3::bigint * interval '1 millisecond'))
              -- A child goes only once its parent cannot read it again: the parent is gone, completed or
              -- cancelled (a failed one may be retried). A subquery, so it is one primary-key lookup per row.
-             AND (r.parent_id IS NULL OR COALESCE((SELECT p.status IN ('completed', 'cancelled') FROM ${t.runs} p WHERE p.id = r.parent_id), true))
+             -- Nor may a fork of the parent (or a fork of that fork) that is not completed or cancelled: its copied
+             -- journal holds the spawn, and its handle reads this child (runs_forked_from_idx, per child only).
+             AND (r.parent_id IS NULL OR (
+               COALESCE((SELECT p.status IN ('completed', 'cancelled') FROM ${t.runs} p WHERE p.id = r.parent_id), true)
+               AND NOT EXISTS (
+                 WITH RECURSIVE forks AS (
+                   SELECT f.id, f.status FROM ${t.runs} f WHERE f.forked_from = r.parent_id
+                   UNION
+                   SELECT f.id, f.status FROM ${t.runs} f JOIN forks ON f.forked_from = forks.id
+                 )
+                 SELECT 1 FROM forks WHERE forks.status NOT IN ('completed', 'cancelled')
+               )))
            ORDER BY finished_at
            LIMIT $4
            FOR UPDATE SKIP LOCKED
