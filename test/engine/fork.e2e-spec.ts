@@ -39,6 +39,23 @@ class Busy implements DurableWorkflow<null, unknown> {
   }
 }
 
+/** Spawns a child that waits for a signal, then a step, then reads the child: a fork from the step reuses the child. */
+@Workflow('fk-parent')
+class Parent implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    const child = await ctx.startChild(Held, null, { step: 'kid' });
+    await ctx.step('notify', () => 'notified');
+    return child.result();
+  }
+}
+
+@Workflow('fk-held')
+class Held implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.waitForSignal<string>('go');
+  }
+}
+
 @Workflow('fk-ship')
 class Ship implements DurableWorkflow<null, string> {
   async run(_: null, ctx: WorkflowContext) {
@@ -51,7 +68,7 @@ describe('fork: a new run from a step of another, the steps before it not run ag
   const db = new Db(schema);
   let app: DurableTestApp;
   beforeAll(async () => {
-    app = await startApp({ schema, providers: [Order, Ship, Busy], options: { appVersion: '2.4.0' } });
+    app = await startApp({ schema, providers: [Order, Ship, Busy, Parent, Held], options: { appVersion: '2.4.0' } });
   });
   afterAll(async () => {
     await app.close();
@@ -132,6 +149,17 @@ describe('fork: a new run from a step of another, the steps before it not run ag
     expect(countOf(fork.runId, 'first')).toBe(1); // from the first step: it ran again, in the fork
     const [{ lease_token: after }] = await db.query(`SELECT lease_token FROM durable.runs WHERE id = $1`, [source.runId]);
     expect(after).toBe(token); // never taken from the source
+  });
+
+  it("cancelling the source cancels the child its fork reuses, and wakes the fork: it reads the child's end instead of waiting forever", async () => {
+    const source = await app.client.start(Parent, null);
+    await eventually(async () => (await app.client.getRun(source.runId)).status === 'waiting', 'the source waits on its child');
+    const fork = await app.client.fork(source.runId, { fromStep: 'notify' });
+    const child = `${source.runId}/kid`;
+    await eventually(async () => (await app.client.getRun(fork.runId)).waiting?.kind === 'child', 'the fork waits on the same child');
+    await app.client.cancel(source.runId);
+    expect((await app.client.getRun(child)).status).toBe('cancelled');
+    await expect(fork.result({ timeout: '10s' })).rejects.toThrow(`Child run "${child}" cancelled`);
   });
 
   it('bad input: unknown run, unknown step, a taken id, a bad signals option: clear errors, nothing created', async () => {

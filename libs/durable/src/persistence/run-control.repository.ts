@@ -196,6 +196,9 @@ export async function cascade(
 }
 
 /**
+ * The cancelled runs wake the runs parked on them that this cancel leaves running: the target's parent,
+ * and a fork parked on a cascaded child it reuses (its source's), which would otherwise wait forever. A
+ * run the cancel itself ends is left out: a row updated twice in one statement keeps one of the two.
  * $1 run, $2 reason (error message), $3 actor, $4 wake channel, $5 reason as given, $6 queue channel
  * (a queued run cancelled while it executed gives its slot back: queueSlotFreedSql), $7 the runs this
  * cancel has cancelled in earlier statements (empty at first): their unfinished attached children are
@@ -221,7 +224,7 @@ WITH RECURSIVE target AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
   SELECT id, run_day, 'cancelled', $3, jsonb_strip_nulls(jsonb_build_object('reason', $5::text, 'cascadedFrom', CASE WHEN id = $1 THEN NULL ELSE $1::text END))
   FROM cancelled
-), ${wakeParentSql(t, 'cancelled', { filter: 'c.id = $1' })}, executed AS (
+), ${wakeParentSql(t, 'cancelled', { filter: 'NOT EXISTS (SELECT 1 FROM tree WHERE tree.id = p.id)' })}, executed AS (
   SELECT c.id, c.queue FROM cancelled c JOIN tree USING (id) WHERE tree.status = 'running'
   UNION ALL
   -- A run cancelled by an earlier statement ($7) that holds a slot: pending in that statement's snapshot,
