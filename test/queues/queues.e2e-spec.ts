@@ -70,6 +70,14 @@ class Held implements DurableWorkflow<void, void> {
   }
 }
 
+/** Fails for good: a failed queued run to retry. */
+@Workflow('broken-approval', { queue: 'single', retry: { maxAttempts: 1 } })
+class BrokenApproval implements DurableWorkflow<void, never> {
+  async run(): Promise<never> {
+    throw new Error('broken');
+  }
+}
+
 @Workflow('quick')
 class Quick implements DurableWorkflow<{ n?: number }, number> {
   async run(input: { n?: number }) {
@@ -107,7 +115,7 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     return schema;
   };
   const boot = (schema: string, options: Record<string, unknown> = {}) =>
-    startApp({ schema, providers: [Work, Limited, Approval, Quick], options: { queues: QUEUES, ...options } });
+    startApp({ schema, providers: [Work, Limited, Approval, Quick, BrokenApproval], options: { queues: QUEUES, ...options } });
   const visitsTableReady = () =>
     db.query(
       `CREATE TABLE ${visitsTable} (id bigserial PRIMARY KEY, run_id text NOT NULL, partition_key text,
@@ -449,7 +457,7 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     }
   });
 
-  it('deduplication: while a run with the id is unfinished a start returns it; once it ended, a start makes a new run', async () => {
+  it('deduplication: while a run with the id is unfinished a start returns it; once it ended, a start makes a new run; a failed run whose id a newer one holds cannot be retried', async () => {
     const schema = await fresh();
     const app = await boot(schema, { inlineWaitMs: 0 });
     try {
@@ -463,6 +471,21 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       const after = await client.start(Approval, undefined, { deduplicationId: 'order-1' });
       expect(after.created).toBe(true);
       expect(after.runId).not.toBe(first.runId);
+
+      // A failed run whose id a newer unfinished run holds cannot be retried (both would hold it): a clear error, nothing changed.
+      const failed = await client.start(BrokenApproval, undefined, { deduplicationId: 'order-2' });
+      await expect(failed.result()).rejects.toThrow('broken');
+      const holder = await client.start(Approval, undefined, { deduplicationId: 'order-2' });
+      expect(holder.created).toBe(true);
+      await expect(client.retry(failed.runId)).rejects.toThrow(
+        `Cannot retry run "${failed.runId}": run "${holder.runId}" of its queue holds its deduplication id "order-2" and has not ended`,
+      );
+      expect(await client.getRun(failed.runId)).toMatchObject({ status: 'failed', attempt: 1 });
+      await app.get(SignalService).signal(holder.runId, go, null);
+      await holder.result();
+      await client.retry(failed.runId);
+      await expect(failed.result()).rejects.toThrow('broken');
+      expect((await client.getRun(failed.runId)).attempt).toBe(2);
     } finally {
       await app.close();
     }

@@ -1,6 +1,9 @@
 import { DurableError } from './durable.error';
 
-/** The run's status does not allow the operation (for example, retrying a completed run). */
+/**
+ * The run's status does not allow the operation (for example, retrying a completed run), or `because`
+ * another run stands in its way (a failed run's deduplication id, held by a newer run of its queue).
+ */
 export class InvalidTransitionError extends DurableError {
   readonly code = 'INVALID_TRANSITION';
   constructor(
@@ -8,11 +11,13 @@ export class InvalidTransitionError extends DurableError {
     action: string,
     status: string,
     allowed: string[],
+    because?: string,
   ) {
-    super(`Cannot ${action} run "${runId}": it is ${status}; ${action} applies to ${allowed.join(' or ')} runs.`, {
-      action,
-      status,
-      allowed,
-    });
+    super(
+      because
+        ? `Cannot ${action} run "${runId}": ${because}.`
+        : `Cannot ${action} run "${runId}": it is ${status}; ${action} applies to ${allowed.join(' or ')} runs.`,
+      { action, status, allowed, ...(because ? { because } : {}) },
+    );
   }
 }

@@ -15,6 +15,9 @@ export interface TransitionRow {
   changed: string[] | null;
   /** setDeadlineSql: the deadline the run's attached descendants inherited (its own before the change), as text. */
   inherited?: string | null;
+  /** retrySql: the unfinished run of the queue that holds the failed run's deduplication id, and that id. */
+  heldBy?: string | null;
+  deduplicationId?: string | null;
 }
 
 /** What an operator action changed. */
@@ -62,6 +65,15 @@ export class RunControlRepository {
 
   async retry(runId: string, actor: string): Promise<ControlResult> {
     const [row] = await this.transition(this.sql.retry, [runId, actor, this.sql.channel]);
+    if (row.heldBy) {
+      throw new InvalidTransitionError(
+        runId,
+        'retry',
+        row.previous!,
+        ['failed'],
+        `run "${row.heldBy}" of its queue holds its deduplication id "${row.deduplicationId}" and has not ended; retry once it has, or cancel it`,
+      );
+    }
     return this.check(runId, 'retry', row, ['failed']);
   }
 
@@ -278,16 +290,25 @@ SELECT (SELECT status FROM target) AS previous,
  */
 const retrySql = (t: Tables) => `
 WITH target AS (
-  SELECT id, run_day, status FROM ${t.runs} WHERE id = $1 FOR UPDATE
+  SELECT id, run_day, status, queue, deduplication_id FROM ${t.runs} WHERE id = $1 FOR UPDATE
+), held AS (
+  -- A newer unfinished run of the queue with the failed run's deduplication id: both unfinished would break runs_deduplication_key.
+  SELECT h.id FROM target, LATERAL (
+    SELECT h.id FROM ${t.runs} h
+    WHERE h.queue = target.queue AND h.deduplication_id = target.deduplication_id AND h.id <> target.id
+      AND h.status IN ('pending', 'running', 'waiting')
+    LIMIT 1
+  ) h
+  WHERE target.status = 'failed' AND target.deduplication_id IS NOT NULL
 ), cleared AS (
   DELETE FROM ${t.steps} s USING target
-  WHERE target.status = 'failed' AND s.run_id = $1 AND s.run_day = target.run_day AND s.outcome = 'error'
+  WHERE target.status = 'failed' AND NOT EXISTS (SELECT 1 FROM held) AND s.run_id = $1 AND s.run_day = target.run_day AND s.outcome = 'error'
   RETURNING s.key
 ), retried AS (
   UPDATE ${t.runs} r
   SET status = 'pending', wake_at = now(), error = NULL, finished_at = NULL, lease_owner = NULL,
       attempt = r.attempt + 1, attempt_base = r.attempt, updated_at = now()
-  FROM target WHERE r.id = target.id AND target.status = 'failed'
+  FROM target WHERE r.id = target.id AND target.status = 'failed' AND NOT EXISTS (SELECT 1 FROM held)
   RETURNING r.id, r.run_day
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
@@ -295,4 +316,5 @@ WITH target AS (
 )
 SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM retried) AS changed,
+       (SELECT id FROM held) AS "heldBy", (SELECT deduplication_id FROM target) AS "deduplicationId",
        (SELECT count(*) FROM retried, pg_notify($3, retried.id)) AS woken`;
