@@ -127,7 +127,7 @@ describe('schedules across instances and restarts', () => {
     }
   });
 
-  it('reconciling at boot: a changed spec is updated; a schedule whose workflow is gone is kept, paused and flagged', async () => {
+  it('reconciling at boot: a changed spec is updated; a schedule whose workflow is gone is kept, paused and flagged, and fires again once it is back', async () => {
     const schema = fresh();
     const first = await startApp({ schema, providers: [Nightly] });
     await first.close();
@@ -145,6 +145,22 @@ describe('schedules across instances and restarts', () => {
       expect(await third.get(ScheduleService).get('nightly')).toMatchObject({ cron: '0 4 * * *', paused: true, workflowMissing: true });
     } finally {
       await third.close();
+    }
+    // The workflow back (a rollback, an old instance restarted mid-rollout): the flag clears and the schedule fires again.
+    const fourth = await startApp({ schema, providers: [Changed] });
+    try {
+      expect(await fourth.get(ScheduleService).get('nightly')).toMatchObject({ paused: false, workflowMissing: false });
+      // An operator's pause is the operator's: kept through the workflow going and coming back.
+      await fourth.get(ScheduleService).pause('nightly');
+    } finally {
+      await fourth.close();
+    }
+    await (await startApp({ schema, providers: [Tick] })).close();
+    const sixth = await startApp({ schema, providers: [Changed] });
+    try {
+      expect(await sixth.get(ScheduleService).get('nightly')).toMatchObject({ paused: true, workflowMissing: false });
+    } finally {
+      await sixth.close();
     }
   });
 

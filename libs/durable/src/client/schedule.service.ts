@@ -197,7 +197,8 @@ function viewOf(row: StoredSchedule): ScheduleView {
     catchup: row.catchup,
     input: deserialize(row.input),
     jitter: Number(row.jitter_ms),
-    paused: row.paused,
+    // A schedule whose workflow is missing is held as if paused (markMissing), whatever the operator's state.
+    paused: row.paused || row.workflow_missing,
     source: row.source,
     workflowMissing: row.workflow_missing,
     nextFireTimes: cronOf(row.cron, row.timezone).nextRuns(5, row.last_slot),

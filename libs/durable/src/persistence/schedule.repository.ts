@@ -102,7 +102,8 @@ export class ScheduleRepository {
   /**
    * Brings the decorators' schedules into the table, one instance at a time (a transaction-scoped
    * advisory lock): created when new, updated when their spec changed (never their paused state),
-   * and a decorator's schedule whose workflow is gone is kept, paused and flagged, never deleted.
+   * and a decorator's schedule whose workflow is gone is kept and flagged (held as if paused), never
+   * deleted; the flag clears when an instance registering the workflow boots.
    */
   async reconcile(specs: ResolvedSchedule[], workflows: string[], shiftMs: number): Promise<void> {
     const t = this.db.tables;
@@ -359,9 +360,11 @@ function statements(t: Tables) {
       INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
       SELECT $4, '${NO_RUN_DAY}', CASE WHEN $2 THEN 'schedule-paused' ELSE 'schedule-resumed' END, $3, jsonb_build_object('schedule', $1::text) FROM changed
       RETURNING run_id`,
-    // $1 the workflows registered here: a decorator's schedule of any other is paused and flagged, once.
+    // $1 the workflows registered here: a decorator's schedule of any other is flagged, once. The flag holds
+    // it as a pause does (the pass reads either), apart from the operator's paused: an instance with the
+    // workflow clears the flag at its boot, and the schedule fires again unless an operator paused it.
     markMissing: `
-      UPDATE ${t.schedules} SET paused = true, workflow_missing = true, updated_at = now()
+      UPDATE ${t.schedules} SET workflow_missing = true, updated_at = now()
       WHERE source = 'decorator' AND NOT workflow_missing AND NOT (workflow = ANY($1::text[]))`,
     select: `
       SELECT s.*, r.status AS last_run_status, r.input AS last_run_input,
@@ -375,7 +378,8 @@ function statements(t: Tables) {
     // $1 batch, $2 the test clock's shift. The last run's status decides overlap. Only what the pass
     // reads (DueSchedule): a crowd of 10,000 spent more in parsing timestamps it never used than in its writes.
     due: `
-      SELECT s.name, s.workflow, s.cron, s.timezone, s.overlap, s.catchup_window_ms, s.catchup, s.input, s.jitter_ms, s.paused,
+      SELECT s.name, s.workflow, s.cron, s.timezone, s.overlap, s.catchup_window_ms, s.catchup, s.input, s.jitter_ms,
+             s.paused OR s.workflow_missing AS paused,
              s.last_slot, s.buffered_slot, s.last_run_id, r.status AS last_run_status,
              (extract(epoch FROM ${shiftedNow('$2')}) * 1000)::float8 AS db_now
       FROM ${t.schedules} s LEFT JOIN ${t.runs} r ON r.id = s.last_run_id
