@@ -114,13 +114,35 @@ class Timed implements DurableWorkflow<null, string> {
   }
 }
 
+/** Opened by the test: holds the step in which an operator moves the deadline; `entered` once the step runs. */
+let openStep!: () => void;
+const stepHeld = new Promise<void>((resolve) => (openStep = resolve));
+let stepEntered!: () => void;
+const entered = new Promise<void>((resolve) => (stepEntered = resolve));
+
+/** A step, then a wait: the deadline it loaded passes while the step runs. */
+@Workflow('dl-extended-while-running', { deadlineGrace: '30s' })
+class ExtendedWhileRunning implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.step('busy', () => {
+      stepEntered();
+      return stepHeld.then(() => 'done');
+    });
+    try {
+      return await ctx.waitForSignal<string>('go');
+    } catch (error) {
+      return isDeadline(error) ? 'deadline-thrown' : 'other';
+    }
+  }
+}
+
 const HOUR = 3_600_000;
 
 describe('run deadlines: the awaited call throws, cleanup runs in the grace, the run ends at the grace', () => {
   const schema = uniqueSchema('dl');
   const { db, boot } = fileApps({
     schema,
-    providers: [Cleanup, Stubborn, SlowStep, Sleeper, SelectUnder, Waiter, Parent, Timed],
+    providers: [Cleanup, Stubborn, SlowStep, Sleeper, SelectUnder, Waiter, Parent, Timed, ExtendedWhileRunning],
     options: { inlineWaitMs: 100, queues: { 'one-lane': { concurrency: 1 } } },
   });
   let app: DurableTestApp;
@@ -269,6 +291,19 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
     expect(await db.count('steps', `run_id = $1 AND kind = 'deadline-passed'`, [run.runId])).toBe(0);
     await app.signals.signal(run.runId, 'approval', 'in time now');
     expect(await run.result({ timeout: '10s' })).toBe('approved');
+  });
+
+  it('an operator extends the deadline of a run executing a step: its next wait waits under the new one, not the one it loaded', async () => {
+    const run = await app.client.start(ExtendedWhileRunning, null, { timeout: '500ms' });
+    await entered;
+    const loaded = (await app.client.getRun(run.runId)).deadline!;
+    await app.client.setDeadline(run.runId, new Date(Date.now() + HOUR));
+    await eventually(async () => Date.now() > loaded.getTime() + 100, 'the deadline the execution loaded to pass');
+    openStep();
+    await eventually(async () => (await waitingFor(run.runId)) === 'go', 'waiting for go under the new deadline');
+    expect(await db.count('steps', `run_id = $1 AND kind = 'deadline-passed'`, [run.runId])).toBe(0);
+    await app.signals.signal(run.runId, 'go', 'in time');
+    expect(await run.result({ timeout: '10s' })).toBe('in time');
   });
 
   it('an operator shortens a deadline: the parked run wakes by the new one; clearing removes it; a past instant counts as now', async () => {

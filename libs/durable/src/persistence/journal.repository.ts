@@ -1,7 +1,7 @@
 import type { ErrorInfo } from '../interfaces';
 import { DurableDatabase } from './durable-database';
 import { runDaySql } from './journal-partitions';
-import { checkpointBatchSql, checkpointConflictSql, checkpointSql, timerBatchSql, timerSql } from './sql/checkpoint.sql';
+import { checkpointBatchSql, checkpointConflictSql, checkpointSql, deadlinePassedSql, timerBatchSql, timerSql } from './sql/checkpoint.sql';
 import { FINISHED, loadJournalSql } from './sql/load-journal.sql';
 import { ackMessageSql } from './sql/send-message.sql';
 import { setKeysSql } from './sql/set-keys.sql';
@@ -119,6 +119,7 @@ export class JournalRepository {
       checkpointBatch: checkpointBatchSql(t),
       setKeys: setKeysSql(t),
       conflict: checkpointConflictSql(t),
+      deadlinePassed: deadlinePassedSql(t),
       timer: timerSql(t),
       timerBatch: timerBatchSql(t),
       ack: ackMessageSql(t),
@@ -139,6 +140,33 @@ export class JournalRepository {
   /** Stores a checkpoint, grouped with those of other executions in flight; resolves once its own row is committed. */
   checkpoint(runId: string, token: string, key: string, kind: string, step: StoredStep, startedAt: Date | null): Promise<CheckpointResult> {
     return this.checkpoints({ runId, token, key, kind, step, startedAt });
+  }
+
+  /**
+   * Journals the passing of the run's deadline `at` under `key` (see deadlinePassedSql), retried through
+   * transient errors (a try after one that landed finds the row): 'moved' when the stored deadline is
+   * no longer `at`, 'lost' when the lease is gone.
+   */
+  async passDeadline(
+    runId: string,
+    token: string,
+    at: number,
+    key: string,
+    kind: string,
+    error: ErrorInfo,
+  ): Promise<'written' | 'moved' | 'lost'> {
+    const [row] = await retryTransient(() =>
+      this.db.query<{ held: boolean; same: boolean }>(this.sql.deadlinePassed, [
+        runId,
+        token,
+        new Date(at),
+        key,
+        kind,
+        JSON.stringify(error),
+      ]),
+    );
+    if (!row?.held) return 'lost';
+    return row.same ? 'written' : 'moved';
   }
 
   /** A lone checkpoint's own statement, retried through transient errors (it is keyed and fenced). */

@@ -15,6 +15,7 @@ import { deserialize, serialize } from '../schema/serializer';
 import type { ChildStarter } from './child-starter';
 import type { DurableTelemetry } from '../observability/durable-telemetry';
 import { RunDeadline } from './run-deadline';
+import { DEADLINE_PASSED_KEY } from '../durable.constants';
 
 /**
  * How one execution of `run()` ended; `expired`: the grace after the run's deadline ended first.
@@ -25,7 +26,9 @@ export type ExecutionOutcome =
   | { type: 'failed'; error: unknown }
   | { type: 'park'; wait: WaitSpec }
   | { type: 'lost' }
-  | { type: 'expired' };
+  | { type: 'expired' }
+  /** What the execution loaded is stale (an operator moved the deadline): execute again with a fresh journal. */
+  | { type: 'moved' };
 
 export interface ExecutionDeps {
   journal: JournalRepository;
@@ -138,6 +141,29 @@ export class Execution {
   suspend(wait: WaitSpec): Promise<never> {
     this.end({ type: 'park', wait: { ...wait, wakeAt: this.deadline.capWake(wait.wakeAt) } });
     return never();
+  }
+
+  /**
+   * Journals the passing of the deadline this execution loaded, before it is thrown at `step`'s call:
+   * if an operator moved the deadline since the load, nothing is written and the run executes again
+   * under the new one (the returned promise never settles then).
+   */
+  async passDeadline(at: number, step: StoredStep): Promise<void> {
+    await this.commitPending();
+    const passed = await this.deps.journal.passDeadline(
+      this.runId,
+      this.lease.token,
+      at,
+      DEADLINE_PASSED_KEY,
+      'deadline-passed',
+      step.error!,
+    );
+    if (passed === 'lost') return this.lose();
+    if (passed === 'moved') {
+      this.end({ type: 'moved' });
+      return never();
+    }
+    this.journal.steps.set(DEADLINE_PASSED_KEY, step);
   }
 
   /** The grace after the run's deadline is over: the run is failed, whatever its code does next. */

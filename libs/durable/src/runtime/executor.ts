@@ -99,8 +99,9 @@ export class Executor implements OnModuleInit {
         case 'failed':
           // Past the run's deadline a failed attempt is not retried: the next would only fail at the deadline again.
           return this.fail(run, outcome.error, execution.deadline.passed ? NO_RETRY : workflow.retry, actor);
-        case 'expired': {
-          const ended = await this.expire(run, journal, workflow.deadlineGraceMs, actor);
+        case 'expired':
+        case 'moved': {
+          const ended = outcome.type === 'expired' && (await this.expire(run, journal, workflow.deadlineGraceMs, actor));
           if (ended) return { end: ended };
           // An operator moved the deadline meanwhile: execute again under the new one.
           journal = this.observed(await this.journals.load(run.id));

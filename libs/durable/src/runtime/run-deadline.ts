@@ -63,16 +63,11 @@ export class RunDeadline {
     if (now >= this.graceEnd!) return execution.expire();
     if (execution.journal.steps.has(DEADLINE_PASSED_KEY) || now < at) return this.limit;
     const error = new DeadlineExceededError(execution.runId, new Date(at));
-    await execution.checkpoint(
-      DEADLINE_PASSED_KEY,
-      'deadline-passed',
-      {
-        outcome: 'error',
-        result: null,
-        error: { name: error.name, message: error.message, runId: execution.runId, deadline: new Date(at).toISOString(), at: key } as never,
-      },
-      null,
-    );
+    await execution.passDeadline(at, {
+      outcome: 'error',
+      result: null,
+      error: { name: error.name, message: error.message, runId: execution.runId, deadline: new Date(at).toISOString(), at: key } as never,
+    });
     throw error;
   }
 

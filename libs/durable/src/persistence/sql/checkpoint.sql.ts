@@ -14,6 +14,26 @@ ON CONFLICT (run_id, key, run_day) DO NOTHING
 RETURNING run_id, key`;
 
 /**
+ * Journals the passing of the run's deadline ($4 the key, $5 the kind, $6 the error), as checkpointSql
+ * would, but only while the stored deadline is still the one the execution loaded ($3, to the
+ * millisecond): an operator who moved it meanwhile (setDeadline, which clears a passing it finds) must
+ * not have the old one thrown into the code. Answers whether the lease is held, whether the deadline
+ * is the same, and whether the row was written (false with both true: it was there already).
+ * $1 run, $2 token.
+ */
+export const deadlinePassedSql = (t: Tables) => `
+WITH run AS (
+  SELECT run_day, lease_token = $2 AS held, date_trunc('milliseconds', deadline) IS NOT DISTINCT FROM $3::timestamptz AS same
+  FROM ${t.runs} WHERE id = $1 FOR SHARE
+), ins AS (
+  INSERT INTO ${t.steps} (run_id, run_day, key, kind, outcome, result, error)
+  SELECT $1, run_day, $4, $5, 'error', NULL, $6::jsonb FROM run WHERE held AND same
+  ON CONFLICT (run_id, key, run_day) DO NOTHING
+  RETURNING 1
+)
+SELECT held, same, EXISTS (SELECT 1 FROM ins) AS written FROM run`;
+
+/**
  * The CTEs `input`, a batch of journal writes ($1, a JSON array of { run_id, token, key, kind, n } and
  * `columns`) in lock order, and `lease`, those whose run still holds the token, locked FOR SHARE,
  * with the run's day: see checkpointBatchSql.
