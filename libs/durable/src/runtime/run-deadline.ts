@@ -44,6 +44,16 @@ export class RunDeadline {
     return ms <= MAX_TIMER_MS ? Math.max(0, ms) : undefined;
   }
 
+  /**
+   * Whether the deadline, not thrown yet, passed before an event of instant `at` that a wait would
+   * return (an arm of a select ready when the run executes again, after both passed while no worker
+   * ran): the earlier decides, so the wait throws instead (beforeWait).
+   */
+  precedes(at: number, now: number): boolean {
+    const deadline = this.at;
+    return deadline !== undefined && deadline < at && deadline <= now && !this.execution.journal.steps.has(DEADLINE_PASSED_KEY);
+  }
+
   /** At the call the deadline's passing was journaled at, a re-execution throws it again. */
   replayAt(key: string): void {
     const passed = this.execution.journal.steps.get(DEADLINE_PASSED_KEY);

@@ -76,7 +76,9 @@ export async function select<A extends SelectArms>(
     const ready = armed.flatMap((arm) => readiness(execution, arm, now));
     if (deadline !== undefined && deadline <= now) ready.push({ key: DEADLINE, at: deadline, value: () => undefined });
     // Earliest first; sort is stable, so a tie keeps the order the arms were listed in.
-    const winner = ready.sort((a, b) => a.at - b.at)[0];
+    const earliest = ready.sort((a, b) => a.at - b.at)[0];
+    // The run's deadline, passed before the earliest arm, decides: beforeWait below throws it.
+    const winner = earliest && !execution.deadline.precedes(earliest.at, now) ? earliest : undefined;
     if (winner) {
       const result = winner.key === DEADLINE ? { key: DEADLINE } : { key: winner.key, value: winner.value() };
       const kept = await execution.decide(key, 'select', {
