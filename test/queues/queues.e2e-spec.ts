@@ -11,6 +11,9 @@ import {
 } from 'nestjs-durable';
 import { Client, Pool } from 'pg';
 import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
+import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
+import { QueueRepository } from 'nestjs-durable/persistence/queue.repository';
+import { resolveQueues } from 'nestjs-durable/queues/queue-config';
 import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 /** Every execution of the work step, recorded in the database (never in process memory): entry and exit. */
@@ -292,6 +295,33 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     } finally {
       Held.release();
       await Promise.allSettled([a.close(), b?.close()]);
+    }
+  });
+
+  it('queues with work take turns at admission: a queue first by name with a backlog does not take every ask', async () => {
+    const schema = await fresh();
+    Held.close();
+    const queues = { ...QUEUES, alpha: { concurrency: 10 }, beta: { concurrency: 10 } };
+    // One lane, taken by a run outside the queues: the queued starts below stay pending.
+    const app = await startApp({ schema, providers: [Held, Quick], options: { queues, sweeper: false, worker: { concurrency: 1 } } });
+    try {
+      const busy = await app.client.start(Held, undefined);
+      await eventually(async () => Held.entered.has(busy.runId), 'the lane taken');
+      for (let i = 0; i < 5; i++) await app.client.start(Quick, { n: i }, { queue: 'alpha' });
+      await app.client.start(Quick, { n: 9 }, { queue: 'beta' });
+      expect(await db.count('runs', `status = 'pending'`)).toBe(6);
+      // Admissions of one run each (what a freed lane asks), by a repository of its own (its own turn).
+      const repository = new QueueRepository(app.get(DurableDatabase));
+      const resolved = [...resolveQueues({ alpha: queues.alpha, beta: queues.beta }).values()];
+      const admitted: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const { claimed } = await repository.admit(resolved, 'test-admitter', 60_000, 1, ['quick'], { probe: true });
+        for (const run of claimed) admitted.push((await db.query(`SELECT queue FROM durable.runs WHERE id = $1`, [run.id]))[0].queue);
+      }
+      expect(admitted.sort()).toEqual(['alpha', 'beta']);
+    } finally {
+      Held.release();
+      await app.close();
     }
   });
 

@@ -23,6 +23,9 @@ export interface QueuedRow {
 export class QueueRepository {
   private readonly sql;
 
+  /** Which queue with work admits first, turning each pass: a queue first by name would take every `ask` while it has a backlog. */
+  private turn = 0;
+
   constructor(private readonly db: DurableDatabase) {
     const t = db.tables;
     this.sql = { withWork: queuesWithWorkSql(t), promote: promoteDueSql(t), admit: admitQueuedSql(t), mend: mendSlotsSql(t) };
@@ -60,7 +63,9 @@ export class QueueRepository {
         if (probe) for (const name of busy) await this.mend(byName.get(name)!, (sql, params) => client.query(sql, params));
         if (due.length) await client.query(this.sql.promote, [due, PROMOTE_PER_PASS]);
         const claimed: ClaimedRun[] = [];
-        for (const name of busy) {
+        // Locked in name order (with the BEGIN), admitted from a turning start: every queue with work gets its turn.
+        const first = this.turn++ % busy.length;
+        for (const name of [...busy.slice(first), ...busy.slice(0, first)]) {
           if (claimed.length >= ask) break;
           const q = byName.get(name)!;
           const { rows } = await client.query<ClaimedRow & { id: string; lateness: number; held_back: boolean }>(
