@@ -153,7 +153,7 @@ describe('retention: old finished runs go, with their journal; nothing else is t
     const age = () =>
       db.query(`UPDATE durable.runs SET finished_at = now() - interval '10 days' WHERE id = ANY($1)`, [[source.runId, childId]]);
     const left = async () =>
-      (await db.query(`SELECT id FROM durable.runs WHERE id = ANY($1)`, [[source.runId, childId]])).map((r: { id: string }) => r.id);
+      (await db.query<{ id: string }>(`SELECT id FROM durable.runs WHERE id = ANY($1)`, [[source.runId, childId]])).map((r) => r.id);
 
     await age();
     await a.get(RetentionService).cleanup();
