@@ -162,6 +162,20 @@ describe('fork: a new run from a step of another, the steps before it not run ag
     await expect(fork.result({ timeout: '10s' })).rejects.toThrow(`Child run "${child}" cancelled`);
   });
 
+  it('a child spawned before the step that retention has deleted: the fork is refused naming it, nothing created; from its spawn it is started anew', async () => {
+    const sourceId = await failedOrder();
+    const child = `${sourceId}/ship`;
+    await db.query(`DELETE FROM durable.runs WHERE id = $1`, [child]); // as retention does once the source has ended
+    const before = await db.count('runs');
+    await expect(app.client.fork(sourceId, { fromStep: 'close' })).rejects.toThrow(
+      `Cannot fork run "${sourceId}" from "close": its child "${child}" (child:ship), spawned before that step, no longer exists`,
+    );
+    expect(await db.count('runs')).toBe(before);
+    const fork = await app.client.fork(sourceId, { fromStep: 'child:ship' });
+    await eventually(async () => (await app.client.getRun(fork.runId)).status === 'waiting', 'the fork waits, its child started anew');
+    expect((await app.client.getRun(`${fork.runId}/ship`)).status).toBe('completed');
+  });
+
   it('bad input: unknown run, unknown step, a taken id, a bad signals option: clear errors, nothing created', async () => {
     const source = await failedOrder();
     const before = await db.count('runs');

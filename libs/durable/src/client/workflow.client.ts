@@ -136,6 +136,10 @@ export class WorkflowClient {
     if (!forked.source) throw new RunNotFoundError(runId);
     if (!forked.step)
       throw new InvalidArgumentError(`Run "${runId}" has no checkpoint "${fromStep}" to fork from; its journal tab lists the keys it has.`);
+    if (forked.gone)
+      throw new InvalidArgumentError(
+        `Cannot fork run "${runId}" from "${fromStep}": its child "${forked.gone.child}" (${forked.gone.spawn}), spawned before that step, no longer exists (retention deleted it); fork from "${forked.gone.spawn}" or earlier to start it anew.`,
+      );
     if (!forked.created) throw new InvalidArgumentError(`A run "${forkId}" exists already; give the fork another runId.`);
     this.worker.nudge();
     return new DurableRunHandle<O>(forkId, true, this.runs, this.bus, this.executingHere);

@@ -15,9 +15,8 @@ export interface TransitionRow {
   changed: string[] | null;
   /** setDeadlineSql: the deadline the run's attached descendants inherited (its own before the change), as text. */
   inherited?: string | null;
-  /** retrySql: the unfinished run of the queue that holds the failed run's deduplication id, and that id. */
+  /** retrySql: the unfinished run of the queue that holds the failed run's deduplication id. */
   heldBy?: string | null;
-  deduplicationId?: string | null;
 }
 
 /** What an operator action changed. */
@@ -64,16 +63,22 @@ export class RunControlRepository {
   }
 
   async retry(runId: string, actor: string): Promise<ControlResult> {
-    const [row] = await this.transition(this.sql.retry, [runId, actor, this.sql.channel]);
-    if (row.heldBy) {
-      throw new InvalidTransitionError(
+    const held = (by: string) =>
+      new InvalidTransitionError(
         runId,
         'retry',
-        row.previous!,
+        'failed',
         ['failed'],
-        `run "${row.heldBy}" of its queue holds its deduplication id "${row.deduplicationId}" and has not ended; retry once it has, or cancel it`,
+        `${by} holds its deduplication id and has not ended; retry once it has, or cancel it`,
       );
-    }
+    const [row] = await this.transition(this.sql.retry, [runId, actor, this.sql.channel]).catch(
+      (error: { code?: string; constraint?: string }) => {
+        // A start that took the id after the statement's look (retrySql's `held`) and committed first.
+        if (error.code === '23505' && error.constraint === 'runs_deduplication_key') throw held('another run of its queue');
+        throw error;
+      },
+    );
+    if (row.heldBy) throw held(`run "${row.heldBy}" of its queue`);
     return this.check(runId, 'retry', row, ['failed']);
   }
 
@@ -85,10 +90,12 @@ export class RunControlRepository {
   async setDeadline(runId: string, deadline: Date | null, actor: string): Promise<ControlResult> {
     const params = [runId, deadline, actor, this.sql.channel];
     const row = await retryRolledBack(() =>
-      this.db.transaction(
-        (client) => cascade(client, this.sql.deadline, [...params, null], (first) => [...params, first.inherited ?? null]),
-        READ_COMMITTED,
-      ),
+      this.db.transaction(async (client) => {
+        // The run's row first: a passing of the old deadline that commits while this waits for the row is then
+        // in the snapshot of the statement that clears it (taken after the lock), not left behind.
+        await client.query(`SELECT 1 FROM ${this.db.tables.runs} WHERE id = $1 FOR UPDATE`, [runId]);
+        return cascade(client, this.sql.deadline, [...params, null], (first) => [...params, first.inherited ?? null]);
+      }, READ_COMMITTED),
     );
     return this.check(runId, 'setDeadline', row, ['pending', 'running', 'waiting', 'failed']);
   }
@@ -103,8 +110,14 @@ export class RunControlRepository {
     actor: string;
     appVersion: string | null;
     timeoutMs: number | null;
-  }): Promise<{ source: boolean; step: boolean; created: boolean }> {
-    const [row] = await this.db.query<{ source: boolean; step: boolean; created: string | null }>(this.sql.fork, [
+  }): Promise<{ source: boolean; step: boolean; created: boolean; gone?: { spawn: string; child: string } }> {
+    const [row] = await this.db.query<{
+      source: boolean;
+      step: boolean;
+      created: string | null;
+      goneSpawn: string | null;
+      goneChild: string | null;
+    }>(this.sql.fork, [
       args.sourceId,
       args.fromStep,
       args.forkId,
@@ -116,7 +129,8 @@ export class RunControlRepository {
       this.sql.channel,
       this.sql.queueChannel,
     ]);
-    return { source: row.source, step: row.step, created: row.created !== null };
+    const gone = row.goneSpawn === null ? undefined : { spawn: row.goneSpawn, child: row.goneChild! };
+    return { source: row.source, step: row.step, created: row.created !== null, gone };
   }
 
   /** One transition statement; a deadlock (the cascade locks children and parents) rolled it back whole, so it is tried again. */
@@ -316,5 +330,5 @@ WITH target AS (
 )
 SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM retried) AS changed,
-       (SELECT id FROM held) AS "heldBy", (SELECT deduplication_id FROM target) AS "deduplicationId",
+       (SELECT id FROM held) AS "heldBy",
        (SELECT count(*) FROM retried, pg_notify($3, retried.id)) AS woken`;

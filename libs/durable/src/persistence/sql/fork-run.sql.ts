@@ -10,7 +10,8 @@ import { DEADLINE_PASSED_KEY } from '../../durable.constants';
  * message acked before it stays acked. Child spawns before it are copied as they are: the fork's
  * handles point at those children. The passing of a deadline is not copied (the fork has its own:
  * $8, the workflow's timeout, from now, or from its first execution in a queue). The source is not
- * written, but for its history row. Nothing happens when the source or the step does not exist.
+ * written, but for its history row. Nothing happens when the source or the step does not exist, or
+ * when a child spawned before the step no longer exists (retention deleted it): `gone` names it.
  * $1 source, $2 fromStep, $3 fork id, $4 input, $5 signals, $6 actor, $7 app version, $8 timeout ms,
  * $9 the wake channel, $10 the queue channel.
  */
@@ -19,11 +20,18 @@ WITH src AS (
   SELECT id, run_day, workflow, input, keys, queue, partition_key, priority FROM ${t.runs} WHERE id = $1
 ), pivot AS (
   SELECT s.finished_at AS at FROM ${t.steps} s, src WHERE s.run_id = $1 AND s.run_day = src.run_day AND s.key = $2
+), gone AS (
+  -- A child spawned before the step whose run retention has deleted: the fork's handle would wait on it forever.
+  SELECT s.key, s.result::jsonb ->> 'runId' AS child FROM ${t.steps} s, src, pivot
+  WHERE s.run_id = $1 AND s.run_day = src.run_day AND s.kind = 'child' AND (s.finished_at, s.key) < (pivot.at, $2::text)
+    AND NOT EXISTS (SELECT 1 FROM ${t.runs} c WHERE c.id = s.result::jsonb ->> 'runId')
+  LIMIT 1
 ), ins AS (
   INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, keys, queue, partition_key, priority, forked_from, app_version, deadline, timeout_ms)
   SELECT $3, src.workflow, 'pending', COALESCE($4, src.input), now(), src.keys, src.queue, src.partition_key, src.priority, src.id, $7,
          CASE WHEN src.queue IS NULL THEN now() + $8::bigint * interval '1 millisecond' END, CASE WHEN src.queue IS NOT NULL THEN $8::bigint END
   FROM src, pivot
+  WHERE NOT EXISTS (SELECT 1 FROM gone)
   ON CONFLICT DO NOTHING
   RETURNING id, run_day, queue
 ), steps AS (
@@ -54,4 +62,5 @@ WITH src AS (
   SELECT $1, src.run_day, 'forked', $6, jsonb_build_object('fork', $3::text, 'fromStep', $2::text) FROM ins, src
 )
 SELECT EXISTS (SELECT 1 FROM src) AS source, EXISTS (SELECT 1 FROM pivot) AS step, (SELECT id FROM ins) AS created,
+       (SELECT key FROM gone) AS "goneSpawn", (SELECT child FROM gone) AS "goneChild",
        (SELECT count(*) FROM ins, pg_notify(CASE WHEN ins.queue IS NULL THEN $9 ELSE $10 END, COALESCE(ins.queue, ins.id))) AS notified`;
