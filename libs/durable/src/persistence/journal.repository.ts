@@ -143,27 +143,13 @@ export class JournalRepository {
   }
 
   /**
-   * Journals the passing of the run's deadline `at` under `key` (see deadlinePassedSql), retried through
-   * transient errors (a try after one that landed finds the row): 'moved' when the stored deadline is
-   * no longer `at`, 'lost' when the lease is gone.
+   * Journals the passing of the run's deadline `at` (see deadlinePassedSql), retried through transient
+   * errors (a try after one that landed finds the row): 'moved' when the stored deadline is no longer
+   * `at`, 'lost' when the lease is gone.
    */
-  async passDeadline(
-    runId: string,
-    token: string,
-    at: number,
-    key: string,
-    kind: string,
-    error: ErrorInfo,
-  ): Promise<'written' | 'moved' | 'lost'> {
+  async passDeadline(runId: string, token: string, at: number, error: ErrorInfo): Promise<'written' | 'moved' | 'lost'> {
     const [row] = await retryTransient(() =>
-      this.db.query<{ held: boolean; same: boolean }>(this.sql.deadlinePassed, [
-        runId,
-        token,
-        new Date(at),
-        key,
-        kind,
-        JSON.stringify(error),
-      ]),
+      this.db.query<{ held: boolean; same: boolean }>(this.sql.deadlinePassed, [runId, token, new Date(at), JSON.stringify(error)]),
     );
     if (!row?.held) return 'lost';
     return row.same ? 'written' : 'moved';

@@ -150,14 +150,7 @@ export class Execution {
    */
   async passDeadline(at: number, step: StoredStep): Promise<void> {
     await this.commitPending();
-    const passed = await this.deps.journal.passDeadline(
-      this.runId,
-      this.lease.token,
-      at,
-      DEADLINE_PASSED_KEY,
-      'deadline-passed',
-      step.error!,
-    );
+    const passed = await this.deps.journal.passDeadline(this.runId, this.lease.token, at, step.error!);
     if (passed === 'lost') return this.lose();
     if (passed === 'moved') {
       this.end({ type: 'moved' });

@@ -45,9 +45,8 @@ export class RunDeadline {
   }
 
   /**
-   * Whether the deadline, not thrown yet, passed before an event of instant `at` that a wait would
-   * return (an arm of a select ready when the run executes again, after both passed while no worker
-   * ran): the earlier decides, so the wait throws instead (beforeWait).
+   * Whether the deadline, not thrown yet, passed before another deadline of instant `at` (a select's
+   * own, when both passed while no worker ran): the earlier decides, so the wait throws instead (beforeWait).
    */
   precedes(at: number, now: number): boolean {
     const deadline = this.at;

@@ -1,3 +1,4 @@
+import { DEADLINE_PASSED_KEY } from '../../durable.constants';
 import type { Tables } from '../tables';
 
 /**
@@ -14,12 +15,11 @@ ON CONFLICT (run_id, key, run_day) DO NOTHING
 RETURNING run_id, key`;
 
 /**
- * Journals the passing of the run's deadline ($4 the key, $5 the kind, $6 the error), as checkpointSql
- * would, but only while the stored deadline is still the one the execution loaded ($3, to the
- * millisecond): an operator who moved it meanwhile (setDeadline, which clears a passing it finds) must
- * not have the old one thrown into the code. Answers whether the lease is held, whether the deadline
- * is the same, and whether the row was written (false with both true: it was there already).
- * $1 run, $2 token.
+ * Journals the passing of the run's deadline ($4 the error), as checkpointSql would, but only while the
+ * stored deadline is still the one the execution loaded ($3, to the millisecond): an operator who
+ * moved it meanwhile (setDeadline, which clears a passing it finds) must not have the old one thrown
+ * into the code. Answers whether the lease is held and whether the deadline is the same (a row there
+ * already, from a try whose answer was lost, is the same passing). $1 run, $2 token.
  */
 export const deadlinePassedSql = (t: Tables) => `
 WITH run AS (
@@ -27,11 +27,10 @@ WITH run AS (
   FROM ${t.runs} WHERE id = $1 FOR SHARE
 ), ins AS (
   INSERT INTO ${t.steps} (run_id, run_day, key, kind, outcome, result, error)
-  SELECT $1, run_day, $4, $5, 'error', NULL, $6::jsonb FROM run WHERE held AND same
+  SELECT $1, run_day, '${DEADLINE_PASSED_KEY}', 'deadline-passed', 'error', NULL, $4::jsonb FROM run WHERE held AND same
   ON CONFLICT (run_id, key, run_day) DO NOTHING
-  RETURNING 1
 )
-SELECT held, same, EXISTS (SELECT 1 FROM ins) AS written FROM run`;
+SELECT held, same FROM run`;
 
 /**
  * The CTEs `input`, a batch of journal writes ($1, a JSON array of { run_id, token, key, kind, n } and

@@ -77,8 +77,9 @@ export async function select<A extends SelectArms>(
     if (deadline !== undefined && deadline <= now) ready.push({ key: DEADLINE, at: deadline, value: () => undefined });
     // Earliest first; sort is stable, so a tie keeps the order the arms were listed in.
     const earliest = ready.sort((a, b) => a.at - b.at)[0];
-    // The run's deadline, passed before the earliest arm, decides: beforeWait below throws it.
-    const winner = earliest && !execution.deadline.precedes(earliest.at, now) ? earliest : undefined;
+    // Of two deadlines, the earlier decides: the run's, passed before the select's (both while no instance
+    // ran), is thrown by beforeWait below. Other arms ready at once return, as a buffered signal does to waitForSignal.
+    const winner = earliest && !(earliest.key === DEADLINE && execution.deadline.precedes(earliest.at, now)) ? earliest : undefined;
     if (winner) {
       const result = winner.key === DEADLINE ? { key: DEADLINE } : { key: winner.key, value: winner.value() };
       const kept = await execution.decide(key, 'select', {
