@@ -139,7 +139,7 @@ export class ScheduleService {
       );
     }
     // A slot still to come is the schedule's to fire: its run started now would take its id, and the slot would start nothing.
-    const now = this.clock.now();
+    const now = this.clock.now() + this.clock.shiftMs; // the schedules' now (shifted under the testing clock)
     const ahead = slots.find((slot) => slot.getTime() > now);
     if (ahead) {
       throw new InvalidArgumentError(
@@ -185,6 +185,15 @@ export function specOf(row: StoredSchedule): ScheduleSpec {
   };
 }
 
+/** The next 5 slots; none for a stored cron the cron library refuses (its pass logs it): one such row must not fail every read. */
+function nextFireTimes(row: StoredSchedule): Date[] {
+  try {
+    return cronOf(row.cron, row.timezone).nextRuns(5, row.last_slot);
+  } catch {
+    return [];
+  }
+}
+
 function viewOf(row: StoredSchedule): ScheduleView {
   const lastInput = row.last_run_input ? deserialize<{ scheduledAt?: Date }>(row.last_run_input) : undefined;
   return {
@@ -201,7 +210,7 @@ function viewOf(row: StoredSchedule): ScheduleView {
     paused: row.paused || row.workflow_missing,
     source: row.source,
     workflowMissing: row.workflow_missing,
-    nextFireTimes: cronOf(row.cron, row.timezone).nextRuns(5, row.last_slot),
+    nextFireTimes: nextFireTimes(row),
     ...(row.last_run_id &&
       row.last_run_status && {
         lastRun: { runId: row.last_run_id, status: row.last_run_status, scheduledAt: lastInput?.scheduledAt as Date },

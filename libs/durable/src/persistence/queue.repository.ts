@@ -23,8 +23,12 @@ export interface QueuedRow {
 export class QueueRepository {
   private readonly sql;
 
-  /** Which queue with work admits first, turning each pass: a queue first by name would take every `ask` while it has a backlog. */
-  private turn = 0;
+  /**
+   * The queue that admitted first in the last pass: the next starts after it by name (wrapping), so each
+   * queue with work comes first in turn, whichever queues each pass looks at (a queue first by name
+   * would take every `ask` while it has a backlog).
+   */
+  private lastFirst = '';
 
   constructor(private readonly db: DurableDatabase) {
     const t = db.tables;
@@ -64,7 +68,11 @@ export class QueueRepository {
         if (due.length) await client.query(this.sql.promote, [due, PROMOTE_PER_PASS]);
         const claimed: ClaimedRun[] = [];
         // Locked in name order (with the BEGIN), admitted from a turning start: every queue with work gets its turn.
-        const first = this.turn++ % busy.length;
+        const first = Math.max(
+          0,
+          busy.findIndex((name) => name > this.lastFirst),
+        );
+        this.lastFirst = busy[first];
         for (const name of [...busy.slice(first), ...busy.slice(0, first)]) {
           if (claimed.length >= ask) break;
           const q = byName.get(name)!;

@@ -13,7 +13,11 @@ export interface ResolvedQueue {
 /** A queue's name: shown in wait reasons and URLs, so short and plain. */
 const NAME = /^[A-Za-z0-9._:-]{1,100}$/;
 const MAX_LIMIT = 1_000_000;
-const OPTIONS: readonly string[] = ['concurrency', 'partitionConcurrency', 'rateLimit'] satisfies Array<keyof QueueOptions>;
+/** The options a queue takes: every key of QueueOptions, by type. */
+const OPTIONS: readonly string[] = Object.keys({ concurrency: true, partitionConcurrency: true, rateLimit: true } satisfies Record<
+  keyof QueueOptions,
+  true
+>);
 
 /** The module's `queues`, each checked: a mistake fails the boot naming the queue and the option. */
 export function resolveQueues(queues: Record<string, QueueOptions> | undefined): Map<string, ResolvedQueue> {
