@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { DurableModule } from 'nestjs-durable';
 import { NapLong, operatorWorkflows } from '../fixtures/operator.workflows';
 import { DurableTestApp, eventually, startApp } from '../setup/durable-app';
@@ -47,6 +48,31 @@ describe('dashboard.readConnection: the dashboard reads from a streaming replica
       const response = await get(`/runs/${second.runId}`);
       return response.status === 200 && ((await response.json()) as { run: { status: string } }).run.status === 'cancelled';
     }, 'the replica to catch up');
+  });
+
+  it('a replica that cannot be reached at boot does not stop the application: its workflows run, the dashboard reads the primary, with a warning', async () => {
+    const warnings: string[] = [];
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => void warnings.push(String(message)));
+    let down: DurableTestApp | undefined;
+    try {
+      down = await startApp({
+        schema: 'durable',
+        providers: operatorWorkflows,
+        listen: true,
+        // Nothing listens on port 1: the connection is refused at once.
+        options: {
+          connection: cluster.primaryUrl,
+          dashboard: { auth: { token: TOKEN }, readConnection: 'postgres://postgres@127.0.0.1:1/none' },
+        },
+      });
+      expect(warnings.some((w) => w.includes("The dashboard's readConnection cannot be reached"))).toBe(true);
+      const run = await down.client.start(NapLong, null);
+      const response = await fetch(`${down.url}/durable/api/runs/${run.runId}`, { headers: auth });
+      expect(response.status).toBe(200);
+    } finally {
+      warn.mockRestore();
+      await down?.close();
+    }
   });
 
   it('refuses a readConnection that is neither a URL nor options, naming the option', () => {

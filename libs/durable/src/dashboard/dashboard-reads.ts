@@ -1,4 +1,4 @@
-import type { Provider } from '@nestjs/common';
+import { Logger, Provider } from '@nestjs/common';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { DashboardRepository } from '../persistence/dashboard.repository';
@@ -17,14 +17,24 @@ const READ_POOL = 4;
  * The dashboard's read side. Its lists, run pages, stats, charts and change feed go to a read replica
  * when one is configured, so an operator's heavy query never competes with the workers; what it does
  * (start, deliver, cancel, bulk actions and the runs they select) goes to the primary, through the client.
+ * A replica that cannot be reached at boot is left for the primary, with a warning.
  */
 export const dashboardReadProviders: Provider[] = [
   {
     provide: DASHBOARD_READS,
     inject: [DURABLE_OPTIONS, DurableDatabase],
-    useFactory: (options: ResolvedDurableOptions, db: DurableDatabase) => {
+    useFactory: async (options: ResolvedDurableOptions, db: DurableDatabase) => {
       const read = options.dashboard ? options.dashboard.readConnection : undefined;
-      return read ? DurableDatabase.open({ ...options, connection: read }, READ_POOL) : db;
+      if (!read) return db;
+      try {
+        return await DurableDatabase.open({ ...options, connection: read }, READ_POOL);
+      } catch (error) {
+        // The replica serves the dashboard, not the engine: one down at boot must not keep the workers from starting.
+        new Logger('DurableDashboard').warn(
+          `The dashboard's readConnection cannot be reached (${(error as Error).message}); the dashboard reads from the primary until the application restarts.`,
+        );
+        return db;
+      }
     },
   },
   { provide: DASHBOARD_RUN_READS, inject: [DASHBOARD_READS], useFactory: (db: DurableDatabase) => new RunRepository(db) },
