@@ -560,6 +560,23 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
       );
     });
 
+    it('a start batch that committed but failed after (its answer lost, its next try refused): each start sent again alone claims its own run back', async () => {
+      // The batch's send commits, then fails as a try whose answer was lost followed by a refusal would.
+      const group = new GroupCommit(
+        async (statements) => {
+          await database.together(statements);
+          throw new Error('the answer was lost, and the next try refused');
+        },
+        { maxInFlight: 1, maxBatch: 64 },
+      );
+      const repository = new RunRepository(database, group);
+      const [first, ...batched] = [id('lone'), id('lost'), id('lost')];
+      const answers = await Promise.all([first, ...batched].map((runId) => repository.start(plain(runId))));
+      // Not 'exists': each run is claimed back by its own start (a new token), so it executes now, not once its lease lapses.
+      expect(answers.map((a) => (a as ClaimedRun).leaseToken)).toEqual(['1', '2', '2']);
+      expect(await db.count('runs', `id = ANY($1) AND status = 'running' AND lease_owner = 'elsewhere'`, [batched])).toBe(2);
+    });
+
     it('a lone start goes out as the lean statement with its deadline and keys, and an id that exists inserts nothing', async () => {
       const [fresh, existing] = [id('lone'), id('existing')];
       await leased([existing]);

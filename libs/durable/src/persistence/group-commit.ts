@@ -32,9 +32,13 @@ export interface BatchStatement<O> extends Statement {
   setsLockTimeout?: boolean;
 }
 
-/** How a kind of write is sent: a lone one in its own statement (retried as the kind needs), several as one batch statement. */
+/**
+ * How a kind of write is sent: a lone one in its own statement (retried as the kind needs), several as
+ * one batch statement. `afterBatch`: the write was in a batch that failed, and a try of that batch may
+ * have committed before its answer was lost, so the lone write may find itself written (as after a retry).
+ */
 export interface GroupWriter<I, O> {
-  one(item: I): Promise<O>;
+  one(item: I, afterBatch?: boolean): Promise<O>;
   batch(items: I[]): BatchStatement<O>;
 }
 
@@ -154,4 +158,4 @@ export function groupCommitOn(db: DurableDatabase, policy: GroupCommitPolicy | f
 }
 
 /** A write of a batch that failed, sent again as its kind's lone statement: only a write that cannot land fails. */
-const alone = <I, O>(w: Waiter<I, O>): void => w.resolve(w.kind.writer.one(w.item));
+const alone = <I, O>(w: Waiter<I, O>): void => w.resolve(w.kind.writer.one(w.item, true));

@@ -217,11 +217,12 @@ export class RunRepository {
     const t = db.tables;
     this.starts = group.kind(
       // A batchable start answers a claimed run, or null when its id exists.
-      { one: (start) => this.startClaimed(start), batch: (starts) => this.startBatch(starts) },
+      { one: (start, afterBatch) => this.startClaimed(start, afterBatch), batch: (starts) => this.startBatch(starts) },
       (size) => this.observeStartBatches?.(size),
     );
-    this.queuedStarts = group.kind({ one: (start) => this.startAlone(start), batch: (starts) => this.startQueuedBatch(starts) }, (size) =>
-      this.observeStartBatches?.(size),
+    this.queuedStarts = group.kind(
+      { one: (start, afterBatch) => this.startAlone(start, undefined, afterBatch), batch: (starts) => this.startQueuedBatch(starts) },
+      (size) => this.observeStartBatches?.(size),
     );
     this.sql = {
       start: startRunSql(t),
@@ -254,8 +255,11 @@ export class RunRepository {
     return this.startAlone(args, manager);
   }
 
-  /** A lone plain start that batchOf() let through: startClaimedRunSql, retried through transient errors as startAlone is. */
-  private async startClaimed(start: StartRunArgs): Promise<ClaimedRun | null> {
+  /**
+   * A lone plain start that batchOf() let through: startClaimedRunSql, retried through transient errors as
+   * startAlone is. `afterBatch`: sent again after its batch failed (GroupWriter), answered as after a retry.
+   */
+  private async startClaimed(start: StartRunArgs, afterBatch = false): Promise<ClaimedRun | null> {
     const row = claimedStartRow(start, 0);
     const { answer: rows, retried } = await retryTelling(undefined, () =>
       this.db.query<ClaimedStartAnswer>(
@@ -263,7 +267,7 @@ export class RunRepository {
         CLAIMED_START_FIELDS.map(([name]) => row[name]),
       ),
     );
-    const inserted = (await this.withReclaimed([start], rows, retried)).get(0);
+    const inserted = (await this.withReclaimed([start], rows, retried || afterBatch)).get(0);
     return inserted ? this.claimedStart(start, inserted) : null;
   }
 
@@ -310,7 +314,8 @@ export class RunRepository {
     };
   }
 
-  private async startAlone(args: StartRunArgs, manager?: EntityManager): Promise<StartAnswer> {
+  /** `afterBatch`: a queued start sent again after its batch failed (GroupWriter), answered as after a retry. */
+  private async startAlone(args: StartRunArgs, manager?: EntityManager, afterBatch = false): Promise<StartAnswer> {
     const {
       answer: [row],
       retried,
@@ -359,7 +364,7 @@ export class RunRepository {
     );
     if (!row.admitted) return 'parent-lost';
     if (row.id === null) {
-      const reclaimed = (await this.withReclaimed([args], [], retried)).get(0);
+      const reclaimed = (await this.withReclaimed([args], [], retried || afterBatch)).get(0);
       if (reclaimed) return this.claimedStart(args, reclaimed);
       const duplicate = args.placement?.deduplicationId && (await this.deduplicated(args.placement, manager));
       return duplicate ? { duplicateOf: duplicate } : null;
