@@ -460,6 +460,48 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     expect(began[11] - began[0]).toBeGreaterThanOrEqual(3_000);
   });
 
+  it("an admission that waited for its queue's lock stamps its runs' beginning after the wait, not at its transaction's start (the rate window counts them from then)", async () => {
+    const schema = await fresh();
+    Held.close();
+    // One lane, taken by a run outside the queues: the queued start below stays pending.
+    const app = await startApp({
+      schema,
+      providers: [Held, Quick],
+      options: { queues: QUEUES, sweeper: false, worker: { concurrency: 1 } },
+    });
+    const holder = new Client(databaseUrl());
+    await holder.connect();
+    try {
+      const busy = await app.client.start(Held, undefined);
+      await eventually(async () => Held.entered.has(busy.runId), 'the lane taken');
+      const run = await app.client.start(Quick, { n: 1 }, { queue: 'paced' });
+      await holder.query('BEGIN');
+      await holder.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`nestjs-durable:queue:${schema}:paced`]);
+      const repository = new QueueRepository(app.get(DurableDatabase));
+      const paced = resolveQueues({ paced: QUEUES.paced }).get('paced')!;
+      const admitted = repository.admit([paced], 'test-admitter', 60_000, 1, ['quick'], { probe: true });
+      await eventually(
+        async () =>
+          (
+            await db.query(
+              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%pg_advisory_xact_lock%' AND query LIKE $1`,
+              [`%${schema}:paced%`],
+            )
+          ).length === 1,
+        'the admission waiting for the queue lock',
+      );
+      const [{ released }] = await holder.query<{ released: Date }>(`SELECT clock_timestamp() AS released`).then((r) => r.rows);
+      await holder.query('COMMIT');
+      expect((await admitted).claimed.map((c) => c.id)).toEqual([run.runId]);
+      const [{ began }] = await db.query<{ began: Date }>(`SELECT began_at AS began FROM durable.runs WHERE id = $1`, [run.runId]);
+      expect(began.getTime()).toBeGreaterThanOrEqual(released.getTime());
+    } finally {
+      Held.release();
+      await holder.end();
+      await app.close();
+    }
+  });
+
   it('a run woken after a park needs a slot but not the rate window: admitted ahead of a fresh run the used-up window holds back', async () => {
     const schema = await fresh();
     const app = await boot(schema, {

@@ -72,13 +72,17 @@ WHERE r.id IN (
  * limit (more may wait past it), so a slot freeing later is worth another admission.
  */
 export const admitQueuedSql = (t: Tables) => `
-WITH RECURSIVE counted AS (
+WITH RECURSIVE clock AS (
+  -- The rate window's instant, read as this statement runs, after the queue's lock: now() is the
+  -- transaction's start, before a wait for that lock, and runs stamped with it would leave the window early.
+  SELECT clock_timestamp() AS at
+), counted AS (
   -- Without a concurrency the queue's running runs (on every instance) bound nothing: only the ask does.
   SELECT CASE WHEN $2::int IS NULL THEN $6::int
               ELSE LEAST($6::int, $2::int - (SELECT count(*) FROM ${t.runs} WHERE queue = $1 AND status = 'running')::int)
          END AS n,
          CASE WHEN $4::int IS NULL THEN $6::int
-              ELSE $4::int - (SELECT count(*) FROM ${t.runs} WHERE queue = $1 AND began_at > now() - $5::bigint * interval '1 millisecond')::int
+              ELSE $4::int - (SELECT count(*) FROM ${t.runs} WHERE queue = $1 AND began_at > (SELECT at FROM clock) - $5::bigint * interval '1 millisecond')::int
          END AS fresh
 ), free_slots AS (
   -- No more than there are pending runs to take them: a slot locked here is one a start skips.
@@ -159,7 +163,7 @@ WITH RECURSIVE counted AS (
 ), claimed AS (
   UPDATE ${t.runs} r
   SET status = 'running', lease_owner = $8, lease_token = r.lease_token + 1, deadline = ${beginDeadlineSql('r')},
-      began_at = COALESCE(r.began_at, now()), wake_at = now() + $9 * interval '1 millisecond', updated_at = now()
+      began_at = COALESCE(r.began_at, (SELECT at FROM clock)), wake_at = now() + $9 * interval '1 millisecond', updated_at = now()
   FROM chosen
   -- By primary key, one probe per chosen run: a join would let the planner hash the whole backlog.
   WHERE r.id = ANY(ARRAY(SELECT id FROM chosen)) AND r.id = chosen.id AND r.status = 'pending'
