@@ -300,13 +300,10 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
 
   it('queues with work take turns at admission: a queue first by name with a backlog does not take every ask', async () => {
     const schema = await fresh();
-    Held.close();
     const queues = { ...QUEUES, alpha: { concurrency: 10 }, beta: { concurrency: 10 } };
-    // One lane, taken by a run outside the queues: the queued starts below stay pending.
-    const app = await startApp({ schema, providers: [Held, Quick], options: { queues, sweeper: false, worker: { concurrency: 1 } } });
+    // No worker: the queued starts stay pending, and only the admissions below take them.
+    const app = await startApp({ schema, providers: [Quick], options: { queues, worker: { enabled: false } } });
     try {
-      const busy = await app.client.start(Held, undefined);
-      await eventually(async () => Held.entered.has(busy.runId), 'the lane taken');
       for (let i = 0; i < 5; i++) await app.client.start(Quick, { n: i }, { queue: 'alpha' });
       await app.client.start(Quick, { n: 9 }, { queue: 'beta' });
       expect(await db.count('runs', `status = 'pending'`)).toBe(6);
@@ -320,7 +317,6 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       }
       expect(admitted.sort()).toEqual(['alpha', 'beta']);
     } finally {
-      Held.release();
       await app.close();
     }
   });
@@ -462,18 +458,11 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
 
   it("an admission that waited for its queue's lock stamps its runs' beginning after the wait, not at its transaction's start (the rate window counts them from then)", async () => {
     const schema = await fresh();
-    Held.close();
-    // One lane, taken by a run outside the queues: the queued start below stays pending.
-    const app = await startApp({
-      schema,
-      providers: [Held, Quick],
-      options: { queues: QUEUES, sweeper: false, worker: { concurrency: 1 } },
-    });
+    // No worker: the queued start stays pending, and only the admission below takes it.
+    const app = await startApp({ schema, providers: [Quick], options: { queues: QUEUES, worker: { enabled: false } } });
     const holder = new Client(databaseUrl());
     await holder.connect();
     try {
-      const busy = await app.client.start(Held, undefined);
-      await eventually(async () => Held.entered.has(busy.runId), 'the lane taken');
       const run = await app.client.start(Quick, { n: 1 }, { queue: 'paced' });
       await holder.query('BEGIN');
       await holder.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`nestjs-durable:queue:${schema}:paced`]);
@@ -496,7 +485,6 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       const [{ began }] = await db.query<{ began: Date }>(`SELECT began_at AS began FROM durable.runs WHERE id = $1`, [run.runId]);
       expect(began.getTime()).toBeGreaterThanOrEqual(released.getTime());
     } finally {
-      Held.release();
       await holder.end();
       await app.close();
     }
