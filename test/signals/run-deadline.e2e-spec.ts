@@ -136,13 +136,29 @@ class ExtendedWhileRunning implements DurableWorkflow<null, string> {
   }
 }
 
+/** Opened by the test: holds the long step, in which the run's first grace ends; counts its executions. */
+let openLong!: () => void;
+const longHeld = new Promise<void>((resolve) => (openLong = resolve));
+let longRuns = 0;
+
+/** One long step under a short deadline and grace: an operator extends the deadline while it runs. */
+@Workflow('dl-long-step-extended', { deadlineGrace: '300ms' })
+class LongStepExtended implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.step('long', () => {
+      longRuns++;
+      return longHeld.then(() => 'done');
+    });
+  }
+}
+
 const HOUR = 3_600_000;
 
 describe('run deadlines: the awaited call throws, cleanup runs in the grace, the run ends at the grace', () => {
   const schema = uniqueSchema('dl');
   const { db, boot } = fileApps({
     schema,
-    providers: [Cleanup, Stubborn, SlowStep, Sleeper, SelectUnder, Waiter, Parent, Timed, ExtendedWhileRunning],
+    providers: [Cleanup, Stubborn, SlowStep, Sleeper, SelectUnder, Waiter, Parent, Timed, ExtendedWhileRunning, LongStepExtended],
     options: { inlineWaitMs: 100, queues: { 'one-lane': { concurrency: 1 } } },
   });
   let app: DurableTestApp;
@@ -304,6 +320,19 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
     expect(await db.count('steps', `run_id = $1 AND kind = 'deadline-passed'`, [run.runId])).toBe(0);
     await app.signals.signal(run.runId, 'go', 'in time');
     expect(await run.result({ timeout: '10s' })).toBe('in time');
+  });
+
+  it('an operator extends the deadline of a run whose step outlasts the old grace: the step is not run again while it still runs', async () => {
+    const run = await app.client.start(LongStepExtended, null, { timeout: '300ms' });
+    await eventually(async () => longRuns === 1, 'in its long step');
+    const loaded = (await app.client.getRun(run.runId)).deadline!;
+    await app.client.setDeadline(run.runId, new Date(Date.now() + HOUR));
+    // The grace the execution loaded ends (300 ms after the old deadline) while the step runs: the execution expires,
+    // finds the deadline moved, and executes again. Without waiting for the step, it ran it a second time at once.
+    await eventually(async () => longRuns > 1 || Date.now() > loaded.getTime() + 300 + 1_500, 'the loaded grace to end, and a while more');
+    openLong();
+    expect(await run.result({ timeout: '10s' })).toBe('done');
+    expect(longRuns).toBe(1);
   });
 
   it('an operator shortens a deadline: the parked run wakes by the new one; clearing removes it; a past instant counts as now', async () => {

@@ -159,6 +159,23 @@ export class Execution {
     this.journal.steps.set(DEADLINE_PASSED_KEY, step);
   }
 
+  /**
+   * After an end that did not wait for its steps (`expired`), waits up to `ms` for the steps still in
+   * flight to finish and their checkpoints to be written, unless the lease is lost: an execution after
+   * this one must not run one of them again while it still runs here.
+   */
+  async quiesce(ms: number): Promise<void> {
+    const until = Date.now() + ms;
+    while (this.inflight.size && !this.lease.lost && Date.now() < until)
+      await settledWithin(Promise.allSettled([...this.inflight]), until - Date.now());
+    // The last step's checkpoint, left pending: one try (a failure leaves it to the next execution, which runs that step again).
+    if ((this.pending || this.flushing) && !this.lease.lost)
+      await settledWithin(
+        this.flushPending().catch(() => undefined),
+        until - Date.now(),
+      );
+  }
+
   /** The grace after the run's deadline is over: the run is failed, whatever its code does next. */
   expire(): Promise<never> {
     this.end({ type: 'expired' });

@@ -103,9 +103,16 @@ export class Executor implements OnModuleInit {
         case 'moved': {
           const ended = outcome.type === 'expired' && (await this.expire(run, journal, workflow.deadlineGraceMs, actor));
           if (ended) return { end: ended };
-          // An operator moved the deadline meanwhile: execute again under the new one.
+          // An operator moved the deadline meanwhile: execute again under the new one. An expiry did not wait for
+          // the steps in flight: they finish first (up to the new grace end), or the next execution would run them again.
           journal = this.observed(await this.journals.load(run.id));
           if (journal.leaseToken !== run.leaseToken) return {};
+          if (outcome.type === 'expired') {
+            const graceEnd = journal.deadline === undefined ? Infinity : journal.deadline + workflow.deadlineGraceMs;
+            await execution.quiesce(Math.min(graceEnd - this.clock.now(), 2 ** 31 - 1));
+            journal = this.observed(await this.journals.load(run.id));
+            if (journal.leaseToken !== run.leaseToken) return {};
+          }
           continue;
         }
         case 'park': {
