@@ -101,32 +101,36 @@ class Parent implements DurableWorkflow<null, string> {
   }
 }
 
+/** A promise the test opens: what a held step waits for. */
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
 /** Opened by the test: holds the queue's one lane while closed. */
-let openLane!: () => void;
-const lane = new Promise<void>((resolve) => (openLane = resolve));
+const lane = gate();
 
 /** A workflow with a timeout of its own, in a queue of one lane, for the queued case. */
 @Workflow('dl-timed', { timeout: '1h', queue: 'one-lane' })
 class Timed implements DurableWorkflow<null, string> {
   async run(_: null, ctx: WorkflowContext) {
-    await ctx.step('hold', () => lane.then(() => 'held'));
+    await ctx.step('hold', () => lane.opened.then(() => 'held'));
     return 'done';
   }
 }
 
 /** Opened by the test: holds the step in which an operator moves the deadline; `entered` once the step runs. */
-let openStep!: () => void;
-const stepHeld = new Promise<void>((resolve) => (openStep = resolve));
-let stepEntered!: () => void;
-const entered = new Promise<void>((resolve) => (stepEntered = resolve));
+const stepHeld = gate();
+const entered = gate();
 
 /** A step, then a wait: the deadline it loaded passes while the step runs. */
 @Workflow('dl-extended-while-running', { deadlineGrace: '30s' })
 class ExtendedWhileRunning implements DurableWorkflow<null, string> {
   async run(_: null, ctx: WorkflowContext) {
     await ctx.step('busy', () => {
-      stepEntered();
-      return stepHeld.then(() => 'done');
+      entered.open();
+      return stepHeld.opened.then(() => 'done');
     });
     try {
       return await ctx.waitForSignal<string>('go');
@@ -137,8 +141,7 @@ class ExtendedWhileRunning implements DurableWorkflow<null, string> {
 }
 
 /** Opened by the test: holds the long step, in which the run's first grace ends; counts its executions. */
-let openLong!: () => void;
-const longHeld = new Promise<void>((resolve) => (openLong = resolve));
+const longHeld = gate();
 let longRuns = 0;
 
 /** One long step under a short deadline and grace: an operator extends the deadline while it runs. */
@@ -147,7 +150,7 @@ class LongStepExtended implements DurableWorkflow<null, string> {
   async run(_: null, ctx: WorkflowContext) {
     return ctx.step('long', () => {
       longRuns++;
-      return longHeld.then(() => 'done');
+      return longHeld.opened.then(() => 'done');
     });
   }
 }
@@ -311,11 +314,11 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
 
   it('an operator extends the deadline of a run executing a step: its next wait waits under the new one, not the one it loaded', async () => {
     const run = await app.client.start(ExtendedWhileRunning, null, { timeout: '500ms' });
-    await entered;
+    await entered.opened;
     const loaded = (await app.client.getRun(run.runId)).deadline!;
     await app.client.setDeadline(run.runId, new Date(Date.now() + HOUR));
     await eventually(async () => Date.now() > loaded.getTime() + 100, 'the deadline the execution loaded to pass');
-    openStep();
+    stepHeld.open();
     await eventually(async () => (await waitingFor(run.runId)) === 'go', 'waiting for go under the new deadline');
     expect(await db.count('steps', `run_id = $1 AND kind = 'deadline-passed'`, [run.runId])).toBe(0);
     await app.signals.signal(run.runId, 'go', 'in time');
@@ -330,7 +333,7 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
     // The grace the execution loaded ends (300 ms after the old deadline) while the step runs: the execution expires,
     // finds the deadline moved, and executes again. Without waiting for the step, it ran it a second time at once.
     await eventually(async () => longRuns > 1 || Date.now() > loaded.getTime() + 300 + 1_500, 'the loaded grace to end, and a while more');
-    openLong();
+    longHeld.open();
     expect(await run.result({ timeout: '10s' })).toBe('done');
     expect(longRuns).toBe(1);
   });
@@ -389,7 +392,7 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
 
     await new Promise((resolve) => setTimeout(resolve, 1_000)); // the queued run's timeout must not count this second
     const opened = Date.now();
-    openLane();
+    lane.open();
     await queued.result({ timeout: '10s' });
     expect((await app.client.getRun(queued.runId)).deadline!.getTime()).toBeGreaterThanOrEqual(opened + HOUR - 50);
     await app.client.resume(delayed.runId);
