@@ -41,6 +41,7 @@ interface ScheduleView {
   name: string;
   paused: boolean;
   nextFireTimes: string[];
+  lastRun?: { runId: string; status: string };
 }
 
 describe('the Schedules page in a real browser', () => {
@@ -164,6 +165,30 @@ describe('the Schedules page in a real browser', () => {
     // delayed past a slot found two due, began the latest and recorded the other (catchUp 'latest').
     expect(reasons.filter((reason) => !['overlap', 'paused', 'missed'].includes(reason!))).toEqual([]);
     await page.screenshot({ path: join(SHOTS, 'schedule-detail.png'), fullPage: true });
+  });
+
+  it('a trigger the overlap policy refuses names the unfinished run and starts nothing; the operator may start one beside it', async () => {
+    await eventually(
+      async () => (await api<{ schedule: ScheduleView }>('/schedules/every-second-held')).schedule.lastRun?.status === 'waiting',
+      'the held run waiting',
+    );
+    const before = await db.count('runs', "workflow = 'schedule-hold'");
+    await openSchedules();
+    const held = card('every-second-held');
+    await held.getByTestId('schedule-trigger').click();
+    await held.getByTestId('schedule-action-error').filter({ hasText: 'SCHEDULE_OVERLAP' }).waitFor();
+    const unfinished = (await held.getByTestId('trigger-overlap').locator('a').getAttribute('title'))!;
+    expect(unfinished).toMatch(/^schedule:every-second-held:/);
+    expect(await db.count('runs', "workflow = 'schedule-hold'")).toBe(before);
+
+    await held.getByTestId('trigger-beside').click();
+    const link = held.getByTestId('trigger-result').locator('a');
+    await link.waitFor();
+    const runId = (await link.getAttribute('title'))!;
+    expect(runId).toMatch(/^schedule:every-second-held:trigger:/);
+    await expect(held.getByTestId('trigger-overlap').count()).resolves.toBe(0);
+    await eventually(async () => (await t.client.getRun(runId)).status === 'waiting', 'the run started beside it');
+    expect((await t.client.getRun(unfinished)).status).toBe('waiting');
   });
 
   it("filters the runs list by schedule, from a schedule's link and from the filter", async () => {

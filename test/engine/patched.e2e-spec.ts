@@ -3,7 +3,8 @@ import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup
 
 const Go = defineSignal<null>('go');
 const End = defineSignal<null>('end');
-const signals = [Go, End];
+const Gone = defineSignal<null>('gone');
+const signals = [Go, End, Gone];
 
 /** Version 1, deployed first: a, go, b, end. */
 @Workflow('pt-order', { signals })
@@ -50,6 +51,26 @@ class TimedThenEnd implements DurableWorkflow<null, unknown> {
     const go = await ctx.waitForSignal(Go, { timeout: '1h' });
     await ctx.waitForSignal(End);
     return { received: go.received };
+  }
+}
+
+/** Two timed signal waits whose names share a prefix ('go', 'gone'), the second parked on. */
+@Workflow('pt-prefix', { signals })
+class GoThenGone implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.waitForSignal(Go, { timeout: '1h' });
+    await ctx.waitForSignal(Gone, { timeout: '1h' });
+    return null;
+  }
+}
+
+/** The next deploy drops the wait for 'gone', with no patch. */
+@Workflow('pt-prefix', { signals })
+class GoThenEnd implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.waitForSignal(Go, { timeout: '1h' });
+    await ctx.waitForSignal(End);
+    return null;
   }
 }
 
@@ -108,6 +129,19 @@ describe('ctx.patched: one deploy changes a live workflow, old runs keep the old
     expect((await current.client.getRun(run.runId)).warning).toBeUndefined();
     await current.signals.signal(run.runId, End, null);
     expect(await current.client.handle(run.runId).result({ timeout: '10s' })).toEqual({ received: true });
+  });
+
+  it("a timed signal wait counts its own deadline as reached, not another's whose name it begins ('go' and 'gone')", async () => {
+    let current = await deploy(GoThenGone);
+    const run = await current.client.start(GoThenGone, null);
+    await waitingOn(run.runId, 'go');
+    await current.signals.signal(run.runId, Go, null);
+    await waitingOn(run.runId, 'gone'); // 'gone''s deadline journaled
+
+    current = await deploy(GoThenEnd);
+    await current.client.resume(run.runId);
+    const warned = await eventually(async () => (await current.client.getRun(run.runId)).warning, 'the warning');
+    expect(warned).toMatchObject({ code: 'UNREACHED_CHECKPOINTS', keys: ['signal-deadline:gone'] });
   });
 
   it('a change that strands a checkpoint marks the run with a warning naming it, and the run goes on', async () => {

@@ -106,6 +106,18 @@ describe('REST: /schedules', () => {
       400,
       expect.stringContaining('more than 10000 slots'),
     ]);
+    const runs = await t.client.listRuns({ schedule: 'hourly-digest' });
+    const badOverlap = await call(t, 'POST', '/schedules/hourly-digest/trigger', { overlap: 'sometimes' });
+    expect([badOverlap.status, await badOverlap.json()]).toEqual([
+      400,
+      expect.objectContaining({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringMatching(/Body field "overlap": must be one of skip, bufferOne, allow, cancelOther; got "sometimes"/),
+      }),
+    ]);
+    const unknownField = await call(t, 'POST', '/schedules/hourly-digest/trigger', { overlaps: 'allow' });
+    expect(unknownField.status).toBe(400);
+    expect((await t.client.listRuns({ schedule: 'hourly-digest' })).runs).toHaveLength(runs.runs.length);
     const missing = await call(t, 'GET', '/schedules/no-such');
     expect([missing.status, await missing.json()]).toEqual([404, expect.objectContaining({ code: 'SCHEDULE_NOT_FOUND' })]);
     const refused = await call(readOnly, 'POST', '/schedules/hourly-digest/pause');

@@ -1,4 +1,14 @@
-import { DurableWorkflow, InvalidArgumentError, ScheduledInput, ScheduleNotFoundError, ScheduleService, Workflow } from 'nestjs-durable';
+import {
+  defineSignal,
+  DurableWorkflow,
+  InvalidArgumentError,
+  ScheduledInput,
+  ScheduleNotFoundError,
+  ScheduleOverlapError,
+  ScheduleService,
+  Workflow,
+  WorkflowContext,
+} from 'nestjs-durable';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
 import { PARALLEL_TRANSACTIONS } from 'nestjs-durable/worker/schedule-pass';
 import { Client } from 'pg';
@@ -15,6 +25,16 @@ class Tick implements DurableWorkflow<ScheduledInput & { source: string }, strin
 class Nightly implements DurableWorkflow<ScheduledInput, string> {
   async run(input: ScheduledInput) {
     return input.scheduledAt.toISOString();
+  }
+}
+
+const Release = defineSignal<null>('release');
+/** A schedule whose runs wait for a signal: its last run stays unfinished for as long as a test needs. */
+@Workflow('held', { signals: [Release], schedules: [{ name: 'held', cron: '0 3 1 1 *' }] })
+class Held implements DurableWorkflow<ScheduledInput, null> {
+  async run(_: ScheduledInput, ctx: WorkflowContext) {
+    await ctx.waitForSignal(Release);
+    return null;
   }
 }
 
@@ -127,9 +147,11 @@ describe('schedules across instances and restarts', () => {
     }
   });
 
-  it('reconciling at boot: a changed spec is updated; a schedule whose workflow is gone is kept, paused and flagged, and fires again once it is back', async () => {
+  it("reconciling at boot: a changed spec is updated; a schedule whose workflow is gone (a decorator's or a create()-made one) is kept, paused and flagged, and fires again once it is back", async () => {
     const schema = fresh();
+    const db = dbOf(schema);
     const first = await startApp({ schema, providers: [Nightly] });
+    await first.get(ScheduleService).create({ name: 'made', workflow: Nightly, cron: '* * * * * *' });
     await first.close();
     const Changed = declaring('nightly', { name: 'nightly', cron: '0 4 * * *', timezone: 'Europe/Paris', overlap: 'allow' });
     const second = await startApp({ schema, providers: [Changed] });
@@ -143,6 +165,16 @@ describe('schedules across instances and restarts', () => {
     const third = await startApp({ schema, providers: [Tick] });
     try {
       expect(await third.get(ScheduleService).get('nightly')).toMatchObject({ cron: '0 4 * * *', paused: true, workflowMissing: true });
+      // The create()-made one too: its slots pass as skipped, where each inserted a run no instance here would claim.
+      expect(await third.get(ScheduleService).get('made')).toMatchObject({ source: 'api', paused: true, workflowMissing: true });
+      const made = `id LIKE 'schedule:made:%'`;
+      const runsWhileMissing = await db.count('runs', made);
+      const skipsWhileMissing = await db.count('schedule_skips', `schedule = 'made' AND reason = 'paused'`);
+      await eventually(
+        async () => (await db.count('schedule_skips', `schedule = 'made' AND reason = 'paused'`)) >= skipsWhileMissing + 2,
+        'two slots skipped',
+      );
+      expect(await db.count('runs', made)).toBe(runsWhileMissing);
     } finally {
       await third.close();
     }
@@ -150,6 +182,7 @@ describe('schedules across instances and restarts', () => {
     const fourth = await startApp({ schema, providers: [Changed] });
     try {
       expect(await fourth.get(ScheduleService).get('nightly')).toMatchObject({ paused: false, workflowMissing: false });
+      expect(await fourth.get(ScheduleService).get('made')).toMatchObject({ paused: false, workflowMissing: false });
       // An operator's pause is the operator's: kept through the workflow going and coming back.
       await fourth.get(ScheduleService).pause('nightly');
     } finally {
@@ -201,6 +234,73 @@ describe('schedules across instances and restarts', () => {
       await expect(schedules.trigger('no-such')).rejects.toThrow(ScheduleNotFoundError);
       await expect(schedules.get('no-such')).rejects.toMatchObject({ code: 'SCHEDULE_NOT_FOUND' });
     } finally {
+      await app.close();
+    }
+  });
+
+  it("trigger follows the overlap policy against an unfinished last run: 'skip' refuses naming it and writes nothing, 'allow' starts beside it, 'cancelOther' cancels it", async () => {
+    const schema = fresh();
+    const db = dbOf(schema);
+    const app = await startApp({ schema, providers: [Held] });
+    const holder = new Client(databaseUrl());
+    await holder.connect();
+    try {
+      const schedules = app.get(ScheduleService);
+      const first = await schedules.trigger('held', { actor: 'ops' });
+      await eventually(async () => (await app.client.getRun(first.runId)).status === 'waiting', 'the first run waiting');
+
+      const runs = await db.count('runs');
+      const refused = schedules.trigger('held');
+      await expect(refused).rejects.toThrow(ScheduleOverlapError);
+      await expect(refused).rejects.toThrow(
+        `Schedule "held" has an unfinished run "${first.runId}" (waiting) and the overlap policy "skip"`,
+      );
+      await expect(schedules.trigger('held', { overlap: 'bufferOne' })).rejects.toMatchObject({ code: 'SCHEDULE_OVERLAP' });
+      await expect(schedules.trigger('held', { overlap: 'sometimes' as never })).rejects.toThrow(
+        /trigger\("held"\): overlap must be one of skip, bufferOne, allow, cancelOther; got "sometimes"/,
+      );
+      expect(await db.count('runs')).toBe(runs);
+      expect((await schedules.get('held')).lastRun?.runId).toBe(first.runId);
+
+      const beside = await schedules.trigger('held', { overlap: 'allow' });
+      await eventually(async () => (await app.client.getRun(beside.runId)).status === 'waiting', 'the run beside it waiting');
+      expect((await app.client.getRun(first.runId)).status).toBe('waiting');
+      expect((await schedules.get('held')).lastRun?.runId).toBe(beside.runId);
+
+      const replacing = await schedules.trigger('held', { overlap: 'cancelOther', actor: 'ops' });
+      expect((await app.client.getRun(beside.runId)).status).toBe('cancelled');
+      expect(await db.query(`SELECT actor FROM durable.history WHERE run_id = $1 AND event = 'cancelled'`, [beside.runId])).toEqual([
+        { actor: 'ops' },
+      ]);
+      expect(await db.query(`SELECT actor FROM durable.history WHERE run_id = $1 AND event = 'started'`, [replacing.runId])).toEqual([
+        { actor: 'ops' },
+      ]);
+      await eventually(async () => (await app.client.getRun(replacing.runId)).status === 'waiting', 'the replacing run waiting');
+
+      // A trigger waits for a pass that holds the schedule, then reads the last run that pass left: here one
+      // unfinished (the first), which it refuses, where the stored one it would have read before the wait had ended.
+      await app.signals.signal(replacing.runId, Release, null);
+      await replacing.result();
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM "${schema}".schedules WHERE name = 'held' FOR UPDATE`);
+      const waiting = schedules.trigger('held').then(
+        () => 'started',
+        (error: Error) => error,
+      );
+      await eventually(
+        async () =>
+          (
+            await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [
+              `%"${schema}"."schedules"%FOR UPDATE%`,
+            ])
+          ).length > 0,
+        'the trigger waiting for the schedule',
+      );
+      await holder.query(`UPDATE "${schema}".schedules SET last_run_id = $1 WHERE name = 'held'`, [first.runId]);
+      await holder.query('COMMIT');
+      expect(await waiting).toMatchObject({ code: 'SCHEDULE_OVERLAP', runId: first.runId });
+    } finally {
+      await holder.end();
       await app.close();
     }
   });

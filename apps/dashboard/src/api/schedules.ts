@@ -2,7 +2,7 @@ import { keepPreviousData, queryOptions, useMutation, useQuery } from '@tanstack
 import { apiGet, apiPost, isApiError } from './client';
 import { useInvalidateSchedules } from './invalidate';
 import { queryKeys } from './query-keys';
-import type { BackfillBody, BackfillResult, Schedule, ScheduleDetail, StartRunResult } from './types';
+import type { BackfillBody, BackfillResult, Schedule, ScheduleDetail } from './types';
 
 // Schedules change by themselves (each slot moves the next fire times and the last run): polled.
 const POLL_MS = 5_000;
@@ -54,9 +54,9 @@ export function resumeSchedule(name: string): Promise<unknown> {
   return apiPost<unknown>(`${schedulePath(name)}/resume`);
 }
 
-/** One run now, outside the slots. */
-export function triggerSchedule(name: string): Promise<StartRunResult> {
-  return apiPost<StartRunResult>(`${schedulePath(name)}/trigger`);
+/** One run now, outside the slots; `overlap` instead of the schedule's policy against its unfinished last run. */
+export function triggerSchedule({ name, overlap }: { name: string; overlap?: 'allow' | 'cancelOther' }): Promise<{ runId: string }> {
+  return apiPost<{ runId: string }>(`${schedulePath(name)}/trigger`, overlap ? { overlap } : undefined);
 }
 
 /** Starts a run for each slot of the range that has none; with `dryRun`, only counts them. */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InvalidArgumentError, ScheduleNotFoundError } from '../errors';
-import type { ActorOptions, RunHandle, ScheduleSkip, ScheduleSpec, ScheduleView, WorkflowRef } from '../interfaces';
+import type { ActorOptions, RunHandle, ScheduleSkip, ScheduleSpec, ScheduleView, TriggerOptions, WorkflowRef } from '../interfaces';
 import { ScheduleRepository, StoredSchedule } from '../persistence/schedule.repository';
 import { DbClock } from '../runtime/db-clock';
 import { scheduledWorkflow, WorkflowRegistry } from '../runtime/workflow.registry';
@@ -8,6 +8,7 @@ import {
   cronOf,
   MAX_BACKFILL_SLOTS,
   resolveScheduleSpec,
+  SCHEDULE_OVERLAPS,
   scheduleRunPrefix,
   slotRunId,
   slotRunInput,
@@ -15,6 +16,7 @@ import {
 } from '../schema/schedule-spec';
 import { deserialize } from '../schema/serializer';
 import { DurableWorker } from '../worker/durable.worker';
+import { triggered } from '../worker/schedule-pass';
 import { WakeSweeper } from '../worker/wake-sweeper';
 import { generatedRunId } from './run-id';
 import { WorkflowClient } from './workflow.client';
@@ -71,19 +73,30 @@ export class ScheduleService {
   }
 
   /**
-   * One run now, outside the slots (id `schedule:<name>:trigger:<uuid>`, scheduledAt now). It becomes
-   * the schedule's last run, so the overlap policy of the next slot sees it.
+   * One run now, outside the slots (id `schedule:<name>:trigger:<uuid>`, scheduledAt now), under the
+   * overlap policy (the schedule's, or `overlap`) against its last run when that is unfinished: 'allow'
+   * starts beside it, 'cancelOther' cancels it first, 'skip' and 'bufferOne' refuse (ScheduleOverlapError,
+   * nothing started). The run becomes the schedule's last run, so the overlap policy of the next slot sees it.
    */
-  async trigger(name: string, opts: ActorOptions = {}): Promise<RunHandle<unknown>> {
-    const row = await this.stored(name);
-    const scheduledAt = new Date(this.clock.now() + this.clock.shiftMs);
-    const handle = await this.client.start(
-      row.workflow,
-      { ...deserialize<object>(row.input), scheduledAt },
-      { runId: `${scheduleRunPrefix(name)}trigger:${generatedRunId()}`, actor: actorOf(opts) },
+  async trigger(name: string, opts: TriggerOptions = {}): Promise<RunHandle<unknown>> {
+    const overlap = opts.overlap;
+    if (overlap !== undefined && !SCHEDULE_OVERLAPS.includes(overlap))
+      throw new InvalidArgumentError(
+        `trigger("${name}"): overlap must be one of ${SCHEDULE_OVERLAPS.join(', ')}; got ${JSON.stringify(overlap)}.`,
+      );
+    const id = `${scheduleRunPrefix(name)}trigger:${generatedRunId()}`;
+    const fired = await this.schedules.fireNow(
+      name,
+      this.clock.shiftMs,
+      (row, now) => {
+        this.registry.resolve(row.workflow); // WorkflowNotFoundError: no run that no instance here would execute
+        return triggered(row, now, id, actorOf(opts), overlap);
+      },
+      (workflow) => scheduledWorkflow(this.registry, workflow),
     );
-    await this.schedules.setLastRun(name, handle.runId);
-    return handle;
+    if (!fired) throw new ScheduleNotFoundError(name);
+    this.worker.nudge();
+    return this.client.handle(id);
   }
 
   /**

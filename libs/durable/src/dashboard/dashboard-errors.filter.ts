@@ -12,6 +12,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   RUN_CLOSED: 409,
   RUN_CONFLICT: 409,
   INVALID_TRANSITION: 409,
+  SCHEDULE_OVERLAP: 409,
 };
 
 /** One error shape for the dashboard API, `{ code, message, details? }`; never a stack trace. */

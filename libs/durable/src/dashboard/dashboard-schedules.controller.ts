@@ -2,7 +2,8 @@ import { Controller, Get, Post, Req, UseFilters, UseGuards } from '@nestjs/commo
 import { z } from 'zod';
 import { ScheduleService } from '../client/schedule.service';
 import { WorkflowClient } from '../client/workflow.client';
-import { endpoint, EndpointInput, Input, text } from './api-input';
+import { SCHEDULE_OVERLAPS } from '../schema/schedule-spec';
+import { endpoint, EndpointInput, Input, oneOf, text } from './api-input';
 import { DashboardAuthGuard, DashboardRequest } from './dashboard-auth.guard';
 import { DashboardErrorsFilter } from './dashboard-errors.filter';
 import { Action, actor, noBody } from './dashboard-routes';
@@ -62,14 +63,18 @@ export class DashboardSchedulesController {
     return this.schedules.get(params.name);
   }
 
-  static readonly trigger = endpoint({ params: z.strictObject(scheduleName), body: noBody });
+  static readonly trigger = endpoint({
+    params: z.strictObject(scheduleName),
+    body: z.strictObject({ overlap: oneOf(SCHEDULE_OVERLAPS).optional() }).optional(),
+  });
+  /** Under the schedule's overlap policy, or `overlap`: a refusal is 409 SCHEDULE_OVERLAP, naming the unfinished run. */
   @Post(':name/trigger')
   @Action()
   async trigger(
-    @Input(DashboardSchedulesController.trigger) { params }: EndpointInput<typeof DashboardSchedulesController.trigger>,
+    @Input(DashboardSchedulesController.trigger) { params, body }: EndpointInput<typeof DashboardSchedulesController.trigger>,
     @Req() request: DashboardRequest,
   ) {
-    const handle = await this.schedules.trigger(params.name, { actor: actor(request) });
+    const handle = await this.schedules.trigger(params.name, { actor: actor(request), overlap: body?.overlap });
     return { runId: handle.runId };
   }
 

@@ -14,4 +14,5 @@ export * from './run-failed.error';
 export * from './invalid-argument.error';
 export * from './result-timeout.error';
 export * from './schedule-not-found.error';
+export * from './schedule-overlap.error';
 export * from './deadline-exceeded.error';

@@ -1,8 +1,14 @@
 import type { Duration } from './duration.interface';
-import type { RunStatus } from './run.interface';
+import type { ActorOptions, RunStatus } from './run.interface';
 
 /** What a slot does while the schedule's last run is unfinished. */
 export type ScheduleOverlap = 'skip' | 'bufferOne' | 'allow' | 'cancelOther';
+
+/** ScheduleService.trigger's options. */
+export interface TriggerOptions extends ActorOptions {
+  /** Against an unfinished last run, this policy instead of the schedule's: 'allow' starts beside it, 'cancelOther' cancels it first. */
+  overlap?: ScheduleOverlap;
+}
 
 /** Why a slot started no run. */
 export type ScheduleSkipReason = 'overlap' | 'missed' | 'paused';

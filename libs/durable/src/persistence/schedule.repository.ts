@@ -51,6 +51,9 @@ export type DueSchedule = Pick<
   | 'last_run_status'
 >;
 
+/** A schedule as a trigger reads it: as a pass does, and when it is due next (which a trigger leaves). */
+export type TriggeredSchedule = DueSchedule & Pick<StoredSchedule, 'next_fire_at'>;
+
 /** A run a schedule starts: its id, its serialized input, and how long after now it is due (a slot's jitter). */
 export interface ScheduledRun {
   id: string;
@@ -64,6 +67,8 @@ export interface ScheduleFiring {
   skips: Array<{ slot: Date; reason: ScheduleSkipReason }>;
   /** The unfinished run that `cancelOther` cancels before its new run starts. */
   cancel?: string;
+  /** Who fired, in the runs' and the cancel's history: the schedule itself unless an operator triggered it. */
+  actor?: string;
   lastSlot: Date;
   nextFireAt: Date | null;
   bufferedSlot: Date | null;
@@ -101,9 +106,9 @@ export class ScheduleRepository {
 
   /**
    * Brings the decorators' schedules into the table, one instance at a time (a transaction-scoped
-   * advisory lock): created when new, updated when their spec changed (never their paused state),
-   * and a decorator's schedule whose workflow is gone is kept and flagged (held as if paused), never
-   * deleted; the flag clears when an instance registering the workflow boots.
+   * advisory lock): created when new, updated when their spec changed (never their paused state).
+   * Any schedule whose workflow is gone, a decorator's or one made with create(), is kept and flagged
+   * (held as if paused), never deleted; the flag clears when an instance registering the workflow boots.
    */
   async reconcile(specs: ResolvedSchedule[], workflows: string[], shiftMs: number): Promise<void> {
     const t = this.db.tables;
@@ -120,11 +125,11 @@ export class ScheduleRepository {
           throw new InvalidArgumentError(
             `Schedule "${spec.name}" of workflow "${spec.workflow}" has the name of a schedule created with ScheduleService.create(); rename one of them.`,
           );
-        } else if (row.workflow_missing || specParams(spec).some((value, i) => String(value) !== String(specParams(fromRow(row))[i]))) {
+        } else if (specParams(spec).some((value, i) => String(value) !== String(specParams(fromRow(row))[i]))) {
           await client.query(this.sql.update, [...specParams(spec), shiftMs, false]);
         }
       }
-      await client.query(this.sql.markMissing, [workflows]);
+      await client.query(this.sql.flagMissing, [workflows]);
     });
   }
 
@@ -182,11 +187,6 @@ export class ScheduleRepository {
     );
   }
 
-  /** Records a run started outside the slots as the schedule's last (what overlap and the view look at). */
-  async setLastRun(name: string, runId: string): Promise<void> {
-    await this.db.query(`UPDATE ${this.db.tables.schedules} SET last_run_id = $2, updated_at = now() WHERE name = $1`, [name, runId]);
-  }
-
   private get channel(): string {
     return wakeChannel(this.db.tables.schema);
   }
@@ -225,6 +225,27 @@ export class ScheduleRepository {
   }
 
   /**
+   * Fires one schedule now, outside its slots (a trigger): its row locked (waiting for a pass that holds
+   * it), then read, so `decide` sees its last run as that pass left it, at the database's now; the
+   * decision is written as a pass writes its own. False when there is no such schedule; what `decide`
+   * throws writes nothing.
+   */
+  async fireNow(
+    name: string,
+    shiftMs: number,
+    decide: (row: TriggeredSchedule, now: Date) => ScheduleFiring,
+    settingsOf: (workflow: string) => ScheduledWorkflow,
+  ): Promise<boolean> {
+    return this.db.transaction(async (client) => {
+      // Locked first, read after: a read that waited in its own lock would join the last run the pass replaced.
+      if (!(await client.query(this.sql.lockOne, [name])).rows.length) return false;
+      const [row] = (await client.query<TriggeredSchedule & { db_now: number }>(this.sql.one, [name, shiftMs])).rows;
+      await this.write(client, [{ row, firing: decide(row, new Date(row.db_now)) }], settingsOf);
+      return true;
+    }, READ_COMMITTED);
+  }
+
+  /**
    * Writes a batch's decisions in four statements whatever its size (cancels aside, which are rare):
    * the cancels of `cancelOther`, then every new run, every skipped slot, every schedule's advance.
    */
@@ -238,8 +259,8 @@ export class ScheduleRepository {
       if (!firing.cancel) continue;
       await cascade(client, this.sql.cancel, [
         firing.cancel,
-        `Cancelled by schedule "${row.name}": a new slot started (overlap: cancelOther).`,
-        ACTOR(row.name),
+        `Cancelled by schedule "${row.name}": a newer run of it started (overlap: cancelOther).`,
+        firing.actor ?? ACTOR(row.name),
         wake,
         'overlap',
         queue,
@@ -247,7 +268,7 @@ export class ScheduleRepository {
     }
     const runs = firings.flatMap(({ row, firing }) => {
       const settings = settingsOf(row.workflow);
-      return firing.runs.map((run) => runRecord(run, row.workflow, settings, ACTOR(row.name), row.name));
+      return firing.runs.map((run) => runRecord(run, row.workflow, settings, firing.actor ?? ACTOR(row.name), row.name));
     });
     let started = 0;
     for (const part of byInputSize(runs))
@@ -339,6 +360,14 @@ export function byInputSize<T extends { input: string }>(runs: T[], max = MAX_IN
 
 function statements(t: Tables) {
   const shiftedNow = (param: string) => `(now() + ${param}::bigint * interval '1 millisecond')`;
+  // Schedules as a pass reads them (DueSchedule), the last run's status deciding overlap, and the database's
+  // (shifted) now. Only what it reads: a crowd of 10,000 spent more in parsing timestamps it never used than in its writes.
+  const dueSchedules = (shift: string, more = '') => `
+      SELECT s.name, s.workflow, s.cron, s.timezone, s.overlap, s.catchup_window_ms, s.catchup, s.input, s.jitter_ms,${more}
+             s.paused OR s.workflow_missing AS paused,
+             s.last_slot, s.buffered_slot, s.last_run_id, r.status AS last_run_status,
+             (extract(epoch FROM ${shiftedNow(shift)}) * 1000)::float8 AS db_now
+      FROM ${t.schedules} s LEFT JOIN ${t.runs} r ON r.id = s.last_run_id`;
   return {
     // $1..$9 the spec, $10 source, $11 paused, $12 the test clock's shift (0 in production).
     create: `
@@ -360,12 +389,13 @@ function statements(t: Tables) {
       INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
       SELECT $4, '${NO_RUN_DAY}', CASE WHEN $2 THEN 'schedule-paused' ELSE 'schedule-resumed' END, $3, jsonb_build_object('schedule', $1::text) FROM changed
       RETURNING run_id`,
-    // $1 the workflows registered here: a decorator's schedule of any other is flagged, once. The flag holds
-    // it as a pause does (the pass reads either), apart from the operator's paused: an instance with the
-    // workflow clears the flag at its boot, and the schedule fires again unless an operator paused it.
-    markMissing: `
-      UPDATE ${t.schedules} SET workflow_missing = true, updated_at = now()
-      WHERE source = 'decorator' AND NOT workflow_missing AND NOT (workflow = ANY($1::text[]))`,
+    // $1 the workflows registered here: a schedule of any other, whatever its source, is flagged (a create()-made
+    // one left unflagged inserted a run per slot that no instance would claim), and one of these is cleared. The
+    // flag holds it as a pause does (the pass reads either), apart from the operator's paused: an instance with
+    // the workflow clears the flag at its boot, and the schedule fires again unless an operator paused it.
+    flagMissing: `
+      UPDATE ${t.schedules} SET workflow_missing = NOT (workflow = ANY($1::text[])), updated_at = now()
+      WHERE workflow_missing = (workflow = ANY($1::text[]))`,
     select: `
       SELECT s.*, r.status AS last_run_status, r.input AS last_run_input,
              (SELECT count(*)::int FROM ${t.scheduleSkips} k WHERE k.schedule = s.name) AS skipped
@@ -375,17 +405,16 @@ function statements(t: Tables) {
       SELECT extract(epoch FROM min(next_fire_at) - ${shiftedNow('$1')}) * 1000 AS ms,
              (SELECT count(*) FROM (SELECT 1 FROM ${t.schedules} WHERE next_fire_at <= ${shiftedNow('$1')} LIMIT $2) d)::int AS due
       FROM ${t.schedules}`,
-    // $1 batch, $2 the test clock's shift. The last run's status decides overlap. Only what the pass
-    // reads (DueSchedule): a crowd of 10,000 spent more in parsing timestamps it never used than in its writes.
+    // $1 batch, $2 the test clock's shift. The due ones, with what decides their slots.
     due: `
-      SELECT s.name, s.workflow, s.cron, s.timezone, s.overlap, s.catchup_window_ms, s.catchup, s.input, s.jitter_ms,
-             s.paused OR s.workflow_missing AS paused,
-             s.last_slot, s.buffered_slot, s.last_run_id, r.status AS last_run_status,
-             (extract(epoch FROM ${shiftedNow('$2')}) * 1000)::float8 AS db_now
-      FROM ${t.schedules} s LEFT JOIN ${t.runs} r ON r.id = s.last_run_id
+      ${dueSchedules('$2')}
       WHERE s.next_fire_at <= ${shiftedNow('$2')}
       ORDER BY s.next_fire_at LIMIT $1
       FOR UPDATE OF s SKIP LOCKED`,
+    // $1 a name: a trigger's schedule, locked (lockOne) then read (one).
+    lockOne: `SELECT 1 FROM ${t.schedules} WHERE name = $1 FOR UPDATE`,
+    // $1 a name, $2 the test clock's shift.
+    one: `${dueSchedules('$2', ' s.next_fire_at,')} WHERE s.name = $1`,
     // ON CONFLICT DO NOTHING: a slot another instance fired already starts nothing here. A delayed
     // run (a slot's jitter) waits like a delayed start (kind 'start') and is not NOTIFYed. A run of a
     // queued workflow enters its queue (admission takes it) and NOTIFYs the queue's name.

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { ScheduleSkipReason } from '../interfaces';
-import type { DueSchedule, ScheduleFiring, ScheduledRun } from '../persistence/schedule.repository';
+import { ScheduleOverlapError } from '../errors';
+import type { ScheduleOverlap, ScheduleSkipReason } from '../interfaces';
+import type { DueSchedule, ScheduleFiring, ScheduledRun, TriggeredSchedule } from '../persistence/schedule.repository';
 import { ScheduleRepository } from '../persistence/schedule.repository';
 import { DbClock } from '../runtime/db-clock';
 import { scheduledWorkflow, WorkflowRegistry } from '../runtime/workflow.registry';
@@ -163,4 +164,32 @@ export function decide(row: DueSchedule, calendar: SlotCalendar): ScheduleFiring
   const lookAgain = new Date(now.getTime() + BUFFERED_LOOK_MS);
   const nextFireAt = buffered && (!next || lookAgain < next) ? lookAgain : next;
   return { runs, skips, cancel, lastSlot, nextFireAt, bufferedSlot: buffered, lastRunId };
+}
+
+/**
+ * What a trigger does at `now`: one run outside the slots (`id`, scheduledAt now), under the overlap
+ * policy given (the schedule's by default) against the last run when it is unfinished: 'allow' starts
+ * beside it, 'cancelOther' cancels it first, 'skip' and 'bufferOne' refuse (ScheduleOverlapError, nothing
+ * written: a trigger is asked for now, not buffered). The run becomes the last run; the slots are left as they are.
+ */
+export function triggered(
+  row: TriggeredSchedule,
+  now: Date,
+  id: string,
+  actor: string,
+  overlap: ScheduleOverlap = row.overlap,
+): ScheduleFiring {
+  const unfinished = row.last_run_id !== null && row.last_run_status !== null && UNFINISHED.has(row.last_run_status);
+  if (unfinished && (overlap === 'skip' || overlap === 'bufferOne'))
+    throw new ScheduleOverlapError(row.name, row.last_run_id!, row.last_run_status!, overlap);
+  return {
+    runs: [{ id, input: slotRunInput(row.name, row.input, now), delayMs: 0 }],
+    skips: [],
+    cancel: unfinished && overlap === 'cancelOther' ? row.last_run_id! : undefined,
+    actor,
+    lastSlot: row.last_slot,
+    nextFireAt: row.next_fire_at,
+    bufferedSlot: row.buffered_slot,
+    lastRunId: id,
+  };
 }

@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { isApiError } from '../../api/client';
 import { usePauseSchedule, useResumeSchedule, useTriggerSchedule } from '../../api/schedules';
 import type { BackfillResult, Schedule } from '../../api/types';
 import { useCanMutate } from '../../app/session-context';
@@ -9,6 +10,12 @@ import { plural } from '../../lib/format';
 import { BackfillDialog } from './backfill-dialog';
 import styles from './schedules.module.css';
 
+/** What an operator may ask for when the overlap policy refused a trigger. */
+const OVERRIDES = [
+  { overlap: 'allow', testId: 'trigger-beside', label: 'Start one beside it' },
+  { overlap: 'cancelOther', testId: 'trigger-replace', label: 'Cancel it and start one' },
+] as const;
+
 /** Pause or resume, trigger one run now, backfill a range (previewed, then confirmed). */
 export function ScheduleActions({ schedule }: { schedule: Schedule }) {
   const canMutate = useCanMutate();
@@ -18,6 +25,10 @@ export function ScheduleActions({ schedule }: { schedule: Schedule }) {
   const [backfilling, setBackfilling] = useState(false);
   const [backfilled, setBackfilled] = useState<BackfillResult | null>(null);
   const busy = pause.isPending || resume.isPending || trigger.isPending;
+  const overlapping =
+    isApiError(trigger.error) && trigger.error.code === 'SCHEDULE_OVERLAP'
+      ? (trigger.error.details as { runId: string; status: string })
+      : null;
   const actions = [pause, resume, trigger];
   // One outcome on screen at a time: each action clears the others' before it runs.
   const reset = () => {
@@ -41,9 +52,9 @@ export function ScheduleActions({ schedule }: { schedule: Schedule }) {
         },
     {
       testId: 'schedule-trigger',
-      title: 'Start one run now, outside the slots.',
+      title: `Start one run now, outside the slots, under the overlap policy (${schedule.overlap}) if the last run is unfinished.`,
       label: trigger.isPending ? 'Triggering…' : 'Trigger now',
-      run: () => trigger.mutate(schedule.name),
+      run: () => trigger.mutate({ name: schedule.name }),
     },
     {
       testId: 'schedule-backfill',
@@ -79,9 +90,28 @@ export function ScheduleActions({ schedule }: { schedule: Schedule }) {
         ))}
       </div>
       <ErrorBox error={pause.error ?? resume.error ?? trigger.error} testId="schedule-action-error" />
+      {overlapping && (
+        // The policy refused: the operator may still start one beside the unfinished run, or replace it.
+        <div className={styles.actions} data-testid="trigger-overlap">
+          <span>
+            Last run <RunLink runId={overlapping.runId} /> is {overlapping.status}.
+          </span>
+          {OVERRIDES.map(({ overlap, testId, label }) => (
+            <Button
+              key={overlap}
+              small
+              disabled={busy}
+              onClick={() => trigger.mutate({ name: schedule.name, overlap })}
+              data-testid={testId}
+            >
+              {label}
+            </Button>
+          ))}
+        </div>
+      )}
       {trigger.data && (
         <p className={styles.result} data-testid="trigger-result">
-          {trigger.data.created ? 'Started' : 'Already started:'} <RunLink runId={trigger.data.runId} />
+          Started <RunLink runId={trigger.data.runId} />
         </p>
       )}
       {backfilled && (

@@ -32,9 +32,10 @@ export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRe
   const { journal, deps } = execution;
   const received = (): SignalOutcome<T> => ({ received: true, payload: deserialize<T>(journal.signals.get(name)) });
   execution.deadline.replayAt(deadlineKey);
-  // This wait's deadline and timeout checkpoints are on the path whichever way it ends: reached, so a
-  // re-execution that returns early here does not count them as stranded (UNREACHED_CHECKPOINTS).
-  journal.steps.reach(deadlineKey);
+  // This wait's deadline and timeout checkpoints are on the path whichever way it ends: looked up, so a
+  // re-execution that returns early here does not count them as stranded (UNREACHED_CHECKPOINTS). The
+  // exact keys, not a prefix: 'signal-deadline:gone' is another wait's, not 'go''s.
+  journal.steps.has(deadlineKey);
   if (journal.steps.has(timeoutKey)) return { received: false };
   if (journal.signals.has(name)) return received();
   const deadline = await journaledInstant(execution, deadlineKey, 'deadline', ms);
