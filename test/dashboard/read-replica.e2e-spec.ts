@@ -16,7 +16,12 @@ describe('dashboard.readConnection: the dashboard reads from a streaming replica
       schema: 'durable',
       providers: operatorWorkflows,
       listen: true,
-      options: { connection: cluster.primaryUrl, dashboard: { auth: { token: TOKEN }, readConnection: cluster.replicaUrl } },
+      options: {
+        connection: cluster.primaryUrl,
+        dashboard: { auth: { token: TOKEN }, readConnection: cluster.replicaUrl },
+        // One admission an hour: the second run of it stays pending.
+        queues: { hourly: { rateLimit: { limit: 1, period: '1h' } } },
+      },
     });
   }, 60_000);
   afterAll(async () => {
@@ -48,6 +53,25 @@ describe('dashboard.readConnection: the dashboard reads from a streaming replica
       const response = await get(`/runs/${second.runId}`);
       return response.status === 200 && ((await response.json()) as { run: { status: string } }).run.status === 'cancelled';
     }, 'the replica to catch up');
+  });
+
+  it("shows queues and a pending run's queue reason as the replica has them", async () => {
+    type Queues = { queues: Array<{ name: string; pending: { rate: number }; rateWindowUsed: number }> };
+    const hourly = async () => ((await (await get('/queues')).json()) as Queues).queues.find((q) => q.name === 'hourly')!;
+    const admitted = await t.client.start(NapLong, null, { queue: 'hourly' });
+    await eventually(async () => (await hourly()).rateWindowUsed === 1, 'the replica to replay the admitted run');
+
+    await cluster.pauseReplay();
+    const held = await t.client.start(NapLong, null, { queue: 'hourly' });
+    expect((await t.client.getRun(held.runId)).waiting).toMatchObject({ kind: 'queue', cause: 'rate' }); // on the primary
+    expect((await hourly()).pending.rate).toBe(0); // the paused replica has no run pending
+    await cluster.resumeReplay();
+    await eventually(async () => (await hourly()).pending.rate === 1, 'the replica to catch up');
+    const listed = (await (await get('/runs?waitingFor=queue')).json()) as { runs: Array<{ runId: string; waiting: unknown }> };
+    expect(listed.runs).toEqual([
+      expect.objectContaining({ runId: held.runId, waiting: expect.objectContaining({ kind: 'queue', cause: 'rate' }) }),
+    ]);
+    expect(admitted.runId).not.toBe(held.runId);
   });
 
   it('a replica that cannot be reached at boot does not stop the application: its workflows run, the dashboard reads the primary, with a warning', async () => {

@@ -5,7 +5,7 @@ import { BasicTracerProvider, InMemorySpanExporter, ReadableSpan, SimpleSpanProc
 import { Test } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
 import { Registry } from 'prom-client';
-import { DurableHealth, DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
+import { DurableHealth, DurableWorkflow, ScheduledInput, ScheduleService, Workflow, WorkflowContext } from 'nestjs-durable';
 import { DurableHealthIndicator } from 'nestjs-durable/health';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
@@ -41,6 +41,14 @@ class Metered implements DurableWorkflow<string[], number> {
   }
 }
 
+/** A schedule whose slots are a year apart: its runs here are an operator's triggers. */
+@Workflow('yearly', { schedules: [{ name: 'yearly', cron: '0 3 1 1 *' }] })
+class Yearly implements DurableWorkflow<ScheduledInput, string> {
+  async run(_: ScheduledInput, ctx: WorkflowContext) {
+    return ctx.step('tally', () => 'tallied');
+  }
+}
+
 const exporter = new InMemorySpanExporter();
 
 describe('observability: spans, metrics and health', () => {
@@ -55,7 +63,7 @@ describe('observability: spans, metrics and health', () => {
     trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
     t = await startApp({
       schema,
-      providers: [Observed, Napper, Metered],
+      providers: [Observed, Napper, Metered, Yearly],
       imports: [TerminusModule],
       options: { metrics: { registry }, inlineWaitMs: 100 },
     });
@@ -97,6 +105,22 @@ describe('observability: spans, metrics and health', () => {
     expect(attribute(wait, 'durable.wait.name')).toBe('go');
     const delivery = spans('durable.signal go').find((s) => attribute(s, 'durable.run_id') === runId)!;
     expect(attribute(delivery, 'durable.accepted')).toBe(true);
+  });
+
+  it("a schedule's run triggered inside a request span is executed in that request's trace", async () => {
+    const tracer = trace.getTracer('test');
+    const { runId, traceId } = await tracer.startActiveSpan('POST /schedules/yearly/trigger', async (request) => {
+      const handle = await t.get(ScheduleService).trigger('yearly');
+      request.end();
+      expect(handle.created).toBe(true);
+      return { runId: handle.runId, traceId: request.spanContext().traceId };
+    });
+    expect(await t.client.handle(runId).result({ timeout: '5s' })).toBe('tallied');
+    const execution = await eventually(
+      async () => spans('durable.execution yearly').find((s) => attribute(s, 'durable.run_id') === runId),
+      "the execution's span",
+    );
+    expect(execution.spanContext().traceId).toBe(traceId);
   });
 
   it("a run claimed by a signal delivered inside a request span joins its own stored trace, or none: never the delivering request's", async () => {

@@ -147,7 +147,7 @@ describe('schedules across instances and restarts', () => {
     }
   });
 
-  it("reconciling at boot: a changed spec is updated; a schedule whose workflow is gone (a decorator's or a create()-made one) is kept, paused and flagged, and fires again once it is back", async () => {
+  it("reconciling at boot: a changed spec is updated; a schedule whose workflow no instance executes (a decorator's or a create()-made one) is kept, paused and flagged, and fires again once it is back", async () => {
     const schema = fresh();
     const db = dbOf(schema);
     const first = await startApp({ schema, providers: [Nightly] });
@@ -162,6 +162,18 @@ describe('schedules across instances and restarts', () => {
       paused: false,
     });
     await second.close();
+    // A mixed fleet (a rollout under way): an instance without the workflow boots while a live one executes
+    // it, and flags nothing; the live one's heartbeat names what it executes, and its shutdown withdraws that.
+    const keeper = await startApp({ schema, providers: [Changed] });
+    await eventually(async () => (await db.count('instances', `detail -> 'workflows' ? 'nightly'`)) === 1, "the keeper's heartbeat");
+    const old = await startApp({ schema, providers: [Tick] });
+    try {
+      expect(await old.get(ScheduleService).get('nightly')).toMatchObject({ paused: false, workflowMissing: false });
+      expect(await old.get(ScheduleService).get('made')).toMatchObject({ paused: false, workflowMissing: false });
+    } finally {
+      await Promise.all([old.close(), keeper.close()]);
+    }
+    expect(await db.count('instances', `detail -> 'workflows' ? 'nightly'`)).toBe(0);
     const third = await startApp({ schema, providers: [Tick] });
     try {
       expect(await third.get(ScheduleService).get('nightly')).toMatchObject({ cron: '0 4 * * *', paused: true, workflowMissing: true });

@@ -1,4 +1,6 @@
-import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { DURABLE_OPTIONS } from '../durable.constants';
+import type { ResolvedDurableOptions } from '../durable-options';
 import { ScheduleRepository } from '../persistence/schedule.repository';
 import { DbClock } from '../runtime/db-clock';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
@@ -11,6 +13,7 @@ import { WakeSweeper } from '../worker/wake-sweeper';
 @Injectable()
 export class ScheduleReconciler implements OnApplicationBootstrap {
   constructor(
+    @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
     private readonly registry: WorkflowRegistry,
     private readonly schedules: ScheduleRepository,
     private readonly clock: DbClock,
@@ -19,7 +22,7 @@ export class ScheduleReconciler implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     const specs = this.registry.all().flatMap((workflow) => workflow.schedules);
-    await this.schedules.reconcile(specs, this.registry.names(), this.clock.shiftMs);
+    await this.schedules.reconcile(specs, this.registry.names(), this.clock.shiftMs, this.options.leaseMs);
     this.sweeper.soon();
   }
 }

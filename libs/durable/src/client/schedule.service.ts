@@ -2,7 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { InvalidArgumentError, ScheduleNotFoundError } from '../errors';
 import type { ActorOptions, RunHandle, ScheduleSkip, ScheduleSpec, ScheduleView, TriggerOptions, WorkflowRef } from '../interfaces';
 import { ScheduleRepository, StoredSchedule } from '../persistence/schedule.repository';
+import { DurableTelemetry } from '../observability/durable-telemetry';
+import { RunRepository } from '../persistence/run.repository';
 import { DbClock } from '../runtime/db-clock';
+import { WakeBus } from '../runtime/wake-bus';
 import { scheduledWorkflow, WorkflowRegistry } from '../runtime/workflow.registry';
 import {
   cronOf,
@@ -18,10 +21,9 @@ import { deserialize } from '../schema/serializer';
 import { DurableWorker } from '../worker/durable.worker';
 import { triggered } from '../worker/schedule-pass';
 import { WakeSweeper } from '../worker/wake-sweeper';
+import { actorOf } from './actor';
+import { DurableRunHandle } from './run-handle';
 import { generatedRunId } from './run-id';
-import { WorkflowClient } from './workflow.client';
-
-const actorOf = (opts: ActorOptions) => opts.actor ?? 'api';
 
 /**
  * Durable cron schedules at runtime: create, change, pause, trigger and backfill them, and read them
@@ -32,10 +34,12 @@ export class ScheduleService {
   constructor(
     private readonly schedules: ScheduleRepository,
     private readonly registry: WorkflowRegistry,
-    private readonly client: WorkflowClient,
     private readonly worker: DurableWorker,
     private readonly clock: DbClock,
     private readonly sweeper: WakeSweeper,
+    private readonly runs: RunRepository,
+    private readonly bus: WakeBus,
+    private readonly telemetry: DurableTelemetry,
   ) {}
 
   /** A new schedule (InvalidArgumentError when the spec is wrong or the name is taken); its first slot is the next after now. */
@@ -90,13 +94,14 @@ export class ScheduleService {
       this.clock.shiftMs,
       (row, now) => {
         this.registry.resolve(row.workflow); // WorkflowNotFoundError: no run that no instance here would execute
-        return triggered(row, now, id, actorOf(opts), overlap);
+        return triggered(row, now, { id, actor: actorOf(opts), traceContext: this.telemetry.tracing.captureContext() }, overlap);
       },
       (workflow) => scheduledWorkflow(this.registry, workflow),
     );
     if (!fired) throw new ScheduleNotFoundError(name);
+    this.worker.revoke(fired.cancelled); // as WorkflowClient.cancel: an execution here stops now, not at its next write
     this.worker.nudge();
-    return this.client.handle(id);
+    return new DurableRunHandle(id, true, this.runs, this.bus, (runId) => this.worker.isExecuting(runId));
   }
 
   /**

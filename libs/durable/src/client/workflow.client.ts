@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { InvalidArgumentError, RunNotFoundError } from '../errors';
 import { storableText } from '../schema/define-signal';
+import { actorOf } from './actor';
 import { knownRunId, runIdOf } from './run-id';
 import type { ActorOptions, ForkOptions, RunFilter, RunHandle, RunView, StartOptions, TxOptions, WorkflowRef } from '../interfaces';
 import { checkName } from '../schema/define-signal';
@@ -150,8 +151,4 @@ export class WorkflowClient {
     await this.control.retry(knownRunId(runId), actorOf(opts));
     this.worker.nudge();
   }
-}
-
-function actorOf(opts: ActorOptions): string {
-  return storableText(String(opts.actor ?? 'api')).slice(0, 200);
 }

@@ -3,18 +3,21 @@ import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { DashboardRepository } from '../persistence/dashboard.repository';
 import { DurableDatabase } from '../persistence/durable-database';
+import { QueueRepository } from '../persistence/queue.repository';
 import { RunRepository } from '../persistence/run.repository';
 
 /** The database the dashboard reads from: `dashboard.readConnection` (a replica), else the module's own. */
 export const DASHBOARD_READS = Symbol('nestjs-durable:dashboard-reads');
 /** Runs as the dashboard lists and shows them, read from DASHBOARD_READS. */
 export const DASHBOARD_RUN_READS = Symbol('nestjs-durable:dashboard-run-reads');
+/** Queues as the dashboard shows them (their load, and why a pending run waits), read from DASHBOARD_READS. */
+export const DASHBOARD_QUEUE_READS = Symbol('nestjs-durable:dashboard-queue-reads');
 
 /** Connections of the read pool: a few operators' pages and one change feed. */
 const READ_POOL = 4;
 
 /**
- * The dashboard's read side. Its lists, run pages, stats, charts and change feed go to a read replica
+ * The dashboard's read side. Its lists, run pages, queues, stats, charts and change feed go to a read replica
  * when one is configured, so an operator's heavy query never competes with the workers; what it does
  * (start, deliver, cancel, bulk actions and the runs they select) goes to the primary, through the client.
  * A replica that cannot be reached at boot is left for the primary, with a warning.
@@ -38,5 +41,6 @@ export const dashboardReadProviders: Provider[] = [
     },
   },
   { provide: DASHBOARD_RUN_READS, inject: [DASHBOARD_READS], useFactory: (db: DurableDatabase) => new RunRepository(db) },
+  { provide: DASHBOARD_QUEUE_READS, inject: [DASHBOARD_READS], useFactory: (db: DurableDatabase) => new QueueRepository(db) },
   { provide: DashboardRepository, inject: [DASHBOARD_READS], useFactory: (db: DurableDatabase) => new DashboardRepository(db) },
 ];

@@ -5,7 +5,7 @@ import type { ResolvedDurableOptions } from '../durable-options';
 import { DurableError, InvalidArgumentError, RunNotFoundError } from '../errors';
 import type { RunFilter, RunView } from '../interfaces';
 import { DashboardRepository, HISTORY_PAGE, HistoryRow, STATS_EXACT_UP_TO } from '../persistence/dashboard.repository';
-import { DASHBOARD_RUN_READS } from './dashboard-reads';
+import { DASHBOARD_QUEUE_READS, DASHBOARD_RUN_READS } from './dashboard-reads';
 import { RunRepository } from '../persistence/run.repository';
 import { QueueRepository } from '../persistence/queue.repository';
 import { QueueReasons } from '../client/queue-reasons';
@@ -47,6 +47,8 @@ type StatsAnswer = Awaited<ReturnType<DashboardService['readStats']>>;
 @Injectable()
 export class DashboardService {
   private statsRead?: { at: number; answer: Promise<StatsAnswer> };
+  /** Why a listed pending run of a queue waits, read where the list was. */
+  private readonly queueReasons: QueueReasons;
 
   constructor(
     @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
@@ -55,9 +57,11 @@ export class DashboardService {
     /** The runs as lists and run pages read them: from the read replica when there is one. */
     @Inject(DASHBOARD_RUN_READS) private readonly reads: RunRepository,
     private readonly dashboard: DashboardRepository,
-    private readonly queueReasons: QueueReasons,
-    private readonly queues: QueueRepository,
-  ) {}
+    /** The queues' views and reasons: from the read replica when there is one. */
+    @Inject(DASHBOARD_QUEUE_READS) private readonly queues: QueueRepository,
+  ) {
+    this.queueReasons = new QueueReasons(options, queues);
+  }
 
   runJson(run: RunView): Record<string, unknown> {
     return {

@@ -545,6 +545,11 @@ export class RunRepository {
     ).length;
   }
 
+  /** At shutdown: the instance executes no workflow any more (its heartbeat's `workflows`, which flagMissing reads). */
+  async retire(owner: string): Promise<void> {
+    await this.db.query(`UPDATE ${this.db.tables.instances} SET detail = detail - 'workflows' WHERE id = $1`, [owner]);
+  }
+
   /** Waiting runs by reason kind, and runs overdue by more than `overdueMs` (for the metrics' gauges). */
   async waitingFigures(overdueMs: number): Promise<{ waiting: Record<string, number>; overdue: number }> {
     const [row] = await this.db.query<{ waiting: Array<{ kind: string; n: number }>; overdue: number }>(

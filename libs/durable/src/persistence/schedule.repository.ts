@@ -59,6 +59,8 @@ export interface ScheduledRun {
   id: string;
   input: string;
   delayMs: number;
+  /** The starter's trace context (a trigger's); a slot has none. */
+  traceContext?: string | null;
 }
 
 /** What the pass decided for one due schedule, written in the transaction that locked it. */
@@ -110,7 +112,7 @@ export class ScheduleRepository {
    * Any schedule whose workflow is gone, a decorator's or one made with create(), is kept and flagged
    * (held as if paused), never deleted; the flag clears when an instance registering the workflow boots.
    */
-  async reconcile(specs: ResolvedSchedule[], workflows: string[], shiftMs: number): Promise<void> {
+  async reconcile(specs: ResolvedSchedule[], workflows: string[], shiftMs: number, leaseMs: number): Promise<void> {
     const t = this.db.tables;
     await this.db.transaction(async (client) => {
       await client.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`nestjs-durable:schedules:${t.schema}`]);
@@ -129,7 +131,7 @@ export class ScheduleRepository {
           await client.query(this.sql.update, [...specParams(spec), shiftMs, false]);
         }
       }
-      await client.query(this.sql.flagMissing, [workflows]);
+      await client.query(this.sql.flagMissing, [workflows, leaseMs]);
     });
   }
 
@@ -220,28 +222,28 @@ export class ScheduleRepository {
       if (!rows.length) return 0;
       const now = new Date(rows[0].db_now); // the transaction's now: one instant for every row
       const firings = rows.map((row) => ({ row, firing: decide(row, now) }));
-      return this.write(client, firings, settingsOf);
+      return (await this.write(client, firings, settingsOf)).started;
     }, READ_COMMITTED); // its cancels' cascade needs a snapshot per statement
   }
 
   /**
    * Fires one schedule now, outside its slots (a trigger): its row locked (waiting for a pass that holds
    * it), then read, so `decide` sees its last run as that pass left it, at the database's now; the
-   * decision is written as a pass writes its own. False when there is no such schedule; what `decide`
-   * throws writes nothing.
+   * decision is written as a pass writes its own. Null when there is no such schedule, else the runs
+   * its cancel stopped (to stop their executions here at once); what `decide` throws writes nothing.
    */
   async fireNow(
     name: string,
     shiftMs: number,
     decide: (row: TriggeredSchedule, now: Date) => ScheduleFiring,
     settingsOf: (workflow: string) => ScheduledWorkflow,
-  ): Promise<boolean> {
+  ): Promise<{ cancelled: string[] } | null> {
     return this.db.transaction(async (client) => {
       // Locked first, read after: a read that waited in its own lock would join the last run the pass replaced.
-      if (!(await client.query(this.sql.lockOne, [name])).rows.length) return false;
+      if (!(await client.query(this.sql.lockOne, [name])).rows.length) return null;
       const [row] = (await client.query<TriggeredSchedule & { db_now: number }>(this.sql.one, [name, shiftMs])).rows;
-      await this.write(client, [{ row, firing: decide(row, new Date(row.db_now)) }], settingsOf);
-      return true;
+      const { cancelled } = await this.write(client, [{ row, firing: decide(row, new Date(row.db_now)) }], settingsOf);
+      return { cancelled };
     }, READ_COMMITTED);
   }
 
@@ -253,11 +255,12 @@ export class ScheduleRepository {
     client: PoolClient,
     firings: Array<{ row: DueSchedule; firing: ScheduleFiring }>,
     settingsOf: (workflow: string) => ScheduledWorkflow,
-  ): Promise<number> {
+  ): Promise<{ started: number; cancelled: string[] }> {
     const [wake, queue] = this.channels;
+    const cancelled: string[] = [];
     for (const { row, firing } of firings) {
       if (!firing.cancel) continue;
-      await cascade(client, this.sql.cancel, [
+      const { changed } = await cascade(client, this.sql.cancel, [
         firing.cancel,
         `Cancelled by schedule "${row.name}": a newer run of it started (overlap: cancelOther).`,
         firing.actor ?? ACTOR(row.name),
@@ -265,6 +268,7 @@ export class ScheduleRepository {
         'overlap',
         queue,
       ]);
+      cancelled.push(...(changed ?? []));
     }
     const runs = firings.flatMap(({ row, firing }) => {
       const settings = settingsOf(row.workflow);
@@ -286,7 +290,7 @@ export class ScheduleRepository {
       last_run_id: firing.lastRunId,
     }));
     await client.query(this.sql.advance, [JSON.stringify(advances)]);
-    return started;
+    return { started, cancelled };
   }
 }
 
@@ -331,6 +335,7 @@ const runRecord = (run: ScheduledRun, workflow: string, settings: ScheduledWorkf
   queue: settings.queue,
   timeout_ms: settings.timeoutMs,
   app_version: settings.appVersion,
+  trace_context: run.traceContext ?? null,
 });
 
 /**
@@ -389,13 +394,23 @@ function statements(t: Tables) {
       INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
       SELECT $4, '${NO_RUN_DAY}', CASE WHEN $2 THEN 'schedule-paused' ELSE 'schedule-resumed' END, $3, jsonb_build_object('schedule', $1::text) FROM changed
       RETURNING run_id`,
-    // $1 the workflows registered here: a schedule of any other, whatever its source, is flagged (a create()-made
-    // one left unflagged inserted a run per slot that no instance would claim), and one of these is cleared. The
-    // flag holds it as a pause does (the pass reads either), apart from the operator's paused: an instance with
-    // the workflow clears the flag at its boot, and the schedule fires again unless an operator paused it.
+    // A schedule whose workflow neither this instance ($1, what it registers) nor a live one executes (the
+    // `workflows` of a heartbeat within a lease, $2 ms) is flagged, whatever its source (a create()-made one
+    // left unflagged inserted a run per slot that nobody claimed); one some instance executes is cleared. Live
+    // instances count: an old instance restarted during a rollout must not hold a new workflow's schedules
+    // while new instances execute it. The flag holds a schedule as a pause does (the pass reads either),
+    // apart from the operator's paused: it fires again once the flag clears, unless an operator paused it.
     flagMissing: `
-      UPDATE ${t.schedules} SET workflow_missing = NOT (workflow = ANY($1::text[])), updated_at = now()
-      WHERE workflow_missing = (workflow = ANY($1::text[]))`,
+      WITH executed AS (
+        SELECT unnest($1::text[]) AS workflow
+        UNION
+        SELECT jsonb_array_elements_text(i.detail -> 'workflows') FROM ${t.instances} i
+        WHERE i.heartbeat_at > now() - $2::bigint * interval '1 millisecond' AND jsonb_typeof(i.detail -> 'workflows') = 'array'
+      ), decided AS (
+        SELECT s.name, NOT EXISTS (SELECT 1 FROM executed e WHERE e.workflow = s.workflow) AS missing FROM ${t.schedules} s
+      )
+      UPDATE ${t.schedules} s SET workflow_missing = d.missing, updated_at = now()
+      FROM decided d WHERE s.name = d.name AND s.workflow_missing <> d.missing`,
     select: `
       SELECT s.*, r.status AS last_run_status, r.input AS last_run_input,
              (SELECT count(*)::int FROM ${t.scheduleSkips} k WHERE k.schedule = s.name) AS skipped
@@ -423,12 +438,12 @@ function statements(t: Tables) {
     insertRuns: `
       WITH r AS (
         SELECT * FROM jsonb_to_recordset($1::jsonb)
-          AS r(id text, input text, delay bigint, workflow text, actor text, schedule text, queue text, timeout_ms bigint, app_version text)
+          AS r(id text, input text, delay bigint, workflow text, actor text, schedule text, queue text, timeout_ms bigint, app_version text, trace_context text)
       ), ins AS (
-        INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind, queue, timeout_ms, app_version)
+        INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind, queue, timeout_ms, app_version, trace_context)
         SELECT r.id, r.workflow, CASE WHEN r.delay > 0 THEN 'waiting' ELSE 'pending' END, r.input, u.until,
                CASE WHEN r.delay > 0 THEN jsonb_build_object('kind', ${waitKindSql('start')}, 'until', u.until, 'since', now()) END,
-               CASE WHEN r.delay > 0 THEN ${waitKindSql('start')} END, r.queue, r.timeout_ms, r.app_version
+               CASE WHEN r.delay > 0 THEN ${waitKindSql('start')} END, r.queue, r.timeout_ms, r.app_version, r.trace_context
         FROM r, LATERAL (SELECT date_trunc('milliseconds', now() + r.delay * interval '1 millisecond') AS until) u
         ON CONFLICT (id) DO NOTHING
         RETURNING id, run_day, status, queue

@@ -223,6 +223,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
       )
       .catch(() => 0);
     if (released) this.logger.log(`Released ${released} run(s) still executing at shutdown; another instance takes them over now.`);
+    await this.runs.retire(this.id).catch(() => undefined);
   }
 
   private async claimWhileWanted(): Promise<void> {
@@ -330,7 +331,14 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
         this.id,
         snapshot.map((l) => ({ id: l.runId, token: l.token })),
         this.options.leaseMs,
-        { pid: process.pid, host: hostname(), executing: snapshot.length, concurrency: this.options.worker.concurrency },
+        {
+          pid: process.pid,
+          host: hostname(),
+          executing: snapshot.length,
+          concurrency: this.options.worker.concurrency,
+          // What this instance executes: a schedule is flagged workflowMissing only when no live instance does.
+          workflows: this.registry.names(),
+        },
         this.lastSweepAt ?? null,
         this.renewEveryMs,
       );

@@ -175,15 +175,15 @@ export function decide(row: DueSchedule, calendar: SlotCalendar): ScheduleFiring
 export function triggered(
   row: TriggeredSchedule,
   now: Date,
-  id: string,
-  actor: string,
+  run: { id: string; actor: string; traceContext: string | null },
   overlap: ScheduleOverlap = row.overlap,
 ): ScheduleFiring {
+  const { id, actor, traceContext } = run;
   const unfinished = row.last_run_id !== null && row.last_run_status !== null && UNFINISHED.has(row.last_run_status);
   if (unfinished && (overlap === 'skip' || overlap === 'bufferOne'))
     throw new ScheduleOverlapError(row.name, row.last_run_id!, row.last_run_status!, overlap);
   return {
-    runs: [{ id, input: slotRunInput(row.name, row.input, now), delayMs: 0 }],
+    runs: [{ id, input: slotRunInput(row.name, row.input, now), delayMs: 0, traceContext }],
     skips: [],
     cancel: unfinished && overlap === 'cancelOther' ? row.last_run_id! : undefined,
     actor,

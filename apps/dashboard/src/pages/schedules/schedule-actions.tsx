@@ -101,7 +101,10 @@ export function ScheduleActions({ schedule }: { schedule: Schedule }) {
               key={overlap}
               small
               disabled={busy}
-              onClick={() => trigger.mutate({ name: schedule.name, overlap })}
+              onClick={() => {
+                reset();
+                trigger.mutate({ name: schedule.name, overlap });
+              }}
               data-testid={testId}
             >
               {label}
