@@ -23,7 +23,8 @@ import { DeliveryRepository, DeliveryResult, DeliveryScope } from '../persistenc
 import { RunRepository } from '../persistence/run.repository';
 import { declaredName } from '../runtime/primitives/declared';
 import { serializePayload } from '../schema/serializer';
-import { checkName, storableText } from '../schema/define-signal';
+import { checkName } from '../schema/define-signal';
+import { actorOf } from './actor';
 import { validatePayload } from '../schema/payload-validator';
 import { DurableWorker } from '../worker/durable.worker';
 import { WakeBus } from '../runtime/wake-bus';
@@ -71,7 +72,7 @@ export class SignalService {
     opts: TxOptions & ActorOptions,
     prepared?: PreparedDelivery,
   ): Promise<SignalDelivery> {
-    const actor = storableText(String(opts.actor ?? 'api'));
+    const actor = actorOf(opts);
     const result = await this.deliver(
       runId,
       'signal',
@@ -107,7 +108,7 @@ export class SignalService {
     const { workflows, schema } = this.takersOf(name, signal, opts.workflow);
     const what = `The payload of signal "${name}"`;
     const encoded = serializePayload(await validatePayload(schema, payload, what), what);
-    const actor = storableText(String(opts.actor ?? 'api'));
+    const actor = actorOf(opts);
     const fanOut = opts.fanOut === 'one' ? ({ one: true } as const) : { most: MAX_FAN_OUT };
     const result = await this.deliveries.signalByKeys(JSON.stringify(checked), name, encoded, actor, workflows, fanOut, opts.manager);
     if ('tooMany' in result)
@@ -146,7 +147,7 @@ export class SignalService {
         input: run.input,
         runId: run.runId,
         manager,
-        actor: storableText(String(opts.actor ?? 'api')),
+        actor: actorOf(opts),
         keys: run.keys,
       });
       const delivery = await this.traced(`durable.signal ${name}`, runId, { 'durable.signal': name }, () =>
@@ -201,7 +202,7 @@ export class SignalService {
     payload: T,
     opts: TxOptions & ActorOptions,
   ): Promise<MessageDelivery> {
-    const actor = storableText(String(opts.actor ?? 'api'));
+    const actor = actorOf(opts);
     const result = await this.deliver(
       runId,
       'channel',
