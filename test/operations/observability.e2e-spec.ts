@@ -77,6 +77,15 @@ describe('observability: spans, metrics and health', () => {
   });
 
   const spans = (name: string) => exporter.getFinishedSpans().filter((s) => s.name === name);
+  /** The sum of a metric's values with these labels; `name_count` reads a histogram's count. */
+  const value = async (name: string, labels: Record<string, string> = {}) => {
+    const base = name.replace(/_count$/, '');
+    const metric = await registry.getSingleMetric(base)!.get();
+    return (metric.values as Array<{ value: number; labels: Record<string, unknown>; metricName?: string }>)
+      .filter((v) => (name === base ? v.metricName === undefined || v.metricName === base : v.metricName === name))
+      .filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
+      .reduce((sum, v) => sum + v.value, 0);
+  };
   const attribute = (span: ReadableSpan, key: string) => span.attributes[key];
 
   it("the run's executions, steps, waits and signal deliveries are spans in the trace of the request that started it", async () => {
@@ -123,6 +132,23 @@ describe('observability: spans, metrics and health', () => {
     expect(execution.spanContext().traceId).toBe(traceId);
   });
 
+  it("runs_started_total counts a schedule's runs: its slots, a trigger, a backfill", async () => {
+    const schedules = t.get(ScheduleService);
+    const started = () => value('durable_runs_started_total', { workflow: 'yearly' });
+    const before = await started();
+    await schedules.trigger('yearly', { overlap: 'allow' });
+    expect(await started()).toBe(before + 1);
+    // The first days of 2020, 2021 and 2022 at 03:00 UTC.
+    await schedules.backfill('yearly', new Date('2020-01-01T00:00:00Z'), new Date('2022-01-02T00:00:00Z'));
+    expect(await started()).toBe(before + 4);
+    await schedules.create({ name: 'yearly-every-second', workflow: Yearly, cron: '* * * * * *', overlap: 'allow' });
+    try {
+      await eventually(async () => (await started()) > before + 4, 'a slot of the per-second schedule');
+    } finally {
+      await schedules.delete('yearly-every-second');
+    }
+  });
+
   it("a run claimed by a signal delivered inside a request span joins its own stored trace, or none: never the delivering request's", async () => {
     const tracer = trace.getTracer('test');
     const traced = await tracer.startActiveSpan('POST /orders', async (request) => {
@@ -157,15 +183,6 @@ describe('observability: spans, metrics and health', () => {
     await (await t.client.start(Napper, null)).result({ timeout: '5s' });
     await eventually(async () => (await t.client.getRun(waiting.runId)).status === 'waiting', 'a run to wait');
 
-    /** The sum of a metric's values with these labels; `name_count` reads a histogram's count. */
-    const value = async (name: string, labels: Record<string, string> = {}) => {
-      const base = name.replace(/_count$/, '');
-      const metric = await registry.getSingleMetric(base)!.get();
-      return (metric.values as Array<{ value: number; labels: Record<string, unknown>; metricName?: string }>)
-        .filter((v) => (name === base ? v.metricName === undefined || v.metricName === base : v.metricName === name))
-        .filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
-        .reduce((sum, v) => sum + v.value, 0);
-    };
     expect(await value('durable_runs_started_total', { workflow: 'observed' })).toBeGreaterThanOrEqual(3);
     expect(await value('durable_runs_ended_total', { workflow: 'observed', status: 'failed' })).toBe(1);
     expect(await value('durable_runs_ended_total', { workflow: 'napper', status: 'completed' })).toBe(1);

@@ -99,6 +99,7 @@ export class ScheduleService {
       (workflow) => scheduledWorkflow(this.registry, workflow),
     );
     if (!fired) throw new ScheduleNotFoundError(name);
+    this.telemetry.started(fired.started);
     this.worker.revoke(fired.cancelled); // as WorkflowClient.cancel: an execution here stops now, not at its next write
     this.worker.nudge();
     return new DurableRunHandle(id, true, this.runs, this.bus, (runId) => this.worker.isExecuting(runId));
@@ -124,6 +125,7 @@ export class ScheduleService {
         .length;
     }
     if (started) this.worker.nudge();
+    this.telemetry.started(Array.from({ length: started }, () => row.workflow));
     const result = { started, skipped: slots.length - started };
     await this.schedules.audit(name, 'schedule-backfilled', actorOf(opts), { from, to, ...result });
     return result;

@@ -20,4 +20,12 @@ export class DurableTelemetry {
       this.metrics = metrics;
     }
   }
+
+  /** Counts runs started outside the run starter (a schedule's slots, triggers and backfills): one workflow name per run. */
+  started(workflows: readonly string[]): void {
+    if (!this.metrics) return;
+    const counts = new Map<string, number>();
+    for (const workflow of workflows) counts.set(workflow, (counts.get(workflow) ?? 0) + 1);
+    for (const [workflow, n] of counts) this.metrics.started.inc({ workflow }, n);
+  }
 }

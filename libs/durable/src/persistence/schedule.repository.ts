@@ -209,17 +209,17 @@ export class ScheduleRepository {
 
   /**
    * One schedule pass: locks up to `batch` due schedules, asks `decide` for each (given the database's
-   * now), and writes every decision in the same transaction. Returns how many runs it started.
+   * now), and writes every decision in the same transaction. Returns the workflow of each run it started.
    */
   async fire(
     batch: number,
     shiftMs: number,
     decide: (row: DueSchedule, now: Date) => ScheduleFiring,
     settingsOf: (workflow: string) => ScheduledWorkflow,
-  ): Promise<number> {
+  ): Promise<string[]> {
     return this.db.transaction(async (client) => {
       const { rows } = await client.query<DueSchedule & { db_now: number }>(this.sql.due, [batch, shiftMs]);
-      if (!rows.length) return 0;
+      if (!rows.length) return [];
       const now = new Date(rows[0].db_now); // the transaction's now: one instant for every row
       const firings = rows.map((row) => ({ row, firing: decide(row, now) }));
       return (await this.write(client, firings, settingsOf)).started;
@@ -229,21 +229,21 @@ export class ScheduleRepository {
   /**
    * Fires one schedule now, outside its slots (a trigger): its row locked (waiting for a pass that holds
    * it), then read, so `decide` sees its last run as that pass left it, at the database's now; the
-   * decision is written as a pass writes its own. Null when there is no such schedule, else the runs
-   * its cancel stopped (to stop their executions here at once); what `decide` throws writes nothing.
+   * decision is written as a pass writes its own. Null when there is no such schedule, else the run it
+   * started (its workflow) and the runs its cancel stopped (to stop their executions here at once); what
+   * `decide` throws writes nothing.
    */
   async fireNow(
     name: string,
     shiftMs: number,
     decide: (row: TriggeredSchedule, now: Date) => ScheduleFiring,
     settingsOf: (workflow: string) => ScheduledWorkflow,
-  ): Promise<{ cancelled: string[] } | null> {
+  ): Promise<{ started: string[]; cancelled: string[] } | null> {
     return this.db.transaction(async (client) => {
       // Locked first, read after: a read that waited in its own lock would join the last run the pass replaced.
       if (!(await client.query(this.sql.lockOne, [name])).rows.length) return null;
       const [row] = (await client.query<TriggeredSchedule & { db_now: number }>(this.sql.one, [name, shiftMs])).rows;
-      const { cancelled } = await this.write(client, [{ row, firing: decide(row, new Date(row.db_now)) }], settingsOf);
-      return { cancelled };
+      return this.write(client, [{ row, firing: decide(row, new Date(row.db_now)) }], settingsOf);
     }, READ_COMMITTED);
   }
 
@@ -255,7 +255,7 @@ export class ScheduleRepository {
     client: PoolClient,
     firings: Array<{ row: DueSchedule; firing: ScheduleFiring }>,
     settingsOf: (workflow: string) => ScheduledWorkflow,
-  ): Promise<{ started: number; cancelled: string[] }> {
+  ): Promise<{ started: string[]; cancelled: string[] }> {
     const [wake, queue] = this.channels;
     const cancelled: string[] = [];
     for (const { row, firing } of firings) {
@@ -274,9 +274,11 @@ export class ScheduleRepository {
       const settings = settingsOf(row.workflow);
       return firing.runs.map((run) => runRecord(run, row.workflow, settings, firing.actor ?? ACTOR(row.name), row.name));
     });
-    let started = 0;
+    /** The workflow of each run started (a slot another instance fired starts nothing here). */
+    const started: string[] = [];
     for (const part of byInputSize(runs))
-      started += (await client.query(this.sql.insertRuns, [JSON.stringify(part), ...this.channels])).rows.length;
+      for (const row of (await client.query<{ workflow: string }>(this.sql.insertRuns, [JSON.stringify(part), ...this.channels])).rows)
+        started.push(row.workflow);
     // Instants as epoch milliseconds: JSON.stringify of an object holding a Date leaves its fast path.
     const skips = firings.flatMap(({ row, firing }) =>
       firing.skips.map((skip) => ({ schedule: row.name, slot: skip.slot.getTime(), reason: skip.reason })),
@@ -446,12 +448,12 @@ function statements(t: Tables) {
                CASE WHEN r.delay > 0 THEN ${waitKindSql('start')} END, r.queue, r.timeout_ms, r.app_version, r.trace_context
         FROM r, LATERAL (SELECT date_trunc('milliseconds', now() + r.delay * interval '1 millisecond') AS until) u
         ON CONFLICT (id) DO NOTHING
-        RETURNING id, run_day, status, queue
+        RETURNING id, run_day, status, queue, workflow
       ), history AS (
         INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
         SELECT ins.id, ins.run_day, 'started', r.actor, jsonb_build_object('schedule', r.schedule) FROM ins JOIN r ON r.id = ins.id
       )
-      SELECT id, (SELECT 1 FROM pg_notify(CASE WHEN ins.queue IS NULL THEN $2 ELSE $3 END, COALESCE(ins.queue, ins.id))
+      SELECT id, workflow, (SELECT 1 FROM pg_notify(CASE WHEN ins.queue IS NULL THEN $2 ELSE $3 END, COALESCE(ins.queue, ins.id))
                   WHERE ins.status = 'pending') AS notified
       FROM ins`,
     // $1 the skipped slots, a JSON array of { schedule, slot (epoch ms), reason }. Batches travel as

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ScheduleOverlapError } from '../errors';
 import type { ScheduleOverlap, ScheduleSkipReason } from '../interfaces';
+import { DurableTelemetry } from '../observability/durable-telemetry';
 import type { DueSchedule, ScheduleFiring, ScheduledRun, TriggeredSchedule } from '../persistence/schedule.repository';
 import { ScheduleRepository } from '../persistence/schedule.repository';
 import { DbClock } from '../runtime/db-clock';
@@ -45,6 +46,7 @@ export class SchedulePass {
     private readonly schedules: ScheduleRepository,
     private readonly clock: DbClock,
     private readonly registry: WorkflowRegistry,
+    private readonly telemetry: DurableTelemetry,
   ) {}
 
   /** What a schedule's runs take from their workflow: its queue and its timeout. */
@@ -83,7 +85,8 @@ export class SchedulePass {
         },
         this.settingsOf,
       );
-      started += fired;
+      started += fired.length;
+      this.telemetry.started(fired);
       return seen === SCHEDULES_PER_TRANSACTION;
     };
     const lanes = Math.max(1, Math.min(PARALLEL_TRANSACTIONS, Math.ceil(before.due / SCHEDULES_PER_TRANSACTION)));
