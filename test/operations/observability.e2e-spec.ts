@@ -132,18 +132,24 @@ describe('observability: spans, metrics and health', () => {
     expect(execution.spanContext().traceId).toBe(traceId);
   });
 
-  it("runs_started_total counts a schedule's runs: its slots, a trigger, a backfill", async () => {
+  it("runs_started_total counts a schedule's runs (its slots, a trigger, a backfill) and forks", async () => {
     const schedules = t.get(ScheduleService);
     const started = () => value('durable_runs_started_total', { workflow: 'yearly' });
     const before = await started();
-    await schedules.trigger('yearly', { overlap: 'allow' });
+    const triggered = await schedules.trigger('yearly', { overlap: 'allow' });
     expect(await started()).toBe(before + 1);
+    await triggered.result({ timeout: '5s' });
+    await t.client.fork(triggered.runId, { fromStep: 'tally' });
+    expect(await started()).toBe(before + 2);
+    await expect(t.client.fork(triggered.runId, { fromStep: 'nowhere' })).rejects.toThrow(/nowhere/);
+    expect(await started()).toBe(before + 2); // a refused fork started nothing
+    const forksCounted = before + 2;
     // The first days of 2020, 2021 and 2022 at 03:00 UTC.
     await schedules.backfill('yearly', new Date('2020-01-01T00:00:00Z'), new Date('2022-01-02T00:00:00Z'));
-    expect(await started()).toBe(before + 4);
+    expect(await started()).toBe(forksCounted + 3);
     await schedules.create({ name: 'yearly-every-second', workflow: Yearly, cron: '* * * * * *', overlap: 'allow' });
     try {
-      await eventually(async () => (await started()) > before + 4, 'a slot of the per-second schedule');
+      await eventually(async () => (await started()) > forksCounted + 3, 'a slot of the per-second schedule');
     } finally {
       await schedules.delete('yearly-every-second');
     }

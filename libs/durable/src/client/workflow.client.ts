@@ -14,6 +14,7 @@ import { WakeBus } from '../runtime/wake-bus';
 import { DurableRunHandle } from './run-handle';
 import { RunStarter } from './run-starter';
 import { QueueReasons } from './queue-reasons';
+import { DurableTelemetry } from '../observability/durable-telemetry';
 
 /** Starts runs and acts on them from outside: controllers, webhooks, scripts, the dashboard. */
 @Injectable()
@@ -26,6 +27,7 @@ export class WorkflowClient {
     private readonly worker: DurableWorker,
     private readonly bus: WakeBus,
     private readonly queueReasons: QueueReasons,
+    private readonly telemetry: DurableTelemetry,
   ) {}
 
   /**
@@ -141,7 +143,8 @@ export class WorkflowClient {
       throw new InvalidArgumentError(
         `Cannot fork run "${runId}" from "${fromStep}": its child "${forked.gone.child}" (${forked.gone.spawn}), spawned before that step, no longer exists (retention deleted it); fork from "${forked.gone.spawn}" or earlier to start it anew.`,
       );
-    if (!forked.created) throw new InvalidArgumentError(`A run "${forkId}" exists already; give the fork another runId.`);
+    if (forked.created === null) throw new InvalidArgumentError(`A run "${forkId}" exists already; give the fork another runId.`);
+    this.telemetry.started([forked.created]);
     this.worker.nudge();
     return new DurableRunHandle<O>(forkId, true, this.runs, this.bus, this.executingHere);
   }

@@ -21,7 +21,7 @@ export class DurableTelemetry {
     }
   }
 
-  /** Counts runs started outside the run starter (a schedule's slots, triggers and backfills): one workflow name per run. */
+  /** Counts runs started outside the run starter (a schedule's slots, triggers and backfills, forks): one workflow name per run. */
   started(workflows: readonly string[]): void {
     if (!this.metrics) return;
     const counts = new Map<string, number>();

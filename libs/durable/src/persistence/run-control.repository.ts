@@ -100,7 +100,7 @@ export class RunControlRepository {
     return this.check(runId, 'setDeadline', row, ['pending', 'running', 'waiting', 'failed']);
   }
 
-  /** A fork of `sourceId` from the checkpoint `fromStep` (see forkRunSql): what it found, and whether it created the fork. */
+  /** A fork of `sourceId` from the checkpoint `fromStep` (see forkRunSql): what it found, and the workflow of the fork it created (null: none). */
   async fork(args: {
     sourceId: string;
     fromStep: string;
@@ -110,11 +110,11 @@ export class RunControlRepository {
     actor: string;
     appVersion: string | null;
     timeoutMs: number | null;
-  }): Promise<{ source: boolean; step: boolean; created: boolean; gone?: { spawn: string; child: string } }> {
+  }): Promise<{ source: boolean; step: boolean; created: string | null; gone?: { spawn: string; child: string } }> {
     const [row] = await this.db.query<{
       source: boolean;
       step: boolean;
-      created: string | null;
+      workflow: string | null;
       goneSpawn: string | null;
       goneChild: string | null;
     }>(this.sql.fork, [
@@ -130,7 +130,7 @@ export class RunControlRepository {
       this.sql.queueChannel,
     ]);
     const gone = row.goneSpawn === null ? undefined : { spawn: row.goneSpawn, child: row.goneChild! };
-    return { source: row.source, step: row.step, created: row.created !== null, gone };
+    return { source: row.source, step: row.step, created: row.workflow, gone };
   }
 
   /** One transition statement; a deadlock (the cascade locks children and parents) rolled it back whole, so it is tried again. */

@@ -33,7 +33,7 @@ WITH src AS (
   FROM src, pivot
   WHERE NOT EXISTS (SELECT 1 FROM gone)
   ON CONFLICT DO NOTHING
-  RETURNING id, run_day, queue
+  RETURNING id, run_day, queue, workflow
 ), steps AS (
   INSERT INTO ${t.steps} (run_id, run_day, key, kind, outcome, result, error, started_at, finished_at)
   SELECT ins.id, ins.run_day, s.key, s.kind, s.outcome, s.result, s.error, s.started_at, s.finished_at
@@ -61,6 +61,6 @@ WITH src AS (
   UNION ALL
   SELECT $1, src.run_day, 'forked', $6, jsonb_build_object('fork', $3::text, 'fromStep', $2::text) FROM ins, src
 )
-SELECT EXISTS (SELECT 1 FROM src) AS source, EXISTS (SELECT 1 FROM pivot) AS step, (SELECT id FROM ins) AS created,
+SELECT EXISTS (SELECT 1 FROM src) AS source, EXISTS (SELECT 1 FROM pivot) AS step, (SELECT workflow FROM ins) AS workflow,
        (SELECT key FROM gone) AS "goneSpawn", (SELECT child FROM gone) AS "goneChild",
        (SELECT count(*) FROM ins, pg_notify(CASE WHEN ins.queue IS NULL THEN $9 ELSE $10 END, COALESCE(ins.queue, ins.id))) AS notified`;
