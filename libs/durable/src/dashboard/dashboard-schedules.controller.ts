@@ -3,16 +3,12 @@ import { z } from 'zod';
 import { ScheduleService } from '../client/schedule.service';
 import { WorkflowClient } from '../client/workflow.client';
 import { SCHEDULE_OVERLAPS } from '../schema/schedule-spec';
-import { endpoint, EndpointInput, Input, oneOf, text } from './api-input';
+import { endpoint, EndpointInput, Input, instant, oneOf, text } from './api-input';
 import { DashboardAuthGuard, DashboardRequest } from './dashboard-auth.guard';
 import { DashboardErrorsFilter } from './dashboard-errors.filter';
 import { Action, actor, noBody } from './dashboard-routes';
 
 const scheduleName = { name: text(120) };
-/** An instant as ISO-8601 text with its offset (`2026-03-01T00:00:00Z`). */
-const instant = z.iso
-  .datetime({ offset: true, error: 'must be an ISO-8601 date-time with its offset, e.g. 2026-03-01T00:00:00Z' })
-  .transform((s) => new Date(s));
 
 /** Schedules: list, inspect, pause, resume, trigger, backfill (with a preview). Mounted at `${path}/api/schedules`. */
 @Controller()
@@ -80,7 +76,7 @@ export class DashboardSchedulesController {
 
   static readonly backfill = endpoint({
     params: z.strictObject(scheduleName),
-    body: z.strictObject({ from: instant, to: instant, dryRun: z.boolean().optional() }),
+    body: z.strictObject({ from: instant(), to: instant(), dryRun: z.boolean().optional() }),
   });
   /** With `dryRun: true`, answers how many runs the range would start and changes nothing. */
   @Post(':name/backfill')
