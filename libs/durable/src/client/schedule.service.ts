@@ -93,7 +93,7 @@ export class ScheduleService {
       name,
       this.clock.shiftMs,
       (row, now) => {
-        this.registry.resolve(row.workflow); // WorkflowNotFoundError: no run that no instance here would execute
+        this.registry.resolve(row.workflow); // WorkflowNotFoundError: a trigger needs its workflow registered here
         return triggered(row, now, { id, actor: actorOf(opts), traceContext: this.telemetry.tracing.captureContext() }, overlap);
       },
       (workflow) => scheduledWorkflow(this.registry, workflow),
