@@ -10,6 +10,7 @@ import {
   WorkflowContext,
 } from 'nestjs-durable';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
+import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
 import { PARALLEL_TRANSACTIONS } from 'nestjs-durable/worker/schedule-pass';
 import { Client } from 'pg';
 import { databaseUrl, Db, eventually, startApp, uniqueSchema } from '../setup/durable-app';
@@ -171,6 +172,8 @@ describe('schedules across instances and restarts', () => {
       expect(await old.get(ScheduleService).get('nightly')).toMatchObject({ paused: false, workflowMissing: false });
       expect(await old.get(ScheduleService).get('made')).toMatchObject({ paused: false, workflowMissing: false });
     } finally {
+      // A renewal in flight as the keeper shuts down must not name its workflows again after its shutdown withdrew them.
+      void keeper.get(DurableWorker).renew();
       await Promise.all([old.close(), keeper.close()]);
     }
     expect(await db.count('instances', `detail -> 'workflows' ? 'nightly'`)).toBe(0);

@@ -39,6 +39,8 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   private claiming?: Promise<void>;
   private renewTimer?: NodeJS.Timeout;
   private renewing?: Promise<void>;
+  /** Shut down, its leases given back: no renewal (nor heartbeat) is sent any more. */
+  private retired = false;
   private lastSweepAt?: Date;
   private sweepPending = false;
   private readonly wakeTimer = new WakeTimer(() => this.nudge());
@@ -223,6 +225,9 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
       )
       .catch(() => 0);
     if (released) this.logger.log(`Released ${released} run(s) still executing at shutdown; another instance takes them over now.`);
+    // Its workflows withdrawn last: a renewal still in flight (or one a late execution asks for) would name them again.
+    this.retired = true;
+    await this.renewing;
     await this.runs.retire(this.id).catch(() => undefined);
   }
 
@@ -320,6 +325,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
    * made while one is in flight joins it.
    */
   renew(): Promise<void> {
+    if (this.retired) return Promise.resolve();
     return (this.renewing ??= this.renewHeld().finally(() => (this.renewing = undefined)));
   }
 
