@@ -62,12 +62,13 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
     const batch = SCHEDULES_PER_TRANSACTION; // the due schedules one pass transaction fires
     // The statements a worker's sweep sends.
     const repository = new ScheduleRepository(standInDatabase(SCHEMA, pool) as never);
-    // No test clock, no workflow registered, no metrics: what the pass reads of each.
+    // No test clock, no workflow registered, no metrics, no executions: what the pass reads of each.
     const pass = new SchedulePass(
       repository,
       { shiftMs: 0 } as never,
       { find: () => undefined } as never,
       { started: () => undefined } as never,
+      { revoke: () => undefined } as never,
     );
     const reps = plan.quick ? 20 : 100;
     const timePass = async (): Promise<number[]> => {

@@ -320,6 +320,42 @@ describe('schedules across instances and restarts', () => {
     }
   });
 
+  it("a cancelOther stops the cancelled run's execution here at once, from a trigger and from a slot, not at its next renewal", async () => {
+    /** The runs executing, each held until the test opens its gate. */
+    const gates = new Map<string, () => void>();
+    @Workflow('gated', { schedules: [{ name: 'gated-every-second', cron: '* * * * * *', overlap: 'cancelOther' }] })
+    class Gated implements DurableWorkflow<ScheduledInput, null> {
+      async run(_: ScheduledInput, ctx: WorkflowContext) {
+        await new Promise<void>((open) => gates.set(ctx.runId, open));
+        return null;
+      }
+    }
+    const schema = fresh();
+    const db = dbOf(schema);
+    // Leases renewed every 20 s: within the test, a renewal never tells an execution its run was cancelled.
+    const app = await startApp({ schema, providers: [Gated], options: { leaseMs: 60_000 } });
+    const worker = app.get(DurableWorker);
+    const schedules = app.get(ScheduleService);
+    const cancelled = (runId: string) => db.count('runs', `id = $1 AND status = 'cancelled'`, [runId]);
+    try {
+      // A slot's pass cancels the run of the slot before, executing here.
+      const bySlot = await eventually(async () => [...gates.keys()].find((id) => !id.includes(':trigger:')), 'a slot run executing');
+      await eventually(async () => (await cancelled(bySlot)) === 1, 'the next slot cancelling it');
+      await eventually(async () => !worker.isExecuting(bySlot), 'its execution stopping', 3_000);
+
+      await schedules.pause('gated-every-second');
+      const last = (await schedules.get('gated-every-second')).lastRun!.runId;
+      await eventually(async () => gates.has(last), 'the last slot run executing');
+      const replacing = await schedules.trigger('gated-every-second');
+      expect(await cancelled(last)).toBe(1);
+      expect(worker.isExecuting(last)).toBe(false);
+      await eventually(async () => gates.has(replacing.runId), 'the triggered run executing');
+    } finally {
+      for (const open of gates.values()) open();
+      await app.close();
+    }
+  });
+
   it("a queued workflow's scheduled runs enter its queue: slots, trigger and backfill wait for admission and keep its concurrency", async () => {
     /** When each execution ran, by the process clock: the queue's one slot means no two of these overlap. */
     const executions: Array<{ from: number; to: number }> = [];

@@ -109,8 +109,9 @@ export class ScheduleRepository {
   /**
    * Brings the decorators' schedules into the table, one instance at a time (a transaction-scoped
    * advisory lock): created when new, updated when their spec changed (never their paused state).
-   * Any schedule whose workflow is gone, a decorator's or one made with create(), is kept and flagged
-   * (held as if paused), never deleted; the flag clears when an instance registering the workflow boots.
+   * Any schedule whose workflow neither this instance nor a live one (its heartbeat names its workflows)
+   * executes, a decorator's or one made with create(), is kept and flagged (held as if paused), never
+   * deleted; the flag clears when an instance registering the workflow boots.
    */
   async reconcile(specs: ResolvedSchedule[], workflows: string[], shiftMs: number, leaseMs: number): Promise<void> {
     const t = this.db.tables;
@@ -209,20 +210,21 @@ export class ScheduleRepository {
 
   /**
    * One schedule pass: locks up to `batch` due schedules, asks `decide` for each (given the database's
-   * now), and writes every decision in the same transaction. Returns the workflow of each run it started.
+   * now), and writes every decision in the same transaction. Returns the workflow of each run it started
+   * and the runs its cancels stopped (to stop their executions here at once).
    */
   async fire(
     batch: number,
     shiftMs: number,
     decide: (row: DueSchedule, now: Date) => ScheduleFiring,
     settingsOf: (workflow: string) => ScheduledWorkflow,
-  ): Promise<string[]> {
+  ): Promise<{ started: string[]; cancelled: string[] }> {
     return this.db.transaction(async (client) => {
       const { rows } = await client.query<DueSchedule & { db_now: number }>(this.sql.due, [batch, shiftMs]);
-      if (!rows.length) return [];
+      if (!rows.length) return { started: [], cancelled: [] };
       const now = new Date(rows[0].db_now); // the transaction's now: one instant for every row
       const firings = rows.map((row) => ({ row, firing: decide(row, now) }));
-      return (await this.write(client, firings, settingsOf)).started;
+      return this.write(client, firings, settingsOf);
     }, READ_COMMITTED); // its cancels' cascade needs a snapshot per statement
   }
 

@@ -8,6 +8,7 @@ import { DbClock } from '../runtime/db-clock';
 import { scheduledWorkflow, WorkflowRegistry } from '../runtime/workflow.registry';
 import { jitterOf, slotRunId, slotRunInput } from '../schema/schedule-spec';
 import { SlotCalendar } from '../schema/slot-calendar';
+import { DurableWorker } from './durable.worker';
 
 /** The most slots one schedule moves through in one pass; a longer backlog takes more passes. */
 const SLOTS_PER_PASS = 1_000;
@@ -47,6 +48,7 @@ export class SchedulePass {
     private readonly clock: DbClock,
     private readonly registry: WorkflowRegistry,
     private readonly telemetry: DurableTelemetry,
+    private readonly worker: DurableWorker,
   ) {}
 
   /** What a schedule's runs take from their workflow: its queue and its timeout. */
@@ -85,8 +87,9 @@ export class SchedulePass {
         },
         this.settingsOf,
       );
-      started += fired.length;
-      this.telemetry.started(fired);
+      started += fired.started.length;
+      this.telemetry.started(fired.started);
+      this.worker.revoke(fired.cancelled); // as a trigger's cancel: an execution here stops now, not at its next write or renewal
       return seen === SCHEDULES_PER_TRANSACTION;
     };
     const lanes = Math.max(1, Math.min(PARALLEL_TRANSACTIONS, Math.ceil(before.due / SCHEDULES_PER_TRANSACTION)));
