@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cron } from 'croner';
 import type { Page } from 'playwright-core';
-import { DurableWorkflow, ScheduledInput, Step, Workflow, WorkflowContext } from 'nestjs-durable';
+import { DurableWorkflow, ScheduledInput, ScheduleService, Step, Workflow, WorkflowContext } from 'nestjs-durable';
 import { dashboardSuite } from '../setup/browser';
 import { DurableTestApp, eventually, uniqueSchema } from '../setup/durable-app';
 
@@ -167,7 +167,7 @@ describe('the Schedules page in a real browser', () => {
     await page.screenshot({ path: join(SHOTS, 'schedule-detail.png'), fullPage: true });
   });
 
-  it('a trigger the overlap policy refuses names the unfinished run and starts nothing; the operator may start one beside it', async () => {
+  it('a trigger the overlap policy refuses names the unfinished run and starts nothing; the operator may start one beside it, or replace it, and an override gone stale is refused naming the run now last', async () => {
     await eventually(
       async () => (await api<{ schedule: ScheduleView }>('/schedules/every-second-held')).schedule.lastRun?.status === 'waiting',
       'the held run waiting',
@@ -189,6 +189,24 @@ describe('the Schedules page in a real browser', () => {
     await expect(held.getByTestId('trigger-overlap').count()).resolves.toBe(0);
     await eventually(async () => (await t.client.getRun(runId)).status === 'waiting', 'the run started beside it');
     expect((await t.client.getRun(unfinished)).status).toBe('waiting');
+
+    // A prompt gone stale: it names the run beside, but another becomes the last run before the operator clicks.
+    await held.getByTestId('schedule-trigger').click();
+    await expect(held.getByTestId('trigger-overlap').locator('a').first().getAttribute('title')).resolves.toBe(runId);
+    const newer = (await t.get(ScheduleService).trigger('every-second-held', { overlap: 'allow' })).runId;
+    const runs = await db.count('runs', "workflow = 'schedule-hold'");
+    await held.getByTestId('trigger-replace').click();
+    // Refused, naming the newer run; the run the operator saw and the newer one both still wait.
+    await held.getByTestId('trigger-overlap-changed').waitFor();
+    await expect(held.getByTestId('trigger-overlap').locator('a').first().getAttribute('title')).resolves.toBe(newer);
+    await expect(held.getByTestId('trigger-overlap-changed').locator('a').getAttribute('title')).resolves.toBe(runId);
+    expect(await db.count('runs', "workflow = 'schedule-hold'")).toBe(runs);
+    for (const id of [runId, newer]) expect((await t.client.getRun(id)).status).toBe('waiting');
+    // Asked again, with the newer run on screen, the override replaces it.
+    await held.getByTestId('trigger-replace').click();
+    await held.getByTestId('trigger-result').locator('a').waitFor();
+    expect((await t.client.getRun(newer)).status).toBe('cancelled');
+    expect((await t.client.getRun(runId)).status).toBe('waiting');
   });
 
   it("filters the runs list by schedule, from a schedule's link and from the filter", async () => {

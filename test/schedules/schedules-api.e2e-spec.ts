@@ -115,6 +115,11 @@ describe('REST: /schedules', () => {
         message: expect.stringMatching(/Body field "overlap": must be one of skip, bufferOne, allow, cancelOther; got "sometimes"/),
       }),
     ]);
+    const badExpected = await call(t, 'POST', '/schedules/hourly-digest/trigger', { overlap: 'allow', expectLastRun: '' });
+    expect([badExpected.status, await badExpected.json()]).toEqual([
+      400,
+      expect.objectContaining({ message: expect.stringMatching(/Body field "expectLastRun": must not be empty/) }),
+    ]);
     const unknownField = await call(t, 'POST', '/schedules/hourly-digest/trigger', { overlaps: 'allow' });
     expect(unknownField.status).toBe(400);
     expect((await t.client.listRuns({ schedule: 'hourly-digest' })).runs).toHaveLength(runs.runs.length);

@@ -253,7 +253,7 @@ describe('schedules across instances and restarts', () => {
     }
   });
 
-  it("trigger follows the overlap policy against an unfinished last run: 'skip' refuses naming it and writes nothing, 'allow' starts beside it, 'cancelOther' cancels it", async () => {
+  it("trigger follows the overlap policy against an unfinished last run: 'skip' refuses naming it and writes nothing, 'allow' starts beside it, 'cancelOther' cancels it; an override meant for another run (expectLastRun) is refused", async () => {
     const schema = fresh();
     const db = dbOf(schema);
     const app = await startApp({ schema, providers: [Held] });
@@ -282,7 +282,24 @@ describe('schedules across instances and restarts', () => {
       expect((await app.client.getRun(first.runId)).status).toBe('waiting');
       expect((await schedules.get('held')).lastRun?.runId).toBe(beside.runId);
 
-      const replacing = await schedules.trigger('held', { overlap: 'cancelOther', actor: 'ops' });
+      // An override meant for the run the caller saw (the first) is refused now that another is the last: nothing cancelled.
+      const stale = schedules.trigger('held', { overlap: 'cancelOther', expectLastRun: first.runId });
+      await expect(stale).rejects.toMatchObject({
+        code: 'SCHEDULE_OVERLAP',
+        runId: beside.runId,
+        details: { runId: beside.runId, status: 'waiting', overlap: 'cancelOther', expected: first.runId },
+      });
+      await expect(stale).rejects.toThrow(
+        `unfinished last run is "${beside.runId}" (waiting), not "${first.runId}" as the trigger expected`,
+      );
+      for (const bad of ['', 42])
+        await expect(schedules.trigger('held', { overlap: 'cancelOther', expectLastRun: bad as never })).rejects.toThrow(
+          /trigger\("held"\): expectLastRun must be a run id \(a non-empty string\)/,
+        );
+      expect(await db.count('runs')).toBe(runs + 1);
+      expect(await db.count('runs', `status = 'waiting'`)).toBe(2);
+
+      const replacing = await schedules.trigger('held', { overlap: 'cancelOther', actor: 'ops', expectLastRun: beside.runId });
       expect((await app.client.getRun(beside.runId)).status).toBe('cancelled');
       expect(await db.query(`SELECT actor FROM durable.history WHERE run_id = $1 AND event = 'cancelled'`, [beside.runId])).toEqual([
         { actor: 'ops' },

@@ -55,8 +55,19 @@ export function resumeSchedule(name: string): Promise<unknown> {
 }
 
 /** One run now, outside the slots; `overlap` instead of the schedule's policy against its unfinished last run. */
-export function triggerSchedule({ name, overlap }: { name: string; overlap?: 'allow' | 'cancelOther' }): Promise<{ runId: string }> {
-  return apiPost<{ runId: string }>(`${schedulePath(name)}/trigger`, overlap ? { overlap } : undefined);
+/**
+ * One run now. An override (`overlap`) names the unfinished run it is meant for (`expectLastRun`): when
+ * another has become the last run meanwhile, the server refuses, naming that one, and changes nothing.
+ */
+export function triggerSchedule({
+  name,
+  ...override
+}: {
+  name: string;
+  overlap?: 'allow' | 'cancelOther';
+  expectLastRun?: string;
+}): Promise<{ runId: string }> {
+  return apiPost<{ runId: string }>(`${schedulePath(name)}/trigger`, override.overlap ? override : undefined);
 }
 
 /** Starts a run for each slot of the range that has none; with `dryRun`, only counts them. */

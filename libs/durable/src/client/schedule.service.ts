@@ -80,13 +80,19 @@ export class ScheduleService {
    * One run now, outside the slots (id `schedule:<name>:trigger:<uuid>`, scheduledAt now), under the
    * overlap policy (the schedule's, or `overlap`) against its last run when that is unfinished: 'allow'
    * starts beside it, 'cancelOther' cancels it first, 'skip' and 'bufferOne' refuse (ScheduleOverlapError,
-   * nothing started). The run becomes the schedule's last run, so the overlap policy of the next slot sees it.
+   * nothing started). With `expectLastRun`, an unfinished last run other than that one is refused alike
+   * (the policy is meant for the run the caller saw). The run becomes the schedule's last run, so the
+   * overlap policy of the next slot sees it.
    */
   async trigger(name: string, opts: TriggerOptions = {}): Promise<RunHandle<unknown>> {
-    const overlap = opts.overlap;
+    const { overlap, expectLastRun } = opts;
     if (overlap !== undefined && !SCHEDULE_OVERLAPS.includes(overlap))
       throw new InvalidArgumentError(
         `trigger("${name}"): overlap must be one of ${SCHEDULE_OVERLAPS.join(', ')}; got ${JSON.stringify(overlap)}.`,
+      );
+    if (expectLastRun !== undefined && (typeof expectLastRun !== 'string' || expectLastRun.length === 0))
+      throw new InvalidArgumentError(
+        `trigger("${name}"): expectLastRun must be a run id (a non-empty string); got ${JSON.stringify(expectLastRun)}.`,
       );
     const id = `${scheduleRunPrefix(name)}trigger:${generatedRunId()}`;
     const fired = await this.schedules.fireNow(
@@ -94,7 +100,8 @@ export class ScheduleService {
       this.clock.shiftMs,
       (row, now) => {
         this.registry.resolve(row.workflow); // WorkflowNotFoundError: a trigger needs its workflow registered here
-        return triggered(row, now, { id, actor: actorOf(opts), traceContext: this.telemetry.tracing.captureContext() }, overlap);
+        const run = { id, actor: actorOf(opts), traceContext: this.telemetry.tracing.captureContext() };
+        return triggered(row, now, run, overlap, expectLastRun);
       },
       (workflow) => scheduledWorkflow(this.registry, workflow),
     );

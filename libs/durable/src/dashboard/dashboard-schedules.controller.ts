@@ -61,16 +61,23 @@ export class DashboardSchedulesController {
 
   static readonly trigger = endpoint({
     params: z.strictObject(scheduleName),
-    body: z.strictObject({ overlap: oneOf(SCHEDULE_OVERLAPS).optional() }).optional(),
+    body: z.strictObject({ overlap: oneOf(SCHEDULE_OVERLAPS).optional(), expectLastRun: text(10_000).optional() }).optional(),
   });
-  /** Under the schedule's overlap policy, or `overlap`: a refusal is 409 SCHEDULE_OVERLAP, naming the unfinished run. */
+  /**
+   * Under the schedule's overlap policy, or `overlap`: a refusal is 409 SCHEDULE_OVERLAP, naming the
+   * unfinished run; so is an unfinished last run other than `expectLastRun`.
+   */
   @Post(':name/trigger')
   @Action()
   async trigger(
     @Input(DashboardSchedulesController.trigger) { params, body }: EndpointInput<typeof DashboardSchedulesController.trigger>,
     @Req() request: DashboardRequest,
   ) {
-    const handle = await this.schedules.trigger(params.name, { actor: actor(request), overlap: body?.overlap });
+    const handle = await this.schedules.trigger(params.name, {
+      actor: actor(request),
+      overlap: body?.overlap,
+      expectLastRun: body?.expectLastRun,
+    });
     return { runId: handle.runId };
   }
 

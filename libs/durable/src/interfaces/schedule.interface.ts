@@ -8,6 +8,12 @@ export type ScheduleOverlap = 'skip' | 'bufferOne' | 'allow' | 'cancelOther';
 export interface TriggerOptions extends ActorOptions {
   /** Against an unfinished last run, this policy instead of the schedule's: 'allow' starts beside it, 'cancelOther' cancels it first. */
   overlap?: ScheduleOverlap;
+  /**
+   * The unfinished last run the caller saw (the one its `overlap` is meant for): when the schedule's last
+   * run is now another unfinished one, the trigger refuses (ScheduleOverlapError naming that run) and
+   * starts and cancels nothing, rather than apply the policy to a run the caller did not see.
+   */
+  expectLastRun?: string;
 }
 
 /** Why a slot started no run. */

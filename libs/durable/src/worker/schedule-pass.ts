@@ -176,16 +176,20 @@ export function decide(row: DueSchedule, calendar: SlotCalendar): ScheduleFiring
  * What a trigger does at `now`: one run outside the slots (`id`, scheduledAt now), under the overlap
  * policy given (the schedule's by default) against the last run when it is unfinished: 'allow' starts
  * beside it, 'cancelOther' cancels it first, 'skip' and 'bufferOne' refuse (ScheduleOverlapError, nothing
- * written: a trigger is asked for now, not buffered). The run becomes the last run; the slots are left as they are.
+ * written: a trigger is asked for now, not buffered). An unfinished last run other than `expectLastRun`
+ * (when given) is refused alike, whatever the policy. The run becomes the last run; the slots are left as they are.
  */
 export function triggered(
   row: TriggeredSchedule,
   now: Date,
   run: { id: string; actor: string; traceContext: string | null },
   overlap: ScheduleOverlap = row.overlap,
+  expectLastRun?: string,
 ): ScheduleFiring {
   const { id, actor, traceContext } = run;
   const unfinished = row.last_run_id !== null && row.last_run_status !== null && UNFINISHED.has(row.last_run_status);
+  if (unfinished && expectLastRun !== undefined && row.last_run_id !== expectLastRun)
+    throw new ScheduleOverlapError(row.name, row.last_run_id!, row.last_run_status!, overlap, expectLastRun);
   if (unfinished && (overlap === 'skip' || overlap === 'bufferOne'))
     throw new ScheduleOverlapError(row.name, row.last_run_id!, row.last_run_status!, overlap);
   return {

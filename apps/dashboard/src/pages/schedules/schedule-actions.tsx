@@ -27,7 +27,7 @@ export function ScheduleActions({ schedule }: { schedule: Schedule }) {
   const busy = pause.isPending || resume.isPending || trigger.isPending;
   const overlapping =
     isApiError(trigger.error) && trigger.error.code === 'SCHEDULE_OVERLAP'
-      ? (trigger.error.details as { runId: string; status: string })
+      ? (trigger.error.details as { runId: string; status: string; expected?: string })
       : null;
   const actions = [pause, resume, trigger];
   // One outcome on screen at a time: each action clears the others' before it runs.
@@ -94,7 +94,14 @@ export function ScheduleActions({ schedule }: { schedule: Schedule }) {
         // The policy refused: the operator may still start one beside the unfinished run, or replace it.
         <div className={styles.actions} data-testid="trigger-overlap">
           <span>
-            Last run <RunLink runId={overlapping.runId} /> is {overlapping.status}.
+            Last run <RunLink runId={overlapping.runId} /> is {overlapping.status}
+            {overlapping.expected && (
+              <span data-testid="trigger-overlap-changed">
+                {' '}
+                (it changed since you looked: <RunLink runId={overlapping.expected} /> was the last run, and nothing was done)
+              </span>
+            )}
+            .
           </span>
           {OVERRIDES.map(({ overlap, testId, label }) => (
             <Button
@@ -103,7 +110,8 @@ export function ScheduleActions({ schedule }: { schedule: Schedule }) {
               disabled={busy}
               onClick={() => {
                 reset();
-                trigger.mutate({ name: schedule.name, overlap });
+                // Meant for the run shown: if another has become the last run meanwhile, the server refuses, naming it.
+                trigger.mutate({ name: schedule.name, overlap, expectLastRun: overlapping.runId });
               }}
               data-testid={testId}
             >
