@@ -49,6 +49,15 @@ const declaring = (name: string, spec: Record<string, unknown>) => {
   return Declared;
 };
 
+/** Two more of a flagged schedule's slots pass, recorded as skipped (paused), and it starts no run meanwhile. */
+async function slotsSkippedWithoutRuns(db: Db, name: string): Promise<void> {
+  const runs = await db.count('runs', `starts_with(id, $1)`, [`schedule:${name}:`]);
+  const skipped = () => db.count('schedule_skips', `schedule = $1 AND reason = 'paused'`, [name]);
+  const before = await skipped();
+  await eventually(async () => (await skipped()) >= before + 2, `two slots of ${name} skipped`);
+  expect(await db.count('runs', `starts_with(id, $1)`, [`schedule:${name}:`])).toBe(runs);
+}
+
 describe('schedules across instances and restarts', () => {
   /** Each test's schema and the one connection that looks at it (ended with the schema's drop). */
   const dbs = new Map<string, Db>();
@@ -182,14 +191,7 @@ describe('schedules across instances and restarts', () => {
       expect(await third.get(ScheduleService).get('nightly')).toMatchObject({ cron: '0 4 * * *', paused: true, workflowMissing: true });
       // The create()-made one too: its slots pass as skipped, where each inserted a run no instance here would claim.
       expect(await third.get(ScheduleService).get('made')).toMatchObject({ source: 'api', paused: true, workflowMissing: true });
-      const made = `id LIKE 'schedule:made:%'`;
-      const runsWhileMissing = await db.count('runs', made);
-      const skipsWhileMissing = await db.count('schedule_skips', `schedule = 'made' AND reason = 'paused'`);
-      await eventually(
-        async () => (await db.count('schedule_skips', `schedule = 'made' AND reason = 'paused'`)) >= skipsWhileMissing + 2,
-        'two slots skipped',
-      );
-      expect(await db.count('runs', made)).toBe(runsWhileMissing);
+      await slotsSkippedWithoutRuns(db, 'made');
     } finally {
       await third.close();
     }
@@ -209,6 +211,35 @@ describe('schedules across instances and restarts', () => {
       expect(await sixth.get(ScheduleService).get('nightly')).toMatchObject({ paused: true, workflowMissing: false });
     } finally {
       await sixth.close();
+    }
+  });
+
+  it('a rollout that removes a workflow while other instances run: once the last instance executing it leaves, a live one flags its schedules within a lease, without a boot; a wrong flag clears while one executes it', async () => {
+    const schema = fresh();
+    const db = dbOf(schema);
+    // A short lease: each sweeper decides workflowMissing again once a lease.
+    const options = { leaseMs: 2_000 };
+    const keeper = await startApp({ schema, providers: [Nightly], options });
+    await keeper.get(ScheduleService).create({ name: 'made', workflow: Nightly, cron: '* * * * * *' });
+    const other = await startApp({ schema, providers: [Held], options });
+    const schedules = other.get(ScheduleService);
+    try {
+      await eventually(
+        async () => (await db.count('runs', `id LIKE 'schedule:made:%' AND status = 'completed'`)) >= 1,
+        'a slot of made run by the keeper',
+      );
+      // A flag left wrong (set while the keeper's heartbeat was late, say) clears while the keeper executes the workflow.
+      await db.query(`UPDATE durable.schedules SET workflow_missing = true WHERE name = 'made'`);
+      await eventually(async () => !(await schedules.get('made')).workflowMissing, 'the wrong flag cleared');
+
+      await keeper.close();
+      // No instance boots: the one left flags both schedules of the workflow that left with the keeper.
+      for (const name of ['made', 'nightly'])
+        await eventually(async () => (await schedules.get(name)).workflowMissing, `${name} flagged by the live instance`);
+      expect(await schedules.get('held')).toMatchObject({ workflowMissing: false });
+      await slotsSkippedWithoutRuns(db, 'made');
+    } finally {
+      await Promise.all([keeper.close(), other.close()]);
     }
   });
 

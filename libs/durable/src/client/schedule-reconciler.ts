@@ -4,6 +4,7 @@ import type { ResolvedDurableOptions } from '../durable-options';
 import { ScheduleRepository } from '../persistence/schedule.repository';
 import { DbClock } from '../runtime/db-clock';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
+import { DurableWorker } from '../worker/durable.worker';
 import { WakeSweeper } from '../worker/wake-sweeper';
 
 /**
@@ -18,9 +19,13 @@ export class ScheduleReconciler implements OnApplicationBootstrap {
     private readonly schedules: ScheduleRepository,
     private readonly clock: DbClock,
     private readonly sweeper: WakeSweeper,
+    private readonly worker: DurableWorker,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    // The heartbeat naming what this instance executes goes first: another instance deciding workflowMissing
+    // (its sweeper does, once a lease) must not flag a schedule this boot creates before it sees that heartbeat.
+    if (this.worker.enabled) await this.worker.renew();
     const specs = this.registry.all().flatMap((workflow) => workflow.schedules);
     await this.schedules.reconcile(specs, this.registry.names(), this.clock.shiftMs, this.options.leaseMs);
     this.sweeper.soon();

@@ -111,7 +111,8 @@ export class ScheduleRepository {
    * advisory lock): created when new, updated when their spec changed (never their paused state).
    * Any schedule whose workflow neither this instance nor a live one (its heartbeat names its workflows)
    * executes, a decorator's or one made with create(), is kept and flagged (held as if paused), never
-   * deleted; the flag clears when an instance registering the workflow boots.
+   * deleted; the flag clears when an instance registering the workflow boots (or `flagMissing` finds
+   * a live one executing it).
    */
   async reconcile(specs: ResolvedSchedule[], workflows: string[], shiftMs: number, leaseMs: number): Promise<void> {
     const t = this.db.tables;
@@ -134,6 +135,15 @@ export class ScheduleRepository {
       }
       await client.query(this.sql.flagMissing, [workflows, leaseMs]);
     });
+  }
+
+  /**
+   * Decides every schedule's `workflowMissing` again, as `reconcile` does at boot, against `workflows`
+   * (what this instance executes) and the live instances' heartbeats: a workflow whose last instance
+   * left (a rollout that removed it) is flagged without waiting for a boot, and one that came back clears.
+   */
+  async flagMissing(workflows: string[], leaseMs: number): Promise<void> {
+    await this.db.query(this.sql.flagMissing, [workflows, leaseMs]);
   }
 
   async delete(name: string): Promise<boolean> {

@@ -51,6 +51,21 @@ export class SchedulePass {
     private readonly worker: DurableWorker,
   ) {}
 
+  /** When (process clock, ms) `watchWorkflows` next decides the schedules' workflowMissing; 0 at once. */
+  private workflowsDueAt = 0;
+
+  /**
+   * At most once every `leaseMs`: flags the schedules whose workflow no live instance executes any more,
+   * and clears those that one executes again (a boot alone decided it, so a rollout removing a workflow
+   * while instances that had it were still alive left its schedule inserting runs that nobody claimed).
+   */
+  async watchWorkflows(leaseMs: number): Promise<void> {
+    const now = performance.now();
+    if (now < this.workflowsDueAt) return;
+    this.workflowsDueAt = now + leaseMs;
+    await this.schedules.flagMissing(this.registry.names(), leaseMs);
+  }
+
   /** What a schedule's runs take from their workflow: its queue and its timeout. */
   private readonly settingsOf = (workflow: string) => scheduledWorkflow(this.registry, workflow);
 

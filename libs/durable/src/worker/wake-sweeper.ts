@@ -57,7 +57,8 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   /**
-   * One sweep: the schedule pass (one at a time here; a slow one is not stacked), then a claim pass.
+   * One sweep: the schedule pass (one at a time here; a slow one is not stacked), then a claim pass;
+   * once a lease, after the pass, the schedules' workflowMissing is decided again (watchWorkflows).
    * While a pass is still in flight the claim pass goes at once: waking does not wait on a slow
    * schedule read (the pass sweeps again when it ends, for the runs it started).
    */
@@ -69,6 +70,10 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
       .then(
         (pass) => this.aimAt(pass.nextDueInMs),
         (error: Error) => this.logger.error(`The schedule pass failed; the next sweep tries again: ${error.stack ?? error}`),
+      )
+      .then(() => (this.stopped ? undefined : this.schedules.watchWorkflows(this.options.leaseMs)))
+      .catch((error: Error) =>
+        this.logger.error(`Deciding workflowMissing failed; a sweep a lease on tries again: ${error.stack ?? error}`),
       )
       .finally(() => (this.firing = undefined));
     void this.firing.then(() => this.worker.sweep());
