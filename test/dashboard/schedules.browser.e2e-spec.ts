@@ -209,6 +209,26 @@ describe('the Schedules page in a real browser', () => {
     expect((await t.client.getRun(runId)).status).toBe('waiting');
   });
 
+  it("flags a schedule whose workflow no live instance executes, by the server's decision: not one another instance executes though this one lacks it", async () => {
+    // Two schedules of workflows this application does not register: one another live instance executes
+    // (its heartbeat names it), one that nobody does (flagged).
+    await db.query(`INSERT INTO durable.instances (id, detail) VALUES ('elsewhere', '{"workflows": ["elsewhere-report"]}')`);
+    const insert = `INSERT INTO durable.schedules (name, workflow, cron, timezone, overlap, catchup_window_ms, catchup, input, jitter_ms, source, paused, workflow_missing, last_slot, next_fire_at)
+                    VALUES ($1, $2, '0 3 1 1 *', 'UTC', 'skip', 60000, 'latest', '{}', 0, 'api', false, $3, now(), now() + interval '1 day')`;
+    await db.query(insert, ['elsewhere', 'elsewhere-report', false]);
+    await db.query(insert, ['retired', 'retired-report', true]);
+    try {
+      await page.goto(`${t.url}/durable/#/schedules`);
+      await card('retired').getByTestId('workflow-missing').waitFor();
+      await card('elsewhere').waitFor();
+      await expect(card('elsewhere').getByTestId('workflow-missing').count()).resolves.toBe(0);
+      await expect(card('weekday-9am').getByTestId('workflow-missing').count()).resolves.toBe(0);
+    } finally {
+      await db.query(`DELETE FROM durable.schedules WHERE name IN ('elsewhere', 'retired')`);
+      await db.query(`DELETE FROM durable.instances WHERE id = 'elsewhere'`);
+    }
+  });
+
   it("filters the runs list by schedule, from a schedule's link and from the filter", async () => {
     await openSchedules();
     await card('weekday-9am').getByTestId('schedule-runs-link').click();

@@ -15,6 +15,7 @@ const due = (over: Partial<DueSchedule> = {}): DueSchedule => ({
   input: serializePayload({}, 'input'),
   jitter_ms: '0',
   paused: false,
+  workflow_missing: false,
   last_slot: new Date('2026-06-01T10:00:00Z'),
   buffered_slot: null,
   last_run_id: null,
@@ -52,6 +53,22 @@ describe("the pass's decision for one due schedule", () => {
       { slot: at('10:01'), reason: 'paused' },
       { slot: at('10:02'), reason: 'paused' },
     ]);
+  });
+
+  it("a schedule whose workflow no instance executes is held as through downtime: no slot started or skipped, due again only when the flag clears; an operator's pause still records its slots", () => {
+    const calendar = new SlotCalendar(new Date('2026-06-01T10:02:30Z'), 1_000);
+    const missing = due({ workflow_missing: true, overlap: 'bufferOne', buffered_slot: at('09:59'), last_run_status: 'completed' });
+    expect(decide(missing, calendar)).toEqual({
+      runs: [],
+      skips: [],
+      lastSlot: at('10:00'),
+      nextFireAt: null,
+      bufferedSlot: at('09:59'),
+      lastRunId: null,
+    });
+    const paused = decide({ ...missing, paused: true }, calendar);
+    expect(paused.skips.map((skip) => skip.reason)).toEqual(['paused', 'paused', 'paused']);
+    expect(paused.lastSlot).toEqual(at('10:02'));
   });
 
   it('while a slot is buffered the schedule looks again a second on, not at once; its next slot when that comes first', () => {

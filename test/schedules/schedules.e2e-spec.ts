@@ -13,7 +13,7 @@ import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
 import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
 import { PARALLEL_TRANSACTIONS } from 'nestjs-durable/worker/schedule-pass';
 import { Client } from 'pg';
-import { databaseUrl, Db, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 @Workflow('tick', { schedules: [{ name: 'every-second', cron: '* * * * * *', overlap: 'allow', input: { source: 'cron' } }] })
 class Tick implements DurableWorkflow<ScheduledInput & { source: string }, string> {
@@ -49,13 +49,36 @@ const declaring = (name: string, spec: Record<string, unknown>) => {
   return Declared;
 };
 
-/** Two more of a flagged schedule's slots pass, recorded as skipped (paused), and it starts no run meanwhile. */
-async function slotsSkippedWithoutRuns(db: Db, name: string): Promise<void> {
-  const runs = await db.count('runs', `starts_with(id, $1)`, [`schedule:${name}:`]);
-  const skipped = () => db.count('schedule_skips', `schedule = $1 AND reason = 'paused'`, [name]);
-  const before = await skipped();
-  await eventually(async () => (await skipped()) >= before + 2, `two slots of ${name} skipped`);
-  expect(await db.count('runs', `starts_with(id, $1)`, [`schedule:${name}:`])).toBe(runs);
+/** What a schedule has started, and the slots it recorded missed: compared before and after a catch-up. */
+async function slotsOf(db: Db, name: string): Promise<{ runs: number; missed: number }> {
+  return {
+    runs: await db.count('runs', `starts_with(id, $1)`, [`schedule:${name}:`]),
+    missed: await db.count('schedule_skips', `schedule = $1 AND reason = 'missed'`, [name]),
+  };
+}
+
+/**
+ * A flagged per-second schedule is held as through downtime: its pass leaves it due never, and while two
+ * seconds of the database's time pass it starts no run and records no skipped slot. Answers what it had.
+ */
+async function heldThroughSlots(db: Db, name: string): Promise<{ runs: number; missed: number }> {
+  await eventually(async () => (await db.count('schedules', `name = $1 AND next_fire_at IS NULL`, [name])) === 1, `${name} held`);
+  const before = { ...(await slotsOf(db, name)), skipped: await db.count('schedule_skips', `schedule = $1`, [name]) };
+  const [{ at }] = await db.query<{ at: Date }>(`SELECT now() AS at`);
+  await eventually(
+    async () => (await db.query<{ past: boolean }>(`SELECT now() > $1::timestamptz + interval '2 seconds' AS past`, [at]))[0].past,
+    'two of its slots to pass',
+  );
+  expect({ ...(await slotsOf(db, name)), skipped: await db.count('schedule_skips', `schedule = $1`, [name]) }).toEqual(before);
+  return before;
+}
+
+/** Its workflow back, a held schedule catches up by its policy ('latest' within its window): its newest slot starts, the others are missed. */
+async function caughtUp(db: Db, name: string, held: { runs: number; missed: number }): Promise<void> {
+  await eventually(async () => {
+    const now = await slotsOf(db, name);
+    return now.runs > held.runs && now.missed > held.missed;
+  }, `${name} caught up`);
 }
 
 describe('schedules across instances and restarts', () => {
@@ -157,7 +180,7 @@ describe('schedules across instances and restarts', () => {
     }
   });
 
-  it("reconciling at boot: a changed spec is updated; a schedule whose workflow no instance executes (a decorator's or a create()-made one) is kept, paused and flagged, and fires again once it is back", async () => {
+  it("reconciling at boot: a changed spec is updated; a schedule whose workflow no instance executes (a decorator's or a create()-made one) is kept, held and flagged, and catches up and fires again once it is back", async () => {
     const schema = fresh();
     const db = dbOf(schema);
     const first = await startApp({ schema, providers: [Nightly] });
@@ -187,19 +210,21 @@ describe('schedules across instances and restarts', () => {
     }
     expect(await db.count('instances', `detail -> 'workflows' ? 'nightly'`)).toBe(0);
     const third = await startApp({ schema, providers: [Tick] });
+    let held: { runs: number; missed: number };
     try {
       expect(await third.get(ScheduleService).get('nightly')).toMatchObject({ cron: '0 4 * * *', paused: true, workflowMissing: true });
-      // The create()-made one too: its slots pass as skipped, where each inserted a run no instance here would claim.
+      // The create()-made one too: held, where each slot inserted a run no instance here would claim.
       expect(await third.get(ScheduleService).get('made')).toMatchObject({ source: 'api', paused: true, workflowMissing: true });
-      await slotsSkippedWithoutRuns(db, 'made');
+      held = await heldThroughSlots(db, 'made');
     } finally {
       await third.close();
     }
-    // The workflow back (a rollback, an old instance restarted mid-rollout): the flag clears and the schedule fires again.
+    // The workflow back (a rollback, an old instance restarted mid-rollout): the flag clears, the schedule catches up and fires again.
     const fourth = await startApp({ schema, providers: [Changed] });
     try {
       expect(await fourth.get(ScheduleService).get('nightly')).toMatchObject({ paused: false, workflowMissing: false });
       expect(await fourth.get(ScheduleService).get('made')).toMatchObject({ paused: false, workflowMissing: false });
+      await caughtUp(db, 'made', held);
       // An operator's pause is the operator's: kept through the workflow going and coming back.
       await fourth.get(ScheduleService).pause('nightly');
     } finally {
@@ -214,7 +239,7 @@ describe('schedules across instances and restarts', () => {
     }
   });
 
-  it('a rollout that removes a workflow while other instances run: once the last instance executing it leaves, a live one flags its schedules within a lease, without a boot; a wrong flag clears while one executes it', async () => {
+  it('a rollout that removes a workflow while other instances run: once the last instance executing it leaves, a live one flags its schedules within a lease, without a boot, and holds them; one back catches them up; a wrong flag clears while one executes it', async () => {
     const schema = fresh();
     const db = dbOf(schema);
     // A short lease: each sweeper decides workflowMissing again once a lease.
@@ -222,6 +247,7 @@ describe('schedules across instances and restarts', () => {
     const keeper = await startApp({ schema, providers: [Nightly], options });
     await keeper.get(ScheduleService).create({ name: 'made', workflow: Nightly, cron: '* * * * * *' });
     const other = await startApp({ schema, providers: [Held], options });
+    let back: DurableTestApp | undefined;
     const schedules = other.get(ScheduleService);
     try {
       await eventually(
@@ -237,9 +263,11 @@ describe('schedules across instances and restarts', () => {
       for (const name of ['made', 'nightly'])
         await eventually(async () => (await schedules.get(name)).workflowMissing, `${name} flagged by the live instance`);
       expect(await schedules.get('held')).toMatchObject({ workflowMissing: false });
-      await slotsSkippedWithoutRuns(db, 'made');
+      const held = await heldThroughSlots(db, 'made');
+      back = await startApp({ schema, providers: [Nightly], options });
+      await caughtUp(db, 'made', held);
     } finally {
-      await Promise.all([keeper.close(), other.close()]);
+      await Promise.all([keeper.close(), other.close(), back?.close()]);
     }
   });
 

@@ -233,7 +233,7 @@ function viewOf(row: StoredSchedule): ScheduleView {
     catchup: row.catchup,
     input: deserialize(row.input),
     jitter: Number(row.jitter_ms),
-    // A schedule whose workflow is missing is held as if paused (markMissing), whatever the operator's state.
+    // A schedule whose workflow no instance executes is held (flagMissing): shown paused, whatever the operator's state.
     paused: row.paused || row.workflow_missing,
     source: row.source,
     workflowMissing: row.workflow_missing,

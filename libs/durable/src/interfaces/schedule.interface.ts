@@ -57,7 +57,11 @@ export interface ScheduleView {
   jitter: number;
   paused: boolean;
   source: 'decorator' | 'api';
-  /** The workflow is not registered in this application: the schedule is kept, paused. */
+  /**
+   * No live instance executes its workflow (decided at boot and by every worker's sweeper once a lease):
+   * the schedule is kept and held (`paused` reads true), its slots starting nothing and recorded as nothing,
+   * until an instance executes it again; its catch-up policy then decides the slots it missed.
+   */
   workflowMissing: boolean;
   /** The next 5 slots after the last one fired (none while paused or when the cron has no more). */
   nextFireTimes: Date[];

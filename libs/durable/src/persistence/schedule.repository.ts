@@ -45,6 +45,7 @@ export type DueSchedule = Pick<
   | 'input'
   | 'jitter_ms'
   | 'paused'
+  | 'workflow_missing'
   | 'last_slot'
   | 'buffered_slot'
   | 'last_run_id'
@@ -133,7 +134,7 @@ export class ScheduleRepository {
           await client.query(this.sql.update, [...specParams(spec), shiftMs, false]);
         }
       }
-      await client.query(this.sql.flagMissing, [workflows, leaseMs]);
+      await client.query(this.sql.flagMissing, [workflows, leaseMs, shiftMs]);
     });
   }
 
@@ -142,8 +143,8 @@ export class ScheduleRepository {
    * (what this instance executes) and the live instances' heartbeats: a workflow whose last instance
    * left (a rollout that removed it) is flagged without waiting for a boot, and one that came back clears.
    */
-  async flagMissing(workflows: string[], leaseMs: number): Promise<void> {
-    await this.db.query(this.sql.flagMissing, [workflows, leaseMs]);
+  async flagMissing(workflows: string[], leaseMs: number, shiftMs: number): Promise<void> {
+    await this.db.query(this.sql.flagMissing, [workflows, leaseMs, shiftMs]);
   }
 
   async delete(name: string): Promise<boolean> {
@@ -383,7 +384,7 @@ function statements(t: Tables) {
   // (shifted) now. Only what it reads: a crowd of 10,000 spent more in parsing timestamps it never used than in its writes.
   const dueSchedules = (shift: string, more = '') => `
       SELECT s.name, s.workflow, s.cron, s.timezone, s.overlap, s.catchup_window_ms, s.catchup, s.input, s.jitter_ms,${more}
-             s.paused OR s.workflow_missing AS paused,
+             s.paused, s.workflow_missing,
              s.last_slot, s.buffered_slot, s.last_run_id, r.status AS last_run_status,
              (extract(epoch FROM ${shiftedNow(shift)}) * 1000)::float8 AS db_now
       FROM ${t.schedules} s LEFT JOIN ${t.runs} r ON r.id = s.last_run_id`;
@@ -412,8 +413,9 @@ function statements(t: Tables) {
     // `workflows` of a heartbeat within a lease, $2 ms) is flagged, whatever its source (a create()-made one
     // left unflagged inserted a run per slot that nobody claimed); one some instance executes is cleared. Live
     // instances count: an old instance restarted during a rollout must not hold a new workflow's schedules
-    // while new instances execute it. The flag holds a schedule as a pause does (the pass reads either),
-    // apart from the operator's paused: it fires again once the flag clears, unless an operator paused it.
+    // while new instances execute it. The flag holds a schedule as downtime does (the pass starts and skips
+    // none of its slots, and leaves it due never), apart from the operator's paused; a cleared one is due at
+    // once ($3, the test clock's shift), so its catch-up policy decides the slots it was held through.
     flagMissing: `
       WITH executed AS (
         SELECT unnest($1::text[]) AS workflow
@@ -423,7 +425,9 @@ function statements(t: Tables) {
       ), decided AS (
         SELECT s.name, NOT EXISTS (SELECT 1 FROM executed e WHERE e.workflow = s.workflow) AS missing FROM ${t.schedules} s
       )
-      UPDATE ${t.schedules} s SET workflow_missing = d.missing, updated_at = now()
+      UPDATE ${t.schedules} s
+      SET workflow_missing = d.missing, next_fire_at = CASE WHEN d.missing THEN s.next_fire_at ELSE ${shiftedNow('$3')} END,
+          updated_at = now()
       FROM decided d WHERE s.name = d.name AND s.workflow_missing <> d.missing`,
     select: `
       SELECT s.*, r.status AS last_run_status, r.input AS last_run_input,

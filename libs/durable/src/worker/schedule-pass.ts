@@ -63,7 +63,7 @@ export class SchedulePass {
     const now = performance.now();
     if (now < this.workflowsDueAt) return;
     this.workflowsDueAt = now + leaseMs;
-    await this.schedules.flagMissing(this.registry.names(), leaseMs);
+    await this.schedules.flagMissing(this.registry.names(), leaseMs, this.clock.shiftMs);
   }
 
   /** What a schedule's runs take from their workflow: its queue and its timeout. */
@@ -97,7 +97,7 @@ export class SchedulePass {
           } catch (error) {
             // One schedule's failure must not roll back the batch's others and block them on every pass.
             this.logger.error(`Schedule "${row.name}" cannot fire; it is looked at again in a minute: ${(error as Error).message}`);
-            return held(row, now);
+            return held(row, new Date(now.getTime() + UNDECIDABLE_RETRY_MS));
           }
         },
         this.settingsOf,
@@ -119,18 +119,21 @@ export class SchedulePass {
   }
 }
 
-/** A schedule left as it is, due again UNDECIDABLE_RETRY_MS after `now`. */
-const held = (row: DueSchedule, now: Date): ScheduleFiring => ({
+/** A schedule left as it is (no slot started or skipped), due again at `nextFireAt`. */
+const held = (row: DueSchedule, nextFireAt: Date | null): ScheduleFiring => ({
   runs: [],
   skips: [],
   lastSlot: row.last_slot,
-  nextFireAt: new Date(now.getTime() + UNDECIDABLE_RETRY_MS),
+  nextFireAt,
   bufferedSlot: row.buffered_slot,
   lastRunId: row.last_run_id,
 });
 
 /** What one due schedule does at the calendar's now: the pure rule of catch-up, pause and overlap. */
 export function decide(row: DueSchedule, calendar: SlotCalendar): ScheduleFiring {
+  // Its workflow executed by no instance: held as through downtime, due again when the flag clears (flagMissing
+  // makes it due then), so its catch-up policy decides the slots it missed; an operator's pause still skips them.
+  if (row.workflow_missing && !row.paused) return held(row, null);
   const { now } = calendar;
   const { slots, next, more } = calendar.after(row.cron, row.timezone, row.last_slot);
   const skips: ScheduleFiring['skips'] = [];

@@ -1,4 +1,3 @@
-import { useWorkflows } from '../../api/workflows';
 import type { Schedule } from '../../api/types';
 import { scheduleHref, scheduleRunsHref } from '../../app/router';
 import { RunLink } from '../../components/run-link';
@@ -12,9 +11,6 @@ import styles from './schedules.module.css';
 
 /** A schedule: its cron in words, state, last run, next fire times, and the operator's actions. */
 export function ScheduleCard({ schedule }: { schedule: Schedule }) {
-  const workflows = useWorkflows();
-  // A schedule outlives its workflow (kept, paused): flagged when this application no longer registers it.
-  const missing = workflows.data !== undefined && !workflows.data.some((w) => w.name === schedule.workflow);
   return (
     <article className={styles.card} data-testid="schedule" data-name={schedule.name} data-paused={schedule.paused}>
       <header className={styles.cardHeader}>
@@ -24,10 +20,11 @@ export function ScheduleCard({ schedule }: { schedule: Schedule }) {
         <span className={`${styles.flag} ${schedule.paused ? styles.paused : styles.active}`} data-testid="schedule-state">
           {schedule.paused ? 'paused' : 'active'}
         </span>
-        {missing && (
+        {schedule.workflowMissing && (
+          // The server's flag: no live instance executes the workflow (this one may still register it).
           <span
             className={`${styles.flag} ${styles.missing}`}
-            title="No workflow of this name is registered: the schedule is kept, paused."
+            title="No live instance executes this workflow: the schedule is kept and held, its slots starting nothing, until one does; its catch-up policy then decides the slots it missed."
             data-testid="workflow-missing"
           >
             workflow missing
