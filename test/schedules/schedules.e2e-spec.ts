@@ -239,7 +239,7 @@ describe('schedules across instances and restarts', () => {
     }
   });
 
-  it('a rollout that removes a workflow while other instances run: once the last instance executing it leaves, a live one flags its schedules within a lease, without a boot, and holds them; one back catches them up; a wrong flag clears while one executes it', async () => {
+  it('a rollout that removes a workflow while other instances run: once the last instance executing it leaves, a live one flags its schedules within a lease, without a boot, and holds them; one back catches them up, not one without a worker; a wrong flag clears while one executes it', async () => {
     const schema = fresh();
     const db = dbOf(schema);
     // A short lease: each sweeper decides workflowMissing again once a lease.
@@ -264,6 +264,9 @@ describe('schedules across instances and restarts', () => {
         await eventually(async () => (await schedules.get(name)).workflowMissing, `${name} flagged by the live instance`);
       expect(await schedules.get('held')).toMatchObject({ workflowMissing: false });
       const held = await heldThroughSlots(db, 'made');
+      // An instance that registers the workflow but executes nothing (no worker) boots: the flag stays.
+      await (await startApp({ schema, providers: [Nightly], options: { ...options, worker: { enabled: false } } })).close();
+      expect(await schedules.get('made')).toMatchObject({ workflowMissing: true });
       back = await startApp({ schema, providers: [Nightly], options });
       await caughtUp(db, 'made', held);
     } finally {

@@ -27,7 +27,9 @@ export class ScheduleReconciler implements OnApplicationBootstrap {
     // (its sweeper does, once a lease) must not flag a schedule this boot creates before it sees that heartbeat.
     if (this.worker.enabled) await this.worker.renew();
     const specs = this.registry.all().flatMap((workflow) => workflow.schedules);
-    await this.schedules.reconcile(specs, this.registry.names(), this.clock.shiftMs, this.options.leaseMs);
+    // What this instance executes: nothing without a worker (one that only starts runs and serves the dashboard).
+    const executes = this.worker.enabled ? this.registry.names() : [];
+    await this.schedules.reconcile(specs, executes, this.clock.shiftMs, this.options.leaseMs);
     this.sweeper.soon();
   }
 }
