@@ -212,7 +212,10 @@ describe('the Schedules page in a real browser', () => {
   it("flags a schedule whose workflow no live instance executes, by the server's decision: not one another instance executes though this one lacks it", async () => {
     // Two schedules of workflows this application does not register: one another live instance executes
     // (its heartbeat names it), one that nobody does (flagged).
-    await db.query(`INSERT INTO durable.instances (id, detail) VALUES ('elsewhere', '{"workflows": ["elsewhere-report"]}')`);
+    // Its heartbeat an hour ahead: live for as long as the test takes, whatever this app's lease.
+    await db.query(
+      `INSERT INTO durable.instances (id, heartbeat_at, detail) VALUES ('elsewhere', now() + interval '1 hour', '{"workflows": ["elsewhere-report"]}')`,
+    );
     const insert = `INSERT INTO durable.schedules (name, workflow, cron, timezone, overlap, catchup_window_ms, catchup, input, jitter_ms, source, paused, workflow_missing, last_slot, next_fire_at)
                     VALUES ($1, $2, '0 3 1 1 *', 'UTC', 'skip', 60000, 'latest', '{}', 0, 'api', false, $3, now(), now() + interval '1 day')`;
     await db.query(insert, ['elsewhere', 'elsewhere-report', false]);
@@ -220,7 +223,9 @@ describe('the Schedules page in a real browser', () => {
     try {
       await page.goto(`${t.url}/durable/#/schedules`);
       await card('retired').getByTestId('workflow-missing').waitFor();
+      await expect(card('retired').getByTestId('schedule-state').innerText()).resolves.toBe('held');
       await card('elsewhere').waitFor();
+      await expect(card('elsewhere').getByTestId('schedule-state').innerText()).resolves.toBe('active');
       await expect(card('elsewhere').getByTestId('workflow-missing').count()).resolves.toBe(0);
       await expect(card('weekday-9am').getByTestId('workflow-missing').count()).resolves.toBe(0);
     } finally {

@@ -184,7 +184,7 @@ describe('schedules across instances and restarts', () => {
     const schema = fresh();
     const db = dbOf(schema);
     const first = await startApp({ schema, providers: [Nightly] });
-    await first.get(ScheduleService).create({ name: 'made', workflow: Nightly, cron: '* * * * * *' });
+    await first.get(ScheduleService).create({ name: 'made', workflow: Nightly, cron: '* * * * * *', overlap: 'allow' });
     await first.close();
     const Changed = declaring('nightly', { name: 'nightly', cron: '0 4 * * *', timezone: 'Europe/Paris', overlap: 'allow' });
     const second = await startApp({ schema, providers: [Changed] });
@@ -212,9 +212,14 @@ describe('schedules across instances and restarts', () => {
     const third = await startApp({ schema, providers: [Tick] });
     let held: { runs: number; missed: number };
     try {
-      expect(await third.get(ScheduleService).get('nightly')).toMatchObject({ cron: '0 4 * * *', paused: true, workflowMissing: true });
+      expect(await third.get(ScheduleService).get('nightly')).toMatchObject({ cron: '0 4 * * *', paused: false, workflowMissing: true });
       // The create()-made one too: held, where each slot inserted a run no instance here would claim.
-      expect(await third.get(ScheduleService).get('made')).toMatchObject({ source: 'api', paused: true, workflowMissing: true });
+      expect(await third.get(ScheduleService).get('made')).toMatchObject({
+        source: 'api',
+        paused: false,
+        workflowMissing: true,
+        nextFireTimes: [],
+      });
       held = await heldThroughSlots(db, 'made');
     } finally {
       await third.close();
@@ -245,7 +250,7 @@ describe('schedules across instances and restarts', () => {
     // A short lease: each sweeper decides workflowMissing again once a lease.
     const options = { leaseMs: 2_000 };
     const keeper = await startApp({ schema, providers: [Nightly], options });
-    await keeper.get(ScheduleService).create({ name: 'made', workflow: Nightly, cron: '* * * * * *' });
+    await keeper.get(ScheduleService).create({ name: 'made', workflow: Nightly, cron: '* * * * * *', overlap: 'allow' });
     const other = await startApp({ schema, providers: [Held], options });
     let back: DurableTestApp | undefined;
     const schedules = other.get(ScheduleService);
@@ -256,7 +261,9 @@ describe('schedules across instances and restarts', () => {
       );
       // A flag left wrong (set while the keeper's heartbeat was late, say) clears while the keeper executes the workflow.
       await db.query(`UPDATE durable.schedules SET workflow_missing = true WHERE name = 'made'`);
+      const beforeClear = await slotsOf(db, 'made');
       await eventually(async () => !(await schedules.get('made')).workflowMissing, 'the wrong flag cleared');
+      await eventually(async () => (await slotsOf(db, 'made')).runs > beforeClear.runs, 'made firing again');
 
       await keeper.close();
       // No instance boots: the one left flags both schedules of the workflow that left with the keeper.

@@ -395,7 +395,7 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
     lane.open();
     await queued.result({ timeout: '10s' });
     // Counted from its first execution: within half a second of the lane opening (the deadline is the database's
-    // now at the start of the transaction that began it, which may precede `opened` by a moment), not a second before.
+    // now at the start of the transaction that began it, read against this process's clock), not a second before.
     expect((await app.client.getRun(queued.runId)).deadline!.getTime()).toBeGreaterThanOrEqual(opened + HOUR - 500);
     await app.client.resume(delayed.runId);
     await eventually(async () => (await app.client.getRun(delayed.runId)).deadline, 'the delayed run begun with its deadline');

@@ -54,7 +54,6 @@ export function resumeSchedule(name: string): Promise<unknown> {
   return apiPost<unknown>(`${schedulePath(name)}/resume`);
 }
 
-/** One run now, outside the slots; `overlap` instead of the schedule's policy against its unfinished last run. */
 /**
  * One run now. An override (`overlap`) names the unfinished run it is meant for (`expectLastRun`): when
  * another has become the last run meanwhile, the server refuses, naming that one, and changes nothing.

@@ -23,8 +23,9 @@ export class ScheduleReconciler implements OnApplicationBootstrap {
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    // The heartbeat naming what this instance executes goes first: another instance deciding workflowMissing
-    // (its sweeper does, once a lease) must not flag a schedule this boot creates before it sees that heartbeat.
+    // The heartbeat naming what this instance executes goes first (a failed write is only logged): another
+    // instance deciding workflowMissing (its sweeper does, once a lease) must not flag a schedule this boot
+    // creates before it sees that heartbeat.
     if (this.worker.enabled) await this.worker.renew();
     const specs = this.registry.all().flatMap((workflow) => workflow.schedules);
     // What this instance executes: nothing without a worker (one that only starts runs and serves the dashboard).

@@ -57,7 +57,7 @@ export class ScheduleService {
   async update(name: string, patch: Partial<Omit<ScheduleSpec, 'name'>>): Promise<ScheduleView> {
     const row = await this.stored(name);
     const resolved = resolveScheduleSpec({ ...specOf(row), ...patch, name }, row.workflow);
-    await this.schedules.update(resolved, this.clock.shiftMs, row.workflow_missing);
+    await this.schedules.update(resolved, this.clock.shiftMs); // workflowMissing is flagMissing's alone
     this.sweeper.soon();
     return this.get(name);
   }
@@ -214,6 +214,7 @@ export function specOf(row: StoredSchedule): ScheduleSpec {
 
 /** The next 5 slots; none for a stored cron the cron library refuses (its pass logs it): one such row must not fail every read. */
 function nextFireTimes(row: StoredSchedule): Date[] {
+  if (row.workflow_missing) return []; // held: no slot fires until an instance executes the workflow
   try {
     return cronOf(row.cron, row.timezone).nextRuns(5, row.last_slot);
   } catch {
@@ -233,8 +234,7 @@ function viewOf(row: StoredSchedule): ScheduleView {
     catchup: row.catchup,
     input: deserialize(row.input),
     jitter: Number(row.jitter_ms),
-    // A schedule whose workflow no instance executes is held (flagMissing): shown paused, whatever the operator's state.
-    paused: row.paused || row.workflow_missing,
+    paused: row.paused,
     source: row.source,
     workflowMissing: row.workflow_missing,
     nextFireTimes: nextFireTimes(row),

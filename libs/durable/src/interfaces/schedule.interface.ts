@@ -59,11 +59,12 @@ export interface ScheduleView {
   source: 'decorator' | 'api';
   /**
    * No live instance executes its workflow (decided at boot and by every worker's sweeper once a lease):
-   * the schedule is kept and held (`paused` reads true), its slots starting nothing and recorded as nothing,
-   * until an instance executes it again; its catch-up policy then decides the slots it missed.
+   * the schedule is kept and held, its slots starting nothing and recorded as nothing, until an instance
+   * executes it again; its catch-up policy then decides the slots it missed. Apart from `paused`, the
+   * operator's pause (a paused schedule's slots are recorded skipped, held or not).
    */
   workflowMissing: boolean;
-  /** The next 5 slots after the last one fired (none while paused or when the cron has no more). */
+  /** The next 5 slots after the last one fired (none while held, `workflowMissing`, or when the cron has no more). */
   nextFireTimes: Date[];
   lastRun?: { runId: string; status: RunStatus; scheduledAt: Date };
   /** Slots recorded as skipped (overlap, missed, paused). */

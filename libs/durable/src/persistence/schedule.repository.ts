@@ -102,8 +102,8 @@ export class ScheduleRepository {
    * Replaces a schedule's spec (never its paused state). A changed cron or timezone counts its slots
    * from now on, so the new cron never starts runs for instants before the change.
    */
-  async update(s: ResolvedSchedule, shiftMs: number, workflowMissing = false): Promise<boolean> {
-    const rows = await this.db.query(this.sql.update, [...specParams(s), shiftMs, workflowMissing]);
+  async update(s: ResolvedSchedule, shiftMs: number): Promise<boolean> {
+    const rows = await this.db.query(this.sql.update, [...specParams(s), shiftMs]);
     return rows.length > 0;
   }
 
@@ -111,14 +111,14 @@ export class ScheduleRepository {
    * Brings the decorators' schedules into the table, one instance at a time (a transaction-scoped
    * advisory lock): created when new, updated when their spec changed (never their paused state).
    * Any schedule whose workflow neither this instance nor a live one (its heartbeat names its workflows)
-   * executes, a decorator's or one made with create(), is kept and flagged (held as if paused), never
+   * executes, a decorator's or one made with create(), is kept and flagged (held as through downtime), never
    * deleted; the flag clears when an instance registering the workflow boots (or `flagMissing` finds
    * a live one executing it).
    */
   async reconcile(specs: ResolvedSchedule[], workflows: string[], shiftMs: number, leaseMs: number): Promise<void> {
     const t = this.db.tables;
     await this.db.transaction(async (client) => {
-      await client.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`nestjs-durable:schedules:${t.schema}`]);
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [this.reconciling]);
       const { rows } = await client.query<StoredSchedule>(`SELECT * FROM ${t.schedules} WHERE name = ANY($1::text[])`, [
         specs.map((s) => s.name),
       ]);
@@ -131,7 +131,7 @@ export class ScheduleRepository {
             `Schedule "${spec.name}" of workflow "${spec.workflow}" has the name of a schedule created with ScheduleService.create(); rename one of them.`,
           );
         } else if (specParams(spec).some((value, i) => String(value) !== String(specParams(fromRow(row))[i]))) {
-          await client.query(this.sql.update, [...specParams(spec), shiftMs, false]);
+          await client.query(this.sql.update, [...specParams(spec), shiftMs]);
         }
       }
       await client.query(this.sql.flagMissing, [workflows, leaseMs, shiftMs]);
@@ -144,7 +144,17 @@ export class ScheduleRepository {
    * left (a rollout that removed it) is flagged without waiting for a boot, and one that came back clears.
    */
   async flagMissing(workflows: string[], leaseMs: number, shiftMs: number): Promise<void> {
-    await this.db.query(this.sql.flagMissing, [workflows, leaseMs, shiftMs]);
+    await this.db.transaction(async (client) => {
+      // Skipped while a reconcile (or another instance's check) holds the lock: two updates of the same
+      // rows in different orders would deadlock, and a boot's reconcile decides the flags anyway.
+      const [{ locked }] = (await client.query(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, [this.reconciling])).rows;
+      if (locked) await client.query(this.sql.flagMissing, [workflows, leaseMs, shiftMs]);
+    });
+  }
+
+  /** The advisory lock that serializes the decisions of workflowMissing: a boot's reconcile, a sweeper's check. */
+  private get reconciling(): string {
+    return `nestjs-durable:schedules:${this.db.tables.schema}`;
   }
 
   async delete(name: string): Promise<boolean> {
@@ -398,7 +408,7 @@ function statements(t: Tables) {
       UPDATE ${t.schedules}
       SET last_slot = CASE WHEN cron IS DISTINCT FROM $3 OR timezone IS DISTINCT FROM $4 THEN greatest(last_slot, ${shiftedNow('$10')}) ELSE last_slot END,
           workflow = $2, cron = $3, timezone = $4, overlap = $5, catchup_window_ms = $6, catchup = $7, input = $8, jitter_ms = $9,
-          workflow_missing = $11, next_fire_at = ${shiftedNow('$10')}, updated_at = now()
+          next_fire_at = ${shiftedNow('$10')}, updated_at = now()
       WHERE name = $1 RETURNING name`,
     delete: `
       WITH gone AS (DELETE FROM ${t.schedules} WHERE name = $1 RETURNING name),

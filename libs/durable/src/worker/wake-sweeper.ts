@@ -10,7 +10,8 @@ import { scheduleInterval, stopInterval } from './scheduled-interval';
 /**
  * The fallback that makes every wake certain: on an interval registered with @nestjs/schedule it
  * fires the due schedules, then claims due runs and runs whose lease lapsed. Its cost follows the due
- * schedules and runs (index ranges on next_fire_at and wake_at), not the number of waiting ones.
+ * schedules and runs (index ranges on next_fire_at and wake_at), not the number of waiting ones, but
+ * for one read of every schedule once a lease (watchWorkflows).
  * When the next schedule is due before the next interval, one extra sweep is aimed at that instant
  * (one timer per instance, whatever the number of schedules), so a slot fires on time, not up to an
  * interval late.
