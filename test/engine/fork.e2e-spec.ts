@@ -49,6 +49,16 @@ class Parent implements DurableWorkflow<null, unknown> {
   }
 }
 
+/** As Parent, but reads its child through a select (a child arm beside a signal that never comes). */
+@Workflow('fk-selecting')
+class Selecting implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    const child = await ctx.startChild(Held, null, { step: 'kid' });
+    await ctx.step('notify', () => 'notified');
+    return ctx.select('first', { kid: child, abort: ctx.signal('abort') });
+  }
+}
+
 @Workflow('fk-held')
 class Held implements DurableWorkflow<null, string> {
   async run(_: null, ctx: WorkflowContext) {
@@ -68,7 +78,7 @@ describe('fork: a new run from a step of another, the steps before it not run ag
   const db = new Db(schema);
   let app: DurableTestApp;
   beforeAll(async () => {
-    app = await startApp({ schema, providers: [Order, Ship, Busy, Parent, Held], options: { appVersion: '2.4.0' } });
+    app = await startApp({ schema, providers: [Order, Ship, Busy, Parent, Selecting, Held], options: { appVersion: '2.4.0' } });
   });
   afterAll(async () => {
     await app.close();
@@ -160,6 +170,20 @@ describe('fork: a new run from a step of another, the steps before it not run ag
     await app.client.cancel(source.runId);
     expect((await app.client.getRun(child)).status).toBe('cancelled');
     await expect(fork.result({ timeout: '10s' })).rejects.toThrow(`Child run "${child}" cancelled`);
+  });
+
+  it("a fork, and a fork of it, parked on a select with an arm on the child they reuse are woken by that child's end, as their source is", async () => {
+    const source = await app.client.start(Selecting, null);
+    await eventually(async () => (await app.client.getRun(source.runId)).waiting?.kind === 'select', 'the source selecting');
+    const fork = await app.client.fork(source.runId, { fromStep: 'notify' });
+    const selecting = async (run: { runId: string }) =>
+      eventually(async () => (await app.client.getRun(run.runId)).waiting?.kind === 'select', `${run.runId} selecting on the child`);
+    await selecting(fork);
+    const forkOfFork = await app.client.fork(fork.runId, { fromStep: 'notify' });
+    await selecting(forkOfFork);
+    await app.signals.signal(`${source.runId}/kid`, 'go', 'went');
+    const ended = { key: 'kid', value: expect.objectContaining({ status: 'completed', output: 'went' }) };
+    for (const run of [source, fork, forkOfFork]) expect(await run.result({ timeout: '10s' })).toEqual(ended);
   });
 
   it('a child spawned before the step that retention has deleted: the fork is refused naming it, nothing created; from its spawn it is started anew', async () => {

@@ -42,13 +42,14 @@ describe('statements that find their runs by primary key or a partial index read
     includes_queue: false,
   };
   // Each statement's reads of runs: by primary key, and the partial index of each probe for other runs
-  // (a pending run of a freed slot's queue, a run parked on the ended one that it did not start).
+  // (a pending run of a freed slot's queue, a run parked on the ended one that it did not start, a fork
+  // of the ended child's parent selecting on it).
   const statements: Array<[string, string, string, string[]]> = [
     [
       'lone_end',
       finishRunSql(t),
       `('run-1', 1, 'completed', '1', null, 'w', null, 'c', null, 'q')`,
-      ['runs_pkey', 'runs_queue_pending_idx', 'runs_waiting_idx'],
+      ['runs_forked_from_idx', 'runs_pkey', 'runs_queue_pending_idx', 'runs_waiting_idx'],
     ],
     [
       'lone_standalone_end',
@@ -56,7 +57,12 @@ describe('statements that find their runs by primary key or a partial index read
       `('run-1', 1, 'completed', '1', null, 'w', null, 'c', null)`,
       ['runs_pkey', 'runs_waiting_idx'],
     ],
-    ['batch_end', finishRunsSql(t), `('${JSON.stringify([end])}', 'c', 'q')`, ['runs_pkey', 'runs_queue_pending_idx', 'runs_waiting_idx']],
+    [
+      'batch_end',
+      finishRunsSql(t),
+      `('${JSON.stringify([end])}', 'c', 'q')`,
+      ['runs_forked_from_idx', 'runs_pkey', 'runs_queue_pending_idx', 'runs_waiting_idx'],
+    ],
     ['batch_standalone_end', finishRunsSql(t, true), `('${JSON.stringify([end])}', 'c')`, ['runs_pkey', 'runs_waiting_idx']],
     [
       'park',

@@ -69,13 +69,13 @@ LEFT JOIN LATERAL (
  * `parent_id`): the parent's wake_seq is bumped whatever it does (a park racing this end re-executes),
  * and a parent parked on a kind a child's end wakes is made due now. So is a run parked on the result
  * of a run it did not start (its wait names the run: a fork reusing its source's child, or a parent
- * whose child's id an earlier start had taken). Its ids are the ones to NOTIFY. `filter` narrows the
+ * whose child's id an earlier start had taken; or a fork's select with an arm on it). Its ids are the ones to NOTIFY. `filter` narrows the
  * source rows; `parentless`: no source row has a parent_id, so the parent's half, which could find
  * nothing, is left out.
  */
 export const wakeParentSql = (t: Tables, source: string, { filter = 'true', parentless = false } = {}) =>
   parentless
-    ? `${reusingRunSql(t, source, filter)}, parent AS (SELECT id FROM reusing_fork)`
+    ? `${reusingRunSql(t, source, filter, false)}, parent AS (SELECT id FROM reusing_fork)`
     : `
 own_parent AS (
   UPDATE ${t.runs} p
@@ -84,7 +84,7 @@ own_parent AS (
   FROM ${source} c
   WHERE ${filter} AND p.id = c.parent_id AND ${statusIn('p.', 'waiting', 'running')}
   RETURNING p.id
-), ${reusingRunSql(t, source, filter)}, parent AS (
+), ${reusingRunSql(t, source, filter, true)}, parent AS (
   SELECT id FROM own_parent UNION ALL SELECT id FROM reusing_fork
 )`;
 
@@ -95,17 +95,33 @@ own_parent AS (
  * parent is excluded). The probe of runs_waiting_idx is a LATERAL subquery (OFFSET 0 keeps it one):
  * joined plainly, statistics that saw no run waiting let the planner read every waiting run once and
  * join them to the source. The updated row repeats the tests, so a run that moved meanwhile is
- * rechecked on its new version and left alone.
+ * rechecked on its new version and left alone. With `children` (source rows with a parent), the forks
+ * of the ended run's parent, and their forks, parked on a select with an arm on it are found too
+ * (runs_forked_from_idx, one probe per level; none for a parent never forked): a select names its arms
+ * in its reason, not in wait_name.
  */
-const reusingRunSql = (t: Tables, source: string, filter: string) => `
+const reusingRunSql = (t: Tables, source: string, filter: string, children: boolean) => {
+  const forks = `
+    UNION ALL
+    (WITH RECURSIVE forks AS (
+       SELECT f.id, f.status, f.wait_kind FROM ${t.runs} f WHERE f.forked_from = c.parent_id
+       UNION ALL
+       SELECT f.id, f.status, f.wait_kind FROM ${t.runs} f JOIN forks ON f.forked_from = forks.id
+     )
+     SELECT id FROM forks WHERE status = 'waiting' AND wait_kind = ${waitKindSql('select')})`;
+  const armOnIt = `
+    OR p.wait_kind = ${waitKindSql('select')} AND p.wait -> 'arms' @> jsonb_build_array(jsonb_build_object('kind', 'child', 'name', c.id))`;
+  return `
 reusing_fork AS (
   UPDATE ${t.runs} p
   SET wake_seq = p.wake_seq + 1, wake_at = now()
   FROM ${source} c
   CROSS JOIN LATERAL (
-    SELECT w.id FROM ${t.runs} w WHERE w.status = 'waiting' AND w.wait_kind = ${waitKindSql('child')} AND w.wait_name = c.id OFFSET 0
+    SELECT w.id FROM ${t.runs} w WHERE w.status = 'waiting' AND w.wait_kind = ${waitKindSql('child')} AND w.wait_name = c.id${children ? forks : ''}
+    OFFSET 0
   ) parked
-  WHERE ${filter} AND p.id = parked.id AND ${statusIn('p.', 'waiting')} AND p.wait_kind = ${waitKindSql('child')} AND p.wait_name = c.id
-    AND p.id IS DISTINCT FROM c.parent_id
+  WHERE ${filter} AND p.id = parked.id AND ${statusIn('p.', 'waiting')} AND p.id IS DISTINCT FROM c.parent_id
+    AND (p.wait_kind = ${waitKindSql('child')} AND p.wait_name = c.id${children ? armOnIt : ''})
   RETURNING p.id
 )`;
+};
