@@ -224,6 +224,8 @@ describe('the Schedules page in a real browser', () => {
       await page.goto(`${t.url}/durable/#/schedules`);
       await card('retired').getByTestId('workflow-missing').waitFor();
       await expect(card('retired').getByTestId('schedule-state').innerText()).resolves.toBe('held');
+      // Held reads paused, but a resume would not make it fire: neither pause nor resume is offered.
+      await expect(card('retired').locator('[data-testid=schedule-resume], [data-testid=schedule-pause]').count()).resolves.toBe(0);
       await card('elsewhere').waitFor();
       await expect(card('elsewhere').getByTestId('schedule-state').innerText()).resolves.toBe('active');
       await expect(card('elsewhere').getByTestId('workflow-missing').count()).resolves.toBe(0);

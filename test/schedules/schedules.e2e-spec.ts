@@ -212,15 +212,15 @@ describe('schedules across instances and restarts', () => {
     const third = await startApp({ schema, providers: [Tick] });
     let held: { runs: number; missed: number };
     try {
-      expect(await third.get(ScheduleService).get('nightly')).toMatchObject({ cron: '0 4 * * *', paused: false, workflowMissing: true });
+      expect(await third.get(ScheduleService).get('nightly')).toMatchObject({ cron: '0 4 * * *', paused: true, workflowMissing: true });
       // The create()-made one too: held, where each slot inserted a run no instance here would claim.
-      expect(await third.get(ScheduleService).get('made')).toMatchObject({
-        source: 'api',
-        paused: false,
-        workflowMissing: true,
-        nextFireTimes: [],
-      });
+      expect(await third.get(ScheduleService).get('made')).toMatchObject({ source: 'api', paused: true, workflowMissing: true });
       held = await heldThroughSlots(db, 'made');
+      // Its last slot stays where the hold began; the next fire times it lists are still to come.
+      const [{ now }] = await db.query<{ now: Date }>(`SELECT now()`);
+      const { nextFireTimes } = await third.get(ScheduleService).get('made');
+      expect(nextFireTimes).toHaveLength(5);
+      expect(nextFireTimes[0].getTime()).toBeGreaterThan(now.getTime() - 1_000);
     } finally {
       await third.close();
     }

@@ -351,7 +351,7 @@ export interface Schedule {
   overlap: string;
   paused: boolean;
   source: 'decorator' | 'api';
-  /** No live instance executes its workflow: held until one does (apart from `paused`, the operator's). */
+  /** No live instance executes its workflow: held until one does (`paused` reads true meanwhile). */
   workflowMissing: boolean;
   /** The next 5 slots, UTC instants. */
   nextFireTimes: string[];

@@ -166,7 +166,7 @@ export class ScheduleService {
       );
     }
     // A slot still to come is the schedule's to fire: its run started now would take its id, and the slot would start nothing.
-    const now = this.clock.now() + this.clock.shiftMs; // the schedules' now (shifted under the testing clock)
+    const now = this.scheduleNow;
     const ahead = slots.find((slot) => slot.getTime() > now);
     if (ahead) {
       throw new InvalidArgumentError(
@@ -178,11 +178,16 @@ export class ScheduleService {
 
   /** ScheduleNotFoundError when there is none. */
   async get(name: string): Promise<ScheduleView> {
-    return viewOf(await this.stored(name));
+    return viewOf(await this.stored(name), this.scheduleNow);
   }
 
   async list(): Promise<ScheduleView[]> {
-    return (await this.schedules.list()).map(viewOf);
+    return (await this.schedules.list()).map((row) => viewOf(row, this.scheduleNow));
+  }
+
+  /** The schedules' now, ms: the database's, shifted under the testing clock. */
+  private get scheduleNow(): number {
+    return this.clock.now() + this.clock.shiftMs;
   }
 
   /** The schedule's most recent skipped slots, newest first. */
@@ -212,17 +217,20 @@ export function specOf(row: StoredSchedule): ScheduleSpec {
   };
 }
 
-/** The next 5 slots; none for a stored cron the cron library refuses (its pass logs it): one such row must not fail every read. */
-function nextFireTimes(row: StoredSchedule): Date[] {
-  if (row.workflow_missing) return []; // held: no slot fires until an instance executes the workflow
+/**
+ * The next 5 slots; none for a stored cron the cron library refuses (its pass logs it): one such row must
+ * not fail every read. A held schedule's last slot stays where the hold began: its next ones count from now.
+ */
+function nextFireTimes(row: StoredSchedule, now: number): Date[] {
+  const after = row.workflow_missing ? new Date(Math.max(row.last_slot.getTime(), now)) : row.last_slot;
   try {
-    return cronOf(row.cron, row.timezone).nextRuns(5, row.last_slot);
+    return cronOf(row.cron, row.timezone).nextRuns(5, after);
   } catch {
     return [];
   }
 }
 
-function viewOf(row: StoredSchedule): ScheduleView {
+function viewOf(row: StoredSchedule, now: number): ScheduleView {
   const lastInput = row.last_run_input ? deserialize<{ scheduledAt?: Date }>(row.last_run_input) : undefined;
   return {
     name: row.name,
@@ -234,10 +242,11 @@ function viewOf(row: StoredSchedule): ScheduleView {
     catchup: row.catchup,
     input: deserialize(row.input),
     jitter: Number(row.jitter_ms),
-    paused: row.paused,
+    // Held reads as paused (API.md: "kept, paused, and flagged"); workflowMissing tells it from an operator's pause.
+    paused: row.paused || row.workflow_missing,
     source: row.source,
     workflowMissing: row.workflow_missing,
-    nextFireTimes: nextFireTimes(row),
+    nextFireTimes: nextFireTimes(row, now),
     ...(row.last_run_id &&
       row.last_run_status && {
         lastRun: { runId: row.last_run_id, status: row.last_run_status, scheduledAt: lastInput?.scheduledAt as Date },

@@ -60,11 +60,11 @@ export interface ScheduleView {
   /**
    * No live instance executes its workflow (decided at boot and by every worker's sweeper once a lease):
    * the schedule is kept and held, its slots starting nothing and recorded as nothing, until an instance
-   * executes it again; its catch-up policy then decides the slots it missed. Apart from `paused`, the
-   * operator's pause (a paused schedule's slots are recorded skipped, held or not).
+   * executes it again; its catch-up policy then decides the slots it missed. `paused` reads true
+   * meanwhile; an operator's pause (a paused schedule's slots are recorded skipped) is kept under it.
    */
   workflowMissing: boolean;
-  /** The next 5 slots after the last one fired (none while held, `workflowMissing`, or when the cron has no more). */
+  /** The next 5 slots after the last one fired, or after now while held (none when the cron has no more). */
   nextFireTimes: Date[];
   lastRun?: { runId: string; status: RunStatus; scheduledAt: Date };
   /** Slots recorded as skipped (overlap, missed, paused). */

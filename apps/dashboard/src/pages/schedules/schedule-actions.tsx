@@ -36,20 +36,22 @@ export function ScheduleActions({ schedule }: { schedule: Schedule }) {
     setBackfilled(null);
   };
 
+  const pauseOrResume = schedule.paused
+    ? {
+        testId: 'schedule-resume',
+        title: 'Fire again from the next slot; the slots passed while paused stay skipped.',
+        label: resume.isPending ? 'Resuming…' : 'Resume',
+        run: () => resume.mutate(schedule.name),
+      }
+    : {
+        testId: 'schedule-pause',
+        title: 'Start no run until resumed; each slot meanwhile is recorded as skipped (paused). Kept across restarts and deploys.',
+        label: pause.isPending ? 'Pausing…' : 'Pause',
+        run: () => pause.mutate(schedule.name),
+      };
   const buttons = [
-    schedule.paused
-      ? {
-          testId: 'schedule-resume',
-          title: 'Fire again from the next slot; the slots passed while paused stay skipped.',
-          label: resume.isPending ? 'Resuming…' : 'Resume',
-          run: () => resume.mutate(schedule.name),
-        }
-      : {
-          testId: 'schedule-pause',
-          title: 'Start no run until resumed; each slot meanwhile is recorded as skipped (paused). Kept across restarts and deploys.',
-          label: pause.isPending ? 'Pausing…' : 'Pause',
-          run: () => pause.mutate(schedule.name),
-        },
+    // A held schedule (no instance executes its workflow) reads paused; resuming it would not make it fire.
+    ...(schedule.workflowMissing ? [] : [pauseOrResume]),
     {
       testId: 'schedule-trigger',
       title: `Start one run now, outside the slots, under the overlap policy (${schedule.overlap}) if the last run is unfinished.`,

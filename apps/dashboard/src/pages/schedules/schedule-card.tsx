@@ -17,12 +17,9 @@ export function ScheduleCard({ schedule }: { schedule: Schedule }) {
         <h2 className={styles.name}>
           <a href={scheduleHref(schedule.name)}>{schedule.name}</a>
         </h2>
-        {/* Paused is the operator's; held (no instance executes its workflow) starts its slots nowhere too, and catches them up after. */}
-        <span
-          className={`${styles.flag} ${schedule.paused || schedule.workflowMissing ? styles.paused : styles.active}`}
-          data-testid="schedule-state"
-        >
-          {schedule.paused ? 'paused' : schedule.workflowMissing ? 'held' : 'active'}
+        {/* Held (no instance executes its workflow) reads as paused too, but catches its slots up when one does. */}
+        <span className={`${styles.flag} ${schedule.paused ? styles.paused : styles.active}`} data-testid="schedule-state">
+          {schedule.workflowMissing ? 'held' : schedule.paused ? 'paused' : 'active'}
         </span>
         {schedule.workflowMissing && (
           // The server's flag: no live instance executes the workflow (this one may still register it).

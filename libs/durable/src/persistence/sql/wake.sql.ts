@@ -69,9 +69,9 @@ LEFT JOIN LATERAL (
  * `parent_id`): the parent's wake_seq is bumped whatever it does (a park racing this end re-executes),
  * and a parent parked on a kind a child's end wakes is made due now. So is a run parked on the result
  * of a run it did not start (its wait names the run: a fork reusing its source's child, or a parent
- * whose child's id an earlier start had taken; or a fork's select with an arm on it). Its ids are the ones to NOTIFY. `filter` narrows the
- * source rows; `parentless`: no source row has a parent_id, so the parent's half, which could find
- * nothing, is left out.
+ * whose child's id an earlier start had taken; or a fork's select with an arm on it). Its ids are the
+ * ones to NOTIFY. `filter` narrows the source rows; `parentless`: no source row has a parent_id, so the
+ * parent's half, which could find nothing, is left out.
  */
 export const wakeParentSql = (t: Tables, source: string, { filter = 'true', parentless = false } = {}) =>
   parentless
