@@ -72,6 +72,8 @@ export class Ledger {
   /**
    * Appends the effect. With `holdMs`, announces it on stdout ("effect {…}", which the harness may
    * answer with SIGKILL) and only then returns, after holdMs: the checkpoint comes that much later.
+   * `stepKey` is the step's checkpoint key, which the checks look its effects up by: the workload's step
+   * names hold no `%`, `:` or `#`, so each is its own key.
    */
   async effect(runId: string, stepKey: string, detail: object = {}, holdMs = 0): Promise<Effect> {
     const schema = (this.db.options as { schema?: string }).schema!;
@@ -137,7 +139,7 @@ export class ChaosOrder implements DurableWorkflow<ChaosInput, unknown> {
     // A quick step right after a slow one: an execution that outlived its lease would reach it.
     await ctx.step('receipt', () => this.ledger.effect(ctx.runId, 'receipt'));
     // Three steps at once: their checkpoints meet in the group commit and go out as one batch, which the faults strike too.
-    await Promise.all(NOTICES.map((notice) => ctx.step(`notify:${notice}`, () => this.ledger.effect(ctx.runId, `notify:${notice}`))));
+    await Promise.all(NOTICES.map((notice) => ctx.step(`notify-${notice}`, () => this.ledger.effect(ctx.runId, `notify-${notice}`))));
     const child = await ctx.startChild(ChaosChild, { parent: ctx.runId }, { step: 'child' });
     const shipment = await child.result();
     await ctx.sleep('nap', input.napMs);
@@ -154,8 +156,8 @@ export class ChaosOrder implements DurableWorkflow<ChaosInput, unknown> {
     for (;;) {
       const message = await ctx.receive(Events);
       if (message.payload.close) break; // not acked: a re-run meets it first and ends the loop again
-      await ctx.step(`handle:${message.key}`, () =>
-        this.ledger.effect(ctx.runId, `handle:${message.key}`, { seq: message.seq, n: message.payload.n }, 100),
+      await ctx.step(`handle-${message.key}`, () =>
+        this.ledger.effect(ctx.runId, `handle-${message.key}`, { seq: message.seq, n: message.payload.n }, 100),
       );
       await ctx.ack(Events, message.key);
       handled++;

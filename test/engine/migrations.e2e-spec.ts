@@ -82,6 +82,7 @@ describe('migrations and boot', () => {
       { name: 'QueueSlotHolders1732900000017' },
       { name: 'ListedStatus1732900000018' },
       { name: 'UnkeyedPending1732900000019' },
+      { name: 'KeyFormat1732900000020' },
     ]);
     await db.dropSchema();
   });
@@ -109,6 +110,7 @@ describe('migrations and boot', () => {
       'QueueSlotHolders1732900000017',
       'ListedStatus1732900000018',
       'UnkeyedPending1732900000019',
+      'KeyFormat1732900000020',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

@@ -19,3 +19,6 @@ export const queueChannel = (schema: string) => `${wakeChannel(schema)}:queues`;
 
 /** The journal key of a run's passing of its deadline (the awaited call it was thrown at); an operator's new deadline deletes it. */
 export const DEADLINE_PASSED_KEY = 'run-deadline:passed';
+
+/** The key format of the runs this version inserts (see runtime/checkpoint-keys); runs.key_format's default, 1, is the one before. */
+export const KEY_FORMAT = 2;

@@ -60,13 +60,13 @@ export const checkChannels: Check = (e) => {
           );
         continue;
       }
-      const step = e.steps.get(runId)?.get(`handle:${m.key}`);
+      const step = e.steps.get(runId)?.get(`handle-${m.key}`);
       const effect = storedEffect(step);
       const row =
         effect &&
         e.ledger
           .get(runId)
-          ?.get(`handle:${m.key}`)
+          ?.get(`handle-${m.key}`)
           ?.find((l) => l.id === effect.ledgerId);
       if (!step || !row) {
         metrics.lost++;

@@ -103,7 +103,7 @@ export const checkEffects: Check = (e) => {
  * - before the run moved on without it: before the stored checkpoint committed, and before the lease
  *   takeover that ended the hold under which the effect was written (the fault must have caused it).
  * A killed or stopped process had each step of a run in flight at most once (parallel steps, such as
- * the workload's notify:* fan-out, are each in flight), so a kill or a stop explains one extra effect
+ * the workload's notify-* fan-out, are each in flight), so a kill or a stop explains one extra effect
  * per step of a run, no more: `spent` remembers which (fault, run, step) triples are used up.
  */
 export function explain(e: Evidence, row: LedgerRow, checkpointAt: number, spent: Set<string>): FaultRecord | undefined {

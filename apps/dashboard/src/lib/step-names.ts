@@ -1,7 +1,9 @@
 // The journal's keys in words. The engine writes a key per durable call (libs/durable/src/runtime):
 // a step under its own name, and its primitives under prefixed keys that read as internals
 // (`signal-deadline:approval`, `child-result:ship`). The same name called again in one execution
-// takes `#2`, `#3`… after it (Execution.keyFor), before any suffix the primitive adds.
+// takes `#2`, `#3`… after it (Execution.keyFor), before any suffix the primitive adds. The names in a
+// key have their `%`, `:` and `#` escaped (runtime/checkpoint-keys.ts), so the separators are the
+// engine's; the meaning reads the names back.
 
 /** A journal key, as the operator reads it, and the key itself. `internal`: the engine wrote it for a primitive. */
 export interface StepName {
@@ -48,13 +50,20 @@ export function describeStep(key: string, kind?: string): StepName {
     // The repeat count sits on the name the engine counted, the first part: `select:pick#2:timer:reminder`.
     const repeat = parts.length ? /^(.*)#(\d+)$/s.exec(parts[0]) : null;
     if (repeat && Number(repeat[2]) >= 2) {
-      return { key, meaning: `${rule.words(repeat[1], ...parts.slice(1))}, ${ordinal(Number(repeat[2]))} call`, internal: true };
+      const words = rule.words(...[repeat[1], ...parts.slice(1)].map(nameOf));
+      return { key, meaning: `${words}, ${ordinal(Number(repeat[2]))} call`, internal: true };
     }
-    return { key, meaning: rule.words(...parts), internal: true };
+    return { key, meaning: rule.words(...parts.map(nameOf)), internal: true };
   }
   const repeat = /^(.*)#(\d+)$/s.exec(key);
-  if (repeat && Number(repeat[2]) >= 2) return { key, meaning: `${repeat[1]}, ${ordinal(Number(repeat[2]))} call`, internal: false };
-  return { key, meaning: key, internal: false };
+  if (repeat && Number(repeat[2]) >= 2)
+    return { key, meaning: `${nameOf(repeat[1])}, ${ordinal(Number(repeat[2]))} call`, internal: false };
+  return { key, meaning: nameOf(key), internal: false };
+}
+
+/** A name as the key spells it, read back: `%25`, `%3A` and `%23` are `%`, `:` and `#`. */
+function nameOf(part: string): string {
+  return part.replace(/%(25|3A|23)/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
 /** "2nd", "3rd", "11th", "21st". */

@@ -33,7 +33,7 @@ export interface WorkflowOptions {
 }
 
 export interface StepOptions {
-  /** The checkpoint key becomes `${name}:${key(...args)}`. */
+  /** The checkpoint key becomes `${name}:${key(...args)}` (`%`, `:` and `#` in either percent-escaped). */
   key?: (...args: any[]) => string;
   /** In-process retries of this step before its error reaches the run (default: none). */
   retry?: RetryPolicy;

@@ -38,6 +38,8 @@ export interface LoadedJournal {
   queriedAt: number;
   wakeSeq: string;
   leaseToken: string;
+  /** How the run's checkpoint keys spell names (runs.key_format; see checkpoint-keys). */
+  keyFormat: number;
   /** The run's deadline, if it has one. */
   deadline: Date | null;
   steps: Array<StoredStep & { key: string }>;
@@ -51,6 +53,7 @@ export interface JournalRow {
   db_now: Date;
   deadline: Date | null;
   wake_seq: string;
+  key_format: number;
   journal: Pick<LoadedJournal, 'steps' | 'signals' | 'messages' | 'children'>;
 }
 
@@ -59,6 +62,7 @@ export const journalFromRow = (row: JournalRow, leaseToken: string, queriedAt: n
   queriedAt,
   wakeSeq: row.wake_seq,
   leaseToken,
+  keyFormat: row.key_format,
   deadline: row.deadline,
   ...row.journal,
 });

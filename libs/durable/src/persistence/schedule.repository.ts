@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import { queueChannel, wakeChannel } from '../durable.constants';
+import { KEY_FORMAT, queueChannel, wakeChannel } from '../durable.constants';
 import { InvalidArgumentError } from '../errors';
 import type { RunStatus, ScheduleSkipReason } from '../interfaces';
 import type { ResolvedSchedule } from '../schema/schedule-spec';
@@ -468,10 +468,10 @@ function statements(t: Tables) {
         SELECT * FROM jsonb_to_recordset($1::jsonb)
           AS r(id text, input text, delay bigint, workflow text, actor text, schedule text, queue text, timeout_ms bigint, app_version text, trace_context text)
       ), ins AS (
-        INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind, queue, timeout_ms, app_version, trace_context)
+        INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind, queue, timeout_ms, app_version, trace_context, key_format)
         SELECT r.id, r.workflow, CASE WHEN r.delay > 0 THEN 'waiting' ELSE 'pending' END, r.input, u.until,
                CASE WHEN r.delay > 0 THEN jsonb_build_object('kind', ${waitKindSql('start')}, 'until', u.until, 'since', now()) END,
-               CASE WHEN r.delay > 0 THEN ${waitKindSql('start')} END, r.queue, r.timeout_ms, r.app_version, r.trace_context
+               CASE WHEN r.delay > 0 THEN ${waitKindSql('start')} END, r.queue, r.timeout_ms, r.app_version, r.trace_context, ${KEY_FORMAT}
         FROM r, LATERAL (SELECT date_trunc('milliseconds', now() + r.delay * interval '1 millisecond') AS until) u
         ON CONFLICT (id) DO NOTHING
         RETURNING id, run_day, status, queue, workflow

@@ -10,6 +10,7 @@ import { errorInfo, isNonRetryable, rebuildError, tagStep } from './errors';
 import type { Journal } from './journal';
 import type { Lease } from './lease';
 import { backoffMs, NO_RETRY, resolveRetryPolicy, ResolvedRetryPolicy } from './retry-policy';
+import { keyPart } from './checkpoint-keys';
 import { runScope } from './run-scope';
 import { deserialize, serialize } from '../schema/serializer';
 import type { ChildStarter } from './child-starter';
@@ -130,11 +131,20 @@ export class Execution {
     }
   }
 
-  /** The checkpoint key of this call: `name` the first time in this execution, then `name#2`, `name#3`… */
-  keyFor(name: string): string {
-    const count = (this.keyCounts.get(name) ?? 0) + 1;
-    this.keyCounts.set(name, count);
-    return count === 1 ? name : `${name}#${count}`;
+  /**
+   * The checkpoint key of this call: `prefix:name` (or the name alone) the first time in this execution,
+   * then with `#2`, `#3`… The name is spelled in the run's key format (keyPart).
+   */
+  keyFor(name: string, prefix?: string): string {
+    const first = prefix === undefined ? this.keyPart(name) : `${prefix}:${this.keyPart(name)}`;
+    const count = (this.keyCounts.get(first) ?? 0) + 1;
+    this.keyCounts.set(first, count);
+    return count === 1 ? first : `${first}#${count}`;
+  }
+
+  /** A name as a part of this run's checkpoint keys (see checkpoint-keys). */
+  keyPart(name: string): string {
+    return keyPart(name, this.journal.keyFormat);
   }
 
   /** Pauses the run durably, to wake by the run's deadline at the latest; the returned promise never settles. */
@@ -264,7 +274,7 @@ export class Execution {
   /** The memoized call of a step: its stored outcome when journaled, else runs it and checkpoints it. */
   async step<T>(name: string, fn: () => T | Promise<T>, options: ResolvedStepOptions, args: readonly unknown[]): Promise<T> {
     if (!this.active) return never();
-    if (options.key) return this.stepAt(name, `${name}:${options.key(...args)}`, fn, options);
+    if (options.key) return this.stepAt(name, `${this.keyPart(name)}:${this.keyPart(String(options.key(...args)))}`, fn, options);
     return this.stepAt(name, this.keyFor(name), fn, options, true);
   }
 

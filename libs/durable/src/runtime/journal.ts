@@ -1,5 +1,5 @@
 import type { LoadedJournal, StoredChild, StoredMessage, StoredStep } from '../persistence/journal.repository';
-import { DEADLINE_PASSED_KEY } from '../durable.constants';
+import { DEADLINE_PASSED_KEY, KEY_FORMAT } from '../durable.constants';
 
 /**
  * The checkpoints by key, remembering which of those loaded this execution has looked up: the ones it
@@ -52,18 +52,20 @@ export class Journal {
     readonly dbNow: Date,
     /** The run's deadline (ms since the epoch), as loaded; undefined: none. */
     readonly deadline: number | undefined,
+    /** How the run's checkpoint keys spell names (see checkpoint-keys): a run started here has this version's. */
+    readonly keyFormat: number,
     /** The run's lease token when loaded (tells a lost lease from a moved wake_seq after a refused park). */
     readonly leaseToken?: string,
   ) {}
 
   /** A run started here a moment ago: nothing is journaled, nothing needs loading. */
   static empty(wakeSeq: string, deadline: Date | null | undefined): Journal {
-    return new Journal(wakeSeq, new Date(), deadline ? new Date(deadline).getTime() : undefined);
+    return new Journal(wakeSeq, new Date(), deadline ? new Date(deadline).getTime() : undefined, KEY_FORMAT);
   }
 
   static from(loaded: LoadedJournal): Journal {
     const deadline = loaded.deadline ? new Date(loaded.deadline).getTime() : undefined;
-    const journal = new Journal(loaded.wakeSeq, loaded.dbNow, deadline, loaded.leaseToken);
+    const journal = new Journal(loaded.wakeSeq, loaded.dbNow, deadline, loaded.keyFormat, loaded.leaseToken);
     for (const { key, ...step } of loaded.steps) journal.steps.load(key, step);
     journal.takeDeliveries(loaded);
     for (const child of loaded.children) journal.children.set(child.id, child);

@@ -50,6 +50,8 @@ export interface RunRow {
   forkedFrom: string | null;
   appVersion: string | null;
   warning: Record<string, unknown> | null;
+  /** How its checkpoint keys spell names (see that migration). */
+  keyFormat: number;
 }
 
 export const runEntity = (schema: string) =>
@@ -96,6 +98,7 @@ export const runEntity = (schema: string) =>
       forkedFrom: { name: 'forked_from', type: 'text', nullable: true },
       appVersion: { name: 'app_version', type: 'text', nullable: true },
       warning: { type: 'jsonb', nullable: true },
+      keyFormat: { name: 'key_format', type: 'smallint', default: 1 },
     },
     uniques: [{ name: 'runs_seq_key', columns: ['seq'] }],
     checks: [

@@ -18,6 +18,7 @@ import { RunStatistics1732900000016 } from './1732900000016-run-statistics';
 import { QueueSlotHolders1732900000017 } from './1732900000017-queue-slot-holders';
 import { ListedStatus1732900000018 } from './1732900000018-listed-status';
 import { UnkeyedPending1732900000019 } from './1732900000019-unkeyed-pending';
+import { KeyFormat1732900000020 } from './1732900000020-key-format';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -41,4 +42,5 @@ export const DURABLE_MIGRATIONS = [
   QueueSlotHolders1732900000017,
   ListedStatus1732900000018,
   UnkeyedPending1732900000019,
+  KeyFormat1732900000020,
 ];

@@ -1,4 +1,5 @@
 import type { Tables } from '../tables';
+import { KEY_FORMAT } from '../../durable.constants';
 import { waitKindSql } from './wait-kinds.sql';
 
 /**
@@ -26,12 +27,12 @@ WITH instant AS (
   RETURNING r.id, r.run_day, r.wake_at
 ), ins AS (
   INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind, queue, partition_key, priority, debounce_key, debounce_until,
-                         trace_context, deadline, timeout_ms, keys, app_version)
+                         trace_context, deadline, timeout_ms, keys, app_version, key_format)
   SELECT $1, $2, 'waiting', $3, instant.until,
          jsonb_build_object('kind', ${waitKindSql('start')}, 'until', instant.until, 'since', now()), ${waitKindSql('start')},
          $7::text, $8::text, $9::int, $4, date_trunc('milliseconds', now() + $6::bigint * interval '1 millisecond'), $11,
          COALESCE($12::timestamptz, CASE WHEN $14::boolean THEN now() + $13::bigint * interval '1 millisecond' END),
-         CASE WHEN $12::timestamptz IS NULL AND NOT $14::boolean THEN $13::bigint END, $15::jsonb, $16::text
+         CASE WHEN $12::timestamptz IS NULL AND NOT $14::boolean THEN $13::bigint END, $15::jsonb, $16::text, ${KEY_FORMAT}
   FROM instant WHERE NOT EXISTS (SELECT 1 FROM moved)
   ON CONFLICT DO NOTHING
   RETURNING id, run_day, wake_at

@@ -17,7 +17,7 @@ import { DEADLINE_PASSED_KEY } from '../../durable.constants';
  */
 export const forkRunSql = (t: Tables) => `
 WITH src AS (
-  SELECT id, run_day, workflow, input, keys, queue, partition_key, priority FROM ${t.runs} WHERE id = $1
+  SELECT id, run_day, workflow, input, keys, queue, partition_key, priority, key_format FROM ${t.runs} WHERE id = $1
 ), pivot AS (
   SELECT s.finished_at AS at FROM ${t.steps} s, src WHERE s.run_id = $1 AND s.run_day = src.run_day AND s.key = $2
 ), gone AS (
@@ -27,9 +27,9 @@ WITH src AS (
     AND NOT EXISTS (SELECT 1 FROM ${t.runs} c WHERE c.id = s.result::jsonb ->> 'runId')
   LIMIT 1
 ), ins AS (
-  INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, keys, queue, partition_key, priority, forked_from, app_version, deadline, timeout_ms)
+  INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, keys, queue, partition_key, priority, forked_from, app_version, deadline, timeout_ms, key_format)
   SELECT $3, src.workflow, 'pending', COALESCE($4, src.input), now(), src.keys, src.queue, src.partition_key, src.priority, src.id, $7,
-         CASE WHEN src.queue IS NULL THEN now() + $8::bigint * interval '1 millisecond' END, CASE WHEN src.queue IS NOT NULL THEN $8::bigint END
+         CASE WHEN src.queue IS NULL THEN now() + $8::bigint * interval '1 millisecond' END, CASE WHEN src.queue IS NOT NULL THEN $8::bigint END, src.key_format
   FROM src, pivot
   WHERE NOT EXISTS (SELECT 1 FROM gone)
   ON CONFLICT DO NOTHING

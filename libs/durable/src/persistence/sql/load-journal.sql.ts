@@ -2,7 +2,7 @@ import type { Tables } from '../tables';
 
 /**
  * The journal of the run whose id is `id` (an SQL expression), as select-list columns: the database
- * clock, the run's wake_seq, and `journal`, the expression `journal` that reads it (journalOfSql or
+ * clock, the run's wake_seq and key_format, and `journal`, the expression `journal` that reads it (journalOfSql or
  * BATCH_JOURNAL): checkpoints, signals, un-acked messages in order, and of the children only the one
  * the run parked on, once it has ended and before its result is journaled (a fan-in's wakes would
  * otherwise read every sibling and its output each time, n² for n children; the others a parent awaits
@@ -12,6 +12,7 @@ import type { Tables } from '../tables';
 export const journalColumnsSql = (t: Tables, id: string, journal: string) => `
   now() AS db_now,
   (SELECT wake_seq FROM ${t.runs} WHERE id = ${id}) AS wake_seq,
+  (SELECT key_format FROM ${t.runs} WHERE id = ${id}) AS key_format,
   ${journal} AS journal`;
 
 /** The journal of one run, `id` and its journal partition `day` SQL expressions (journal_of). */

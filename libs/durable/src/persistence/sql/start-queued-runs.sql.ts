@@ -1,4 +1,5 @@
 import type { Tables } from '../tables';
+import { KEY_FORMAT } from '../../durable.constants';
 import { CLAIMED_START_FIELDS } from './start-run.sql';
 
 /** A queued start's fields beyond a claimed start's: its queue, the queue's concurrency (null: no limit), priority, and timeoutIncludesQueue. */
@@ -57,12 +58,12 @@ WITH batch AS (
   SELECT plan.*, NOT begins AND deadline IS NULL AND timeout_ms IS NOT NULL AND NOT includes_queue AS deferred FROM plan
 ), ins AS (
   INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, lease_owner, lease_token, trace_context, queue, priority, began_at,
-                         deadline, timeout_ms, detached, keys, app_version)
+                         deadline, timeout_ms, detached, keys, app_version, key_format)
   SELECT id, workflow, CASE WHEN begins THEN 'running' ELSE 'pending' END, input,
          CASE WHEN begins THEN now() + lease_ms * interval '1 millisecond' ELSE now() END,
          CASE WHEN begins THEN owner END, CASE WHEN begins THEN 1 ELSE 0 END, trace, queue, priority, CASE WHEN begins THEN now() END,
          CASE WHEN NOT deferred THEN COALESCE(deadline, now() + timeout_ms * interval '1 millisecond') END,
-         CASE WHEN deferred THEN timeout_ms END, false, keys, app_version
+         CASE WHEN deferred THEN timeout_ms END, false, keys, app_version, ${KEY_FORMAT}
   FROM limited ORDER BY id
   ON CONFLICT DO NOTHING
   RETURNING id, run_day, status, lease_token, wake_seq, attempt, deadline, queue

@@ -1,4 +1,5 @@
 import type { Tables } from '../tables';
+import { KEY_FORMAT } from '../../durable.constants';
 import { waitKindSql } from './wait-kinds.sql';
 import { statusIn } from './run-status.sql';
 
@@ -64,14 +65,14 @@ WITH parent AS (
   FROM plan
 ), ins AS (
   INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, lease_owner, lease_token, parent_id, parent_step, trace_context,
-                         wait, wait_kind, queue, partition_key, priority, deduplication_id, began_at, deadline, timeout_ms, detached, keys, app_version)
+                         wait, wait_kind, queue, partition_key, priority, deduplication_id, began_at, deadline, timeout_ms, detached, keys, app_version, key_format)
   SELECT $1, $2, plan.status, $4,
          CASE WHEN plan.delayed THEN plan.until WHEN plan.status = 'running' THEN now() + $6 * interval '1 millisecond' ELSE now() END,
          CASE WHEN plan.status = 'running' THEN $5::text END, CASE WHEN plan.status = 'running' THEN 1 ELSE 0 END, $7, $8, $11,
          CASE WHEN plan.delayed THEN jsonb_build_object('kind', ${waitKindSql('start')}, 'until', plan.until, 'since', now()) END,
          CASE WHEN plan.delayed THEN ${waitKindSql('start')} END,
          $15::text, $16::text, $17::int, $18::text, CASE WHEN plan.status = 'running' THEN now() END,
-         limits.deadline, limits.timeout_ms, $23::boolean, $24::jsonb, $25::text
+         limits.deadline, limits.timeout_ms, $23::boolean, $24::jsonb, $25::text, ${KEY_FORMAT}
   FROM admitted, plan, limits WHERE admitted
   ON CONFLICT DO NOTHING
   RETURNING id, run_day, status, wake_at, lease_token, wake_seq, attempt, deadline
@@ -112,9 +113,9 @@ export type ClaimedStartRow = Record<(typeof CLAIMED_START_FIELDS)[number][0], u
 /** Inserts the starts of the CTE `batch` (CLAIMED_START_FIELDS) claimed, with their `started` rows; returns the inserted ones. */
 const insertClaimedSql = (t: Tables) => `
 ins AS (
-  INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, lease_owner, lease_token, trace_context, began_at, deadline, detached, keys, app_version)
+  INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, lease_owner, lease_token, trace_context, began_at, deadline, detached, keys, app_version, key_format)
   SELECT id, workflow, 'running', input, now() + lease_ms * interval '1 millisecond', owner, 1, trace, now(),
-         COALESCE(deadline, now() + timeout_ms * interval '1 millisecond'), false, keys, app_version
+         COALESCE(deadline, now() + timeout_ms * interval '1 millisecond'), false, keys, app_version, ${KEY_FORMAT}
   FROM batch ORDER BY id
   ON CONFLICT DO NOTHING
   RETURNING id, run_day, lease_token, wake_seq, attempt, deadline

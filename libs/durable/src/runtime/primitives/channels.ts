@@ -9,7 +9,7 @@ export async function receive<T>(execution: Execution, ref: ChannelRef<T>): Prom
   if (!execution.isActive) return never();
   await execution.enter('receive');
   const channel = declaredName(execution.workflow, 'channel', ref);
-  const key = execution.keyFor(`receive:${channel}`);
+  const key = execution.keyFor(channel, 'receive');
   execution.deadline.replayAt(key);
   const next = execution.journal.messages.get(channel)?.[0];
   if (next) return { key: next.key, seq: Number(next.seq), payload: deserialize<T>(next.payload), sentAt: new Date(next.sentAt) };
@@ -46,7 +46,7 @@ export async function consume<T>(
   if (!execution.isActive) return never();
   await execution.enter('consume');
   const channel = declaredName(execution.workflow, 'channel', ref);
-  const closedKey = execution.keyFor(`consume:${channel}`);
+  const closedKey = execution.keyFor(channel, 'consume');
   execution.journal.steps.reach(`${closedKey}:`); // its handled messages are acked: a re-execution never sees them again
   const closed = execution.journal.steps.get(closedKey);
   if (closed) {
@@ -56,7 +56,7 @@ export async function consume<T>(
   }
   for (;;) {
     const message = await receive(execution, ref);
-    await execution.stepAt(`consume:${channel}`, `${closedKey}:${message.key}`, () => handle(message), {});
+    await execution.stepAt(`consume:${channel}`, `${closedKey}:${execution.keyPart(message.key)}`, () => handle(message), {});
     if (until(message)) {
       await execution.checkpoint(
         closedKey,

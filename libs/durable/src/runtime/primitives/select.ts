@@ -57,7 +57,7 @@ export async function select<A extends SelectArms>(
   if (!execution.isActive) return never();
   await execution.enter('select');
   checkName(name, 'select');
-  const key = execution.keyFor(`select:${name}`);
+  const key = execution.keyFor(name, 'select');
   execution.deadline.replayAt(key);
   const stored = execution.journal.steps.get(key);
   if (stored) {

@@ -10,7 +10,7 @@ export async function waitForSignal<T>(execution: Execution, ref: SignalRef<T>):
   if (!execution.isActive) return never();
   await execution.enter('waitForSignal');
   const name = declaredName(execution.workflow, 'signal', ref);
-  const key = execution.keyFor(`signal:${name}`);
+  const key = execution.keyFor(name, 'signal');
   execution.deadline.replayAt(key);
   const { signals } = execution.journal;
   if (signals.has(name)) return deserialize<T>(signals.get(name));
@@ -27,7 +27,7 @@ export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRe
   await execution.enter('waitForSignal');
   const name = declaredName(execution.workflow, 'signal', ref);
   const ms = toMs(timeout as never, `waitForSignal("${name}") timeout`);
-  const deadlineKey = execution.keyFor(`signal-deadline:${name}`);
+  const deadlineKey = execution.keyFor(name, 'signal-deadline');
   const timeoutKey = `${deadlineKey}:timed-out`;
   const { journal, deps } = execution;
   const received = (): SignalOutcome<T> => ({ received: true, payload: deserialize<T>(journal.signals.get(name)) });

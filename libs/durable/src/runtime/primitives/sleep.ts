@@ -13,7 +13,7 @@ export async function sleep(execution: Execution, name: string, ms: number | und
   if (!execution.isActive) return never();
   await execution.enter('sleep');
   checkName(name, 'sleep');
-  const key = execution.keyFor(`sleep:${name}`);
+  const key = execution.keyFor(name, 'sleep');
   execution.deadline.replayAt(key);
   const until = await journaledInstant(execution, key, 'sleep', ms, at);
   for (;;) {
