@@ -44,7 +44,7 @@ class Busy implements DurableWorkflow<null, unknown> {
 class Parent implements DurableWorkflow<null, unknown> {
   async run(_: null, ctx: WorkflowContext) {
     const child = await ctx.startChild(Held, null, { step: 'kid' });
-    await ctx.step('notify', () => 'notified');
+    await ctx.step('notify', () => effect(ctx.runId, 'notified'));
     return child.result();
   }
 }
@@ -209,5 +209,32 @@ describe('fork: a new run from a step of another, the steps before it not run ag
     await expect(app.client.fork(source, { fromStep: 'close', signals: 'some' as never })).rejects.toThrow(InvalidArgumentError);
     await expect(app.client.fork(source, { fromStep: '' })).rejects.toThrow(InvalidArgumentError);
     expect(await db.count('runs')).toBe(before);
+  });
+});
+
+describe('fork: a fork executing when the child it reuses ends', () => {
+  const schema = uniqueSchema('fkx');
+  const db = new Db(schema);
+  let app: DurableTestApp;
+  beforeAll(async () => {
+    // Awaited children are waited for in-process for half a minute: the fork is running, not parked, when the child ends.
+    app = await startApp({ schema, providers: [Parent, Held], options: { inlineWaitMs: 30_000, leaseMs: 60_000 } });
+  });
+  afterAll(async () => {
+    await app.close();
+    await db.dropSchema();
+  });
+
+  it('is woken at once, as its source is: awaiting it in-process, it does not park after the end and wait forever', async () => {
+    const source = await app.client.start(Parent, null);
+    await eventually(
+      async () => (await db.count('steps', `run_id = $1 AND key = 'notify'`, [source.runId])) === 1,
+      'the source past notify',
+    );
+    const fork = await app.client.fork(source.runId, { fromStep: 'notify' });
+    await eventually(async () => countOf(fork.runId, 'notified') === 1, 'the fork past notify, awaiting the child');
+    expect((await app.client.getRun(fork.runId)).status).toBe('running');
+    await app.signals.signal(`${source.runId}/kid`, 'go', 'went');
+    for (const run of [source, fork]) expect(await run.result({ timeout: '10s' })).toBe('went');
   });
 });

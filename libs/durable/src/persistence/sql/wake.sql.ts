@@ -98,7 +98,10 @@ own_parent AS (
  * rechecked on its new version and left alone. With `children` (source rows with a parent), the forks
  * of the ended run's parent, and their forks, parked on a select with an arm on it are found too
  * (runs_forked_from_idx, one probe per level; none for a parent never forked): a select names its arms
- * in its reason, not in wait_name.
+ * in its reason, not in wait_name. So are those of them executing: their wake_seq is bumped (their
+ * wake_at, a lease's expiry, kept) and they are NOTIFYed, as a child's end does its own parent, so
+ * one that awaits the child in-process re-reads it, and one about to park re-executes instead (the
+ * park is conditioned on wake_seq): unbumped, it parked after the end and waited forever.
  */
 const reusingRunSql = (t: Tables, source: string, filter: string, children: boolean) => {
   const forks = `
@@ -108,20 +111,22 @@ const reusingRunSql = (t: Tables, source: string, filter: string, children: bool
        UNION ALL
        SELECT f.id, f.status, f.wait_kind FROM ${t.runs} f JOIN forks ON f.forked_from = forks.id
      )
-     SELECT id FROM forks WHERE status = 'waiting' AND wait_kind = ${waitKindSql('select')})`;
+     SELECT id FROM forks WHERE status = 'running' OR status = 'waiting' AND wait_kind = ${waitKindSql('select')})`;
   const armOnIt = `
     OR p.wait_kind = ${waitKindSql('select')} AND p.wait -> 'arms' @> jsonb_build_array(jsonb_build_object('kind', 'child', 'name', c.id))`;
+  const executingFork = `
+    OR p.forked_from IS NOT NULL AND ${statusIn('p.', 'running')}`;
   return `
 reusing_fork AS (
   UPDATE ${t.runs} p
-  SET wake_seq = p.wake_seq + 1, wake_at = now()
+  SET wake_seq = p.wake_seq + 1, wake_at = CASE WHEN p.status = 'waiting' THEN now() ELSE p.wake_at END
   FROM ${source} c
   CROSS JOIN LATERAL (
     SELECT w.id FROM ${t.runs} w WHERE w.status = 'waiting' AND w.wait_kind = ${waitKindSql('child')} AND w.wait_name = c.id${children ? forks : ''}
     OFFSET 0
   ) parked
-  WHERE ${filter} AND p.id = parked.id AND ${statusIn('p.', 'waiting')} AND p.id IS DISTINCT FROM c.parent_id
-    AND (p.wait_kind = ${waitKindSql('child')} AND p.wait_name = c.id${children ? armOnIt : ''})
+  WHERE ${filter} AND p.id = parked.id AND p.id IS DISTINCT FROM c.parent_id
+    AND (${statusIn('p.', 'waiting')} AND (p.wait_kind = ${waitKindSql('child')} AND p.wait_name = c.id${children ? armOnIt : ''})${children ? executingFork : ''})
   RETURNING p.id
 )`;
 };
