@@ -44,11 +44,14 @@ describe('step keys in words', () => {
 
   it("reads names back as the application gave them: a '%', ':' or '#' in them is escaped in the key", () => {
     expect(meaning('signal:order%3Apaid', 'wait')).toBe('wait for signal order:paid');
-    expect(meaning('consume:a%3Ab:m%3A1', 'step')).toBe('message m:1 of channel a:b handled');
+    expect(meaning('consume:a%3Ab:m:1', 'step')).toBe('message m:1 of channel a:b handled');
     expect(meaning('sleep:a%23b#2', 'sleep')).toBe('sleep a#b, 2nd call');
     expect(meaning('go%232', 'step')).toBe('go#2');
     expect(meaning('100%2525#3', 'step')).toBe('100%25, 3rd call');
     expect(meaning('charge%3Aa', 'step')).toBe('charge:a');
+    // What ends a key is raw, and not counted: a child step, a patch id.
+    expect(meaning('child:a#2', 'child')).toBe('start of child a#2');
+    expect(meaning('patch:v%3A2', 'patch')).toBe('patch v%3A2');
   });
 
   it('reads a key without its kind (a failed run names only its step) by the first rule that fits', () => {

@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { DurableWorkflow, ScheduleService, Step, Workflow, WorkflowContext } from 'nestjs-durable';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
@@ -21,6 +22,7 @@ class Names implements DurableWorkflow<null, string[]> {
       await ctx.step('go#2', () => effect(ctx.runId, 'go#2')),
       await ctx.step('go', () => effect(ctx.runId, 'go 2')),
       await this.charge(ctx.runId, 'a'),
+      await this.charge(ctx.runId, 'b:c'),
       await ctx.step('charge:a', () => effect(ctx.runId, 'inline charge:a')),
       await ctx.step('100%', () => effect(ctx.runId, '100%')),
       await ctx.step('100%25', () => effect(ctx.runId, '100%25')),
@@ -56,6 +58,22 @@ class Legacy implements DurableWorkflow<null, string[]> {
   }
 }
 
+/** Steps named as a primitive's keys: `set-keys`, or a primitive's prefix with a key option. */
+@Workflow('ck-reserved', { retry: { maxAttempts: 1 } })
+class Reserved implements DurableWorkflow<{ name: string; keyed: boolean }, unknown> {
+  async run(input: { name: string; keyed: boolean }, ctx: WorkflowContext) {
+    return ctx.step(input.name, () => effect(ctx.runId, input.name), input.keyed ? { key: () => 'nap' } : {});
+  }
+}
+
+@Injectable()
+class Napper {
+  @Step('sleep', { key: (at: string) => at })
+  async nap(at: string): Promise<string> {
+    return at;
+  }
+}
+
 @Workflow('ck-plain')
 class Plain implements DurableWorkflow<null, null> {
   async run() {
@@ -77,7 +95,7 @@ describe('checkpoint keys: names are escaped, and a run keeps the key format it 
   beforeAll(async () => {
     app = await startApp({
       schema,
-      providers: [Names, Deadlines, Legacy, Plain, Parent],
+      providers: [Names, Deadlines, Legacy, Plain, Parent, Reserved],
       options: { queues: { one: { concurrency: 1 } } },
     });
   });
@@ -87,14 +105,15 @@ describe('checkpoint keys: names are escaped, and a run keeps the key format it 
   });
 
   const keysOf = async (runId: string) =>
-    (await db.query<{ key: string }>(`SELECT key FROM durable.steps WHERE run_id = $1 ORDER BY key`, [runId])).map((r) => r.key);
+    (await db.query<{ key: string }>(`SELECT key FROM durable.steps WHERE run_id = $1`, [runId])).map((r) => r.key).sort();
 
   it("names holding '%', ':' or '#' meet no other call's key: each step runs once, and again not at all on re-execution", async () => {
     const run = await app.client.start(Names, null);
-    expect(await run.result({ timeout: '10s' })).toEqual(['go 1', 'go#2', 'go 2', 'charge keyed a', 'inline charge:a', '100%', '100%25']);
-    for (const what of ['go 1', 'go#2', 'go 2', 'charge keyed a', 'inline charge:a', '100%', '100%25'])
-      expect(countOf(run.runId, what)).toBe(1);
-    expect(await keysOf(run.runId)).toEqual(['100%2525', '100%25', 'charge%3Aa', 'charge:a', 'go', 'go#2', 'go%232'].sort());
+    const effects = ['go 1', 'go#2', 'go 2', 'charge keyed a', 'charge keyed b:c', 'inline charge:a', '100%', '100%25'];
+    expect(await run.result({ timeout: '10s' })).toEqual(effects);
+    for (const what of effects) expect(countOf(run.runId, what)).toBe(1);
+    // A step's key option ends the key raw (nothing follows it to meet): `charge:b:c`.
+    expect(await keysOf(run.runId)).toEqual(['100%2525', '100%25', 'charge%3Aa', 'charge:a', 'charge:b:c', 'go', 'go#2', 'go%232'].sort());
     expect(await db.query(`SELECT key_format FROM durable.runs WHERE id = $1`, [run.runId])).toEqual([{ key_format: 2 }]);
   });
 
@@ -137,18 +156,39 @@ describe('checkpoint keys: names are escaped, and a run keeps the key format it 
     expect(await keysOf(fork.runId)).toEqual(['ship', 'stripe%3Acharge']);
   });
 
+  it("a step named as a primitive's keys is refused: 'set-keys', or a primitive's prefix with a key option (in the run, and at boot)", async () => {
+    for (const [name, keyed] of [
+      ['set-keys', false],
+      ['sleep', true],
+      ['run-deadline', true],
+    ] as const) {
+      const run = await app.client.start(Reserved, { name, keyed });
+      await expect(run.result({ timeout: '10s' })).rejects.toThrow(
+        name === 'set-keys' ? /cannot be named "set-keys"/ : `cannot be named "${name}"`,
+      );
+      expect(countOf(run.runId, name)).toBe(0);
+      expect(await keysOf(run.runId)).toEqual([]);
+    }
+    const plain = await app.client.start(Reserved, { name: 'sleep', keyed: false }); // its key, `sleep`, is no primitive's
+    expect(await plain.result({ timeout: '10s' })).toBe('sleep');
+    await expect(startApp({ schema, providers: [Napper] })).rejects.toThrow(
+      'A step with a key option cannot be named "sleep": its checkpoint keys (sleep:<key>) are those of a primitive\'s.',
+    );
+  });
+
   it("every way a run is inserted gives it this version's key format: a child, a delayed, queued or debounced start, a schedule's", async () => {
     const parent = await app.client.start(Parent, null);
     await parent.result({ timeout: '10s' });
     const delayed = await app.client.start(Plain, null, { delay: '1h' });
-    const queued = await Promise.all([1, 2].map(() => app.client.start(Plain, null, { queue: 'one' })));
+    // Five at once: the first goes out alone, the four behind it as one batch of queued starts (group commit).
+    const queued = await Promise.all([1, 2, 3, 4, 5].map(() => app.client.start(Plain, null, { queue: 'one' })));
     const debounced = await app.client.start(Plain, null, { debounce: { key: 'k', delay: '1h' } });
     await app.get(ScheduleService).create({ name: 'every-second', workflow: Plain, cron: '* * * * * *' });
     await eventually(async () => (await db.count('runs', `id LIKE 'schedule:every-second:%'`)) > 0, "the schedule's run");
     await app.get(ScheduleService).delete('every-second');
     const these = `id = ANY($1) OR parent_id = $2 OR id LIKE 'schedule:every-second:%'`;
     const params = [[parent.runId, delayed.runId, ...queued.map((q) => q.runId), debounced.runId], parent.runId];
-    expect(await db.count('runs', these, params)).toBeGreaterThanOrEqual(7);
+    expect(await db.count('runs', these, params)).toBeGreaterThanOrEqual(10);
     expect(await db.query(`SELECT DISTINCT key_format FROM durable.runs WHERE ${these}`, params)).toEqual([{ key_format: 2 }]);
   });
 });

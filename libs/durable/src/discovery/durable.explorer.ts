@@ -9,6 +9,7 @@ import { InvalidArgumentError } from '../errors';
 import type { ChannelDefinition, DurableWorkflow, SignalDefinition, WorkflowOptions } from '../interfaces';
 import type { ResolvedStepOptions } from '../runtime/execution';
 import { DEFAULT_RUN_RETRY, NO_RETRY, resolveRetryPolicy } from '../runtime/retry-policy';
+import { checkStepName } from '../runtime/checkpoint-keys';
 import { runScope } from '../runtime/run-scope';
 import { checkName } from '../schema/define-signal';
 import { resolveScheduleSpec } from '../schema/schedule-spec';
@@ -100,7 +101,7 @@ export class DurableExplorer implements OnModuleInit {
         throw new InvalidArgumentError(notSingletonMessage(`@Step method ${methodName} of ${(wrapper.metatype as Type<unknown>).name}`));
       }
       if (instance[methodName] !== method) continue; // wrapped already (a provider listed twice)
-      const name = checkName(step.name ?? methodName, 'step');
+      const name = checkStepName(checkName(step.name ?? methodName, 'step'), step.options.key !== undefined);
       const options: ResolvedStepOptions = {
         ...step.options,
         resolvedRetry: resolveRetryPolicy(step.options.retry, NO_RETRY, `step "${name}"`),

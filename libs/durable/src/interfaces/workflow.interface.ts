@@ -33,7 +33,7 @@ export interface WorkflowOptions {
 }
 
 export interface StepOptions {
-  /** The checkpoint key becomes `${name}:${key(...args)}` (`%`, `:` and `#` in either percent-escaped). */
+  /** The checkpoint key becomes `${name}:${key(...args)}` (a `%`, `:` or `#` in the name percent-escaped); not for a step named as a primitive's key prefix. */
   key?: (...args: any[]) => string;
   /** In-process retries of this step before its error reaches the run (default: none). */
   retry?: RetryPolicy;

@@ -1,10 +1,14 @@
+import { InvalidArgumentError } from '../errors';
+
 /**
  * How a run's checkpoint keys spell the names in them. A key joins a primitive's prefix, a name and
- * a repeat count with `:` and `#` (`signal:go`, `charge#2`, `consume:orders:A-1`), and the names are
+ * a repeat count with `:` and `#` (`signal:go`, `charge#2`, `select:pick#2:deadline`), and the names are
  * the application's: raw, `go#2` called once met `go` called twice, a step `charge:a` met the step
  * `charge` keyed `a`, a signal `x:timed-out` met the timeout mark of `x`, and channel `a:b`'s keys fell
- * under channel `a`'s prefix. So since key format 2 a name's `%`, `:` and `#` are percent-escaped; a
- * name without them is spelled as it was. A run keeps the format it was inserted with (`runs.key_format`,
+ * under channel `a`'s prefix. So since key format 2 the names the engine counts (Execution.keyFor) and
+ * a keyed step's name have their `%`, `:` and `#` percent-escaped; a name without them is spelled as it
+ * was. What ends a key stays raw (a step's `key`, a message key, a child step, a patch id, a select's
+ * arm): nothing follows it. A run keeps the format it was inserted with (`runs.key_format`,
  * KEY_FORMAT): one inserted before, or by an instance of a version before (format 1), is re-executed
  * with the raw names its journal holds.
  */
@@ -14,4 +18,33 @@ const ESCAPES: Record<string, string> = { '%': '%25', ':': '%3A', '#': '%23' };
 /** `name` as a part of a checkpoint key of the given format. */
 export function keyPart(name: string, format: number): string {
   return format < 2 ? name : name.replace(ESCAPED, (c) => ESCAPES[c]);
+}
+
+/** The prefixes of the primitives' keys: a keyed step (`name:key`) named as one would meet their keys. */
+const PRIMITIVE_PREFIXES = new Set([
+  'signal',
+  'signal-deadline',
+  'sleep',
+  'select',
+  'receive',
+  'consume',
+  'child',
+  'child-result',
+  'patch',
+  'run-deadline',
+]);
+
+/** ctx.setKeys' key (`set-keys`, `set-keys#2`…), which a step so named would take. */
+export const SET_KEYS = 'set-keys';
+
+/** Refuses a step name whose keys would be a primitive's: `set-keys`, or a primitive's prefix with a `key` option. */
+export function checkStepName(name: string, keyed: boolean): string {
+  if (name === SET_KEYS)
+    throw new InvalidArgumentError(`A step cannot be named "${SET_KEYS}": its checkpoint keys are those of ctx.setKeys().`);
+  if (keyed && PRIMITIVE_PREFIXES.has(name)) {
+    throw new InvalidArgumentError(
+      `A step with a key option cannot be named "${name}": its checkpoint keys (${name}:<key>) are those of a primitive's.`,
+    );
+  }
+  return name;
 }

@@ -143,7 +143,7 @@ export class Execution {
   }
 
   /** A name as a part of this run's checkpoint keys (see checkpoint-keys). */
-  keyPart(name: string): string {
+  private keyPart(name: string): string {
     return keyPart(name, this.journal.keyFormat);
   }
 
@@ -274,7 +274,7 @@ export class Execution {
   /** The memoized call of a step: its stored outcome when journaled, else runs it and checkpoints it. */
   async step<T>(name: string, fn: () => T | Promise<T>, options: ResolvedStepOptions, args: readonly unknown[]): Promise<T> {
     if (!this.active) return never();
-    if (options.key) return this.stepAt(name, `${this.keyPart(name)}:${this.keyPart(String(options.key(...args)))}`, fn, options);
+    if (options.key) return this.stepAt(name, `${this.keyPart(name)}:${options.key(...args)}`, fn, options);
     return this.stepAt(name, this.keyFor(name), fn, options, true);
   }
 

@@ -17,6 +17,7 @@ import type {
 } from '../interfaces';
 import { checkName } from '../schema/define-signal';
 import { toMs } from '../schema/duration';
+import { checkStepName } from './checkpoint-keys';
 import type { Execution } from './execution';
 import { runScope } from './run-scope';
 import { ack, consume, receive } from './primitives/channels';
@@ -44,7 +45,7 @@ export class DurableWorkflowContext implements WorkflowContext {
   }
 
   async step<T>(name: string, fn: () => T | Promise<T>, options: StepOptions = {}): Promise<T> {
-    checkName(name, 'step');
+    checkStepName(checkName(name, 'step'), options.key !== undefined);
     if (runScope.getStore()?.inStep) return fn(); // a step inside a step is plain code
     return this.execution.step(name, fn, options, []);
   }

@@ -56,7 +56,7 @@ export async function consume<T>(
   }
   for (;;) {
     const message = await receive(execution, ref);
-    await execution.stepAt(`consume:${channel}`, `${closedKey}:${execution.keyPart(message.key)}`, () => handle(message), {});
+    await execution.stepAt(`consume:${channel}`, `${closedKey}:${message.key}`, () => handle(message), {});
     if (until(message)) {
       await execution.checkpoint(
         closedKey,

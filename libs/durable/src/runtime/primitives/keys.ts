@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../../errors';
 import { checkKeys, MAX_KEYS } from '../../schema/business-keys';
+import { SET_KEYS } from '../checkpoint-keys';
 import { Execution, never } from '../execution';
 
 /**
@@ -10,7 +11,7 @@ export async function setKeys(execution: Execution, keys: Record<string, string>
   if (!execution.isActive) return never();
   await execution.enter('setKeys');
   const checked = checkKeys(keys, 'ctx.setKeys()', true);
-  const key = execution.keyFor('set-keys');
+  const key = execution.keyFor(SET_KEYS);
   if (execution.journal.steps.has(key)) return;
   const encoded = JSON.stringify(checked);
   const written = await execution.deps.journal.setKeys(execution.runId, execution.lease.token, key, encoded, MAX_KEYS);
