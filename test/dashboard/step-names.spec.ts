@@ -52,6 +52,8 @@ describe('step keys in words', () => {
     // What ends a key is raw, and not counted: a child step, a patch id.
     expect(meaning('child:a#2', 'child')).toBe('start of child a#2');
     expect(meaning('patch:v%3A2', 'patch')).toBe('patch v%3A2');
+    // A keyed step's key is the application's: `item` keyed `order#2` is no 2nd call.
+    expect(meaning('item:order#2', 'step')).toBe('item:order#2');
   });
 
   it('reads a key without its kind (a failed run names only its step) by the first rule that fits', () => {

@@ -217,22 +217,27 @@ describe('fork: a fork executing when the child it reuses ends', () => {
   const db = new Db(schema);
   let app: DurableTestApp;
   beforeAll(async () => {
-    // Awaited children are waited for in-process for half a minute: the fork is running, not parked, when the child ends.
-    app = await startApp({ schema, providers: [Parent, Held], options: { inlineWaitMs: 30_000, leaseMs: 60_000 } });
+    // Awaited children are waited for in-process for 20 s: the fork is running, not parked, when the child ends. Woken, it
+    // ends at once; unwoken, it would read the child again only when those 20 s ran out (and, had the child ended between
+    // that read and its park, it would have parked for ever).
+    app = await startApp({ schema, providers: [Parent, Held], options: { inlineWaitMs: 20_000, leaseMs: 60_000 } });
   });
   afterAll(async () => {
     await app.close();
     await db.dropSchema();
   });
 
-  it('is woken at once, as its source is: awaiting it in-process, it does not park after the end and wait forever', async () => {
+  it('is woken at once, as its source is: awaiting it in-process, it does not wait out its in-process wait', async () => {
     const source = await app.client.start(Parent, null);
     await eventually(
       async () => (await db.count('steps', `run_id = $1 AND key = 'notify'`, [source.runId])) === 1,
       'the source past notify',
     );
     const fork = await app.client.fork(source.runId, { fromStep: 'notify' });
-    await eventually(async () => countOf(fork.runId, 'notified') === 1, 'the fork past notify, awaiting the child');
+    await eventually(
+      async () => countOf(fork.runId, 'notified') === 1 && (await db.count('steps', `run_id = $1 AND key = 'notify'`, [fork.runId])) === 1,
+      'the fork past notify (its checkpoint written), awaiting the child',
+    );
     expect((await app.client.getRun(fork.runId)).status).toBe('running');
     await app.signals.signal(`${source.runId}/kid`, 'go', 'went');
     for (const run of [source, fork]) expect(await run.result({ timeout: '10s' })).toBe('went');

@@ -69,6 +69,8 @@ export function describeStep(key: string, kind?: string): StepName {
     }
     return { key, meaning: rule.words(nameOf(first), ...rest), internal: true };
   }
+  // A raw ':' past the engine's prefixes is a keyed step's (`item:order#2`): its key is the application's, as given.
+  if (key.includes(':')) return { key, meaning: key, internal: false };
   const repeat = /^(.*)#(\d+)$/s.exec(key);
   if (repeat && Number(repeat[2]) >= 2)
     return { key, meaning: `${nameOf(repeat[1])}, ${ordinal(Number(repeat[2]))} call`, internal: false };

@@ -101,7 +101,7 @@ export class DurableExplorer implements OnModuleInit {
         throw new InvalidArgumentError(notSingletonMessage(`@Step method ${methodName} of ${(wrapper.metatype as Type<unknown>).name}`));
       }
       if (instance[methodName] !== method) continue; // wrapped already (a provider listed twice)
-      const name = checkStepName(checkName(step.name ?? methodName, 'step'), step.options.key !== undefined);
+      const name = checkStepName(checkName(step.name ?? methodName, 'step'), Boolean(step.options.key));
       const options: ResolvedStepOptions = {
         ...step.options,
         resolvedRetry: resolveRetryPolicy(step.options.retry, NO_RETRY, `step "${name}"`),

@@ -45,8 +45,9 @@ export class DurableWorkflowContext implements WorkflowContext {
   }
 
   async step<T>(name: string, fn: () => T | Promise<T>, options: StepOptions = {}): Promise<T> {
-    checkStepName(checkName(name, 'step'), options.key !== undefined);
+    checkName(name, 'step');
     if (runScope.getStore()?.inStep) return fn(); // a step inside a step is plain code
+    checkStepName(name, Boolean(options.key));
     return this.execution.step(name, fn, options, []);
   }
 

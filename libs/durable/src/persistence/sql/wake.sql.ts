@@ -82,7 +82,7 @@ own_parent AS (
   SET wake_seq = p.wake_seq + 1,
       wake_at = CASE WHEN p.status = 'waiting' AND ${wokenBySql('p.wait_kind', 'child-end')} THEN now() ELSE p.wake_at END
   FROM ${source} c
-  WHERE ${filter} AND p.id = c.parent_id AND ${statusIn('p.', 'waiting', 'running')}
+  WHERE ${filter} AND p.id = c.parent_id AND ${statusIn('p.', 'pending', 'waiting', 'running')}
   RETURNING p.id
 ), ${reusingRunSql(t, source, filter, true)}, parent AS (
   SELECT id FROM own_parent UNION ALL SELECT id FROM reusing_fork
@@ -98,10 +98,12 @@ own_parent AS (
  * rechecked on its new version and left alone. With `children` (source rows with a parent), the forks
  * of the ended run's parent, and their forks, parked on a select with an arm on it are found too
  * (runs_forked_from_idx, one probe per level; none for a parent never forked): a select names its arms
- * in its reason, not in wait_name. So are those of them executing: their wake_seq is bumped (their
- * wake_at, a lease's expiry, kept) and they are NOTIFYed, as a child's end does its own parent, so
- * one that awaits the child in-process re-reads it, and one about to park re-executes instead (the
- * park is conditioned on wake_seq): unbumped, it parked after the end and waited forever.
+ * in its reason, not in wait_name. And every other unfinished one of them has its wake_seq bumped
+ * (its wake_at kept: a lease's expiry, or another wait's) and is NOTIFYed, as a child's end does its
+ * own parent: one executing that awaits the child in-process re-reads it, and one about to park on it
+ * (executing, or claimed while this statement runs: the update's row lock orders the two) re-executes
+ * instead, the park being conditioned on wake_seq; unbumped, it parked after the end and waited
+ * forever. A fork that does not reuse the child pays one re-execution at its next park, at most.
  */
 const reusingRunSql = (t: Tables, source: string, filter: string, children: boolean) => {
   const forks = `
@@ -111,22 +113,23 @@ const reusingRunSql = (t: Tables, source: string, filter: string, children: bool
        UNION ALL
        SELECT f.id, f.status, f.wait_kind FROM ${t.runs} f JOIN forks ON f.forked_from = forks.id
      )
-     SELECT id FROM forks WHERE status = 'running' OR status = 'waiting' AND wait_kind = ${waitKindSql('select')})`;
+     SELECT id FROM forks WHERE status IN ('pending', 'running', 'waiting'))`;
   const armOnIt = `
     OR p.wait_kind = ${waitKindSql('select')} AND p.wait -> 'arms' @> jsonb_build_array(jsonb_build_object('kind', 'child', 'name', c.id))`;
-  const executingFork = `
-    OR p.forked_from IS NOT NULL AND ${statusIn('p.', 'running')}`;
+  const parkedOnIt = `${statusIn('p.', 'waiting')} AND (p.wait_kind = ${waitKindSql('child')} AND p.wait_name = c.id${children ? armOnIt : ''})`;
+  const unfinishedFork = `
+    OR p.forked_from IS NOT NULL AND ${statusIn('p.', 'pending', 'running', 'waiting')}`;
   return `
 reusing_fork AS (
   UPDATE ${t.runs} p
-  SET wake_seq = p.wake_seq + 1, wake_at = CASE WHEN p.status = 'waiting' THEN now() ELSE p.wake_at END
+  SET wake_seq = p.wake_seq + 1, wake_at = CASE WHEN ${parkedOnIt} THEN now() ELSE p.wake_at END
   FROM ${source} c
   CROSS JOIN LATERAL (
     SELECT w.id FROM ${t.runs} w WHERE w.status = 'waiting' AND w.wait_kind = ${waitKindSql('child')} AND w.wait_name = c.id${children ? forks : ''}
     OFFSET 0
   ) parked
   WHERE ${filter} AND p.id = parked.id AND p.id IS DISTINCT FROM c.parent_id
-    AND (${statusIn('p.', 'waiting')} AND (p.wait_kind = ${waitKindSql('child')} AND p.wait_name = c.id${children ? armOnIt : ''})${children ? executingFork : ''})
+    AND (${parkedOnIt}${children ? unfinishedFork : ''})
   RETURNING p.id
 )`;
 };
