@@ -155,11 +155,17 @@ describe('workers: claims, leases, fencing and shutdown', () => {
     // The bus's waits as the runs' executions take them, to see whether the released run's is over.
     const waits: Promise<void>[] = [];
     const bus = a.get(WakeBus);
-    const nextWake = bus.nextWake.bind(bus);
-    jest.spyOn(bus, 'nextWake').mockImplementation((runId, ms) => {
-      const wait = nextWake(runId, ms);
-      waits.push(wait);
-      return wait;
+    const watch = bus.watch.bind(bus);
+    jest.spyOn(bus, 'watch').mockImplementation((runId) => {
+      const wakes = watch(runId);
+      return {
+        ...wakes,
+        next: (ms) => {
+          const wait = wakes.next(ms);
+          waits.push(wait);
+          return wait;
+        },
+      };
     });
     const waiting = await a.client.start(InlineWait, null);
     await eventually(async () => waits.length === 1, 'the run to wait in-process');

@@ -10,6 +10,13 @@ export interface RunEnd {
 
 type Listener<T> = (value: T | undefined) => void;
 
+/** The wakes of one run from `watch` on: see WakeBus.watch. */
+export interface WakeWatch {
+  /** Resolves at the first wake since the last one it answered (at once if one came meanwhile), or after `ms`. */
+  next(ms: number): Promise<void>;
+  close(): void;
+}
+
 /**
  * In-process events by run id: `wake` when something a run may wait for arrived (a signal, a message,
  * a child's end), `finished` when a run ended here. Inline waits and local `result()` calls listen;
@@ -28,9 +35,48 @@ export class WakeBus {
     emit(this.finishes, runId, end);
   }
 
-  /** Resolves at the next wake of the run or after `ms`, whichever comes first. */
-  async nextWake(runId: string, ms: number): Promise<void> {
-    await once(this.wakes, runId, ms);
+  /**
+   * The run's wakes from now until `close`, for a wait in-process that reads between its waits: a wake
+   * that comes while it reads (no wait pending) is kept for its next wait, where a listener taken after
+   * the read would miss it and wait out its time.
+   */
+  watch(runId: string): WakeWatch {
+    const { wakes } = this;
+    let woken = false;
+    let answer: (() => void) | undefined;
+    const listen = () => {
+      const listeners = wakes.get(runId) ?? new Set<Listener<void>>();
+      wakes.set(runId, listeners);
+      listeners.add(listener);
+    };
+    // emit takes the run's listeners off the bus before calling them: a watch listens again at once.
+    const listener: Listener<void> = () => {
+      listen();
+      if (answer) answer();
+      else woken = true;
+    };
+    listen();
+    return {
+      next: (ms) =>
+        new Promise<void>((resolve) => {
+          if (woken) {
+            woken = false;
+            return resolve();
+          }
+          const timer = setTimeout(() => answer?.(), Math.max(0, ms));
+          answer = () => {
+            clearTimeout(timer);
+            answer = undefined;
+            resolve();
+          };
+        }),
+      close: () => {
+        const listeners = wakes.get(runId);
+        listeners?.delete(listener);
+        if (listeners && !listeners.size) wakes.delete(runId);
+        answer?.();
+      },
+    };
   }
 
   /** Resolves with the run's end when it ends in this process, or with undefined after `ms`. */

@@ -39,21 +39,26 @@ export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRe
   if (journal.steps.has(timeoutKey)) return { received: false };
   if (journal.signals.has(name)) return received();
   const deadline = await journaledInstant(execution, deadlineKey, 'deadline', ms);
-  for (;;) {
-    if (journal.signals.has(name)) return received();
-    const remaining = deadline - deps.clock.now();
-    if (remaining <= 0) {
-      await execution.checkpoint(timeoutKey, 'timeout', { outcome: 'ok', result: null, error: null }, null);
-      return { received: false };
+  const wakes = deps.bus.watch(execution.runId);
+  try {
+    for (;;) {
+      if (journal.signals.has(name)) return received();
+      const remaining = deadline - deps.clock.now();
+      if (remaining <= 0) {
+        await execution.checkpoint(timeoutKey, 'timeout', { outcome: 'ok', result: null, error: null }, null);
+        return { received: false };
+      }
+      await execution.deadline.beforeWait(deadlineKey);
+      const inProcess = execution.deadline.capMs(remaining);
+      if (inProcess > deps.inlineWaitMs) {
+        return execution.suspend({ reason: { kind: 'signal', name, deadline: new Date(deadline) }, name, wakeAt: new Date(deadline) });
+      }
+      await wakes.next(inProcess);
+      if (!execution.isActive) return never();
+      const payload = await deps.journal.readSignal(execution.runId, name);
+      if (payload !== undefined) journal.signals.set(name, payload);
     }
-    await execution.deadline.beforeWait(deadlineKey);
-    const inProcess = execution.deadline.capMs(remaining);
-    if (inProcess > deps.inlineWaitMs) {
-      return execution.suspend({ reason: { kind: 'signal', name, deadline: new Date(deadline) }, name, wakeAt: new Date(deadline) });
-    }
-    await deps.bus.nextWake(execution.runId, inProcess);
-    if (!execution.isActive) return never();
-    const payload = await deps.journal.readSignal(execution.runId, name);
-    if (payload !== undefined) journal.signals.set(name, payload);
+  } finally {
+    wakes.close();
   }
 }
