@@ -4,7 +4,7 @@ import type { RegisteredWorkflow, WorkflowRegistry } from './workflow.registry';
 import type { JournalRepository, StepCheckpoint, StoredStep } from '../persistence/journal.repository';
 import type { ClaimedRun, WaitSpec } from '../persistence/run.repository';
 import { validatePayload } from '../schema/payload-validator';
-import type { WakeBus } from './wake-bus';
+import type { WakeBus, WakeWatch } from './wake-bus';
 import type { DbClock } from './db-clock';
 import { errorInfo, isNonRetryable, rebuildError, tagStep } from './errors';
 import type { Journal } from './journal';
@@ -60,6 +60,8 @@ export class Execution {
   /** The last step's (or a select's winner) checkpoint, not written yet (see commitPending), and its write once sent. */
   private pending?: StepCheckpoint;
   private flushing?: Promise<boolean>;
+  /** The run's wakes on the in-process bus while it executes (see nextWake). */
+  private wakes?: WakeWatch;
   readonly deadline = new RunDeadline(this);
 
   constructor(
@@ -89,6 +91,7 @@ export class Execution {
    * run hands its pending checkpoint to the end; any other outcome writes it first.
    */
   async execute(input: unknown, ctx: unknown): Promise<ExecutionOutcome> {
+    const wakes = (this.wakes = this.deps.bus.watch(this.runId));
     let signalLost!: () => void;
     const lost = new Promise<void>((resolve) => (signalLost = resolve));
     const unsubscribe = this.lease.onLost(() => {
@@ -128,7 +131,18 @@ export class Execution {
     } finally {
       clearTimeout(graceTimer);
       unsubscribe();
+      wakes.close();
     }
+  }
+
+  /**
+   * A wait in-process: resolves at the run's next wake on the bus (a delivery, a child's end, the
+   * lease's loss), or after `ms`. Wakes are watched from the execution's start, so one that came while
+   * the run did something else (a step, a read between waits) ends the wait at once, where a listener
+   * taken at the wait missed it and the wait ran out its time before the run read again.
+   */
+  nextWake(ms: number): Promise<void> {
+    return this.wakes!.next(ms);
   }
 
   /**

@@ -78,33 +78,24 @@ export class ExecutionChildHandle<O> implements ChildHandle<O> {
     if (stored) return execution.replay<O>(key, stored);
     const { journal, deps } = execution;
     const budgetEnd = Date.now() + deps.inlineWaitMs;
-    const wakes = deps.bus.watch(execution.runId);
-    try {
-      let refreshed = false;
-      for (;;) {
-        const child = journal.children.get(this.runId);
-        if (child) {
-          const kept = await execution.checkpoint(key, 'child-result', childOutcome(child), null);
-          return execution.replay<O>(key, kept);
-        }
-        if (refreshed) {
-          await execution.deadline.beforeWait(key);
-          const left = execution.deadline.capMs(budgetEnd - Date.now());
-          if (left <= 0) {
-            return execution.suspend({
-              reason: { kind: 'child', childRunId: this.runId, step: this.step },
-              name: this.runId,
-              wakeAt: null,
-            });
-          }
-          await wakes.next(left);
-        }
-        if (!execution.isActive) return never();
-        await refreshChildren(execution, this.runId);
-        refreshed = true;
+    let refreshed = false;
+    for (;;) {
+      const child = journal.children.get(this.runId);
+      if (child) {
+        const kept = await execution.checkpoint(key, 'child-result', childOutcome(child), null);
+        return execution.replay<O>(key, kept);
       }
-    } finally {
-      wakes.close();
+      if (refreshed) {
+        await execution.deadline.beforeWait(key);
+        const left = execution.deadline.capMs(budgetEnd - Date.now());
+        if (left <= 0) {
+          return execution.suspend({ reason: { kind: 'child', childRunId: this.runId, step: this.step }, name: this.runId, wakeAt: null });
+        }
+        await execution.nextWake(left);
+      }
+      if (!execution.isActive) return never();
+      await refreshChildren(execution, this.runId);
+      refreshed = true;
     }
   }
 }

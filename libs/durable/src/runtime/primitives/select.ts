@@ -70,53 +70,45 @@ export async function select<A extends SelectArms>(
   const deadline =
     opts.deadline === undefined ? undefined : await instant(execution, `${key}:deadline`, 'deadline', opts.deadline, name, DEADLINE);
   const { deps } = execution;
-  const wakes = deps.bus.watch(execution.runId);
-  try {
-    for (;;) {
-      await readChildren(execution, armed);
-      const now = deps.clock.now();
-      const ready = armed.flatMap((arm) => readiness(execution, arm, now));
-      if (deadline !== undefined && deadline <= now) ready.push({ key: DEADLINE, at: deadline, value: () => undefined });
-      // Earliest first; sort is stable, so a tie keeps the order the arms were listed in.
-      const earliest = ready.sort((a, b) => a.at - b.at)[0];
-      // Of two deadlines, the earlier decides: the run's, passed before the select's (both while no instance
-      // ran), is thrown by beforeWait below. Other arms ready at once return, as a buffered signal does to waitForSignal.
-      const winner = earliest && !(earliest.key === DEADLINE && execution.deadline.precedes(earliest.at, now)) ? earliest : undefined;
-      if (winner) {
-        const result = winner.key === DEADLINE ? { key: DEADLINE } : { key: winner.key, value: winner.value() };
-        const kept = await execution.decide(key, 'select', {
-          outcome: 'ok',
-          result: serialize(result, `The winner of select("${name}")`),
-          error: null,
-        });
-        return execution.replay(key, kept);
-      }
-      const limit = await execution.deadline.beforeWait(key);
-      const instants = [
-        ...armed.flatMap((arm) => (arm.kind === 'timer' ? [arm.until] : [])),
-        ...(deadline === undefined ? [] : [deadline]),
-      ];
-      const next = instants.length ? Math.min(...instants) : undefined;
-      // Parked, the run's deadline caps the wake (suspend); in-process, this wait ends by it.
-      const inProcessUntil = limit === undefined ? next : Math.min(next ?? limit, limit);
-      if (next === undefined || inProcessUntil! - now > deps.inlineWaitMs) {
-        return execution.suspend({
-          reason: {
-            kind: 'select',
-            name,
-            arms: armed.map(reasonOf),
-            ...(deadline === undefined ? {} : { deadline: new Date(deadline) }),
-          },
-          name: null,
-          wakeAt: next === undefined ? null : new Date(next),
-        });
-      }
-      await wakes.next(inProcessUntil! - now);
-      if (!execution.isActive) return never();
-      await refreshDeliveries(execution, armed);
+  for (;;) {
+    await readChildren(execution, armed);
+    const now = deps.clock.now();
+    const ready = armed.flatMap((arm) => readiness(execution, arm, now));
+    if (deadline !== undefined && deadline <= now) ready.push({ key: DEADLINE, at: deadline, value: () => undefined });
+    // Earliest first; sort is stable, so a tie keeps the order the arms were listed in.
+    const earliest = ready.sort((a, b) => a.at - b.at)[0];
+    // Of two deadlines, the earlier decides: the run's, passed before the select's (both while no instance
+    // ran), is thrown by beforeWait below. Other arms ready at once return, as a buffered signal does to waitForSignal.
+    const winner = earliest && !(earliest.key === DEADLINE && execution.deadline.precedes(earliest.at, now)) ? earliest : undefined;
+    if (winner) {
+      const result = winner.key === DEADLINE ? { key: DEADLINE } : { key: winner.key, value: winner.value() };
+      const kept = await execution.decide(key, 'select', {
+        outcome: 'ok',
+        result: serialize(result, `The winner of select("${name}")`),
+        error: null,
+      });
+      return execution.replay(key, kept);
     }
-  } finally {
-    wakes.close();
+    const limit = await execution.deadline.beforeWait(key);
+    const instants = [...armed.flatMap((arm) => (arm.kind === 'timer' ? [arm.until] : [])), ...(deadline === undefined ? [] : [deadline])];
+    const next = instants.length ? Math.min(...instants) : undefined;
+    // Parked, the run's deadline caps the wake (suspend); in-process, this wait ends by it.
+    const inProcessUntil = limit === undefined ? next : Math.min(next ?? limit, limit);
+    if (next === undefined || inProcessUntil! - now > deps.inlineWaitMs) {
+      return execution.suspend({
+        reason: {
+          kind: 'select',
+          name,
+          arms: armed.map(reasonOf),
+          ...(deadline === undefined ? {} : { deadline: new Date(deadline) }),
+        },
+        name: null,
+        wakeAt: next === undefined ? null : new Date(next),
+      });
+    }
+    await execution.nextWake(inProcessUntil! - now);
+    if (!execution.isActive) return never();
+    await refreshDeliveries(execution, armed);
   }
 }
 

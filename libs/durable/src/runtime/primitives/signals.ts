@@ -39,26 +39,21 @@ export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRe
   if (journal.steps.has(timeoutKey)) return { received: false };
   if (journal.signals.has(name)) return received();
   const deadline = await journaledInstant(execution, deadlineKey, 'deadline', ms);
-  const wakes = deps.bus.watch(execution.runId);
-  try {
-    for (;;) {
-      if (journal.signals.has(name)) return received();
-      const remaining = deadline - deps.clock.now();
-      if (remaining <= 0) {
-        await execution.checkpoint(timeoutKey, 'timeout', { outcome: 'ok', result: null, error: null }, null);
-        return { received: false };
-      }
-      await execution.deadline.beforeWait(deadlineKey);
-      const inProcess = execution.deadline.capMs(remaining);
-      if (inProcess > deps.inlineWaitMs) {
-        return execution.suspend({ reason: { kind: 'signal', name, deadline: new Date(deadline) }, name, wakeAt: new Date(deadline) });
-      }
-      await wakes.next(inProcess);
-      if (!execution.isActive) return never();
-      const payload = await deps.journal.readSignal(execution.runId, name);
-      if (payload !== undefined) journal.signals.set(name, payload);
+  for (;;) {
+    if (journal.signals.has(name)) return received();
+    const remaining = deadline - deps.clock.now();
+    if (remaining <= 0) {
+      await execution.checkpoint(timeoutKey, 'timeout', { outcome: 'ok', result: null, error: null }, null);
+      return { received: false };
     }
-  } finally {
-    wakes.close();
+    await execution.deadline.beforeWait(deadlineKey);
+    const inProcess = execution.deadline.capMs(remaining);
+    if (inProcess > deps.inlineWaitMs) {
+      return execution.suspend({ reason: { kind: 'signal', name, deadline: new Date(deadline) }, name, wakeAt: new Date(deadline) });
+    }
+    await execution.nextWake(inProcess);
+    if (!execution.isActive) return never();
+    const payload = await deps.journal.readSignal(execution.runId, name);
+    if (payload !== undefined) journal.signals.set(name, payload);
   }
 }
