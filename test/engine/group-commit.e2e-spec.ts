@@ -410,7 +410,13 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
     await db.query(`UPDATE durable.runs SET parent_id = $1 WHERE id = $2`, [parent, child]);
     await db.query(`UPDATE durable.runs SET deadline = now() + interval '1 hour' WHERE id = $1`, [late]);
     const end = (ends: RunEndRepository, run: string, token: string, standalone = true) =>
-      ends.finish({ id: run, leaseToken: token, standalone } as ClaimedRun, 'completed', JSON.stringify(run), null, 'test');
+      ends.finish(
+        { id: run, leaseToken: token, parentless: standalone, unqueued: standalone } as ClaimedRun,
+        'completed',
+        JSON.stringify(run),
+        null,
+        'test',
+      );
     const due = async (run: string) =>
       (await db.query<{ due: boolean }>(`SELECT wake_at <= now() AS due FROM durable.runs WHERE id = $1`, [run]))[0].due;
     const lone = new RunEndRepository(database, groupCommitOn(database, false));
@@ -419,8 +425,9 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
     expect(await end(lone, alone, '1')).toBe(true); // the retry of a try whose answer was lost
     expect(await due(waiter)).toBe(true);
     // The grace's end, before the deadline: not ended.
-    expect(await lone.finish({ id: late, leaseToken: '1', standalone: true } as ClaimedRun, 'failed', null, null, 'test', 0)).toBe(false);
-    // A run with a parent, marked standalone by mistake: the lean end leaves it running (its lease lapses, a claim ends it in full).
+    const lean = { parentless: true, unqueued: true };
+    expect(await lone.finish({ id: late, leaseToken: '1', ...lean } as ClaimedRun, 'failed', null, null, 'test', 0)).toBe(false);
+    // A run with a parent, marked parentless by mistake: the lean end leaves it running (its lease lapses, a claim ends it in full).
     expect(await end(lone, child, '1')).toBe(false);
     expect(await due(parent)).toBe(false);
     const grouped = new RunEndRepository(database, groupCommitOn(database, { maxInFlight: 1, maxBatch: 64 }));
@@ -440,25 +447,56 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
     expect(await due(parent)).toBe(true);
   });
 
-  it('a claim says which runs have no parent and no queue, so their ends take the lean statement', async () => {
-    const [plainRun, child] = [id('plain'), id('child')];
-    const workflow = id('claimed-workflow');
-    await db.query(
-      `INSERT INTO durable.runs (id, workflow, status, wake_at, parent_id) VALUES ($1, $3, 'pending', now(), NULL), ($2, $3, 'pending', now(), 'a-parent')`,
-      [plainRun, child, workflow],
-    );
-    const claimed = await new RunRepository(database, groupCommitOn(database, false)).claim('test', 60_000, 10, [workflow]);
-    expect(Object.fromEntries(claimed.map((run) => [run.id, run.standalone]))).toEqual({ [plainRun]: true, [child]: false });
+  it("ends queued runs without a parent through the statements without the parent's part, alone and batched: their slots are given back; one with a parent said parentless is not ended", async () => {
+    const [lead, queued, child] = [id('queued-lead'), id('queued'), id('queued-child')];
+    const queue = id('queue');
+    await leased([lead, queued, child]);
+    await db.query(`UPDATE durable.runs SET queue = $1 WHERE id = ANY($2)`, [queue, [lead, queued, child]]);
+    await db.query(`UPDATE durable.runs SET parent_id = 'a-parent' WHERE id = $1`, [child]);
+    await db.query(`INSERT INTO durable.queue_slots (queue, slot, holder) VALUES ($1, 1, $2), ($1, 2, $3), ($1, 3, $4)`, [
+      queue,
+      lead,
+      queued,
+      child,
+    ]);
+    const grouped = new RunEndRepository(database, groupCommitOn(database, { maxInFlight: 1, maxBatch: 64 }));
+    const end = (run: string, parentless = true) =>
+      grouped.finish({ id: run, leaseToken: '1', parentless, unqueued: false } as ClaimedRun, 'completed', '1', null, 'test');
+    // The lead goes alone; the two behind it are one batch, in which the child, wrongly said parentless, is left running.
+    expect(await Promise.all([end(lead), end(queued), end(child)])).toEqual([true, true, false]);
+    const holders = () =>
+      db.query<{ holder: string | null }>(`SELECT holder FROM durable.queue_slots WHERE queue = $1 ORDER BY slot`, [queue]);
+    expect(await holders()).toEqual([{ holder: null }, { holder: null }, { holder: child }]);
+    expect(await db.count('runs', `id = ANY($1) AND status = 'completed'`, [[lead, queued]])).toBe(2);
+    // Said what it is, the child ends and gives its slot back.
+    expect(await end(child, false)).toBe(true);
+    expect(await holders()).toEqual([{ holder: null }, { holder: null }, { holder: null }]);
   });
 
-  it('a delivery that claims a parked run says it has no parent and no queue, so its end takes the lean statement', async () => {
+  it('a claim says which runs have no parent and which no queue, so their ends leave those parts out', async () => {
+    const [plainRun, child, queued] = [id('plain'), id('child'), id('queued')];
+    const workflow = id('claimed-workflow');
+    await db.query(
+      `INSERT INTO durable.runs (id, workflow, status, wake_at, parent_id, queue)
+       VALUES ($1, $4, 'pending', now(), NULL, NULL), ($2, $4, 'pending', now(), 'a-parent', NULL), ($3, $4, 'running', now(), NULL, 'a-queue')`,
+      [plainRun, child, queued, workflow],
+    );
+    const claimed = await new RunRepository(database, groupCommitOn(database, false)).claim('test', 60_000, 10, [workflow]);
+    expect(Object.fromEntries(claimed.map((run) => [run.id, [run.parentless, run.unqueued]]))).toEqual({
+      [plainRun]: [true, true],
+      [child]: [false, true],
+      [queued]: [true, false],
+    });
+  });
+
+  it('a delivery that claims a parked run says it has no parent and no queue, so its end leaves those parts out', async () => {
     const handle = await app.client.start(AwaitsGo, null);
     await eventually(async () => (await app.client.getRun(handle.runId)).status === 'waiting', 'the run to park');
     const ended = jest.spyOn(app.get(RunEndRepository), 'finish'); // watched, not replaced
     try {
       await app.signals.signal(handle.runId, 'go', 'now');
       expect(await handle.result()).toBe('now');
-      expect(ended.mock.calls.map(([run]) => [run.id, run.standalone])).toEqual([[handle.runId, true]]);
+      expect(ended.mock.calls.map(([run]) => [run.id, run.parentless, run.unqueued])).toEqual([[handle.runId, true, true]]);
     } finally {
       ended.mockRestore();
     }
@@ -588,7 +626,7 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
       const inserts = sent.mock.calls.map(([sql]) => sql).filter((sql) => sql.includes(`INSERT INTO ${database.tables.runs}`));
       expect(inserts).toEqual([startClaimedRunSql(database.tables)]);
       sent.mockRestore();
-      expect(started).toMatchObject({ id: fresh, leaseToken: '1', standalone: true });
+      expect(started).toMatchObject({ id: fresh, leaseToken: '1', parentless: true, unqueued: true });
       expect(new Date(started.deadline!).getTime()).toBe(deadline.getTime());
       expect(await repository.start(plain(existing))).toBeNull();
       const [row] = await db.query<{ keys: Record<string, string>; status: string; lease_owner: string }>(

@@ -1,7 +1,7 @@
 import { DurableWorkflow, NonRetryableError, Step, Workflow, WorkflowContext } from 'nestjs-durable';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
 import { checkpointBatchSql, checkpointSql } from 'nestjs-durable/persistence/sql/checkpoint.sql';
-import { finishRunSql, finishRunsSql } from 'nestjs-durable/persistence/sql/finish-run.sql';
+import { END_PARTS, finishRunSql, finishRunsSql } from 'nestjs-durable/persistence/sql/finish-run.sql';
 import { Client } from 'pg';
 import { databaseUrl, DurableTestApp, eventually, fileApps, uniqueSchema } from '../setup/durable-app';
 
@@ -91,10 +91,7 @@ describe("the last step's checkpoint rides with the run's end", () => {
     const kinds = new Map([
       [checkpointSql(t), 'checkpoint'],
       [checkpointBatchSql(t), 'checkpoint'],
-      [finishRunSql(t), 'end'],
-      [finishRunSql(t, true), 'end'],
-      [finishRunsSql(t), 'end'],
-      [finishRunsSql(t, true), 'end'],
+      ...END_PARTS.flatMap((parts) => [finishRunSql(t, parts), finishRunsSql(t, parts)].map((sql) => [sql, 'end'] as const)),
     ]);
     // Watched, not replaced: every statement runs as ever.
     const spies = [jest.spyOn(database, 'query')];

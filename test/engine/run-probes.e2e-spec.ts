@@ -53,7 +53,7 @@ describe('statements that find their runs by primary key or a partial index read
     ],
     [
       'lone_standalone_end',
-      finishRunSql(t, true),
+      finishRunSql(t, { parentless: true, unqueued: true }),
       `('run-1', 1, 'completed', '1', null, 'w', null, 'c', null)`,
       ['runs_pkey', 'runs_waiting_idx'],
     ],
@@ -63,7 +63,18 @@ describe('statements that find their runs by primary key or a partial index read
       `('${JSON.stringify([end])}', 'c', 'q')`,
       ['runs_forked_from_idx', 'runs_pkey', 'runs_queue_pending_idx', 'runs_waiting_idx'],
     ],
-    ['batch_standalone_end', finishRunsSql(t, true), `('${JSON.stringify([end])}', 'c')`, ['runs_pkey', 'runs_waiting_idx']],
+    [
+      'batch_standalone_end',
+      finishRunsSql(t, { parentless: true, unqueued: true }),
+      `('${JSON.stringify([end])}', 'c')`,
+      ['runs_pkey', 'runs_waiting_idx'],
+    ],
+    [
+      'batch_queued_end',
+      finishRunsSql(t, { parentless: true }),
+      `('${JSON.stringify([end])}', 'c', 'q')`,
+      ['runs_pkey', 'runs_queue_pending_idx', 'runs_waiting_idx'],
+    ],
     [
       'park',
       parkRunSql(t),

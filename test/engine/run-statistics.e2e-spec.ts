@@ -50,8 +50,8 @@ describe('the runs table statistics, gathered while the table is young', () => {
 
   it('are left to autovacuum below a thousand changed rows', async () => {
     await db.query(`SET plan_cache_mode = force_generic_plan`);
-    await db.query(`PREPARE ends (jsonb, text) AS ${finishRunsSql(tablesFor(schema), true)}`);
-    await db.query(`PREPARE lone_end AS ${finishRunSql(tablesFor(schema), true)}`);
+    await db.query(`PREPARE ends (jsonb, text) AS ${finishRunsSql(tablesFor(schema), { parentless: true, unqueued: true })}`);
+    await db.query(`PREPARE lone_end AS ${finishRunSql(tablesFor(schema), { parentless: true, unqueued: true })}`);
     // Planned for an empty table: the batch finds its runs by a sequential scan, the cheapest there.
     expect((await plannedEnds()).filter((n) => n.type === 'Seq Scan')).not.toEqual([]);
     await insertRuns(1, 600);

@@ -298,7 +298,7 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     }
   });
 
-  it('queues with work take turns at admission: a queue first by name with a backlog does not take every ask', async () => {
+  it('queues with work take turns at admission: a queue first by name with a backlog does not take every ask; an admitted run is said to have no parent', async () => {
     const schema = await fresh();
     const queues = { ...QUEUES, alpha: { concurrency: 10 }, beta: { concurrency: 10 } };
     // No worker: the queued starts stay pending, and only the admissions below take them.
@@ -314,6 +314,8 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       for (let i = 0; i < 2; i++) {
         const { claimed } = await repository.admit(resolved, 'test-admitter', 60_000, 1, ['quick'], { probe: true });
         for (const run of claimed) admitted.push((await db.query(`SELECT queue FROM durable.runs WHERE id = $1`, [run.id]))[0].queue);
+        // Said to have no parent, so its end leaves out the parent's wake; queued, it gives its slot back.
+        expect(claimed.map((run) => [run.parentless, run.unqueued])).toEqual([[true, false]]);
       }
       expect(admitted.sort()).toEqual(['alpha', 'beta']);
     } finally {

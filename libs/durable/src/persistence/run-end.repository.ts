@@ -4,7 +4,7 @@ import { DurableDatabase } from './durable-database';
 import { BatchStatement, DEFAULT_GROUP_COMMIT, GroupCommit, groupCommitOn } from './group-commit';
 import type { StepCheckpoint } from './journal.repository';
 import type { ClaimedRun } from './run.repository';
-import { finishRunSql, finishRunsSql } from './sql/finish-run.sql';
+import { END_PARTS, finishRunSql, finishRunsSql, partsIndex } from './sql/finish-run.sql';
 import { retryTransient } from './transient-retry';
 
 /** One run's end waiting for its batch. */
@@ -16,8 +16,9 @@ interface RunEnd {
   error: ErrorInfo | null;
   actor: string;
   graceMs: number | null;
-  /** No parent and no queue (ClaimedRun.standalone): the lean statement. */
-  standalone: boolean;
+  /** What its statement leaves out (ClaimedRun.parentless and unqueued). */
+  parentless: boolean;
+  unqueued: boolean;
   /** The checkpoint the execution left pending, as finishRunSql's $9 reads it. */
   checkpoint: ReturnType<typeof checkpointRecord> | null;
 }
@@ -37,10 +38,8 @@ export class RunEndRepository {
   ) {
     const t = db.tables;
     this.sql = {
-      one: finishRunSql(t),
-      oneStandalone: finishRunSql(t, true),
-      batch: finishRunsSql(t),
-      batchStandalone: finishRunsSql(t, true),
+      one: END_PARTS.map((parts) => finishRunSql(t, parts)),
+      batch: END_PARTS.map((parts) => finishRunsSql(t, parts)),
       channel: wakeChannel(t.schema),
       queueChannel: queueChannel(t.schema),
     };
@@ -69,7 +68,8 @@ export class RunEndRepository {
       error,
       actor,
       graceMs: graceMs ?? null,
-      standalone: run.standalone === true,
+      parentless: run.parentless === true,
+      unqueued: run.unqueued === true,
       checkpoint: checkpoint ? checkpointRecord(checkpoint) : null,
     });
   }
@@ -88,9 +88,8 @@ export class RunEndRepository {
       this.sql.channel,
       e.checkpoint && JSON.stringify(e.checkpoint),
     ];
-    const rows = await retryTransient(() =>
-      e.standalone ? this.db.query(this.sql.oneStandalone, params) : this.db.query(this.sql.one, [...params, this.sql.queueChannel]),
-    );
+    const sql = this.sql.one[partsIndex(e)];
+    const rows = await retryTransient(() => this.db.query(sql, e.unqueued ? params : [...params, this.sql.queueChannel]));
     return rows.length > 0;
   }
 
@@ -112,10 +111,10 @@ export class RunEndRepository {
         checkpoint: e.checkpoint,
       })),
     );
-    const standalone = ends.every((e) => e.standalone);
+    const parts = { parentless: ends.every((e) => e.parentless), unqueued: ends.every((e) => e.unqueued) };
     return {
-      sql: standalone ? this.sql.batchStandalone : this.sql.batch,
-      params: standalone ? [batch, this.sql.channel] : [batch, this.sql.channel, this.sql.queueChannel],
+      sql: this.sql.batch[partsIndex(parts)],
+      params: parts.unqueued ? [batch, this.sql.channel] : [batch, this.sql.channel, this.sql.queueChannel],
       answer: (rows) => {
         const ended = new Set(rows.map((r) => r.id));
         return ends.map((e) => ended.has(e.id));

@@ -53,11 +53,12 @@ export interface ClaimedRun {
   /** Read by the claim itself, so the execution need not load it. */
   journal?: LoadedJournal;
   /**
-   * Known to have no parent and no queue (started here as such, or said so by the claim or delivery
-   * that claimed it): its end wakes no parent and frees no queue slot, so it goes out without those
-   * parts (finishRunSql's `standalone`).
+   * Known to have no parent (started here as such, or said so by the claim or delivery that claimed
+   * it): its end wakes no parent, so it goes out without that part (finishRunSql's EndParts).
    */
-  standalone?: boolean;
+  parentless?: boolean;
+  /** Known not to be queued, as `parentless`: its end frees no slot of a queue. */
+  unqueued?: boolean;
 }
 
 /** A claimed run's columns with its journal, as a claim or a claiming delivery selects them. */
@@ -70,8 +71,9 @@ export interface ClaimedRow extends JournalRow {
   attempt_base: number;
   lease_token: string;
   trace_context: string | null;
-  /** No parent and no queue (ClaimedRun.standalone); absent where the claim does not say. */
-  standalone?: boolean;
+  /** ClaimedRun.parentless and unqueued; absent where the claim does not say. */
+  parentless?: boolean;
+  unqueued?: boolean;
 }
 
 export const claimedFromRow = (id: string, r: ClaimedRow, queriedAt: number, lateness: number): ClaimedRun => ({
@@ -83,7 +85,8 @@ export const claimedFromRow = (id: string, r: ClaimedRow, queriedAt: number, lat
   leaseToken: r.lease_token,
   traceContext: r.trace_context,
   lateness,
-  standalone: r.standalone === true,
+  parentless: r.parentless === true,
+  unqueued: r.unqueued === true,
   journal: r.current ? journalFromRow(r, r.lease_token, queriedAt) : undefined,
 });
 
@@ -415,7 +418,8 @@ export class RunRepository {
       wakeSeq: row.wake_seq,
       deadline: row.deadline,
       traceContext: args.traceContext,
-      standalone: args.parentId === undefined && !args.placement?.queue,
+      parentless: args.parentId === undefined,
+      unqueued: !args.placement?.queue,
     };
   }
 

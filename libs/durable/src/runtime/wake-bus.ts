@@ -36,9 +36,10 @@ export class WakeBus {
   }
 
   /**
-   * The run's wakes from now until `close`, for a wait in-process that reads between its waits: a wake
-   * that comes while it reads (no wait pending) is kept for its next wait, where a listener taken after
-   * the read would miss it and wait out its time.
+   * The run's wakes from now until `close`, for an execution from its start to its end (see
+   * Execution.nextWake): a wake that comes while no wait is pending (the run executes a step, or a
+   * wait reads between its waits) is kept for its next wait, where a listener taken at the wait would
+   * miss it and wait out its time.
    */
   watch(runId: string): WakeWatch {
     const { wakes } = this;

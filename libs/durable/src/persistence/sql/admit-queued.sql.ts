@@ -167,8 +167,8 @@ WITH RECURSIVE clock AS (
   FROM chosen
   -- By primary key, one probe per chosen run: a join would let the planner hash the whole backlog.
   WHERE r.id = ANY(ARRAY(SELECT id FROM chosen)) AND r.id = chosen.id AND r.status = 'pending'
-  RETURNING r.id, r.run_day, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.deadline,
-            extract(epoch FROM now() - chosen.wake_at) AS lateness, r.wake_seq AS latest_seq
+  RETURNING r.id, r.run_day, r.key_format, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.deadline,
+            r.parent_id IS NULL AS parentless, extract(epoch FROM now() - chosen.wake_at) AS lateness, r.wake_seq AS latest_seq
 ), slotted AS (
   -- The claimed runs and the free slots paired in order (there are no more runs than slots): one pass,
   -- where a join of the two numbered lists was planned as a nested loop (estimated at a row each).
@@ -179,9 +179,9 @@ WITH RECURSIVE clock AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
   SELECT id, run_day, 'claimed', $8, jsonb_build_object('from', 'pending', 'queue', $1::text) FROM claimed
 )
-SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.trace_context, c.lateness, c.deadline,
+SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.trace_context, c.lateness, c.deadline, c.parentless,
        c.latest_seq = (SELECT wake_seq FROM ${t.runs} WHERE id = c.id) AS current,
        (SELECT count(*) FROM candidates) > (SELECT count(*) FROM chosen)
          OR (SELECT count(*) FROM head) >= CASE WHEN $3::int IS NULL THEN GREATEST((SELECT n FROM room), 0) ELSE $10::int END AS held_back,
-       ${journalColumnsSql(t, 'c.id', BATCH_JOURNAL)}
+       ${journalColumnsSql(t, 'c', BATCH_JOURNAL)}
 FROM claimed c ${journalsOfJoinSql(t, 'claimed', 'c.id')}`;

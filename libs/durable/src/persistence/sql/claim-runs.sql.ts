@@ -33,8 +33,8 @@ WITH due AS (
   SET status = 'running', lease_owner = $1, lease_token = r.lease_token + 1, deadline = ${beginDeadlineSql('r')},
       began_at = COALESCE(r.began_at, now()), wake_at = now() + $2 * interval '1 millisecond', updated_at = now()
   FROM due WHERE r.id = due.id
-  RETURNING r.id, r.run_day, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.deadline,
-            r.parent_id IS NULL AND r.queue IS NULL AS standalone, extract(epoch FROM now() - due.wake_at) AS lateness, due.status AS previous_status, due.lease_owner AS previous_owner,
+  RETURNING r.id, r.run_day, r.key_format, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.deadline,
+            r.parent_id IS NULL AS parentless, r.queue IS NULL AS unqueued, extract(epoch FROM now() - due.wake_at) AS lateness, due.status AS previous_status, due.lease_owner AS previous_owner,
             due.version
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
@@ -42,7 +42,7 @@ WITH due AS (
          jsonb_build_object('from', previous_status, 'previousOwner', previous_owner)
   FROM claimed
 )
-SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.trace_context, c.lateness, c.deadline, c.standalone,
+SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.trace_context, c.lateness, c.deadline, c.parentless, c.unqueued,
        c.previous_status <> 'running' AND c.version = (SELECT xmin::text FROM ${t.runs} WHERE id = c.id) AS current,
-       ${journalColumnsSql(t, 'c.id', BATCH_JOURNAL)}
+       ${journalColumnsSql(t, 'c', BATCH_JOURNAL)}
 FROM claimed c ${journalsOfJoinSql(t, 'claimed', 'c.id')}`;

@@ -1,18 +1,19 @@
 import type { Tables } from '../tables';
 
 /**
- * The journal of the run whose id is `id` (an SQL expression), as select-list columns: the database
- * clock, the run's wake_seq and key_format, and `journal`, the expression `journal` that reads it (journalOfSql or
+ * The journal of the run `run` (the alias of a row of it with its `id` and `key_format`), as select-list
+ * columns: the database clock, the run's wake_seq as the statement's snapshot has it, its key_format
+ * (set at its insert, never changed: any version of the row has it), and `journal`, the expression that reads it (journalOfSql or
  * BATCH_JOURNAL): checkpoints, signals, un-acked messages in order, and of the children only the one
  * the run parked on, once it has ended and before its result is journaled (a fan-in's wakes would
  * otherwise read every sibling and its output each time, n² for n children; the others a parent awaits
  * are read on demand, readChildren). All are read in the statement's one snapshot, so wake_seq matches
  * what was read (the park condition).
  */
-export const journalColumnsSql = (t: Tables, id: string, journal: string) => `
+export const journalColumnsSql = (t: Tables, run: string, journal: string) => `
   now() AS db_now,
-  (SELECT wake_seq FROM ${t.runs} WHERE id = ${id}) AS wake_seq,
-  (SELECT key_format FROM ${t.runs} WHERE id = ${id}) AS key_format,
+  (SELECT wake_seq FROM ${t.runs} WHERE id = ${run}.id) AS wake_seq,
+  ${run}.key_format,
   ${journal} AS journal`;
 
 /** The journal of one run, `id` and its journal partition `day` SQL expressions (journal_of). */
@@ -36,7 +37,7 @@ export const FINISHED = `('completed', 'failed', 'cancelled')`;
 
 /** Everything an execution reads, in one round trip whatever its size, with the run's lease token and deadline. $1 run. */
 export const loadJournalSql = (t: Tables) => `
-SELECT r.lease_token, r.deadline, ${journalColumnsSql(t, '$1', journalOfSql(t, '$1', 'r.run_day'))} FROM (SELECT 1) one LEFT JOIN ${t.runs} r ON r.id = $1`;
+SELECT r.lease_token, r.deadline, ${journalColumnsSql(t, 'r', journalOfSql(t, '$1', 'r.run_day'))} FROM (SELECT 1) one LEFT JOIN ${t.runs} r ON r.id = $1`;
 
 /**
  * A run's deadline as the claim that begins it sets it (`r` the row being claimed): a timeout that

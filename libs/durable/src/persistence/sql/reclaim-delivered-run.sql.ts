@@ -21,4 +21,4 @@ UPDATE ${t.runs} r SET lease_token = r.lease_token + 1, wake_at = now() + $3::bi
 FROM claim
 WHERE r.id = $1 AND ${statusIn('r.', 'running')} AND r.lease_owner = $2 AND r.lease_token = claim.token
 RETURNING r.id AS claimed_id, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context,
-          r.parent_id IS NULL AND r.queue IS NULL AS standalone, false AS current`;
+          r.parent_id IS NULL AS parentless, r.queue IS NULL AS unqueued, false AS current`;

@@ -27,8 +27,8 @@ bump AS (
     FROM (SELECT status, queue, status = 'waiting' AND ${wokenBySql('wait_kind', kind)} AND ${parkedOnSql(kind)} AS parked FROM run) s
   ) w
   WHERE r.id = $1
-  RETURNING r.id, r.run_day, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.wake_seq, r.deadline,
-            r.parent_id IS NULL AND r.queue IS NULL AS standalone, w.claim AS claimed, w.running OR (w.parked AND NOT w.claim) AS wake
+  RETURNING r.id, r.run_day, r.key_format, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.wake_seq, r.deadline,
+            r.parent_id IS NULL AS parentless, r.queue IS NULL AS unqueued, w.claim AS claimed, w.running OR (w.parked AND NOT w.claim) AS wake
 )`;
 
 /**
@@ -58,9 +58,9 @@ export const claimHistorySql = (kind: Delivery, owner: string, call: string) => 
  */
 export const claimedByDeliverySql = (t: Tables) => `
 LEFT JOIN LATERAL (
-  SELECT b.id AS claimed_id, b.workflow, b.input, b.attempt, b.attempt_base, b.lease_token, b.trace_context, b.wake_seq AS bumped_seq, b.deadline, b.standalone,
+  SELECT b.id AS claimed_id, b.workflow, b.input, b.attempt, b.attempt_base, b.lease_token, b.trace_context, b.wake_seq AS bumped_seq, b.deadline, b.parentless, b.unqueued,
          (SELECT xmin::text FROM ${t.runs} WHERE id = b.id) = (SELECT version FROM run) AS current,
-         ${journalColumnsSql(t, 'b.id', journalOfSql(t, 'b.id', 'b.run_day'))}
+         ${journalColumnsSql(t, 'b', journalOfSql(t, 'b.id', 'b.run_day'))}
   FROM bump b WHERE b.claimed
 ) c ON true`;
 
