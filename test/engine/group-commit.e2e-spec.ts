@@ -399,7 +399,7 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
   });
 
   it('ends a run without parent or queue through the lean statements, alone and batched: fenced, with its history row, answered again after a lost answer', async () => {
-    const [alone, ...batched] = Array.from({ length: 4 }, () => id('standalone'));
+    const [alone, ...batched] = Array.from({ length: 4 }, () => id('lean'));
     const [parent, child, waiter, late] = [id('parent'), id('child'), id('waiter'), id('late')];
     await leased([alone, ...batched, child, late]);
     const parked = `INSERT INTO durable.runs (id, workflow, status, wait_kind, wait_name, wait, wake_at)
@@ -409,9 +409,9 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
     await db.query(parked, [waiter, alone]);
     await db.query(`UPDATE durable.runs SET parent_id = $1 WHERE id = $2`, [parent, child]);
     await db.query(`UPDATE durable.runs SET deadline = now() + interval '1 hour' WHERE id = $1`, [late]);
-    const end = (ends: RunEndRepository, run: string, token: string, standalone = true) =>
+    const end = (ends: RunEndRepository, run: string, token: string, lean = true) =>
       ends.finish(
-        { id: run, leaseToken: token, parentless: standalone, unqueued: standalone } as ClaimedRun,
+        { id: run, leaseToken: token, parentless: lean, unqueued: lean } as ClaimedRun,
         'completed',
         JSON.stringify(run),
         null,
@@ -425,8 +425,9 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
     expect(await end(lone, alone, '1')).toBe(true); // the retry of a try whose answer was lost
     expect(await due(waiter)).toBe(true);
     // The grace's end, before the deadline: not ended.
-    const lean = { parentless: true, unqueued: true };
-    expect(await lone.finish({ id: late, leaseToken: '1', ...lean } as ClaimedRun, 'failed', null, null, 'test', 0)).toBe(false);
+    expect(
+      await lone.finish({ id: late, leaseToken: '1', parentless: true, unqueued: true } as ClaimedRun, 'failed', null, null, 'test', 0),
+    ).toBe(false);
     // A run with a parent, marked parentless by mistake: the lean end leaves it running (its lease lapses, a claim ends it in full).
     expect(await end(lone, child, '1')).toBe(false);
     expect(await due(parent)).toBe(false);

@@ -52,7 +52,7 @@ describe('statements that find their runs by primary key or a partial index read
       ['runs_forked_from_idx', 'runs_pkey', 'runs_queue_pending_idx', 'runs_waiting_idx'],
     ],
     [
-      'lone_standalone_end',
+      'lone_lean_end',
       finishRunSql(t, { parentless: true, unqueued: true }),
       `('run-1', 1, 'completed', '1', null, 'w', null, 'c', null)`,
       ['runs_pkey', 'runs_waiting_idx'],
@@ -64,7 +64,7 @@ describe('statements that find their runs by primary key or a partial index read
       ['runs_forked_from_idx', 'runs_pkey', 'runs_queue_pending_idx', 'runs_waiting_idx'],
     ],
     [
-      'batch_standalone_end',
+      'batch_lean_end',
       finishRunsSql(t, { parentless: true, unqueued: true }),
       `('${JSON.stringify([end])}', 'c')`,
       ['runs_pkey', 'runs_waiting_idx'],

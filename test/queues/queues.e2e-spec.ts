@@ -553,6 +553,37 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     }
   });
 
+  it("deduplication: a start whose holder ends between the start's insert and its read of the holder makes a new run, never answering an id that does not exist", async () => {
+    const schema = await fresh();
+    const app = await boot(schema, { inlineWaitMs: 0 });
+    try {
+      const client = app.get(WorkflowClient);
+      const holder = await client.start(Approval, undefined, { deduplicationId: 'order-3' });
+      const database = app.get(DurableDatabase);
+      const query = database.query.bind(database);
+      // The holder ends just before the start reads it (the start's insert found it unfinished).
+      let holderReads = 0;
+      const reads = jest.spyOn(database, 'query').mockImplementation(async (sql, ...rest) => {
+        if (sql.includes('AS holder') && ++holderReads === 1)
+          await db.query(`UPDATE durable.runs SET status = 'completed', finished_at = now() WHERE id = $1`, [holder.runId]);
+        return query(sql, ...rest);
+      });
+      let next;
+      try {
+        next = await client.start(Approval, undefined, { deduplicationId: 'order-3', runId: 'after-order-3' });
+      } finally {
+        reads.mockRestore();
+      }
+      expect(holderReads).toBe(1);
+      expect(next).toMatchObject({ runId: 'after-order-3', created: true });
+      expect(await db.count('runs', `id = 'after-order-3' AND deduplication_id = 'order-3'`)).toBe(1);
+      await app.get(SignalService).signal('after-order-3', go, null);
+      await next.result();
+    } finally {
+      await app.close();
+    }
+  });
+
   it('debounce: starts with one key make one run with the last input, its start moved back but never past the first start + maxDelay', async () => {
     const schema = await fresh();
     const app = await boot(schema);

@@ -200,6 +200,9 @@ interface ClaimedStartAnswer {
   reclaimed?: boolean;
 }
 
+/** Starts of one run tried while the run holding its deduplication id keeps ending before it is read. */
+const DEDUPLICATED_TRIES = 3;
+
 /** How long a batch of starts waits for a lock (another transaction inserting one of its ids) before it is split. */
 const START_BATCH_LOCK_TIMEOUT = '100ms';
 
@@ -317,8 +320,11 @@ export class RunRepository {
     };
   }
 
-  /** `afterBatch`: a queued start sent again after its batch failed (GroupWriter), answered as after a retry. */
-  private async startAlone(args: StartRunArgs, manager?: EntityManager, afterBatch = false): Promise<StartAnswer> {
+  /**
+   * `afterBatch`: a queued start sent again after its batch failed (GroupWriter), answered as after a retry.
+   * `tries`: the starts made already, when the run holding the deduplication id ended before it was read.
+   */
+  private async startAlone(args: StartRunArgs, manager?: EntityManager, afterBatch = false, tries = 1): Promise<StartAnswer> {
     const {
       answer: [row],
       retried,
@@ -369,8 +375,15 @@ export class RunRepository {
     if (row.id === null) {
       const reclaimed = (await this.withReclaimed([args], [], retried || afterBatch)).get(0);
       if (reclaimed) return this.claimedStart(args, reclaimed);
-      const duplicate = args.placement?.deduplicationId && (await this.deduplicated(args.placement, manager));
-      return duplicate ? { duplicateOf: duplicate } : null;
+      if (!args.placement?.deduplicationId) return null;
+      const { holder, exists } = await this.deduplicated(args.id, args.placement, manager);
+      if (holder) return { duplicateOf: holder };
+      if (exists) return null;
+      // Neither: the run that held the deduplication id ended between the insert and this read, and the id is free.
+      if (tries < DEDUPLICATED_TRIES) return this.startAlone(args, manager, afterBatch, tries + 1);
+      throw new Error(
+        `The start of run "${args.id}" found the deduplication id "${args.placement.deduplicationId}" of queue "${args.placement.queue}" held ${tries} times by a run that ended before it could be read.`,
+      );
     }
     if (row.status === 'waiting') return { startsAt: row.wake_at };
     if (row.status === 'pending') return 'pending';
@@ -423,14 +436,20 @@ export class RunRepository {
     };
   }
 
-  /** The unfinished run of the placement's queue that holds its deduplication id, if any. */
-  private async deduplicated(placement: QueuePlacement, manager?: EntityManager): Promise<string | undefined> {
-    const [row] = await this.db.query<{ id: string }>(
-      `SELECT id FROM ${this.db.tables.runs} WHERE queue = $1 AND deduplication_id = $2 AND status IN ('pending', 'running', 'waiting')`,
-      [placement.queue, placement.deduplicationId],
+  /** Why a start of run `id` inserted nothing: the unfinished run of the placement's queue that holds its deduplication id, or the id exists. */
+  private async deduplicated(
+    id: string,
+    placement: QueuePlacement,
+    manager?: EntityManager,
+  ): Promise<{ holder?: string; exists: boolean }> {
+    const t = this.db.tables;
+    const [row] = await this.db.query<{ holder: string | null; exists: boolean }>(
+      `SELECT (SELECT id FROM ${t.runs} WHERE queue = $1 AND deduplication_id = $2 AND status IN ('pending', 'running', 'waiting')) AS holder,
+              EXISTS (SELECT 1 FROM ${t.runs} WHERE id = $3) AS exists`,
+      [placement.queue, placement.deduplicationId, id],
       manager,
     );
-    return row?.id;
+    return { holder: row.holder ?? undefined, exists: row.exists };
   }
 
   /**

@@ -7,7 +7,7 @@ import { statusIn } from './run-status.sql';
  * What an end statement may leave out, as ClaimedRun says of its runs: `parentless`, no run has a
  * parent (no parent to wake); `unqueued`, none is queued (no slot to free). Each part left out is also
  * asked of the runs it ends, so a run wrongly said to be such is not ended: its lease lapses and a
- * claim, which reads the row, ends it in full.
+ * claim, which reads the row, ends it with the parts the row calls for.
  */
 export interface EndParts {
   parentless?: boolean;
