@@ -218,6 +218,16 @@ export const EARLIER = {
     now: { ours: '2.73, 2.55 and 2.51', ratios: '0.45x, 0.44x and 0.44x' },
     measured: at('2026-12-04', 'c28a79f against 44a711c, then twice against b21b2fc'),
   },
+  /**
+   * A lone workflow (bench/tools/lone-workflow.ts, 300 samples), alternating the dist of the code of the run published before
+   * (bf56d30) with this code, three times each: workflow ms fresh and warm, and each fresh round trip's median.
+   */
+  loneAgainstPublished: {
+    before: { fresh: '3.88, 4.24 and 3.50', warm: '2.56, 2.16 and 2.90' },
+    after: { fresh: '3.89, 4.06 and 3.88', warm: '2.52, 2.30 and 3.27' },
+    roundTripsMs: '0.56 to 1.07',
+    measured: at('2026-12-05', 'bf56d30 against 1beef27'),
+  },
   /** The cross-instance signal against DBOS in a full run of the same path (it moves from run to run). */
   crossInstanceSignal: { ratio: '0.75x', measured: at('2026-12-03', 'c5a1a90') },
   /** Queued against unqueued throughput in a full run of the same queued path (it moves from run to run). */

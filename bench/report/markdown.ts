@@ -523,6 +523,12 @@ function whyMissed(target: string, r: BenchResults): string {
       `code (${then.measured}), measured ${then.then.ratios} DBOS (ours' p50 ${then.then.ours} ms fresh) against this code's ` +
       `${then.now.ratios} (${then.now.ours} ms), the floor alike in both: a lone workflow is faster than when the target was set, ` +
       'and the ratio is held by the machine more than by the code. ' +
+      `So again on ${EARLIER.loneAgainstPublished.measured.split(',')[0]}: a lone workflow alternating the code of the run published ` +
+      `before this one with this code (${EARLIER.loneAgainstPublished.measured}) took ${EARLIER.loneAgainstPublished.before.fresh} ms ` +
+      `fresh against ${EARLIER.loneAgainstPublished.after.fresh} (warm ${EARLIER.loneAgainstPublished.before.warm} against ` +
+      `${EARLIER.loneAgainstPublished.after.warm}), each fresh round trip ${EARLIER.loneAgainstPublished.roundTripsMs} ms (the median ` +
+      `of each of the four) where the four had taken ${fresh.fresh.roundTripsMs} ms together (${fresh.measured}): the machine ` +
+      'was slower that day, not the code. ' +
       "A lone workflow is four round trips and four commits whatever the grouping (a lone write leaves at once; the last step's " +
       "checkpoint rides with the end). The target's figure is a fresh process's, and a fresh process is still warming up: V8 " +
       'runs the hot code unoptimized until it has run often enough to be optimized. The unoptimized code is what costs, not the ' +
