@@ -553,32 +553,60 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     }
   });
 
-  it("deduplication: a start whose holder ends between the start's insert and its read of the holder makes a new run, never answering an id that does not exist", async () => {
-    const schema = await fresh();
-    const app = await boot(schema, { inlineWaitMs: 0 });
+  /**
+   * A start with a deduplication id whose holder (a waiting Approval) is found by the start's insert; `beforeFirstRead`
+   * runs before the start's first read of the holder (and may throw, as that read would). Answers the start and the reads.
+   */
+  const startAroundHolderRead = async (
+    app: DurableTestApp,
+    dedup: string,
+    runId: string,
+    beforeFirstRead: (holder: string) => Promise<void>,
+  ) => {
+    const client = app.get(WorkflowClient);
+    const holder = await client.start(Approval, undefined, { deduplicationId: dedup });
+    const database = app.get(DurableDatabase);
+    const query = database.query.bind(database);
+    let holderReads = 0;
+    const reads = jest.spyOn(database, 'query').mockImplementation(async (sql, ...rest) => {
+      if (sql.includes('AS holder') && ++holderReads === 1) await beforeFirstRead(holder.runId);
+      return query(sql, ...rest);
+    });
     try {
-      const client = app.get(WorkflowClient);
-      const holder = await client.start(Approval, undefined, { deduplicationId: 'order-3' });
-      const database = app.get(DurableDatabase);
-      const query = database.query.bind(database);
+      return { holder, started: await client.start(Approval, undefined, { deduplicationId: dedup, runId }), holderReads };
+    } finally {
+      reads.mockRestore();
+    }
+  };
+
+  it("deduplication: a start whose holder ends between the start's insert and its read of the holder makes a new run, never answering an id that does not exist", async () => {
+    const app = await boot(await fresh(), { inlineWaitMs: 0 });
+    try {
       // The holder ends just before the start reads it (the start's insert found it unfinished).
-      let holderReads = 0;
-      const reads = jest.spyOn(database, 'query').mockImplementation(async (sql, ...rest) => {
-        if (sql.includes('AS holder') && ++holderReads === 1)
-          await db.query(`UPDATE durable.runs SET status = 'completed', finished_at = now() WHERE id = $1`, [holder.runId]);
-        return query(sql, ...rest);
-      });
-      let next;
-      try {
-        next = await client.start(Approval, undefined, { deduplicationId: 'order-3', runId: 'after-order-3' });
-      } finally {
-        reads.mockRestore();
-      }
+      const { started, holderReads } = await startAroundHolderRead(app, 'order-3', 'after-order-3', (holder) =>
+        db.query(`UPDATE durable.runs SET status = 'completed', finished_at = now() WHERE id = $1`, [holder]).then(() => undefined),
+      );
       expect(holderReads).toBe(1);
-      expect(next).toMatchObject({ runId: 'after-order-3', created: true });
+      expect(started).toMatchObject({ runId: 'after-order-3', created: true });
       expect(await db.count('runs', `id = 'after-order-3' AND deduplication_id = 'order-3'`)).toBe(1);
       await app.get(SignalService).signal('after-order-3', go, null);
-      await next.result();
+      await started.result();
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('deduplication: a session lost while a start reads the holder is tried again, and the start returns the holder', async () => {
+    const app = await boot(await fresh(), { inlineWaitMs: 0 });
+    try {
+      // The first read of the holder fails as a terminated session does (57P01); the next goes through.
+      const { holder, started, holderReads } = await startAroundHolderRead(app, 'order-4', 'after-order-4', async () => {
+        throw Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+      });
+      expect(holderReads).toBe(2);
+      expect(started).toMatchObject({ runId: holder.runId, created: false });
+      await app.get(SignalService).signal(holder.runId, go, null);
+      await holder.result();
     } finally {
       await app.close();
     }

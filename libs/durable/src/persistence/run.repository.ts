@@ -444,11 +444,14 @@ export class RunRepository {
     manager?: EntityManager,
   ): Promise<{ holder?: string; exists: boolean }> {
     const t = this.db.tables;
-    const [row] = await this.db.query<{ holder: string | null; exists: boolean }>(
-      `SELECT (SELECT id FROM ${t.runs} WHERE queue = $1 AND deduplication_id = $2 AND status IN ('pending', 'running', 'waiting')) AS holder,
-              EXISTS (SELECT 1 FROM ${t.runs} WHERE id = $3) AS exists`,
-      [placement.queue, placement.deduplicationId, id],
-      manager,
+    // A read: tried again through transient errors, as the start before it (within a caller's transaction, its caller decides).
+    const [row] = await retryOutsideTransaction(manager, () =>
+      this.db.query<{ holder: string | null; exists: boolean }>(
+        `SELECT (SELECT id FROM ${t.runs} WHERE queue = $1 AND deduplication_id = $2 AND status IN ('pending', 'running', 'waiting')) AS holder,
+                EXISTS (SELECT 1 FROM ${t.runs} WHERE id = $3) AS exists`,
+        [placement.queue, placement.deduplicationId, id],
+        manager,
+      ),
     );
     return { holder: row.holder ?? undefined, exists: row.exists };
   }
