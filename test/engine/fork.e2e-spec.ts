@@ -1,5 +1,13 @@
-import { DurableWorkflow, InvalidArgumentError, NonRetryableError, RunNotFoundError, Workflow, WorkflowContext } from 'nestjs-durable';
-import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import {
+  DurableWorkflow,
+  InvalidArgumentError,
+  NonRetryableError,
+  RunNotFoundError,
+  Workflow,
+  WorkflowContext,
+  WorkflowRef,
+} from 'nestjs-durable';
+import { Db, DurableTestApp, eventually, fileApps, startApp, uniqueSchema } from '../setup/durable-app';
 
 /** Effects by run and step, in this process: what ran again and what did not. */
 const effects: string[] = [];
@@ -242,4 +250,59 @@ describe('fork: a fork executing when the child it reuses ends', () => {
     await app.signals.signal(`${source.runId}/kid`, 'go', 'went');
     for (const run of [source, fork]) expect(await run.result({ timeout: '10s' })).toBe('went');
   });
+});
+
+describe('fork: inserted while the end of the child it reuses is in flight', () => {
+  const schema = uniqueSchema('fke');
+  const { db, boot } = fileApps({ schema, providers: [Parent, Selecting, Held], options: { inlineWaitMs: 50 } });
+  const locker = new Db(schema);
+  // Two instances: the child ends in one whose only slot it holds, the fork executes in the other (in one instance the
+  // fork's checkpoint would queue behind the end, a write in flight).
+  let ender: DurableTestApp;
+  let forker: DurableTestApp;
+  beforeAll(async () => {
+    ender = await boot({ worker: { concurrency: 1 } });
+    forker = await boot();
+  });
+  afterAll(() => locker.dropSchema());
+
+  const waitingOnLocks = async () =>
+    (
+      await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1 AND datname = current_database()`,
+        [`%"${schema}"%`],
+      )
+    )[0].n;
+
+  /** Forks a run of `workflow`, which awaits its child, while the child's end is in flight; both runs end as `ended`. */
+  const forkDuringChildEnd = async (workflow: WorkflowRef<null, unknown>, ended: unknown) => {
+    const source = await forker.client.start(workflow, null);
+    await eventually(async () => (await forker.client.getRun(source.runId)).status === 'waiting', 'the source waits on its child');
+    // The child's end locks the child's row, then waits for the source's row (its parent's wake), held here: the end is in
+    // flight with a snapshot from before the fork exists. FOR NO KEY UPDATE leaves the fork's inserts (their keys) free.
+    await locker.query('BEGIN');
+    try {
+      await locker.query(`SELECT 1 FROM durable.runs WHERE id = $1 FOR NO KEY UPDATE`, [source.runId]);
+      await ender.signals.signal(`${source.runId}/kid`, 'go', 'went');
+      await eventually(async () => (await waitingOnLocks()) === 1, "the child's end waiting on the source's row");
+      const fork = await forker.client.fork(source.runId, { fromStep: 'notify' });
+      // The fork reads the child running (the end has not committed) and parks on it: its park waits on the child's row.
+      // Without that lock it parked at once, and the end, which cannot see the fork, never woke it.
+      await eventually(
+        async () => (await waitingOnLocks()) === 2 || (await forker.client.getRun(fork.runId)).status === 'waiting',
+        "the fork's park on the child",
+      );
+      await locker.query('COMMIT');
+      for (const run of [source, fork]) expect(await run.result({ timeout: '10s' })).toEqual(ended);
+      expect(await db.count('history', `run_id = $1 AND event = 'parked'`, [fork.runId])).toBe(0);
+    } finally {
+      await locker.query('ROLLBACK');
+    }
+  };
+
+  it("awaiting its result: the fork's park on the child waits for that end and is refused; the fork reads the end instead of waiting for ever", () =>
+    forkDuringChildEnd(Parent, 'went'));
+
+  it("selecting on it: the fork's park on the child waits for that end and is refused; the fork reads the end instead of waiting for ever", () =>
+    forkDuringChildEnd(Selecting, { key: 'kid', value: expect.objectContaining({ status: 'completed', output: 'went' }) }));
 });

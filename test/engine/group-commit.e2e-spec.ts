@@ -428,7 +428,8 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
     expect(
       await lone.finish({ id: late, leaseToken: '1', parentless: true, unqueued: true } as ClaimedRun, 'failed', null, null, 'test', 0),
     ).toBe(false);
-    // A run with a parent, marked parentless by mistake: the lean end leaves it running (its lease lapses, a claim ends it in full).
+    // A run with a parent, marked parentless by mistake: the lean end leaves it running (its lease lapses; a claim reads its
+    // row, and its end then wakes the parent).
     expect(await end(lone, child, '1')).toBe(false);
     expect(await due(parent)).toBe(false);
     const grouped = new RunEndRepository(database, groupCommitOn(database, { maxInFlight: 1, maxBatch: 64 }));

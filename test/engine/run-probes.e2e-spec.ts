@@ -81,6 +81,18 @@ describe('statements that find their runs by primary key or a partial index read
       `('run-1', 1, '{"kind":"signal"}', 'signal', 'go', null, 0, 'w', null, 'q')`,
       ['runs_pkey', 'runs_queue_pending_idx'],
     ],
+    [
+      'park_on_child',
+      parkRunSql(t),
+      `('run-1', 1, '{"kind":"child"}', 'child', 'child-1', null, 0, 'w', null, 'q')`,
+      ['runs_pkey', 'runs_queue_pending_idx'],
+    ],
+    [
+      'park_on_select',
+      parkRunSql(t),
+      `('run-1', 1, '{"kind":"select","arms":[{"kind":"child","name":"child-1"}]}', 'select', null, null, 0, 'w', null, 'q')`,
+      ['runs_pkey', 'runs_queue_pending_idx'],
+    ],
     ['retry', scheduleRetrySql(t), `('run-1', 1, '{}', 1000, 'w', 'q')`, ['runs_pkey', 'runs_queue_pending_idx']],
     ['renew', renewLeasesSql(t), `('w', ARRAY['run-1'], ARRAY[1]::bigint[], 30000, '{}', null)`, ['runs_pkey']],
     ['release', releaseRunsSql(t), `('w', ARRAY['run-1'], ARRAY[1]::bigint[], 'q')`, ['runs_pkey', 'runs_queue_pending_idx']],

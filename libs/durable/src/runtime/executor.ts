@@ -132,7 +132,7 @@ export class Executor implements OnModuleInit {
           wait.set({ 'durable.parked': parked });
           wait.end();
           if (parked) return { wakeAt: outcome.wait.wakeAt ?? undefined };
-          // A delivery moved wake_seq since our last look: re-execute with a fresh journal instead of parking.
+          // A delivery moved wake_seq since our last look (or an awaited run not our child ended): re-execute with a fresh journal.
           journal = this.observed(await this.journals.load(run.id));
           if (journal.leaseToken !== run.leaseToken) return {}; // taken over or cancelled meanwhile
         }
