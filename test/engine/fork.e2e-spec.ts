@@ -277,13 +277,18 @@ describe('fork: inserted while the end of the child it reuses is in flight', () 
   /** Forks a run of `workflow`, which awaits its child, while the child's end is in flight; both runs end as `ended`. */
   const forkDuringChildEnd = async (workflow: WorkflowRef<null, unknown>, ended: unknown) => {
     const source = await forker.client.start(workflow, null);
-    await eventually(async () => (await forker.client.getRun(source.runId)).status === 'waiting', 'the source waits on its child');
+    const child = `${source.runId}/kid`;
+    await eventually(
+      async () =>
+        (await forker.client.getRun(source.runId)).status === 'waiting' && (await forker.client.getRun(child)).status === 'waiting',
+      'the source waits on its child, the child on its signal (so the delivery claims it in ender)',
+    );
     // The child's end locks the child's row, then waits for the source's row (its parent's wake), held here: the end is in
     // flight with a snapshot from before the fork exists. FOR NO KEY UPDATE leaves the fork's inserts (their keys) free.
     await locker.query('BEGIN');
     try {
       await locker.query(`SELECT 1 FROM durable.runs WHERE id = $1 FOR NO KEY UPDATE`, [source.runId]);
-      await ender.signals.signal(`${source.runId}/kid`, 'go', 'went');
+      await ender.signals.signal(child, 'go', 'went');
       await eventually(async () => (await waitingOnLocks()) === 1, "the child's end waiting on the source's row");
       const fork = await forker.client.fork(source.runId, { fromStep: 'notify' });
       // The fork reads the child running (the end has not committed) and parks on it: its park waits on the child's row.

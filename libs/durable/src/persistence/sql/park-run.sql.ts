@@ -6,12 +6,13 @@ import { FINISHED } from './load-journal.sql';
 
 /**
  * The CTE `awaited` of parkRunSql: the runs whose end the park ($3 wait, $4 kind, $5 name) waits on
- * that are not its children (a fork's reused child), locked FOR SHARE. Such an end wakes the run only
- * if its statement's snapshot holds it (wakeParentSql's reusing_fork), and a fork inserted while the
- * end is in flight is not there. The lock orders the two: an end holding the row makes the park wait
- * for its commit, read the ended status and be refused (the run re-executes and reads the end); a park
- * holding it commits before the end goes on. Left open: an end whose snapshot predates the fork and
- * whose lock comes after the fork's park (docs/architecture.md, Parking and the lost wakeup).
+ * that are not its children (a fork's reused child), locked FOR SHARE in id order (the order of a
+ * batch of ends). Such an end wakes the run only if its statement's snapshot holds it
+ * (wakeParentSql's reusing_fork), and a fork inserted while the end is in flight is not there. The
+ * lock orders the two: an end holding the row makes the park wait for its commit, read the ended
+ * status and be refused (the run re-executes and reads the end); a park holding it commits before
+ * the end goes on, and the end, whose snapshot holds the fork, re-reads the fork's row and wakes it.
+ * Left open: see docs/architecture.md, Parking and the lost wakeup.
  */
 const awaitedSql = (t: Tables) => `awaited AS (
   SELECT a.status FROM ${t.runs} a
@@ -20,6 +21,7 @@ const awaitedSql = (t: Tables) => `awaited AS (
       WHEN ${waitKindSql('select')} THEN ARRAY(SELECT arm ->> 'name' FROM jsonb_array_elements($3::jsonb -> 'arms') arm WHERE arm ->> 'kind' = 'child')
     END)
     AND a.parent_id IS DISTINCT FROM $1
+  ORDER BY a.id
   FOR SHARE
 )`;
 
