@@ -59,6 +59,19 @@ class SlowStep implements DurableWorkflow<null, string> {
   }
 }
 
+/** Polls in naps shorter than inlineWaitMs, so it never parks, until a deadline throws; then cleans up. */
+@Workflow('dl-poller', { deadlineGrace: '30s' })
+class Poller implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    try {
+      for (let i = 0; ; i++) await ctx.sleep(`poll-${i}`, '20ms');
+    } catch (error) {
+      if (!isDeadline(error)) throw error;
+      return ctx.step('cleanup', () => count(ctx.runId, 'cleanup'));
+    }
+  }
+}
+
 /** A long sleep under a shorter deadline: the sleep throws at the deadline. */
 @Workflow('dl-sleeper', { timeout: '400ms' })
 class Sleeper implements DurableWorkflow<null, string> {
@@ -161,7 +174,7 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
   const schema = uniqueSchema('dl');
   const { db, boot } = fileApps({
     schema,
-    providers: [Cleanup, Stubborn, SlowStep, Sleeper, SelectUnder, Waiter, Parent, Timed, ExtendedWhileRunning, LongStepExtended],
+    providers: [Cleanup, Stubborn, SlowStep, Poller, Sleeper, SelectUnder, Waiter, Parent, Timed, ExtendedWhileRunning, LongStepExtended],
     options: { inlineWaitMs: 100, queues: { 'one-lane': { concurrency: 1 } } },
   });
   let app: DurableTestApp;
@@ -357,6 +370,25 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
     await app.signals.signal(done.runId, 'go', 'x');
     await done.result({ timeout: '10s' });
     await expect(app.client.setDeadline(done.runId, null)).rejects.toThrow(InvalidTransitionError);
+  });
+
+  it('an operator sets a deadline on a run that executes without parking: its next wait throws by it, as a parked one would', async () => {
+    const run = await app.client.start(Poller, null);
+    await eventually(async () => (await db.count('steps', `run_id = $1 AND kind = 'sleep'`, [run.runId])) >= 3, 'polling');
+    await app.client.setDeadline(run.runId, new Date());
+    // A lease renewal (a third of a lease) reads the deadline: before, the execution enforced only the one it loaded.
+    expect(await run.result({ timeout: '10s' })).toBe('cleanup');
+    expect(ran.get(`${run.runId}:cleanup`)).toBe(1);
+    expect(await db.count('steps', `run_id = $1 AND kind = 'deadline-passed'`, [run.runId])).toBe(1);
+  });
+
+  it('an operator sets a deadline on a run inside a long step: it is failed at the end of that grace, as a step under its own deadline is', async () => {
+    const run = await app.client.start(SlowStep, null);
+    await eventually(async () => (await app.client.getRun(run.runId)).status === 'running', 'in its step');
+    await app.client.setDeadline(run.runId, new Date());
+    const error = await failure(run.runId);
+    expect(error).toMatchObject({ name: 'DeadlineExceededError' });
+    expect(error.message).toContain('did not end within its grace of 300 ms');
   });
 
   it("the select's own deadline and the run's: whichever is earlier decides, across an application restart", async () => {

@@ -535,9 +535,9 @@ export class RunRepository {
   }
 
   /**
-   * Renews held leases (skipping rows other transactions hold, see renewLeasesSql); returns the ids
-   * still ours, each with whether it was renewed (false: skipped this beat). Retried through transient
-   * errors and deadlocks for up to `retryWithinMs`.
+   * Renews held leases (skipping rows other transactions hold, see renewLeasesSql); returns the runs
+   * still ours, each with whether it was renewed (false: skipped this beat) and its stored deadline.
+   * Retried through transient errors and deadlocks for up to `retryWithinMs`.
    */
   async renew(
     owner: string,
@@ -546,10 +546,10 @@ export class RunRepository {
     detail: object,
     lastSweepAt: Date | null,
     retryWithinMs: number,
-  ): Promise<Map<string, boolean>> {
+  ): Promise<Map<string, { renewed: boolean; deadline: Date | null }>> {
     const rows = await retryTransient(
       () =>
-        this.db.query<{ id: string; renewed: boolean }>(this.sql.renew, [
+        this.db.query<{ id: string; renewed: boolean; deadline: Date | null }>(this.sql.renew, [
           owner,
           held.map((h) => h.id),
           held.map((h) => h.token),
@@ -559,7 +559,7 @@ export class RunRepository {
         ]),
       retryWithinMs,
     );
-    return new Map(rows.map((r) => [r.id, r.renewed]));
+    return new Map(rows.map((r) => [r.id, r]));
   }
 
   /** Gives runs back (fenced by their tokens, so a try after one that committed releases nothing twice). */

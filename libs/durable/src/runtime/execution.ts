@@ -8,7 +8,7 @@ import type { WakeBus, WakeWatch } from './wake-bus';
 import type { DbClock } from './db-clock';
 import { errorInfo, isNonRetryable, rebuildError, tagStep } from './errors';
 import type { Journal } from './journal';
-import type { Lease } from './lease';
+import { leaseClock, type Lease } from './lease';
 import { backoffMs, NO_RETRY, resolveRetryPolicy, ResolvedRetryPolicy } from './retry-policy';
 import { keyPart } from './checkpoint-keys';
 import { runScope } from './run-scope';
@@ -63,6 +63,10 @@ export class Execution {
   /** The run's wakes on the in-process bus while it executes (see nextWake). */
   private wakes?: WakeWatch;
   readonly deadline = new RunDeadline(this);
+  /** Ends the execution as `expired` at the grace's end (armGrace). */
+  private graceTimer?: NodeJS.Timeout;
+  /** When this execution began, its journal loaded: a renewal sent before may have read a deadline changed since. */
+  private readonly begunAt = leaseClock().mono;
 
   constructor(
     readonly run: ClaimedRun,
@@ -100,8 +104,10 @@ export class Execution {
       // A wait in-process (inlineWaitMs) ends now, not at its timer, which would keep a closed application's process alive.
       this.deps.bus.wake(this.runId);
     });
-    const graceMs = this.deadline.msToGraceEnd();
-    const graceTimer = graceMs === undefined ? undefined : setTimeout(() => this.end({ type: 'expired' }), graceMs);
+    const unwatchDeadline = this.lease.onDeadline((stored, sentAt) => {
+      if (sentAt.mono >= this.begunAt && this.deadline.adopt(stored)) this.armGrace();
+    });
+    const graceMs = this.armGrace();
     try {
       if (graceMs !== 0) {
         runScope
@@ -129,7 +135,8 @@ export class Execution {
       this.lease.markLost();
       return { type: 'lost' };
     } finally {
-      clearTimeout(graceTimer);
+      clearTimeout(this.graceTimer);
+      unwatchDeadline();
       unsubscribe();
       wakes.close();
     }
@@ -172,6 +179,14 @@ export class Execution {
    * if an operator moved the deadline since the load, nothing is written and the run executes again
    * under the new one (the returned promise never settles then).
    */
+  /** Sets the timer of the grace's end afresh (the deadline may have been shortened); returns its delay, if any. */
+  private armGrace(): number | undefined {
+    clearTimeout(this.graceTimer);
+    const ms = this.deadline.msToGraceEnd();
+    this.graceTimer = ms === undefined ? undefined : setTimeout(() => this.end({ type: 'expired' }), ms);
+    return ms;
+  }
+
   async passDeadline(at: number, step: StoredStep): Promise<void> {
     await this.commitPending();
     const passed = await this.deps.journal.passDeadline(this.runId, this.lease.token, at, step.error!);

@@ -101,7 +101,7 @@ export class Executor implements OnModuleInit {
           return this.fail(run, outcome.error, execution.deadline.passed ? NO_RETRY : workflow.retry, actor);
         case 'expired':
         case 'moved': {
-          const ended = outcome.type === 'expired' && (await this.expire(run, journal, workflow.deadlineGraceMs, actor));
+          const ended = outcome.type === 'expired' && (await this.expire(run, execution.deadline.at!, workflow.deadlineGraceMs, actor));
           if (ended) return { end: ended };
           // An operator moved the deadline meanwhile: execute again under the new one. An expiry did not wait for
           // the steps in flight: they finish first (up to the new grace end), or the next execution would run them again.
@@ -173,11 +173,12 @@ export class Executor implements OnModuleInit {
   }
 
   /**
-   * Fails a run whose deadline's grace is over, unless an operator moved its deadline meanwhile (the
-   * statement checks the stored one) or the lease is gone: undefined then, and the caller looks which.
+   * Fails a run whose grace after `deadlineMs` (the deadline its execution enforced) is over, unless an
+   * operator moved its deadline meanwhile (the statement checks the stored one) or the lease is gone:
+   * undefined then, and the caller looks which.
    */
-  private async expire(run: ClaimedRun, journal: Journal, graceMs: number, actor: string): Promise<RunEnd | undefined> {
-    const deadline = new Date(journal.deadline!);
+  private async expire(run: ClaimedRun, deadlineMs: number, graceMs: number, actor: string): Promise<RunEnd | undefined> {
+    const deadline = new Date(deadlineMs);
     const error = new DeadlineExceededError(
       run.id,
       deadline,

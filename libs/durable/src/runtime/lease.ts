@@ -32,6 +32,7 @@ export class Lease {
   private closed = false;
   private holdsUntil: LeaseInstant;
   private readonly listeners = new Set<() => void>();
+  private readonly deadlineListeners = new Set<(deadline: Date | null, sentAt: LeaseInstant) => void>();
 
   constructor(
     readonly runId: string,
@@ -90,6 +91,20 @@ export class Lease {
     if (this.lostFlag) listener();
     else this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Calls `listener` with the run's stored deadline each time a renewal reads it, and the instant that
+   * renewal was sent (an execution ignores one sent before it loaded its journal). Returns the unsubscribe.
+   */
+  onDeadline(listener: (deadline: Date | null, sentAt: LeaseInstant) => void): () => void {
+    this.deadlineListeners.add(listener);
+    return () => this.deadlineListeners.delete(listener);
+  }
+
+  /** A renewal sent at `sentAt` read the run's stored deadline. */
+  readDeadline(deadline: Date | null, sentAt: LeaseInstant): void {
+    for (const listener of this.deadlineListeners) listener(deadline, sentAt);
   }
 
   markLost(): void {

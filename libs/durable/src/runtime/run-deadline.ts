@@ -14,11 +14,27 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * run is failed whatever it is doing. Steps are never interrupted: the grace is for cleanup steps.
  */
 export class RunDeadline {
+  /** A deadline earlier than the loaded one, read by a lease renewal (adopt). */
+  private shortened?: number;
+
   constructor(private readonly execution: Execution) {}
 
   /** The deadline (ms since the epoch); undefined: the run has none. */
   get at(): number | undefined {
-    return this.execution.journal.deadline;
+    return this.shortened ?? this.execution.journal.deadline;
+  }
+
+  /**
+   * The stored deadline a lease renewal read: adopted when it is earlier than the one enforced (an
+   * operator set or shortened it while the run executes, never parking), so the next wait throws by it
+   * and the grace ends by it. A later or cleared one is left to the call that finds it moved
+   * (passDeadline, the grace's end), which executes the run again under it. True when adopted.
+   */
+  adopt(stored: Date | null): boolean {
+    const at = this.at;
+    if (stored === null || (at !== undefined && stored.getTime() >= at)) return false;
+    this.shortened = stored.getTime();
+    return true;
   }
 
   /** The end of the grace: the run is failed then. */

@@ -349,12 +349,14 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
         this.renewEveryMs,
       );
       for (const lease of snapshot) {
-        const renewed = kept.get(lease.runId);
-        if (renewed) lease.renewed(sentAt);
-        else if (renewed === undefined) {
+        const run = kept.get(lease.runId);
+        if (run === undefined) {
           this.logger.warn(`Lost the lease of run ${lease.runId} (taken over or cancelled); its execution stops.`);
           lease.markLost();
+          continue;
         }
+        if (run.renewed) lease.renewed(sentAt);
+        lease.readDeadline(run.deadline, sentAt);
       }
     } catch (error) {
       this.logger.warn(`Renewing leases failed (retrying before they lapse): ${(error as Error).message}`);

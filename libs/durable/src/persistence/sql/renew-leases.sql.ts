@@ -7,8 +7,9 @@ import { statusIn } from './run-status.sql';
  * a run's row: rows are locked in id order (one order for every renewal) and a row another
  * transaction holds (an application's open transaction that delivered to the run, a finish waking its
  * parent) is skipped and renewed on the next beat. Returns the runs still ours, running with the token
- * held as this statement's snapshot sees them, each saying whether it was renewed or skipped. A run
- * missing from the result is lost (taken over, or cancelled): its execution stops.
+ * held as this statement's snapshot sees them, each saying whether it was renewed or skipped, with its
+ * stored deadline (an operator may set it while the run executes). A run missing from the result is
+ * lost (taken over, or cancelled): its execution stops.
  * $1 instance, $2 run ids, $3 tokens, $4 lease ms, $5 instance detail (jsonb), $6 last sweep.
  */
 export const renewLeasesSql = (t: Tables) => `
@@ -16,7 +17,7 @@ WITH beat AS (
   INSERT INTO ${t.instances} (id, heartbeat_at, detail, last_sweep_at) VALUES ($1, now(), $5::jsonb, $6)
   ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), detail = EXCLUDED.detail, last_sweep_at = EXCLUDED.last_sweep_at
 ), held AS (
-  SELECT r.id, r.lease_token FROM ${t.runs} r JOIN unnest($2::text[], $3::bigint[]) AS h(id, token) ON r.id = h.id AND r.lease_token = h.token
+  SELECT r.id, r.lease_token, r.deadline FROM ${t.runs} r JOIN unnest($2::text[], $3::bigint[]) AS h(id, token) ON r.id = h.id AND r.lease_token = h.token
   WHERE ${statusIn('r.', 'running')}
 ), locked AS (
   SELECT r.id FROM ${t.runs} r JOIN held ON r.id = held.id AND r.lease_token = held.lease_token
@@ -26,7 +27,7 @@ WITH beat AS (
 ), renewed AS (
   UPDATE ${t.runs} r SET wake_at = now() + $4 * interval '1 millisecond' FROM locked WHERE r.id = locked.id
 )
-SELECT held.id, locked.id IS NOT NULL AS renewed FROM held LEFT JOIN locked ON locked.id = held.id`;
+SELECT held.id, locked.id IS NOT NULL AS renewed, held.deadline FROM held LEFT JOIN locked ON locked.id = held.id`;
 
 /**
  * Gives runs back at shutdown: pending and due now, token bumped so the execution's late writes are
