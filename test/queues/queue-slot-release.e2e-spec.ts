@@ -1,6 +1,7 @@
 import { Client, PoolClient } from 'pg';
 import { DurableWorkflow, runDurableMigrations, Workflow } from 'nestjs-durable';
-import { cancelSql, cascade, READ_COMMITTED } from 'nestjs-durable/persistence/run-control.repository';
+import { cancelSql, cascade } from 'nestjs-durable/persistence/run-control.repository';
+import { READ_COMMITTED } from 'nestjs-durable/persistence/durable-database';
 import { ADMISSION_PLANS_SQL, admitQueuedSql, lockQueuesSql } from 'nestjs-durable/persistence/sql/admit-queued.sql';
 import { finishRunSql } from 'nestjs-durable/persistence/sql/finish-run.sql';
 import { tablesFor } from 'nestjs-durable/persistence/tables';

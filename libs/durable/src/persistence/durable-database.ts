@@ -8,6 +8,12 @@ import { Tables, tablesFor } from './tables';
 import type { Rows, Statement } from './group-commit';
 
 /**
+ * The isolation of a transaction whose statements each need their own snapshot (a cascade, an
+ * admission after its queue's lock), whatever the database's default: its first statement.
+ */
+export const READ_COMMITTED = 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED';
+
+/**
  * The library's handle on Postgres: the TypeORM DataSource (its own, or the application's) and the
  * pg pool beneath it. Hot paths send raw SQL straight to the pool; a caller's EntityManager, when
  * given, takes its place so that the write joins the caller's transaction.

@@ -1,6 +1,6 @@
 import type { QueueCause, QueueView, WaitReason } from '../interfaces';
 import type { ResolvedQueue } from '../queues/queue-config';
-import { DurableDatabase } from './durable-database';
+import { DurableDatabase, READ_COMMITTED } from './durable-database';
 import { ClaimedRow, claimedFromRow, ClaimedRun } from './run.repository';
 import { ADMISSION_PLANS_SQL, admitQueuedSql, lockQueuesSql, promoteDueSql, queuesWithWorkSql } from './sql/admit-queued.sql';
 import { mendSlotsSql } from './sql/mend-queue-slots.sql';
@@ -95,7 +95,8 @@ export class QueueRepository {
         }
         return claimed;
       },
-      `${lockQueuesSql(this.db.tables.schema, busy)}; ${ADMISSION_PLANS_SQL}`,
+      // READ COMMITTED whatever the database's default: the admission's snapshot must be taken after the queue's lock.
+      `${READ_COMMITTED}; ${lockQueuesSql(this.db.tables.schema, busy)}; ${ADMISSION_PLANS_SQL}`,
     );
     return { claimed, heldBack };
   }

@@ -2,7 +2,7 @@ import type { PoolClient } from 'pg';
 import { DEADLINE_PASSED_KEY, queueChannel, wakeChannel } from '../durable.constants';
 import { forkRunSql } from './sql/fork-run.sql';
 import { InvalidTransitionError, RunNotFoundError } from '../errors';
-import { DurableDatabase } from './durable-database';
+import { DurableDatabase, READ_COMMITTED } from './durable-database';
 import type { Tables } from './tables';
 import { retryRolledBack } from './transient-retry';
 import { queueSlotFreedSql } from './sql/queue-slot-freed.sql';
@@ -190,9 +190,6 @@ SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM changed) AS changed,
        (SELECT deadline::text FROM inherited) AS inherited,
        (SELECT count(*) FROM changed, pg_notify($4, changed.id) WHERE changed.status IN ('running', 'waiting')) AS woken`;
-
-/** The isolation cascade needs (each statement its own snapshot), whatever the database's default. */
-export const READ_COMMITTED = 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED';
 
 /**
  * Changes a run and its attached descendants (a cancel, a deadline) in the caller's transaction, in

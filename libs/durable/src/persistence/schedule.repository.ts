@@ -5,7 +5,8 @@ import type { RunStatus, ScheduleSkipReason } from '../interfaces';
 import type { ResolvedSchedule } from '../schema/schedule-spec';
 import { DurableDatabase } from './durable-database';
 import { NO_RUN_DAY } from './journal-partitions';
-import { cancelSql, cascade, READ_COMMITTED } from './run-control.repository';
+import { cancelSql, cascade } from './run-control.repository';
+import { READ_COMMITTED } from './durable-database';
 import { waitKindSql } from './sql/wait-kinds.sql';
 import type { Tables } from './tables';
 

@@ -68,8 +68,9 @@ WHERE r.id IN (
  * Runs that have begun before (woken after a park) need a slot but not the rate window.
  * The journal comes with each run, read in this statement's snapshot: `current` only when no delivery
  * moved the run's wake_seq between that snapshot and the row this statement updated. `held_back`
- * (on every row) says a limit left pending runs behind: candidates not chosen, or a head read to its
- * limit (more may wait past it), so a slot freeing later is worth another admission.
+ * (on every row) says a limit left pending runs behind: candidates not claimed (not chosen, or locked
+ * by another transaction), or a head read to its limit (more may wait past it), so a slot freeing
+ * later is worth another admission.
  */
 export const admitQueuedSql = (t: Tables) => `
 WITH RECURSIVE clock AS (
@@ -160,13 +161,18 @@ WITH RECURSIVE clock AS (
    ORDER BY priority, wake_at, id LIMIT GREATEST(LEAST((SELECT n FROM room), (SELECT fresh FROM room)), 0))
 ), chosen AS (
   SELECT id, wake_at FROM eligible ORDER BY priority, wake_at, id LIMIT GREATEST((SELECT n FROM room), 0)
+), locked AS (
+  -- SKIP LOCKED, as every claim: a chosen run whose row another transaction holds (an application's open
+  -- transaction that delivered to it) is left for the next admission, which its commit's NOTIFY brings.
+  -- Waiting for it would hold the queue's lock, and this instance's claim pass, as long as that transaction.
+  SELECT r.id FROM ${t.runs} r WHERE r.id = ANY(ARRAY(SELECT id FROM chosen)) AND r.status = 'pending' ORDER BY r.id FOR UPDATE SKIP LOCKED
 ), claimed AS (
   UPDATE ${t.runs} r
   SET status = 'running', lease_owner = $8, lease_token = r.lease_token + 1, deadline = ${beginDeadlineSql('r')},
       began_at = COALESCE(r.began_at, (SELECT at FROM clock)), wake_at = now() + $9 * interval '1 millisecond', updated_at = now()
   FROM chosen
   -- By primary key, one probe per chosen run: a join would let the planner hash the whole backlog.
-  WHERE r.id = ANY(ARRAY(SELECT id FROM chosen)) AND r.id = chosen.id AND r.status = 'pending'
+  WHERE r.id = ANY(ARRAY(SELECT id FROM locked)) AND r.id = chosen.id AND r.status = 'pending'
   RETURNING r.id, r.run_day, r.key_format, r.workflow, r.input, r.attempt, r.attempt_base, r.lease_token, r.trace_context, r.deadline,
             r.parent_id IS NULL AS parentless, extract(epoch FROM now() - chosen.wake_at) AS lateness, r.wake_seq AS latest_seq
 ), slotted AS (
@@ -181,7 +187,7 @@ WITH RECURSIVE clock AS (
 )
 SELECT c.id, c.workflow, c.input, c.attempt, c.attempt_base, c.lease_token, c.trace_context, c.lateness, c.deadline, c.parentless,
        c.latest_seq = (SELECT wake_seq FROM ${t.runs} WHERE id = c.id) AS current,
-       (SELECT count(*) FROM candidates) > (SELECT count(*) FROM chosen)
+       (SELECT count(*) FROM candidates) > (SELECT count(*) FROM claimed)
          OR (SELECT count(*) FROM head) >= CASE WHEN $3::int IS NULL THEN GREATEST((SELECT n FROM room), 0) ELSE $10::int END AS held_back,
        ${journalColumnsSql(t, 'c', BATCH_JOURNAL)}
 FROM claimed c ${journalsOfJoinSql(t, 'claimed', 'c.id')}`;
