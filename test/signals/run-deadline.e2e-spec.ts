@@ -9,6 +9,8 @@ import {
   WorkflowContext,
 } from 'nestjs-durable';
 import { Client } from 'pg';
+import { deadlinePassedSql } from 'nestjs-durable/persistence/sql/checkpoint.sql';
+import { tablesFor } from 'nestjs-durable/persistence/tables';
 import { databaseUrl, DurableTestApp, eventually, fileApps, uniqueSchema } from '../setup/durable-app';
 
 /** How many times each cleanup step's body ran, in this process. */
@@ -288,6 +290,64 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
       await spawn.end();
     }
   };
+
+  /**
+   * Extends the deadline of a Parent run whose attached child (it inherited the deadline) is held by `hold`, a transaction
+   * on the child's row that commits once the change waits for that row. Returns the child's id.
+   */
+  const extendWhileChildHeld = async (hold: (client: Client, child: { id: string; token: string; deadline: Date }) => Promise<void>) => {
+    const deadline = new Date(Date.now() + HOUR);
+    const parent = await app.client.start(Parent, null, { deadline });
+    await eventually(async () => (await waitingFor(parent.runId)) === 'done', 'parent parked');
+    const id = `${parent.runId}/attached`;
+    const [child] = await db.query<{ token: string; deadline: Date }>(
+      `SELECT lease_token AS token, deadline FROM durable.runs WHERE id = $1`,
+      [id],
+    );
+    const holder = new Client(databaseUrl());
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await hold(holder, { id, ...child });
+      const setting = app.client.setDeadline(parent.runId, new Date(deadline.getTime() + HOUR));
+      const [{ pid }] = (await holder.query('SELECT pg_backend_pid() AS pid')).rows;
+      await eventually(
+        async () => (await db.query(`SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, [pid])).length > 0,
+        "the change to wait for the child's row",
+      );
+      await holder.query('COMMIT');
+      await setting;
+    } finally {
+      await holder.end();
+    }
+    return id;
+  };
+
+  it("an operator extends a deadline while an inheriting child's passing of it commits: the child's passing is cleared too", async () => {
+    const child = await extendWhileChildHeld(async (client, { id, token, deadline }) => {
+      // As the child's execution journals the passing (deadlinePassedSql): its row FOR SHARE, the step inserted.
+      const error = { name: 'DeadlineExceededError', message: 'passed', at: 'signal:go' };
+      const { rows } = await client.query(deadlinePassedSql(tablesFor(schema)), [id, token, deadline, JSON.stringify(error)]);
+      expect(rows).toEqual([{ held: true, same: true }]);
+    });
+    // Cleared in the change's own statement, whose snapshot predated the passing, it stayed: the child threw again at once.
+    expect(await db.count('steps', `run_id = $1 AND kind = 'deadline-passed'`, [child])).toBe(0);
+  });
+
+  it('an operator extends a deadline while an inheriting child ends: the ended child is left as it ended', async () => {
+    let before!: Date;
+    const child = await extendWhileChildHeld(async (client, { id, deadline }) => {
+      before = deadline;
+      await client.query(
+        `UPDATE "${schema}".runs SET status = 'completed', output = '"done"', finished_at = now(), updated_at = now() WHERE id = $1`,
+        [id],
+      );
+    });
+    const view = await app.client.getRun(child);
+    expect(view.status).toBe('completed');
+    expect(view.deadline?.getTime()).toBe(before.getTime());
+    expect(await db.count('history', `run_id = $1 AND event = 'deadline-set'`, [child])).toBe(0);
+  });
 
   it("an operator's deadline reaches a child whose spawn commits while the change waits for the parent's row", async () => {
     const deadline = new Date(Date.now() + HOUR);

@@ -69,6 +69,16 @@ class RaceChild implements DurableWorkflow<{ ms: number; fail?: boolean }, unkno
   }
 }
 
+/** A child that ends first, then a wait, then a select on the child and a signal: which ended first wins. */
+@Workflow('child-then-select')
+class ChildThenSelect implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    const parcel = await ctx.startChild(Parcel, { ms: 0, fail: true }, { step: 'parcel' });
+    await ctx.waitForSignal('ready');
+    return (await ctx.select('first', { parcel, ping: ctx.signal<string>('ping') })).key;
+  }
+}
+
 /** Selects, then fails its first attempt after the winner is journaled: the retry re-runs from the top. */
 @Workflow('select-then-crash', { retry: { maxAttempts: 2, initialDelay: 10 } })
 class SelectThenCrash implements DurableWorkflow<null, unknown> {
@@ -111,7 +121,10 @@ class BadSelect implements DurableWorkflow<{ which: string }, unknown> {
 
 describe('ctx.select: the first of several things, journaled once', () => {
   const schema = uniqueSchema('sel');
-  const { db, boot } = fileApps({ schema, providers: [Decide, Parcel, RaceChild, SelectThenCrash, SelectThenWait, BadSelect] });
+  const { db, boot } = fileApps({
+    schema,
+    providers: [Decide, Parcel, RaceChild, ChildThenSelect, SelectThenCrash, SelectThenWait, BadSelect],
+  });
   let app: DurableTestApp;
   beforeAll(async () => {
     app = await boot({ inlineWaitMs: 100 });
@@ -163,6 +176,17 @@ describe('ctx.select: the first of several things, journaled once', () => {
       run.runId,
     ]);
     expect(JSON.parse(stored.result)).toMatchObject({ key: 'rejected', value: 'too late' });
+  });
+
+  it("a child arm's time is when the child ended, not when its row last changed (an operator's change to the failed child)", async () => {
+    const run = await app.client.start(ChildThenSelect, null);
+    const child = `${run.runId}/parcel`;
+    await eventually(async () => (await db.count('runs', `id = $1 AND status = 'failed'`, [child])) === 1, 'the child failed');
+    await eventually(async () => (await app.client.getRun(run.runId)).waiting?.kind === 'signal', 'the run waiting for ready');
+    await app.signals.signal(run.runId, 'ping', 'after the child');
+    await app.client.setDeadline(child, new Date(Date.now() + 3_600_000)); // a failed run accepts it (before a retry)
+    await app.signals.signal(run.runId, 'ready', null);
+    expect(await run.result({ timeout: '10s' })).toBe('parcel');
   });
 
   it('a parked select wakes on a delivery from another instance (no sweeper), through an arm of its reason', async () => {

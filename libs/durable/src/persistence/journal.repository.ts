@@ -272,7 +272,7 @@ export class JournalRepository {
   /** Those of the run's children `ids` that have ended, with their outcomes (for a parent awaiting them). */
   async readChildren(ids: string[]): Promise<StoredChild[]> {
     return this.db.query<StoredChild>(
-      `SELECT id, status, output, error, updated_at AS "endedAt" FROM ${this.db.tables.runs} WHERE id = ANY($1::text[]) AND status IN ${FINISHED}`,
+      `SELECT id, status, output, error, finished_at AS "endedAt" FROM ${this.db.tables.runs} WHERE id = ANY($1::text[]) AND status IN ${FINISHED}`,
       [ids],
     );
   }

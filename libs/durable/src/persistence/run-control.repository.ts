@@ -42,6 +42,7 @@ export class RunControlRepository {
       resume: resumeSql(t),
       retry: retrySql(t),
       deadline: setDeadlineSql(t),
+      clearPassings: clearPassingsSql(t),
       fork: forkRunSql(t),
       channel: wakeChannel(t.schema),
       queueChannel: queueChannel(t.schema),
@@ -94,7 +95,9 @@ export class RunControlRepository {
         // The run's row first: a passing of the old deadline that commits while this waits for the row is then
         // in the snapshot of the statement that clears it (taken after the lock), not left behind.
         await client.query(`SELECT 1 FROM ${this.db.tables.runs} WHERE id = $1 FOR UPDATE`, [runId]);
-        return cascade(client, this.sql.deadline, [...params, null], (first) => [...params, first.inherited ?? null]);
+        const row = await cascade(client, this.sql.deadline, [...params, null], (first) => [...params, first.inherited ?? null]);
+        if (row.changed?.length) await client.query(this.sql.clearPassings, [row.changed]);
+        return row;
       }, READ_COMMITTED),
     );
     return this.check(runId, 'setDeadline', row, ['pending', 'running', 'waiting', 'failed']);
@@ -149,7 +152,7 @@ export class RunControlRepository {
  * An operator's new deadline ($2, null: none) for a run that has not ended (or failed: to retry it
  * under a later one), and for its attached (not detached) unfinished descendants whose deadline was
  * the run's: they had inherited it, and follow it. Each loses a journaled passing of the old deadline
- * (the call that threw waits again), wake_seq moves (an execution about to park re-reads the new
+ * (the call that threw waits again: clearPassingsSql), wake_seq moves (an execution about to park re-reads the new
  * deadline instead), and a run parked on a wait the deadline may cap is made due, to park again by
  * the new one (a delayed start or a retry backoff keeps its time). An instant already past counts
  * as now: the run stops gracefully, with its whole grace. Recorded in history.
@@ -157,6 +160,17 @@ export class RunControlRepository {
  * $5 the deadline the descendants inherited (the first's `inherited`: by then the run has the new
  * one) and $6 the runs changed so far, whose attached children that still have $5 follow.
  */
+/**
+ * The journaled passings of the old deadline of the runs a deadline change changed ($1), deleted in a
+ * statement of their own after the change: every one of those rows is then locked by the change's
+ * transaction, so a passing committed while the change waited for a descendant's row (after the
+ * change's snapshot) is in this statement's snapshot, and a later one waits for the commit and finds
+ * the deadline moved (deadlinePassedSql).
+ */
+const clearPassingsSql = (t: Tables) => `
+DELETE FROM ${t.steps} s USING ${t.runs} r
+WHERE r.id = ANY($1::text[]) AND s.run_id = r.id AND s.run_day = r.run_day AND s.key = '${DEADLINE_PASSED_KEY}'`;
+
 const setDeadlineSql = (t: Tables) => `
 WITH RECURSIVE target AS (
   SELECT id, status, deadline FROM ${t.runs} WHERE id = $1 FOR UPDATE
@@ -175,10 +189,9 @@ WITH RECURSIVE target AS (
   SET deadline = CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END, timeout_ms = CASE WHEN r.id = $1 THEN NULL ELSE r.timeout_ms END, wake_seq = r.wake_seq + 1,
       wake_at = CASE WHEN r.status = 'waiting' AND r.wait_kind NOT IN (${waitKindSql('start')}, ${waitKindSql('retry')}) THEN now() ELSE r.wake_at END,
       updated_at = now()
-  WHERE r.id IN (SELECT id FROM tree)
+  -- A descendant that ended while this waited for its row is rechecked on its new version and left as it ended.
+  WHERE r.id IN (SELECT id FROM tree) AND (r.id = $1 OR r.status IN ('pending', 'running', 'waiting'))
   RETURNING r.id, r.run_day, r.status
-), cleared AS (
-  DELETE FROM ${t.steps} WHERE (run_id, run_day) IN (SELECT id, run_day FROM changed) AND key = '${DEADLINE_PASSED_KEY}'
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
   SELECT id, run_day, 'deadline-set', $3,
