@@ -183,10 +183,23 @@ describe('signals: at-least-once in, exactly-once applied', () => {
   });
 
   it('AwaitFor with a deadline inside inlineWaitMs waits in-process and takes a signal sent meanwhile', async () => {
-    const handle = await t.client.start(AwaitFor, { timeout: 250 });
-    setTimeout(() => void t.signals.signal(handle.runId, 'answer', 'quick'), 50);
-    expect(((await handle.result({ timeout: '5s' })) as any).outcome).toEqual({ received: true, payload: 'quick' });
-    expect(await db.count('history', `run_id = $1 AND event = 'parked'`, [handle.runId])).toBe(0);
+    // An application of its own whose inlineWaitMs holds a deadline long enough for a busy machine's delivery.
+    const inline = uniqueSchema();
+    const app = await startApp({ schema: inline, providers, options: { inlineWaitMs: 20_000, leaseMs: 60_000 } });
+    const inlineDb = new Db(inline);
+    try {
+      const handle = await app.client.start(AwaitFor, { timeout: 10_000 });
+      await eventually(
+        async () => (await inlineDb.count('steps', `run_id = $1 AND key = 'signal-deadline:answer'`, [handle.runId])) === 1,
+        'the run waiting in-process, its deadline journaled',
+      );
+      await app.signals.signal(handle.runId, 'answer', 'quick');
+      expect(((await handle.result({ timeout: '5s' })) as any).outcome).toEqual({ received: true, payload: 'quick' });
+      expect(await inlineDb.count('history', `run_id = $1 AND event = 'parked'`, [handle.runId])).toBe(0);
+    } finally {
+      await app.close();
+      await inlineDb.dropSchema();
+    }
   });
 
   it('refused deliveries name their error and record nothing', async () => {
