@@ -298,8 +298,9 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
   const extendWhileChildHeld = async (hold: (client: Client, child: { id: string; token: string; deadline: Date }) => Promise<void>) => {
     const deadline = new Date(Date.now() + HOUR);
     const parent = await app.client.start(Parent, null, { deadline });
-    await eventually(async () => (await waitingFor(parent.runId)) === 'done', 'parent parked');
     const id = `${parent.runId}/attached`;
+    // Both parked: a park of the child's own would otherwise be what waits on the held row.
+    await eventually(async () => (await waitingFor(parent.runId)) === 'done' && (await waitingFor(id)) === 'go', 'parent and child parked');
     const [child] = await db.query<{ token: string; deadline: Date }>(
       `SELECT lease_token AS token, deadline FROM durable.runs WHERE id = $1`,
       [id],
@@ -312,7 +313,12 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
       const setting = app.client.setDeadline(parent.runId, new Date(deadline.getTime() + HOUR));
       const [{ pid }] = (await holder.query('SELECT pg_backend_pid() AS pid')).rows;
       await eventually(
-        async () => (await db.query(`SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, [pid])).length > 0,
+        async () =>
+          (
+            await db.query(`SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)) AND query LIKE '%RECURSIVE target%'`, [
+              pid,
+            ])
+          ).length > 0,
         "the change to wait for the child's row",
       );
       await holder.query('COMMIT');

@@ -178,7 +178,7 @@ describe('ctx.select: the first of several things, journaled once', () => {
     expect(JSON.parse(stored.result)).toMatchObject({ key: 'rejected', value: 'too late' });
   });
 
-  it("a child arm's time is when the child ended, not when its row last changed (an operator's change to the failed child)", async () => {
+  it("a child arm's time is when the child ended, not when its row last changed (a deadline set on the failed child)", async () => {
     const run = await app.client.start(ChildThenSelect, null);
     const child = `${run.runId}/parcel`;
     await eventually(async () => (await db.count('runs', `id = $1 AND status = 'failed'`, [child])) === 1, 'the child failed');

@@ -92,8 +92,7 @@ export class RunControlRepository {
     const params = [runId, deadline, actor, this.sql.channel];
     const row = await retryRolledBack(() =>
       this.db.transaction(async (client) => {
-        // The run's row first: a passing of the old deadline that commits while this waits for the row is then
-        // in the snapshot of the statement that clears it (taken after the lock), not left behind.
+        // The run's row first, so the cascade's snapshot (its children's deadlines, compared with the run's) is taken after the lock.
         await client.query(`SELECT 1 FROM ${this.db.tables.runs} WHERE id = $1 FOR UPDATE`, [runId]);
         const row = await cascade(client, this.sql.deadline, [...params, null], (first) => [...params, first.inherited ?? null]);
         if (row.changed?.length) await client.query(this.sql.clearPassings, [row.changed]);
@@ -160,17 +159,6 @@ export class RunControlRepository {
  * $5 the deadline the descendants inherited (the first's `inherited`: by then the run has the new
  * one) and $6 the runs changed so far, whose attached children that still have $5 follow.
  */
-/**
- * The journaled passings of the old deadline of the runs a deadline change changed ($1), deleted in a
- * statement of their own after the change: every one of those rows is then locked by the change's
- * transaction, so a passing committed while the change waited for a descendant's row (after the
- * change's snapshot) is in this statement's snapshot, and a later one waits for the commit and finds
- * the deadline moved (deadlinePassedSql).
- */
-const clearPassingsSql = (t: Tables) => `
-DELETE FROM ${t.steps} s USING ${t.runs} r
-WHERE r.id = ANY($1::text[]) AND s.run_id = r.id AND s.run_day = r.run_day AND s.key = '${DEADLINE_PASSED_KEY}'`;
-
 const setDeadlineSql = (t: Tables) => `
 WITH RECURSIVE target AS (
   SELECT id, status, deadline FROM ${t.runs} WHERE id = $1 FOR UPDATE
@@ -203,6 +191,17 @@ SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM changed) AS changed,
        (SELECT deadline::text FROM inherited) AS inherited,
        (SELECT count(*) FROM changed, pg_notify($4, changed.id) WHERE changed.status IN ('running', 'waiting')) AS woken`;
+
+/**
+ * The journaled passings of the old deadline of the runs a deadline change changed ($1), deleted in a
+ * statement of their own after the change: every one of those rows is then locked by the change's
+ * transaction, so a passing committed while the change waited for a descendant's row (after the
+ * change's snapshot) is in this statement's snapshot, and a later one waits for the commit and finds
+ * the deadline moved (deadlinePassedSql).
+ */
+const clearPassingsSql = (t: Tables) => `
+DELETE FROM ${t.steps} s USING ${t.runs} r
+WHERE r.id = ANY($1::text[]) AND s.run_id = r.id AND s.run_day = r.run_day AND s.key = '${DEADLINE_PASSED_KEY}'`;
 
 /**
  * Changes a run and its attached descendants (a cancel, a deadline) in the caller's transaction, in

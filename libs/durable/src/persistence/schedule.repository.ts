@@ -3,10 +3,9 @@ import { KEY_FORMAT, queueChannel, wakeChannel } from '../durable.constants';
 import { InvalidArgumentError } from '../errors';
 import type { RunStatus, ScheduleSkipReason } from '../interfaces';
 import type { ResolvedSchedule } from '../schema/schedule-spec';
-import { DurableDatabase } from './durable-database';
+import { DurableDatabase, READ_COMMITTED } from './durable-database';
 import { NO_RUN_DAY } from './journal-partitions';
 import { cancelSql, cascade } from './run-control.repository';
-import { READ_COMMITTED } from './durable-database';
 import { waitKindSql } from './sql/wait-kinds.sql';
 import type { Tables } from './tables';
 

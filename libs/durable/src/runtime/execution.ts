@@ -105,7 +105,11 @@ export class Execution {
       this.deps.bus.wake(this.runId);
     });
     const unwatchDeadline = this.lease.onDeadline((stored, sentAt) => {
-      if (sentAt.mono >= this.begunAt && this.deadline.adopt(stored)) this.armGrace();
+      if (sentAt.mono < this.begunAt || !this.deadline.adopt(stored)) return;
+      this.armGrace();
+      // A wait in-process on the run's wakes (a signal's, a child's, a select's) caps itself again now; a sleep's
+      // in-process part (at most inlineWaitMs) is waited out first.
+      this.deps.bus.wake(this.runId);
     });
     const graceMs = this.armGrace();
     try {
@@ -174,11 +178,6 @@ export class Execution {
     return never();
   }
 
-  /**
-   * Journals the passing of the deadline this execution loaded, before it is thrown at `step`'s call:
-   * if an operator moved the deadline since the load, nothing is written and the run executes again
-   * under the new one (the returned promise never settles then).
-   */
   /** Sets the timer of the grace's end afresh (the deadline may have been shortened); returns its delay, if any. */
   private armGrace(): number | undefined {
     clearTimeout(this.graceTimer);
@@ -187,6 +186,11 @@ export class Execution {
     return ms;
   }
 
+  /**
+   * Journals the passing of the deadline this execution enforces, before it is thrown at `step`'s call:
+   * if an operator moved the stored deadline since, nothing is written and the run executes again
+   * under the new one (the returned promise never settles then).
+   */
   async passDeadline(at: number, step: StoredStep): Promise<void> {
     await this.commitPending();
     const passed = await this.deps.journal.passDeadline(this.runId, this.lease.token, at, step.error!);

@@ -47,9 +47,9 @@ export class Lease {
     return this.lostFlag;
   }
 
-  /** How many listeners wait on this lease (one per live execution holding it). */
+  /** How many listeners wait on this lease (two per live execution holding it: its loss, its deadline). */
   get listenerCount(): number {
-    return this.listeners.size;
+    return this.listeners.size + this.deadlineListeners.size;
   }
 
   /** Whether the lease is still held, surely for a third of its length more: long enough to begin a step. */

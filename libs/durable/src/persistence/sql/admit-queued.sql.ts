@@ -163,8 +163,8 @@ WITH RECURSIVE clock AS (
   SELECT id, wake_at FROM eligible ORDER BY priority, wake_at, id LIMIT GREATEST((SELECT n FROM room), 0)
 ), locked AS (
   -- SKIP LOCKED, as every claim: a chosen run whose row another transaction holds (an application's open
-  -- transaction that delivered to it) is left for the next admission, which its commit's NOTIFY brings.
-  -- Waiting for it would hold the queue's lock, and this instance's claim pass, as long as that transaction.
+  -- transaction that delivered to it) is left for a later admission (the next claim pass: a sweep, a slot
+  -- freeing). Waiting for it would hold the queue's lock, and this instance's claim pass, as long as that transaction.
   SELECT r.id FROM ${t.runs} r WHERE r.id = ANY(ARRAY(SELECT id FROM chosen)) AND r.status = 'pending' ORDER BY r.id FOR UPDATE SKIP LOCKED
 ), claimed AS (
   UPDATE ${t.runs} r
