@@ -522,6 +522,15 @@ describe('schedules across instances and restarts', () => {
         /Schedule "x": input cannot be stored/,
       );
       await expect(schedules.update('nightly', { input })).rejects.toThrow(/Schedule "nightly": input cannot be stored/);
+      // Text Postgres cannot store (a NUL; a lone surrogate, stored as U+FFFD under another name) is refused by name.
+      for (const name of ['nul\u0000', 'lone\ud800'])
+        await expect(schedules.create({ name, workflow: Nightly, cron: '0 9 * * *' })).rejects.toThrow(/NUL or lone surrogates/);
+      // update(): paused is pause()'s and resume()'s; a field given as undefined keeps its value.
+      await expect(schedules.update('nightly', { paused: true })).rejects.toThrow(/call pause\(\) or resume\(\)/);
+      const before = await schedules.get('nightly');
+      await schedules.update('nightly', { cron: '0 10 * * *', timezone: undefined, overlap: undefined });
+      const after = await schedules.get('nightly');
+      expect(after).toMatchObject({ cron: '0 10 * * *', timezone: before.timezone, overlap: before.overlap, paused: before.paused });
       expect((await schedules.list()).map((s) => s.name)).toEqual(['nightly']);
     } finally {
       await app.close();

@@ -53,10 +53,18 @@ export class ScheduleService {
     return this.get(resolved.name);
   }
 
-  /** Changes a schedule's spec (the paused state stays as an operator left it). */
+  /**
+   * Changes a schedule's spec: the fields `patch` gives (one given as undefined keeps its value); the
+   * paused state stays as an operator left it (pause() and resume() change it).
+   */
   async update(name: string, patch: Partial<Omit<ScheduleSpec, 'name'>>): Promise<ScheduleView> {
+    if (!patch || typeof patch !== 'object' || Array.isArray(patch))
+      throw new InvalidArgumentError(`update("${name}") needs a patch object of the fields to change; got ${JSON.stringify(patch)}.`);
+    if (patch.paused !== undefined)
+      throw new InvalidArgumentError(`update("${name}") does not pause or resume a schedule: call pause() or resume().`);
+    const given = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
     const row = await this.stored(name);
-    const resolved = resolveScheduleSpec({ ...specOf(row), ...patch, name }, row.workflow);
+    const resolved = resolveScheduleSpec({ ...specOf(row), ...given, name }, row.workflow);
     await this.schedules.update(resolved, this.clock.shiftMs); // workflowMissing is flagMissing's alone
     this.sweeper.soon();
     return this.get(name);

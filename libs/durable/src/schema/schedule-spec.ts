@@ -2,6 +2,7 @@ import { Cron } from 'croner';
 import { createHash } from 'node:crypto';
 import { InvalidArgumentError } from '../errors';
 import type { ScheduleOverlap, ScheduleSpec } from '../interfaces';
+import { isStorableText } from './define-signal';
 import { toMs } from './duration';
 import { serializePayload, serializePayloadWith } from './serializer';
 
@@ -42,9 +43,9 @@ export function resolveScheduleSpec(spec: ScheduleSpec, workflow: string): Resol
   if (!spec || typeof spec !== 'object')
     throw new InvalidArgumentError(`A schedule of workflow "${workflow}" is not a ScheduleSpec object.`);
   const { name } = spec;
-  if (typeof name !== 'string' || !NAME.test(name)) {
+  if (typeof name !== 'string' || !NAME.test(name) || !isStorableText(name)) {
     throw new InvalidArgumentError(
-      `Schedule name ${JSON.stringify(name)} (workflow "${workflow}") must be 1 to 120 characters without ':' or spaces: it is part of its runs' ids.`,
+      `Schedule name ${JSON.stringify(name)} (workflow "${workflow}") must be 1 to 120 characters without ':', spaces, NUL or lone surrogates: it is part of its runs' ids.`,
     );
   }
   const bad = (what: string) => new InvalidArgumentError(`Schedule "${name}": ${what}`);
