@@ -528,6 +528,12 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       const again = await client.start(Approval, undefined, { deduplicationId: 'order-1' });
       expect(again.runId).toBe(first.runId);
       expect(again.created).toBe(false);
+      // Another workflow of the queue with the same id: a clear error, not the holder as a run of this workflow.
+      const runs = await db.count('runs');
+      await expect(client.start(BrokenApproval, undefined, { deduplicationId: 'order-1' })).rejects.toThrow(
+        `The deduplication id "order-1" of queue "single" is held by run "${first.runId}" of workflow "approval", not "broken-approval"`,
+      );
+      expect(await db.count('runs')).toBe(runs);
       await app.get(SignalService).signal(first.runId, go, null);
       await first.result();
       const after = await client.start(Approval, undefined, { deduplicationId: 'order-1' });

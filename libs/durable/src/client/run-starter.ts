@@ -131,7 +131,11 @@ export class RunStarter implements ChildStarter {
       (result) => (typeof result === 'object' && result !== null && 'leaseToken' in result ? result : undefined),
     );
     if (started === 'parent-lost') return { runId, created: false, parentLost: true };
-    if (started !== null && typeof started === 'object' && 'duplicateOf' in started) return { runId: started.duplicateOf, created: false };
+    if (started !== null && typeof started === 'object' && 'duplicateOf' in started) {
+      if (started.workflow !== args.workflow.name)
+        throw deduplicatedByOther(placement, started.duplicateOf, started.workflow, args.workflow.name);
+      return { runId: started.duplicateOf, created: false };
+    }
     if (started === null) {
       const existing = (await this.runs.brief(runId, args.manager))?.workflow;
       if (existing !== undefined && existing !== args.workflow.name) throw new RunConflictError(runId, existing, args.workflow.name);
@@ -173,4 +177,15 @@ export class RunStarter implements ChildStarter {
     this.worker.wakeAt(debounced.startsAt);
     return { runId: debounced.runId, created: debounced.created };
   }
+}
+
+/** A start whose deduplication id a run of another workflow holds: returning that run would answer for the wrong workflow. */
+function deduplicatedByOther(placement: QueuePlacement, holder: string, holderWorkflow: string, workflow: string): RunConflictError {
+  return new RunConflictError(
+    holder,
+    holderWorkflow,
+    workflow,
+    `The deduplication id "${placement.deduplicationId}" of queue "${placement.queue}" is held by run "${holder}" of workflow ` +
+      `"${holderWorkflow}", not "${workflow}": nothing was started. Give each workflow's starts ids of their own.`,
+  );
 }

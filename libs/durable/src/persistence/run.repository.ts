@@ -136,7 +136,7 @@ export interface DelayedRun {
  * its parent lost the lease, not inserted as an unfinished run of its queue holds its deduplication
  * id, or (null) not inserted as its id exists.
  */
-export type StartAnswer = ClaimedRun | DelayedRun | 'pending' | 'parent-lost' | { duplicateOf: string } | null;
+export type StartAnswer = ClaimedRun | DelayedRun | 'pending' | 'parent-lost' | { duplicateOf: string; workflow: string } | null;
 
 export interface WaitSpec {
   reason: ParkingReason;
@@ -378,7 +378,7 @@ export class RunRepository {
       if (reclaimed) return this.claimedStart(args, reclaimed);
       if (!args.placement?.deduplicationId) return null;
       const { holder, exists } = await this.deduplicated(args.id, args.placement, manager);
-      if (holder) return { duplicateOf: holder };
+      if (holder) return { duplicateOf: holder.id, workflow: holder.workflow };
       if (exists) return null;
       // Neither: the run that held the deduplication id ended between the insert and this read, and the id is free.
       if (tries < DEDUPLICATED_TRIES) return this.startAlone(args, manager, afterBatch, tries + 1);
@@ -437,23 +437,26 @@ export class RunRepository {
     };
   }
 
-  /** Why a start of run `id` inserted nothing: the unfinished run of the placement's queue that holds its deduplication id, or the id exists. */
+  /**
+   * Why a start of run `id` inserted nothing: the unfinished run of the placement's queue that holds its
+   * deduplication id (with its workflow), or the id exists.
+   */
   private async deduplicated(
     id: string,
     placement: QueuePlacement,
     manager?: EntityManager,
-  ): Promise<{ holder?: string; exists: boolean }> {
+  ): Promise<{ holder?: { id: string; workflow: string }; exists: boolean }> {
     const t = this.db.tables;
     // A read: tried again through transient errors, as the start before it (within a caller's transaction, its caller decides).
     const [row] = await retryOutsideTransaction(manager, () =>
-      this.db.query<{ holder: string | null; exists: boolean }>(
-        `SELECT (SELECT id FROM ${t.runs} WHERE queue = $1 AND deduplication_id = $2 AND status IN ('pending', 'running', 'waiting')) AS holder,
-                EXISTS (SELECT 1 FROM ${t.runs} WHERE id = $3) AS exists`,
+      this.db.query<{ holder: string | null; workflow: string | null; exists: boolean }>(
+        `SELECT h.id AS holder, h.workflow, EXISTS (SELECT 1 FROM ${t.runs} WHERE id = $3) AS exists
+         FROM (SELECT 1) one LEFT JOIN ${t.runs} h ON h.queue = $1 AND h.deduplication_id = $2 AND h.status IN ('pending', 'running', 'waiting')`,
         [placement.queue, placement.deduplicationId, id],
         manager,
       ),
     );
-    return { holder: row.holder ?? undefined, exists: row.exists };
+    return { holder: row.holder === null ? undefined : { id: row.holder, workflow: row.workflow! }, exists: row.exists };
   }
 
   /**
