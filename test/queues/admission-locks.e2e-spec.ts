@@ -3,7 +3,7 @@ import { runDurableMigrations } from 'nestjs-durable';
 import { QueueRepository } from 'nestjs-durable/persistence/queue.repository';
 import { ADMISSION_PLANS_SQL, admitQueuedSql, lockQueuesSql } from 'nestjs-durable/persistence/sql/admit-queued.sql';
 import { tablesFor } from 'nestjs-durable/persistence/tables';
-import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { databaseUrl, Db, DurableTestApp, eventually, repeatableReadRole, startApp, uniqueSchema } from '../setup/durable-app';
 
 /** The admission's locks: the queue's, then the runs it takes, without waiting on a row another transaction holds. */
 describe('an admission that chose a run whose row another transaction holds', () => {
@@ -48,22 +48,18 @@ describe('an admission that chose a run whose row another transaction holds', ()
 
 describe('an admission on a database whose default isolation is repeatable read', () => {
   const schema = uniqueSchema('admrr');
-  const role = `${schema}_rr`;
   const db = new Db(schema);
   const t = tablesFor(schema);
   const locker = new Client(databaseUrl());
   let app: DurableTestApp;
+  let role: Awaited<ReturnType<typeof repeatableReadRole>>;
 
   beforeAll(async () => {
-    await db.query(`CREATE ROLE "${role}" LOGIN SUPERUSER PASSWORD 'rr'`);
-    await db.query(`ALTER ROLE "${role}" SET default_transaction_isolation = 'repeatable read'`);
-    const url = new URL(databaseUrl());
-    url.username = role;
-    url.password = 'rr';
+    role = await repeatableReadRole(`${schema}_rr`);
     // No worker: the test calls the admission itself.
     app = await startApp({
       schema,
-      options: { connection: url.toString(), worker: { enabled: false }, queues: { one: { concurrency: 1 } } },
+      options: { connection: role.url, worker: { enabled: false }, queues: { one: { concurrency: 1 } } },
     });
     await locker.connect();
   });
@@ -71,10 +67,7 @@ describe('an admission on a database whose default isolation is repeatable read'
     await app.close();
     await locker.end();
     await db.dropSchema();
-    const admin = new Client(databaseUrl());
-    await admin.connect();
-    await admin.query(`DROP ROLE "${role}"`);
-    await admin.end();
+    await role.drop();
   });
 
   it("takes its snapshot after the queue's lock: it admits what was committed while it waited for the lock", async () => {

@@ -154,3 +154,26 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/**
+ * A login role whose transactions default to repeatable read (as a database or role may be set up),
+ * for a test of statements that need a snapshot per statement: the URL to connect as it, and `drop`,
+ * to call once everything connected as it has closed and its schema is dropped.
+ */
+export async function repeatableReadRole(name: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const admin = async (sql: string) => {
+    const client = new Client(databaseUrl());
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE ROLE "${name}" LOGIN SUPERUSER PASSWORD 'rr'`);
+  await admin(`ALTER ROLE "${name}" SET default_transaction_isolation = 'repeatable read'`);
+  const url = new URL(databaseUrl());
+  url.username = name;
+  url.password = 'rr';
+  return { url: url.toString(), drop: () => admin(`DROP ROLE "${name}"`) };
+}

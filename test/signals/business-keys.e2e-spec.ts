@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineSignal, DurableWorkflow, InvalidArgumentError, InvalidPayloadError, Workflow, WorkflowContext } from 'nestjs-durable';
-import { Db, DurableTestApp, eventually, fileApps, startApp, uniqueSchema } from '../setup/durable-app';
+import { Client } from 'pg';
+import { databaseUrl, Db, DurableTestApp, eventually, fileApps, repeatableReadRole, startApp, uniqueSchema } from '../setup/durable-app';
 
 const Approval = defineSignal('approval', z.object({ by: z.string() }));
 const Close = defineSignal<null>('close');
@@ -201,5 +202,45 @@ describe('business keys: find, signal and start runs by what they are about', ()
     expect(started.status).toBe(201);
     expect((await app.client.getRun(started.body.runId)).keys).toEqual({ orderId: 'R-3' });
     expect((await post({ workflow: 'bk-order', input: {}, keys: { orderId: 'x'.repeat(201) } })).status).toBe(400);
+  });
+});
+
+describe('signalWithStart on a database whose default isolation is repeatable read', () => {
+  const schema = uniqueSchema('bkrr');
+  const db = new Db(schema);
+  const starting = new Client(databaseUrl());
+  let app: DurableTestApp;
+  let role: Awaited<ReturnType<typeof repeatableReadRole>>;
+
+  beforeAll(async () => {
+    role = await repeatableReadRole(`${schema}_rr`);
+    app = await startApp({ schema, providers: [Order], options: { connection: role.url } });
+    await starting.connect();
+  });
+  afterAll(async () => {
+    await app.close();
+    await starting.end();
+    await db.dropSchema();
+    await role.drop();
+  });
+
+  it('waits for a concurrent start of the id and delivers to its run (one run, one delivery), not a serialization failure', async () => {
+    // Another start of the id in flight: its insert not committed yet.
+    await starting.query('BEGIN');
+    await starting.query(
+      `INSERT INTO "${schema}".runs (id, workflow, status, input, wake_at) VALUES ('order-RR', 'bk-order', 'pending', '{}', now())`,
+    );
+    const call = app.signals.signalWithStart(Order, { runId: 'order-RR', input: {} }, Approval, { by: 'ops' });
+    await eventually(
+      async () =>
+        (await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [`%"${schema}"%`])).length > 0,
+      "the start waiting on the other's insert",
+    );
+    await starting.query('COMMIT');
+    const { run, delivery } = await call;
+    expect(run.created).toBe(false);
+    expect(delivery.accepted).toBe(true);
+    expect(await run.result({ timeout: '10s' })).toEqual({ by: 'ops' });
+    expect(await db.count('runs', `id = 'order-RR'`)).toBe(1);
   });
 });

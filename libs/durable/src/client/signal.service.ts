@@ -155,7 +155,11 @@ export class SignalService {
       );
       return { runId, created, delivery };
     };
-    const { runId, created, delivery } = opts.manager ? await both(opts.manager) : await this.db.dataSource.transaction(both);
+    // READ COMMITTED whatever the database's default: a start that waited on a concurrent one's insert of the id then finds
+    // it, where a repeatable read snapshot taken before the wait fails (40001).
+    const { runId, created, delivery } = opts.manager
+      ? await both(opts.manager)
+      : await this.db.dataSource.transaction('READ COMMITTED', both);
     if (!opts.manager) {
       this.worker.nudge();
       this.bus.wake(runId);
