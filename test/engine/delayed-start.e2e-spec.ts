@@ -147,6 +147,7 @@ describe('delayed start', () => {
       [{ startAt: new Date(Number.NaN) }, /startAt must be a valid Date; got an invalid Date/],
       [{ startAt: '2030-01-01T00:00:00Z' }, /startAt must be a valid Date; got the string/],
       [{ startAt: new Date(Date.now() + 200 * 365 * 86_400_000) }, /startAt must be at most 100 years ahead/],
+      [{ startAt: new Date(-8.64e15) }, /startAt must be at most 100 years past/],
       [{ delay: '5 minutes' }, /delay "5 minutes" is not a duration/],
       [{ delay: -1 }, /delay must be a finite number of milliseconds/],
       [{ delay: Number.NaN }, /delay must be a finite number of milliseconds/],

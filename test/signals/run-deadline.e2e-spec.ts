@@ -516,6 +516,8 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
     }
     await expect(app.client.setDeadline('no-such-run', null)).rejects.toThrow(/no-such-run/);
     await expect(app.client.setDeadline('x', new Date('nope'))).rejects.toThrow(/valid Date, or null/);
+    for (const far of [new Date(-8.64e15), new Date(Date.now() + 200 * 365 * 86_400_000)])
+      await expect(app.client.setDeadline('x', far)).rejects.toThrow(/an instant within 100 years of now/);
     expect(await db.count('runs')).toBe(before);
   });
 });

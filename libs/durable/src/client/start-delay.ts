@@ -25,6 +25,10 @@ export function startDelayOf(opts: Pick<StartOptions, 'startAt' | 'delay'>): Sta
   if (startAt.getTime() - Date.now() > MAX_DURATION_MS) {
     throw new InvalidArgumentError(`The start option startAt must be at most 100 years ahead; got ${startAt.toISOString()}.`);
   }
+  // A past instant starts the run now; one this far back (Postgres refuses instants before 4713 BC) is a mistake.
+  if (Date.now() - startAt.getTime() > MAX_DURATION_MS) {
+    throw new InvalidArgumentError(`The start option startAt must be at most 100 years past; got ${startAt.toISOString()}.`);
+  }
   return { startAt };
 }
 

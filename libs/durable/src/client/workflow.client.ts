@@ -7,6 +7,7 @@ import { knownRunId, runIdOf } from './run-id';
 import type { ActorOptions, ForkOptions, RunFilter, RunHandle, RunView, StartOptions, TxOptions, WorkflowRef } from '../interfaces';
 import { checkName } from '../schema/define-signal';
 import { serializePayload } from '../schema/serializer';
+import { MAX_DURATION_MS } from '../schema/duration';
 import { RunControlRepository } from '../persistence/run-control.repository';
 import { RunRepository } from '../persistence/run.repository';
 import { DurableWorker } from '../worker/durable.worker';
@@ -107,6 +108,9 @@ export class WorkflowClient {
       throw new InvalidArgumentError(
         `setDeadline needs a valid Date, or null to clear the deadline; got ${deadline instanceof Date ? 'an invalid Date' : typeof deadline}.`,
       );
+    // As a start's deadline, at most 100 years ahead; a past one counts as now, but not from before Postgres' range.
+    if (deadline !== null && Math.abs(deadline.getTime() - Date.now()) > MAX_DURATION_MS)
+      throw new InvalidArgumentError(`setDeadline needs an instant within 100 years of now; got ${deadline.toISOString()}.`);
     await this.control.setDeadline(knownRunId(runId), deadline, actorOf(opts));
   }
 
