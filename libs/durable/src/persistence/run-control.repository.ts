@@ -151,8 +151,8 @@ export class RunControlRepository {
  * An operator's new deadline ($2, null: none) for a run that has not ended (or failed: to retry it
  * under a later one), and for its attached (not detached) unfinished descendants whose deadline was
  * the run's: they had inherited it, and follow it. Each loses a journaled passing of the old deadline
- * (the call that threw waits again: clearPassingsSql), wake_seq moves (an execution about to park re-reads the new
- * deadline instead), and a run parked on a wait the deadline may cap is made due, to park again by
+ * (the call that threw waits again: clearPassingsSql), wake_seq moves (an execution about to park
+ * re-reads the new deadline instead), and a run parked on a wait the deadline may cap is made due, to park again by
  * the new one (a delayed start or a retry backoff keeps its time). An instant already past counts
  * as now: the run stops gracefully, with its whole grace. Recorded in history.
  * $1 run, $2 deadline, $3 actor, $4 wake channel; in the statements after the first (see cascade),

@@ -508,7 +508,10 @@ export class RunRepository {
     return rows.map((r) => claimedFromRow(r.id, r, queriedAt, Number(r.lateness)));
   }
 
-  /** True when parked; false when the lease is gone, a delivery moved wake_seq, or a run awaited that is not its child ended (see parkRunSql). */
+  /**
+   * True when parked; false when the lease is gone, a delivery moved wake_seq, or a run it awaits that
+   * is not its child has ended (see parkRunSql).
+   */
   async park(run: ClaimedRun, wait: WaitSpec, wakeSeq: string, actor: string, warning: RunWarning | null = null): Promise<boolean> {
     const rows = await retryTransient(() =>
       this.db.query(this.sql.park, [
