@@ -146,6 +146,37 @@ describe('a session cut in the middle of a delivery or a checkpoint', () => {
     expect(await db.count('history', `run_id = $1 AND event = 'started'`, [runId])).toBe(1);
   });
 
+  it('a repeated start of a run executing here, whose first try is cut, answers that it existed and leaves the execution alone', async () => {
+    const runId = `repeat-start-${Date.now()}`;
+    const first = await t.client.start(GatedEffect, 'end', { runId });
+    await eventually(async () => gates.has(runId), 'the first start executing its step');
+    // The repeated start's insert waits on a lock of the table, and its session is cut there: its next try finds the id.
+    const blocker = new Client(databaseUrl());
+    await blocker.connect();
+    try {
+      const [{ pid: blockerPid }] = (await blocker.query('SELECT pg_backend_pid() AS pid')).rows;
+      await blocker.query(`BEGIN; LOCK TABLE "${schema}".runs IN SHARE MODE`);
+      const repeating = t.client.start(GatedEffect, 'end', { runId });
+      const waiter = await eventually(async () => {
+        const rows = await db.query(
+          `SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)) AND query LIKE '%$1::int AS ord%'`,
+          [blockerPid],
+        );
+        return rows.length > 0 && (rows[0].pid as number);
+      }, 'the repeated start waiting on the lock');
+      await db.query('SELECT pg_terminate_backend($1)', [waiter]);
+      await blocker.query('ROLLBACK');
+      // Claimed back as if its own lost try had inserted it, the run was taken from its execution, whose step then ran twice.
+      expect((await repeating).created).toBe(false);
+    } finally {
+      await blocker.end();
+    }
+    gates.get(runId)!();
+    expect(await first.result({ timeout: '5s' })).toBe('done');
+    expect(effects.get(runId)).toBe(1);
+    expect(await db.count('history', `run_id = $1 AND event = 'started'`, [runId])).toBe(1);
+  });
+
   /** Cuts the session of the write that ends the run's first execution; it must land all the same. */
   const endCutAndLanded = async (end: 'park' | 'finish', statement: string, status: 'waiting' | 'completed') => {
     const run = await t.client.start(GatedEnd, end);

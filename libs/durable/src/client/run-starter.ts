@@ -112,6 +112,7 @@ export class RunStarter implements ChildStarter {
             workflow: args.workflow.name,
             input,
             claimBy: claimBy ?? undefined,
+            executingHere: (id) => this.worker.isExecuting(id),
             leaseMs: this.options.leaseMs,
             parentId: args.parentId,
             parentStep: args.parentStep,

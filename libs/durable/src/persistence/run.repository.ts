@@ -95,6 +95,12 @@ export interface StartRunArgs {
   workflow: string;
   input: string;
   claimBy?: string;
+  /**
+   * With `claimBy`: whether that instance executes the run `id` already. A try after a lost one claims
+   * back a run inserted as this start inserts it (withReclaimed), and must not take over one an earlier
+   * start of the same id executes there.
+   */
+  executingHere?: (runId: string) => boolean;
   leaseMs: number;
   parentId?: string;
   parentStep?: string;
@@ -396,7 +402,9 @@ export class RunRepository {
    * inserted: when a try failed before the one that answered (`retried`), a claimed start answered
    * "existed" may be its own, inserted by the lost try and claimed here but executed by nobody. Such
    * runs are claimed back (reclaimStartedRunsSql) and answered as inserted; without this they waited
-   * for their lease to lapse, and the caller was told they existed already.
+   * for their lease to lapse, and the caller was told they existed already. A run this instance
+   * executes is an earlier start's, never the lost try's (whose answer never came): it is left to its
+   * execution, and the start answers that it existed.
    */
   private async withReclaimed(
     starts: StartRunArgs[],
@@ -406,7 +414,9 @@ export class RunRepository {
     const answered = new Map(rows.map((r) => [r.ord, r]));
     if (!retried) return answered;
     const unanswered = starts.flatMap((a, ord) =>
-      answered.has(ord) || a.claimBy === undefined ? [] : [{ ord, id: a.id, workflow: a.workflow, input: a.input }],
+      answered.has(ord) || a.claimBy === undefined || a.executingHere?.(a.id)
+        ? []
+        : [{ ord, id: a.id, workflow: a.workflow, input: a.input }],
     );
     if (!unanswered.length) return answered;
     const reclaimed = await retryTransient(() =>
