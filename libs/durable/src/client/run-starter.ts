@@ -60,6 +60,9 @@ export class RunStarter implements ChildStarter {
     private readonly telemetry: DurableTelemetry,
   ) {}
 
+  /** Whether this instance executes a run: made once, not per start (StartRunArgs.executingHere). */
+  private readonly executingHere = (runId: string) => this.worker.isExecuting(runId);
+
   async start(args: StartArgs): Promise<{ runId: string; created: boolean }> {
     const { runId, created } = await this.insert(args);
     return { runId, created };
@@ -112,7 +115,7 @@ export class RunStarter implements ChildStarter {
             workflow: args.workflow.name,
             input,
             claimBy: claimBy ?? undefined,
-            executingHere: (id) => this.worker.isExecuting(id),
+            executingHere: this.executingHere,
             leaseMs: this.options.leaseMs,
             parentId: args.parentId,
             parentStep: args.parentStep,

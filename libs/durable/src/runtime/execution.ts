@@ -8,7 +8,7 @@ import type { WakeBus, WakeWatch } from './wake-bus';
 import type { DbClock } from './db-clock';
 import { errorInfo, isNonRetryable, rebuildError, tagStep } from './errors';
 import type { Journal } from './journal';
-import { leaseClock, type Lease } from './lease';
+import type { Lease } from './lease';
 import { backoffMs, NO_RETRY, resolveRetryPolicy, ResolvedRetryPolicy } from './retry-policy';
 import { keyPart } from './checkpoint-keys';
 import { runScope } from './run-scope';
@@ -66,7 +66,7 @@ export class Execution {
   /** Ends the execution as `expired` at the grace's end (armGrace). */
   private graceTimer?: NodeJS.Timeout;
   /** When this execution began, its journal loaded: a renewal sent before may have read a deadline changed since. */
-  private readonly begunAt = leaseClock().mono;
+  private readonly begunAt = performance.now();
 
   constructor(
     readonly run: ClaimedRun,
