@@ -7,6 +7,9 @@ import { SchedulePass, ScheduleRepository, SCHEDULES_PER_TRANSACTION, tablesFor,
 import { standInDatabase } from '../scale/stand-in-database';
 import { percentile, round, Spread, spread } from '../stats';
 
+/** The workflow of the seeded schedules (bench/peers/ours.ts), the only one the pass timed alone registers. */
+const WORKFLOW = 'bench-nap';
+
 export interface ScheduleFigures {
   /** The schedule pass (SchedulePass.run, the library's own, over this connection) when no schedule is due. */
   passNoneDue?: {
@@ -62,11 +65,11 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
     const batch = SCHEDULES_PER_TRANSACTION; // the due schedules one pass transaction fires
     // The statements a worker's sweep sends.
     const repository = new ScheduleRepository(standInDatabase(SCHEMA, pool) as never);
-    // No test clock, no workflow registered, no metrics, no executions: what the pass reads of each.
+    // No test clock, no metrics, no executions, the schedules' workflow as the only one registered: what the pass reads of each.
     const pass = new SchedulePass(
       repository,
       { shiftMs: 0 } as never,
-      { find: () => undefined } as never,
+      { names: () => [WORKFLOW], resolve: () => ({ queue: null }) } as never,
       { started: () => undefined } as never,
       { revoke: () => undefined } as never,
     );
@@ -95,10 +98,10 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
     // previous boundary, next_fire_at the coming one.
     await db.query(
       `INSERT INTO ${t.schedules} (name, workflow, cron, timezone, overlap, catchup_window_ms, catchup, input, jitter_ms, source, paused, last_slot, next_fire_at)
-       SELECT 'bench-every-minute-' || g, 'bench-nap', $1, 'UTC', 'skip', 60000, 'latest', '{"ms":1,"report":false}', 0, 'api', false,
+       SELECT 'bench-every-minute-' || g, $4, $1, 'UTC', 'skip', 60000, 'latest', '{"ms":1,"report":false}', 0, 'api', false,
               $2::timestamptz - interval '1 minute', $2::timestamptz
        FROM generate_series(1, $3::int) g`,
-      [CRON, boundary, plan.schedules],
+      [CRON, boundary, plan.schedules, WORKFLOW],
     );
     await db.query(`VACUUM ANALYZE ${t.schedules}`);
     ctx.log(
@@ -111,9 +114,11 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
       const execution: number[] = [];
       let planText: string[] = [];
       for (let i = 0; i < 2 + Math.max(5, plan.reps); i++) {
-        const explained = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${nextDue}`, [0, 10_000])).rows[0]['QUERY PLAN'][0];
+        const explained = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${nextDue}`, [0, 10_000, [WORKFLOW]])).rows[0][
+          'QUERY PLAN'
+        ][0];
         if (i === 0)
-          planText = (await db.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${nextDue}`, [0, 10_000])).rows.map(
+          planText = (await db.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${nextDue}`, [0, 10_000, [WORKFLOW]])).rows.map(
             (r) => r['QUERY PLAN'] as string,
           );
         if (i >= 2) execution.push(explained['Execution Time']);
@@ -158,7 +163,7 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
             const [row] = (
               await db.query(
                 `SELECT count(*)::int AS n, extract(epoch FROM clock_timestamp() - $1::timestamptz) * 1000 AS since
-                 FROM ${t.runs} WHERE workflow = 'bench-nap' AND id LIKE 'schedule:%'`,
+                 FROM ${t.runs} WHERE workflow = '${WORKFLOW}' AND id LIKE 'schedule:%'`,
                 [boundary],
               )
             ).rows as Array<{ n: number; since: number }>;
@@ -177,7 +182,7 @@ export async function measureSchedules(ctx: BenchContext): Promise<ScheduleFigur
             `SELECT count(*)::int AS runs, count(DISTINCT created_at)::int AS transactions,
                     percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50, percentile_cont(0.95) WITHIN GROUP (ORDER BY ms) AS p95
              FROM (SELECT created_at, extract(epoch FROM created_at - $1::timestamptz) * 1000 AS ms
-                   FROM ${t.runs} WHERE workflow = 'bench-nap' AND id LIKE 'schedule:%') r`,
+                   FROM ${t.runs} WHERE workflow = '${WORKFLOW}' AND id LIKE 'schedule:%') r`,
             [boundary],
           )
         ).rows as Array<Record<string, number>>;

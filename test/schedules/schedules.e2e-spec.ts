@@ -8,12 +8,13 @@ import {
   ScheduleService,
   Workflow,
   WorkflowContext,
+  WorkflowNotFoundError,
 } from 'nestjs-durable';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
 import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
 import { PARALLEL_TRANSACTIONS } from 'nestjs-durable/worker/schedule-pass';
 import { Client } from 'pg';
-import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { databaseUrl, Db, DurableTestApp, eventually, loginRole, startApp, uniqueSchema } from '../setup/durable-app';
 
 @Workflow('tick', { schedules: [{ name: 'every-second', cron: '* * * * * *', overlap: 'allow', input: { source: 'cron' } }] })
 class Tick implements DurableWorkflow<ScheduledInput & { source: string }, string> {
@@ -471,6 +472,130 @@ describe('schedules across instances and restarts', () => {
     const sorted = [...executions].sort((a, b) => a.from - b.from);
     expect(sorted.filter((e, i) => i > 0 && e.from < sorted[i - 1].to)).toEqual([]);
     expect(sorted.length).toBeGreaterThanOrEqual(8);
+  });
+
+  it("an instance fires only the schedules of the workflows it registers: one without the workflow (a fleet mid-rollout) starts none of its slots, so none enters without the workflow's queue and timeout", async () => {
+    @Workflow('timed-tick', { queue: 'ticks', timeout: '1h' })
+    class TimedTick implements DurableWorkflow<ScheduledInput, null> {
+      async run() {
+        return null;
+      }
+    }
+    const schema = fresh();
+    const db = dbOf(schema);
+    const options = { queues: { ticks: { concurrency: 4 } } };
+    // The workflow's instance executes it but sweeps nothing; the other one sweeps, its own per-second schedule showing its passes.
+    const executor = await startApp({ schema, providers: [TimedTick], options: { ...options, sweeper: false } });
+    const sweeping = await startApp({ schema, providers: [Tick] });
+    let second: DurableTestApp | undefined;
+    try {
+      await executor.get(ScheduleService).create({ name: 'timed', workflow: TimedTick, cron: '* * * * * *', overlap: 'allow' });
+      const [{ at }] = await db.query<{ at: Date }>(`SELECT now() AS at`);
+      await eventually(
+        async () =>
+          (await db.count('runs', `starts_with(id, 'schedule:every-second:') AND created_at > $1::timestamptz + interval '2 seconds'`, [
+            at,
+          ])) > 0,
+        'two seconds of passes by the other instance',
+      );
+      expect(await db.count('runs', `workflow = 'timed-tick'`)).toBe(0);
+      expect(await executor.get(ScheduleService).get('timed')).toMatchObject({ workflowMissing: false });
+      // A backfill (and its preview) there is refused alike, naming the workflow, and starts nothing.
+      const range = [new Date('2026-01-01T00:00:00Z'), new Date('2026-01-01T00:00:02Z')] as const;
+      await expect(sweeping.get(ScheduleService).backfill('timed', ...range)).rejects.toThrow(WorkflowNotFoundError);
+      await expect(sweeping.get(ScheduleService).backfillPreview('timed', ...range)).rejects.toThrow(/timed-tick/);
+      expect(await db.count('runs', `workflow = 'timed-tick'`)).toBe(0);
+      // An instance that registers it and sweeps fires its slots, each run in the workflow's queue with its timeout.
+      second = await startApp({ schema, providers: [TimedTick], options });
+      await eventually(async () => (await db.count('runs', `workflow = 'timed-tick' AND status = 'completed'`)) >= 2, 'its slots fired');
+    } finally {
+      await Promise.all([executor.close(), sweeping.close(), second?.close()]);
+    }
+    expect(
+      await db.count('runs', `workflow = 'timed-tick' AND (queue IS DISTINCT FROM 'ticks' OR timeout_ms IS DISTINCT FROM 3600000)`),
+    ).toBe(0);
+  });
+
+  it('a pass reads a schedule after locking it: a trigger that committed while the locking statement was under way is the last run its overlap sees', async () => {
+    const Go = defineSignal<null>('go');
+    /** Slots end at once; a triggered run waits, unfinished for as long as the test needs. */
+    @Workflow('gated', { signals: [Go] })
+    class Gated implements DurableWorkflow<ScheduledInput, null> {
+      async run(_: ScheduledInput, ctx: WorkflowContext) {
+        if (ctx.runId.includes(':trigger:')) await ctx.waitForSignal(Go);
+        return null;
+      }
+    }
+    const schema = fresh();
+    const db = dbOf(schema);
+    // The instance connects as a role that row-level security applies to (not a superuser; a member of the
+    // admin's role for the rest), so a policy can hold its pass mid-statement: the statement that locks the
+    // due schedules (the pass's only one with SKIP LOCKED) waits on an advisory lock the test holds, after
+    // its snapshot is taken and before it locks the row.
+    const admin = new URL(databaseUrl());
+    const role = await loginRole(`${schema}_gate`, [
+      `GRANT "${admin.username}" TO $role`,
+      `GRANT CREATE ON DATABASE "${admin.pathname.slice(1)}" TO $role`,
+    ]);
+    const gate = new Client(databaseUrl());
+    await gate.connect();
+    const app = await startApp({ schema, providers: [Gated], options: { connection: role.url } });
+    try {
+      const key = `hashtext('${schema}')`;
+      await db.query(`
+        CREATE FUNCTION durable.gate() RETURNS boolean LANGUAGE plpgsql AS $$
+        BEGIN
+          IF current_query() LIKE '%SKIP LOCKED%' THEN
+            PERFORM pg_advisory_lock_shared(${key});
+            PERFORM pg_advisory_unlock_shared(${key});
+          END IF;
+          RETURN true;
+        END $$;
+        ALTER TABLE durable.schedules ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE durable.schedules FORCE ROW LEVEL SECURITY;
+        CREATE POLICY gate ON durable.schedules TO "${schema}_gate" USING (durable.gate())`);
+      const schedules = app.get(ScheduleService);
+      await schedules.create({ name: 'gated', workflow: Gated, cron: '* * * * * *', overlap: 'skip' });
+      await eventually(
+        async () => (await db.count('runs', `starts_with(id, 'schedule:gated:') AND status = 'completed'`)) > 0,
+        'a slot ran',
+      );
+      await gate.query(`SELECT pg_advisory_lock(${key})`);
+      await eventually(
+        async () =>
+          (
+            await db.query(`SELECT 1 FROM pg_stat_activity WHERE usename = $1 AND wait_event = 'advisory' AND query LIKE '%SKIP LOCKED%'`, [
+              `${schema}_gate`,
+            ])
+          ).length > 0,
+        'a pass held in its locking statement',
+      );
+      // No other pass runs meanwhile (one at a time per instance): the slots' runs stay as they are.
+      const slotRuns = `starts_with(id, 'schedule:gated:') AND id NOT LIKE '%:trigger:%'`;
+      const before = await db.count('runs', slotRuns);
+      const triggered = await schedules.trigger('gated', { overlap: 'allow' });
+      await gate.query(`SELECT pg_advisory_unlock(${key})`);
+      const trigger = [triggered.runId];
+      await eventually(
+        async () =>
+          (await db.count('schedules', `name = 'gated' AND last_slot > (SELECT created_at FROM durable.runs WHERE id = $1)`, trigger)) > 0,
+        'a slot after the trigger handled',
+      );
+      // The held pass's slot, and those after it, are skipped: the triggered run is unfinished.
+      expect(await db.count('runs', slotRuns)).toBe(before);
+      expect(
+        await db.count(
+          'schedule_skips',
+          `schedule = 'gated' AND reason = 'overlap' AND slot > (SELECT created_at FROM durable.runs WHERE id = $1)`,
+          trigger,
+        ),
+      ).toBeGreaterThan(0);
+      expect(await db.count('runs', `id = $1 AND status IN ('pending', 'running', 'waiting')`, [triggered.runId])).toBe(1);
+    } finally {
+      await app.close();
+      await gate.end();
+      await role.drop(); // its schema with it: the instance made it as the role
+    }
   });
 
   it('an invalid cron, an unknown timezone or two schedules with one name fail the boot naming the schedule, and nothing is written', async () => {

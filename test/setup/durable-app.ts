@@ -156,11 +156,11 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
 }
 
 /**
- * A login role whose transactions default to repeatable read (as a database or role may be set up),
- * for a test of statements that need a snapshot per statement: the URL to connect as it, and `drop`,
- * to call once everything connected as it has closed and its schema is dropped.
+ * A login role made for one test, `setup` run as the admin once it exists (`$role` stands for its quoted
+ * name): the URL to connect as it, and `drop`, to call once everything connected as it has closed (what
+ * it owns goes with it).
  */
-export async function repeatableReadRole(name: string): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function loginRole(name: string, setup: string[]): Promise<{ url: string; drop: () => Promise<void> }> {
   const admin = async (sql: string) => {
     const client = new Client(databaseUrl());
     await client.connect();
@@ -170,10 +170,17 @@ export async function repeatableReadRole(name: string): Promise<{ url: string; d
       await client.end();
     }
   };
-  await admin(`CREATE ROLE "${name}" LOGIN SUPERUSER PASSWORD 'rr'`);
-  await admin(`ALTER ROLE "${name}" SET default_transaction_isolation = 'repeatable read'`);
+  await admin(`CREATE ROLE "${name}" LOGIN PASSWORD 'role'`);
+  for (const sql of setup) await admin(sql.replaceAll('$role', `"${name}"`));
   const url = new URL(databaseUrl());
   url.username = name;
-  url.password = 'rr';
-  return { url: url.toString(), drop: () => admin(`DROP ROLE "${name}"`) };
+  url.password = 'role';
+  return { url: url.toString(), drop: () => admin(`DROP OWNED BY "${name}" CASCADE; DROP ROLE "${name}"`) };
 }
+
+/**
+ * A superuser whose transactions default to repeatable read (as a database or role may be set up), for a
+ * test of statements that need a snapshot per statement.
+ */
+export const repeatableReadRole = (name: string) =>
+  loginRole(name, [`ALTER ROLE $role SUPERUSER`, `ALTER ROLE $role SET default_transaction_isolation = 'repeatable read'`]);

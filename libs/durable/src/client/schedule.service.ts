@@ -125,7 +125,8 @@ export class ScheduleService {
    * Slots are the schedule's own (ids `schedule:<name>:<slot>`): a slot that has a run already is
    * counted as skipped, so a backfill can be repeated safely. The overlap policy does not apply: the
    * runs are past slots asked for explicitly, and start side by side. A range reaching a slot still to
-   * come is refused (InvalidArgumentError): that slot is the schedule's to fire.
+   * come is refused (InvalidArgumentError): that slot is the schedule's to fire. The schedule's workflow
+   * must be registered here (WorkflowNotFoundError otherwise): its runs take their queue and timeout from it.
    */
   async backfill(name: string, from: Date, to: Date, opts: ActorOptions = {}): Promise<{ started: number; skipped: number }> {
     const { row, slots } = await this.backfillSlots(name, from, to);
@@ -167,6 +168,7 @@ export class ScheduleService {
       );
     }
     const row = await this.stored(name);
+    this.registry.resolve(row.workflow); // WorkflowNotFoundError: its runs take their queue and timeout from the workflow registered here
     const slots = slotsBetween(cronOf(row.cron, row.timezone), new Date(from.getTime() - 1), to, MAX_BACKFILL_SLOTS + 1);
     if (slots.length > MAX_BACKFILL_SLOTS) {
       throw new InvalidArgumentError(

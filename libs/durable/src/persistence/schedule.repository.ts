@@ -221,28 +221,35 @@ export class ScheduleRepository {
   }
 
   /**
-   * Milliseconds from the database's (shifted) now to the earliest next_fire_at (null when there is no
-   * schedule), and how many are due now, counted up to `upTo`.
+   * Milliseconds from the database's (shifted) now to the earliest next_fire_at of the schedules of
+   * `workflows` (null when there is none), and how many of them are due now, counted up to `upTo`.
    */
-  async nextDue(shiftMs: number, upTo: number): Promise<{ inMs: number | null; due: number }> {
-    const [row] = await this.db.query<{ ms: number | null; due: number }>(this.sql.nextDue, [shiftMs, upTo]);
+  async nextDue(shiftMs: number, upTo: number, workflows: string[]): Promise<{ inMs: number | null; due: number }> {
+    const [row] = await this.db.query<{ ms: number | null; due: number }>(this.sql.nextDue, [shiftMs, upTo, workflows]);
     return { inMs: row.ms === null ? null : Number(row.ms), due: row.due };
   }
 
   /**
-   * One schedule pass: locks up to `batch` due schedules, asks `decide` for each (given the database's
-   * now), and writes every decision in the same transaction. Returns the workflow of each run it started
-   * and the runs its cancels stopped (to stop their executions here at once).
+   * One schedule pass: locks up to `batch` due schedules of `workflows` (those this instance executes:
+   * their runs take its queue and timeout from the workflow's registration), asks `decide` for each
+   * (given the database's now), and writes every decision in the same transaction. Returns the workflow
+   * of each run it started and the runs its cancels stopped (to stop their executions here at once).
    */
   async fire(
     batch: number,
     shiftMs: number,
+    workflows: string[],
     decide: (row: DueSchedule, now: Date) => ScheduleFiring,
     settingsOf: (workflow: string) => ScheduledWorkflow,
   ): Promise<{ started: string[]; cancelled: string[] }> {
     return this.db.transaction(async (client) => {
-      const { rows } = await client.query<DueSchedule & { db_now: number }>(this.sql.due, [batch, shiftMs]);
-      if (!rows.length) return { started: [], cancelled: [] };
+      // Locked first, read after, as fireNow: read by the locking statement, a schedule that a trigger
+      // changed after that statement's snapshot came back with its new last run joined to no status (as
+      // if ended), and overlap 'skip' started a slot beside the triggered run.
+      const locked = await client.query<{ name: string }>(this.sql.lockDue, [batch, shiftMs, workflows]);
+      if (!locked.rows.length) return { started: [], cancelled: [] };
+      const names = locked.rows.map((row) => row.name);
+      const { rows } = await client.query<DueSchedule & { db_now: number }>(this.sql.lockedDue, [names, shiftMs]);
       const now = new Date(rows[0].db_now); // the transaction's now: one instant for every row
       const firings = rows.map((row) => ({ row, firing: decide(row, now) }));
       return this.write(client, firings, settingsOf);
@@ -423,9 +430,9 @@ function statements(t: Tables) {
     // `workflows` of a heartbeat within a lease, $2 ms) is flagged, whatever its source (a create()-made one
     // left unflagged inserted a run per slot that nobody claimed); one some instance executes is cleared. Live
     // instances count: an old instance restarted during a rollout must not hold a new workflow's schedules
-    // while new instances execute it. The flag holds a schedule as downtime does (the pass starts and skips
-    // none of its slots, and leaves it due never), apart from the operator's paused; a cleared one is due at
-    // once ($3, the test clock's shift), so its catch-up policy decides the slots it was held through.
+    // while new instances execute it. The flag holds a schedule as downtime does: due never, so no pass starts
+    // or skips its slots (a pass fires only its own workflows' schedules anyway); a cleared one is due at once
+    // ($3, the test clock's shift), so its catch-up and pause decide the slots it was held through.
     flagMissing: `
       WITH executed AS (
         SELECT unnest($1::text[]) AS workflow
@@ -436,24 +443,29 @@ function statements(t: Tables) {
         SELECT s.name, NOT EXISTS (SELECT 1 FROM executed e WHERE e.workflow = s.workflow) AS missing FROM ${t.schedules} s
       )
       UPDATE ${t.schedules} s
-      SET workflow_missing = d.missing, next_fire_at = CASE WHEN d.missing THEN s.next_fire_at ELSE ${shiftedNow('$3')} END,
+      SET workflow_missing = d.missing, next_fire_at = CASE WHEN d.missing THEN NULL ELSE ${shiftedNow('$3')} END,
           updated_at = now()
       FROM decided d WHERE s.name = d.name AND s.workflow_missing <> d.missing`,
     select: `
       SELECT s.*, r.status AS last_run_status, r.input AS last_run_input,
              (SELECT count(*)::int FROM ${t.scheduleSkips} k WHERE k.schedule = s.name) AS skipped
       FROM ${t.schedules} s LEFT JOIN ${t.runs} r ON r.id = s.last_run_id`,
-    // $1 the test clock's shift, $2 the most due ones to count. The index's first entry, and its range up to now (schedules_due_idx).
+    // $1 the test clock's shift, $2 the most due ones to count, $3 the workflows this instance executes. The
+    // index's first entry of those workflows, and its range up to now (schedules_due_idx).
     nextDue: `
       SELECT extract(epoch FROM min(next_fire_at) - ${shiftedNow('$1')}) * 1000 AS ms,
-             (SELECT count(*) FROM (SELECT 1 FROM ${t.schedules} WHERE next_fire_at <= ${shiftedNow('$1')} LIMIT $2) d)::int AS due
-      FROM ${t.schedules}`,
-    // $1 batch, $2 the test clock's shift. The due ones, with what decides their slots.
-    due: `
-      ${dueSchedules('$2')}
-      WHERE s.next_fire_at <= ${shiftedNow('$2')}
-      ORDER BY s.next_fire_at LIMIT $1
-      FOR UPDATE OF s SKIP LOCKED`,
+             (SELECT count(*) FROM (
+                SELECT 1 FROM ${t.schedules} WHERE next_fire_at <= ${shiftedNow('$1')} AND workflow = ANY($3::text[]) LIMIT $2
+              ) d)::int AS due
+      FROM ${t.schedules} WHERE workflow = ANY($3::text[])`,
+    // $1 batch, $2 the test clock's shift, $3 the workflows this instance executes. The due ones, locked.
+    lockDue: `
+      SELECT name FROM ${t.schedules}
+      WHERE next_fire_at <= ${shiftedNow('$2')} AND workflow = ANY($3::text[])
+      ORDER BY next_fire_at LIMIT $1
+      FOR UPDATE SKIP LOCKED`,
+    // $1 the names lockDue locked, $2 the test clock's shift: what decides their slots, read after the lock.
+    lockedDue: `${dueSchedules('$2')} WHERE s.name = ANY($1::text[])`,
     // $1 a name: a trigger's schedule, locked (lockOne) then read (one).
     lockOne: `SELECT 1 FROM ${t.schedules} WHERE name = $1 FOR UPDATE`,
     // $1 a name, $2 the test clock's shift.

@@ -24,13 +24,14 @@ export interface RegisteredWorkflow {
   deadlineGraceMs: number;
 }
 
-/** What a schedule's runs of `name` take from the workflow: its queue and its timeout (none when it is not registered here). */
+/** What a schedule's runs of `name` take from the workflow: its queue and its timeout. */
 export function scheduledWorkflow(
   registry: WorkflowRegistry,
   name: string,
 ): { queue: string | null; timeoutMs: number | null; appVersion: string | null } {
-  const workflow = registry.find(name);
-  return { queue: workflow?.queue ?? null, timeoutMs: workflow?.timeoutMs ?? null, appVersion: registry.appVersion ?? null };
+  // Registered here or refused (WorkflowNotFoundError): a run inserted without its workflow's queue would bypass its limits.
+  const workflow = registry.resolve(name);
+  return { queue: workflow.queue ?? null, timeoutMs: workflow.timeoutMs ?? null, appVersion: registry.appVersion ?? null };
 }
 
 /** The workflows of this application, by name and by class; filled by the explorer at boot. */

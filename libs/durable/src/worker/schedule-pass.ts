@@ -29,7 +29,7 @@ export const PARALLEL_TRANSACTIONS = 4;
 /** What a pass did, and when (database time) the next schedule is due: the sweeper aims its next pass there. */
 export interface SchedulePassResult {
   started: number;
-  /** Milliseconds until the earliest next_fire_at (0 or less: due now); null with no schedule at all. */
+  /** Milliseconds until the earliest next_fire_at of this instance's workflows (0 or less: due now); null with none. */
   nextDueInMs: number | null;
 }
 
@@ -37,7 +37,8 @@ export interface SchedulePassResult {
  * Fires the schedules that are due, from the sweeper: no timer per schedule. Each due schedule's
  * slots since its last slot are computed (croner, in its timezone) against the database's now, then
  * each slot starts its run, or is recorded as skipped with its reason; the schedule advances in the
- * same transaction.
+ * same transaction. An instance fires only the schedules of the workflows it registers (a mixed fleet
+ * mid-rollout): its runs take their workflow's queue and timeout from the registration.
  */
 @Injectable()
 export class SchedulePass {
@@ -79,7 +80,8 @@ export class SchedulePass {
   async run(): Promise<SchedulePassResult> {
     const { shiftMs } = this.clock;
     const upTo = PARALLEL_TRANSACTIONS * SCHEDULES_PER_TRANSACTION;
-    const before = await this.schedules.nextDue(shiftMs, upTo);
+    const workflows = this.registry.names();
+    const before = await this.schedules.nextDue(shiftMs, upTo, workflows);
     if (before.inMs === null || before.inMs > 0) return { started: 0, nextDueInMs: before.inMs };
     let started = 0;
     /** Fires one batch; true when it was full (more may be due). */
@@ -89,6 +91,7 @@ export class SchedulePass {
       const fired = await this.schedules.fire(
         SCHEDULES_PER_TRANSACTION,
         shiftMs,
+        workflows,
         (row, now) => {
           seen++;
           if (calendar?.now.getTime() !== now.getTime()) calendar = new SlotCalendar(now, SLOTS_PER_PASS);
@@ -115,7 +118,7 @@ export class SchedulePass {
     );
     const failed = ended.find((lane): lane is PromiseRejectedResult => lane.status === 'rejected');
     if (failed) throw failed.reason;
-    return { started, nextDueInMs: (await this.schedules.nextDue(shiftMs, 0)).inMs };
+    return { started, nextDueInMs: (await this.schedules.nextDue(shiftMs, 0, workflows)).inMs };
   }
 }
 
