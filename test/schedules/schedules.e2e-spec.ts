@@ -474,7 +474,7 @@ describe('schedules across instances and restarts', () => {
     expect(sorted.length).toBeGreaterThanOrEqual(8);
   });
 
-  it("an instance fires only the schedules of the workflows it registers: one without the workflow (a fleet mid-rollout) starts none of its slots, so none enters without the workflow's queue and timeout", async () => {
+  it("an instance fires only the schedules of the workflows it registers: one without the workflow (a fleet mid-rollout) starts none of its slots, so none enters without the workflow's queue and timeout; with no sweeping instance registering it, the schedule is flagged", async () => {
     @Workflow('timed-tick', { queue: 'ticks', timeout: '1h' })
     class TimedTick implements DurableWorkflow<ScheduledInput, null> {
       async run() {
@@ -499,7 +499,8 @@ describe('schedules across instances and restarts', () => {
         'two seconds of passes by the other instance',
       );
       expect(await db.count('runs', `workflow = 'timed-tick'`)).toBe(0);
-      expect(await executor.get(ScheduleService).get('timed')).toMatchObject({ workflowMissing: false });
+      // No instance fires it: the executor's heartbeat says it does not sweep. So it is held, flagged, not left due for ever.
+      await eventually(async () => (await executor.get(ScheduleService).get('timed')).workflowMissing, 'the schedule flagged');
       // A backfill (and its preview) there is refused alike, naming the workflow, and starts nothing.
       const range = [new Date('2026-01-01T00:00:00Z'), new Date('2026-01-01T00:00:02Z')] as const;
       await expect(sweeping.get(ScheduleService).backfill('timed', ...range)).rejects.toThrow(WorkflowNotFoundError);

@@ -16,6 +16,14 @@ export const wakeChannel = (schema: string) => `nestjs_durable_${schema}`;
  * that queue at once, without a plain claim or a look at the other queues.
  */
 export const queueChannel = (schema: string) => `${wakeChannel(schema)}:queues`;
+const CONTROL = ':control';
+/**
+ * The NOTIFY channel of a change made to a run while it executes (a cancel, a new deadline): the payload
+ * is a run id, and the instance executing it renews its leases at once, which tells the execution.
+ */
+export const controlChannel = (schema: string) => `${wakeChannel(schema)}${CONTROL}`;
+/** controlChannel in SQL, from the parameter that holds the wake channel. */
+export const controlChannelSql = (wakeChannelParam: string) => `(${wakeChannelParam}::text || '${CONTROL}')`;
 
 /** The journal key of a run's passing of its deadline (the awaited call it was thrown at); an operator's new deadline deletes it. */
 export const DEADLINE_PASSED_KEY = 'run-deadline:passed';

@@ -28,9 +28,10 @@ export class ScheduleReconciler implements OnApplicationBootstrap {
     // creates before it sees that heartbeat.
     if (this.worker.enabled) await this.worker.renew();
     const specs = this.registry.all().flatMap((workflow) => workflow.schedules);
-    // What this instance executes: nothing without a worker (one that only starts runs and serves the dashboard).
-    const executes = this.worker.enabled ? this.registry.names() : [];
-    await this.schedules.reconcile(specs, executes, this.clock.shiftMs, this.options.leaseMs);
+    // The workflows whose schedules this instance fires: none without a worker (one that only starts runs and
+    // serves the dashboard) or without a sweeper.
+    const fires = this.worker.enabled && this.options.sweeper ? this.registry.names() : [];
+    await this.schedules.reconcile(specs, fires, this.clock.shiftMs, this.options.leaseMs);
     this.sweeper.soon();
   }
 }

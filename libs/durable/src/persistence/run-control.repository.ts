@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import { DEADLINE_PASSED_KEY, queueChannel, wakeChannel } from '../durable.constants';
+import { controlChannelSql, DEADLINE_PASSED_KEY, queueChannel, wakeChannel } from '../durable.constants';
 import { forkRunSql } from './sql/fork-run.sql';
 import { InvalidTransitionError, RunNotFoundError } from '../errors';
 import { DurableDatabase, READ_COMMITTED } from './durable-database';
@@ -154,7 +154,9 @@ export class RunControlRepository {
  * (the call that threw waits again: clearPassingsSql), wake_seq moves (an execution about to park
  * re-reads the new deadline instead), and a run parked on a wait the deadline may cap is made due, to park again by
  * the new one (a delayed start or a retry backoff keeps its time). An instant already past counts
- * as now: the run stops gracefully, with its whole grace. Recorded in history.
+ * as now: the run stops gracefully, with its whole grace. Recorded in history. A run executing is named
+ * on the control channel: its instance renews its leases at once, and the renewal gives the execution
+ * the new deadline (not the interval's next one).
  * $1 run, $2 deadline, $3 actor, $4 wake channel; in the statements after the first (see cascade),
  * $5 the deadline the descendants inherited (the first's `inherited`: by then the run has the new
  * one) and $6 the runs changed so far, whose attached children that still have $5 follow.
@@ -190,7 +192,8 @@ WITH RECURSIVE target AS (
 SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM changed) AS changed,
        (SELECT deadline::text FROM inherited) AS inherited,
-       (SELECT count(*) FROM changed, pg_notify($4, changed.id) WHERE changed.status IN ('running', 'waiting')) AS woken`;
+       (SELECT count(*) FROM changed, pg_notify($4, changed.id) WHERE changed.status IN ('running', 'waiting')) AS woken,
+       (SELECT count(*) FROM changed, pg_notify(${controlChannelSql('$4')}, changed.id) WHERE changed.status = 'running') AS told`;
 
 /**
  * The journaled passings of the old deadline of the runs a deadline change changed ($1), deleted in a
@@ -237,7 +240,9 @@ export async function cascade(
  * $1 run, $2 reason (error message), $3 actor, $4 wake channel, $5 reason as given, $6 queue channel
  * (a queued run cancelled while it executed gives its slot back: queueSlotFreedSql), $7 the runs this
  * cancel has cancelled in earlier statements (empty at first): their unfinished attached children are
- * cancelled too (see RunControlRepository.cancel).
+ * cancelled too (see RunControlRepository.cancel). Each run cancelled while it executed is named on the
+ * control channel: the instance executing it stops it at once (a renewal it sends then finds the lease
+ * gone), not at its next write or its interval's renewal.
  */
 export const cancelSql = (t: Tables) => `
 WITH RECURSIVE target AS (
@@ -271,6 +276,8 @@ WITH RECURSIVE target AS (
 SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM cancelled) AS changed,
        (SELECT count(*) FROM parent, pg_notify($4, parent.id)) AS woken,
+       (SELECT count(*) FROM (SELECT c.id FROM cancelled c JOIN tree USING (id) WHERE tree.status = 'running') e,
+               pg_notify(${controlChannelSql('$4')}, e.id)) AS told,
        (SELECT notified FROM freed) AS freed`;
 
 /**

@@ -110,10 +110,10 @@ export class ScheduleRepository {
   /**
    * Brings the decorators' schedules into the table, one instance at a time (a transaction-scoped
    * advisory lock): created when new, updated when their spec changed (never their paused state).
-   * Any schedule whose workflow neither this instance nor a live one (its heartbeat names its workflows)
-   * executes, a decorator's or one made with create(), is kept and flagged (held as through downtime), never
-   * deleted; the flag clears when an instance registering the workflow boots (or `flagMissing` finds
-   * a live one executing it).
+   * Any schedule whose workflow neither this instance (`workflows`: what it fires) nor a live one (its
+   * heartbeat names its workflows, and whether it sweeps) fires, a decorator's or one made with create(), is
+   * kept and flagged (held as through downtime), never deleted; the flag clears when an instance firing the
+   * workflow boots (or `flagMissing` finds a live one firing it).
    */
   async reconcile(specs: ResolvedSchedule[], workflows: string[], shiftMs: number, leaseMs: number): Promise<void> {
     const t = this.db.tables;
@@ -415,7 +415,7 @@ function statements(t: Tables) {
       UPDATE ${t.schedules}
       SET last_slot = CASE WHEN cron IS DISTINCT FROM $3 OR timezone IS DISTINCT FROM $4 THEN greatest(last_slot, ${shiftedNow('$10')}) ELSE last_slot END,
           workflow = $2, cron = $3, timezone = $4, overlap = $5, catchup_window_ms = $6, catchup = $7, input = $8, jitter_ms = $9,
-          next_fire_at = ${shiftedNow('$10')}, updated_at = now()
+          next_fire_at = CASE WHEN workflow_missing THEN NULL ELSE ${shiftedNow('$10')} END, updated_at = now()
       WHERE name = $1 RETURNING name`,
     delete: `
       WITH gone AS (DELETE FROM ${t.schedules} WHERE name = $1 RETURNING name),
@@ -426,9 +426,10 @@ function statements(t: Tables) {
       INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
       SELECT $4, '${NO_RUN_DAY}', CASE WHEN $2 THEN 'schedule-paused' ELSE 'schedule-resumed' END, $3, jsonb_build_object('schedule', $1::text) FROM changed
       RETURNING run_id`,
-    // A schedule whose workflow neither this instance ($1, what it registers) nor a live one executes (the
-    // `workflows` of a heartbeat within a lease, $2 ms) is flagged, whatever its source (a create()-made one
-    // left unflagged inserted a run per slot that nobody claimed); one some instance executes is cleared. Live
+    // A schedule whose workflow neither this instance ($1, what it registers) nor a live one fires (the
+    // `workflows` of a heartbeat within a lease, $2 ms, unless it says its sweeper is off: only a sweeper
+    // fires, and only its own workflows' schedules) is flagged, whatever its source (a create()-made one
+    // left unflagged inserted a run per slot that nobody claimed); one some instance fires is cleared. Live
     // instances count: an old instance restarted during a rollout must not hold a new workflow's schedules
     // while new instances execute it. The flag holds a schedule as downtime does: due never, so no pass starts
     // or skips its slots (a pass fires only its own workflows' schedules anyway); a cleared one is due at once
@@ -439,6 +440,7 @@ function statements(t: Tables) {
         UNION
         SELECT jsonb_array_elements_text(i.detail -> 'workflows') FROM ${t.instances} i
         WHERE i.heartbeat_at > now() - $2::bigint * interval '1 millisecond' AND jsonb_typeof(i.detail -> 'workflows') = 'array'
+          AND i.detail -> 'sweeps' IS DISTINCT FROM 'false'::jsonb
       ), decided AS (
         SELECT s.name, NOT EXISTS (SELECT 1 FROM executed e WHERE e.workflow = s.workflow) AS missing FROM ${t.schedules} s
       )

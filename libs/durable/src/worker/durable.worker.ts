@@ -39,6 +39,8 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   private claiming?: Promise<void>;
   private renewTimer?: NodeJS.Timeout;
   private renewing?: Promise<void>;
+  /** A recheck waits for the renewal in flight, to send one of its own after it. */
+  private recheckQueued = false;
   /** Shut down, its leases given back: no renewal (nor heartbeat) is sent any more. */
   private retired = false;
   private lastSweepAt?: Date;
@@ -321,6 +323,21 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   /**
+   * A run was changed while it executes (a cancel or a new deadline, named on the control channel):
+   * when it executes here, a renewal sent after the change tells its execution now (a lost lease, the
+   * stored deadline), not at the interval's next one. A renewal in flight may have read the run before
+   * the change, so this one follows it; changes that come while one waits share it.
+   */
+  recheck(runId: string): void {
+    if (!this.held.has(runId) || this.recheckQueued) return;
+    this.recheckQueued = true;
+    void (this.renewing ?? Promise.resolve()).then(() => {
+      this.recheckQueued = false;
+      return this.renew();
+    });
+  }
+
+  /**
    * Renews this instance's leases now (an interval does it by itself). One renewal at a time: a call
    * made while one is in flight joins it.
    */
@@ -342,8 +359,10 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
           host: hostname(),
           executing: snapshot.length,
           concurrency: this.options.worker.concurrency,
-          // What this instance executes: a schedule is flagged workflowMissing only when no live instance does.
+          // What this instance executes, and whether it fires their schedules (its sweeper is on): a schedule
+          // is flagged workflowMissing when no live instance fires it.
           workflows: this.registry.names(),
+          sweeps: this.options.sweeper !== false,
         },
         this.lastSweepAt ?? null,
         this.renewEveryMs,

@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Client, Notification } from 'pg';
-import { queueChannel, wakeChannel } from '../durable.constants';
+import { controlChannel, queueChannel, wakeChannel } from '../durable.constants';
 import { DurableDatabase } from '../persistence/durable-database';
 import { DurableWorker } from './durable.worker';
 import { WakeBus } from '../runtime/wake-bus';
@@ -17,7 +17,8 @@ export const listenerApplicationName = (schema: string) => `nestjs-durable:liste
 /**
  * LISTENs for wakes on one dedicated connection (never a pooled one: LISTEN belongs to a session).
  * A notification carries a run id and is a hint: it nudges the worker and any in-process wait of
- * that run; one on the queue channel carries a queue's name and asks for its admission. The tables
+ * that run; one on the queue channel carries a queue's name and asks for its admission; one on the
+ * control channel names a run changed while it executes (cancelled, its deadline moved). The tables
  * stay the truth. On loss it reconnects with backoff, re-LISTENs and sweeps
  * once, since wakes sent while it was away were lost; until then the sweeper covers.
  */
@@ -74,7 +75,8 @@ export class WakeListener implements OnApplicationBootstrap, BeforeApplicationSh
     client.on('end', () => this.lost(client));
     try {
       await client.connect();
-      await client.query(`LISTEN "${wakeChannel(this.db.tables.schema)}"; LISTEN "${queueChannel(this.db.tables.schema)}"`);
+      const { schema } = this.db.tables;
+      await client.query(`LISTEN "${wakeChannel(schema)}"; LISTEN "${queueChannel(schema)}"; LISTEN "${controlChannel(schema)}"`);
     } catch (error) {
       this.lost(client, error as Error);
       return;
@@ -93,6 +95,7 @@ export class WakeListener implements OnApplicationBootstrap, BeforeApplicationSh
   private onNotification(message: Notification): void {
     if (!message.payload) return;
     if (message.channel === queueChannel(this.db.tables.schema)) return this.worker.nudgeQueue(message.payload);
+    if (message.channel === controlChannel(this.db.tables.schema)) return this.worker.recheck(message.payload);
     this.bus.wake(message.payload);
     this.worker.nudge(message.payload); // a run executing here is woken in-process and needs no claim
   }
