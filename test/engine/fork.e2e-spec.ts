@@ -5,6 +5,7 @@ import {
   RunNotFoundError,
   Workflow,
   WorkflowContext,
+  WorkflowNotFoundError,
   WorkflowRef,
 } from 'nestjs-durable';
 import { Db, DurableTestApp, eventually, fileApps, startApp, uniqueSchema } from '../setup/durable-app';
@@ -74,6 +75,16 @@ class Held implements DurableWorkflow<null, string> {
   }
 }
 
+/** A step of the longest name, taken twice: the second one's checkpoint key (`<name>#2`) is 202 characters. */
+const LONG = 's'.repeat(200);
+@Workflow('fk-long')
+class Long implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.step(LONG, () => effect(ctx.runId, 'first'));
+    return ctx.step(LONG, () => effect(ctx.runId, 'second'));
+  }
+}
+
 @Workflow('fk-ship')
 class Ship implements DurableWorkflow<null, string> {
   async run(_: null, ctx: WorkflowContext) {
@@ -86,7 +97,7 @@ describe('fork: a new run from a step of another, the steps before it not run ag
   const db = new Db(schema);
   let app: DurableTestApp;
   beforeAll(async () => {
-    app = await startApp({ schema, providers: [Order, Ship, Busy, Parent, Selecting, Held], options: { appVersion: '2.4.0' } });
+    app = await startApp({ schema, providers: [Order, Ship, Busy, Parent, Selecting, Held, Long], options: { appVersion: '2.4.0' } });
   });
   afterAll(async () => {
     await app.close();
@@ -194,15 +205,19 @@ describe('fork: a new run from a step of another, the steps before it not run ag
     for (const run of [source, fork, forkOfFork]) expect(await run.result({ timeout: '10s' })).toEqual(ended);
   });
 
-  it('a child spawned before the step that retention has deleted: the fork is refused naming it, nothing created; from its spawn it is started anew', async () => {
+  it('a child spawned before the step that retention has deleted: a fork that would wait on it is refused naming it, nothing created; one whose copied journal holds its result goes on without it; from its spawn it is started anew', async () => {
     const sourceId = await failedOrder();
     const child = `${sourceId}/ship`;
     await db.query(`DELETE FROM durable.runs WHERE id = $1`, [child]); // as retention does once the source has ended
     const before = await db.count('runs');
-    await expect(app.client.fork(sourceId, { fromStep: 'close' })).rejects.toThrow(
-      `Cannot fork run "${sourceId}" from "close": its child "${child}" (child:ship), spawned before that step, no longer exists`,
+    await expect(app.client.fork(sourceId, { fromStep: 'child-result:ship' })).rejects.toThrow(
+      `Cannot fork run "${sourceId}" from "child-result:ship": its child "${child}" (child:ship), spawned before that step, no longer exists`,
     );
     expect(await db.count('runs')).toBe(before);
+    // From a step after the child's result: the fork replays the result and never reads the child (it was refused too).
+    const closing = await app.client.fork(sourceId, { fromStep: 'close', input: { amount: 10 } });
+    expect(await closing.result({ timeout: '10s' })).toMatchObject({ shipped: 'label', close: 'close' });
+    expect(await db.count('runs', `id = $1`, [`${closing.runId}/ship`])).toBe(0);
     const fork = await app.client.fork(sourceId, { fromStep: 'child:ship' });
     await eventually(async () => (await app.client.getRun(fork.runId)).status === 'waiting', 'the fork waits, its child started anew');
     expect((await app.client.getRun(`${fork.runId}/ship`)).status).toBe('completed');
@@ -216,7 +231,24 @@ describe('fork: a new run from a step of another, the steps before it not run ag
     await expect(app.client.fork(source, { fromStep: 'close', runId: source })).rejects.toThrow(/exists already/);
     await expect(app.client.fork(source, { fromStep: 'close', signals: 'some' as never })).rejects.toThrow(InvalidArgumentError);
     await expect(app.client.fork(source, { fromStep: '' })).rejects.toThrow(InvalidArgumentError);
+    await expect(app.client.fork(source, { fromStep: 'x'.repeat(10_001) })).rejects.toThrow(/at most 10,000 characters/);
+    await expect(app.client.fork(source, { fromStep: 'a\u0000b' })).rejects.toThrow(/without NUL/);
+    // An instance that does not register the source's workflow cannot give the fork its timeout: refused, as a trigger is.
+    const other = await startApp({ schema, options: { worker: { enabled: false } } });
+    try {
+      await expect(other.client.fork(source, { fromStep: 'close' })).rejects.toThrow(WorkflowNotFoundError);
+    } finally {
+      await other.close();
+    }
     expect(await db.count('runs')).toBe(before);
+  });
+
+  it("from a checkpoint whose key runs past a name's 200 characters (a long step name taken twice): the first is not run again", async () => {
+    const source = await app.client.start(Long, null);
+    expect(await source.result({ timeout: '10s' })).toBe('second');
+    const fork = await app.client.fork(source.runId, { fromStep: `${LONG}#2` });
+    expect(await fork.result({ timeout: '10s' })).toBe('second');
+    expect([countOf(fork.runId, 'first'), countOf(fork.runId, 'second')]).toEqual([0, 1]);
   });
 });
 

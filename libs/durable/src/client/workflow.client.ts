@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { InvalidArgumentError, RunNotFoundError } from '../errors';
-import { storableText } from '../schema/define-signal';
+import { isStorableText, storableText } from '../schema/define-signal';
 import { actorOf } from './actor';
 import { knownRunId, runIdOf } from './run-id';
 import type { ActorOptions, ForkOptions, RunFilter, RunHandle, RunView, StartOptions, TxOptions, WorkflowRef } from '../interfaces';
-import { checkName } from '../schema/define-signal';
 import { serializePayload } from '../schema/serializer';
 import { MAX_DURATION_MS } from '../schema/duration';
 import { RunControlRepository } from '../persistence/run-control.repository';
@@ -118,13 +117,14 @@ export class WorkflowClient {
    * A new run of the source's workflow that runs again from the checkpoint `fromStep`: its journal
    * holds copies of the source's checkpoints recorded before it, the signals and messages `signals`
    * selects, and the children spawned before it (reused, not restarted). The source is untouched;
-   * both record the link. Works whatever the source's status. Unknown run: RunNotFoundError; unknown
-   * step or a taken id: InvalidArgumentError, nothing created.
+   * both record the link. Works whatever the source's status. Unknown run: RunNotFoundError; its
+   * workflow not registered here: WorkflowNotFoundError; unknown step or a taken id: InvalidArgumentError;
+   * nothing created.
    */
   async fork<O = unknown>(runId: string, opts: ForkOptions & ActorOptions): Promise<RunHandle<O>> {
     const source = await this.runs.brief(knownRunId(runId));
     if (!source) throw new RunNotFoundError(runId);
-    const fromStep = checkName(opts?.fromStep, 'fork fromStep');
+    const fromStep = checkpointKey(opts?.fromStep);
     const signals = opts.signals ?? 'before';
     if (signals !== 'before' && signals !== 'all')
       throw new InvalidArgumentError(`fork signals must be 'before' or 'all'; got ${JSON.stringify(opts.signals)}.`);
@@ -138,7 +138,8 @@ export class WorkflowClient {
       signals,
       actor: actorOf(opts),
       appVersion: this.registry.appVersion,
-      timeoutMs: this.registry.find(source.workflow)?.timeoutMs ?? null,
+      // Registered here or refused (WorkflowNotFoundError): the fork's deadline is its workflow's timeout.
+      timeoutMs: this.registry.resolve(source.workflow).timeoutMs ?? null,
     });
     if (!forked.source) throw new RunNotFoundError(runId);
     if (!forked.step)
@@ -158,4 +159,16 @@ export class WorkflowClient {
     await this.control.retry(knownRunId(runId), actorOf(opts));
     this.worker.nudge();
   }
+}
+
+/**
+ * A fork's `fromStep`: a checkpoint key as the journal stores it, which runs past a name's 200 characters
+ * (`child:<step>`, `<step>#2`, an escaped name, a keyed step's key); one the run does not have is refused after.
+ */
+function checkpointKey(key: unknown): string {
+  if (typeof key !== 'string' || key.length === 0 || key.length > 10_000 || !isStorableText(key))
+    throw new InvalidArgumentError(
+      `fork fromStep must be a checkpoint key: a non-empty string of at most 10,000 characters, without NUL or lone surrogates; got ${typeof key === 'string' ? `${key.length} characters` : typeof key}.`,
+    );
+  return key;
 }

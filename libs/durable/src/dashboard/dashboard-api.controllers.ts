@@ -260,7 +260,7 @@ export class DashboardRunsController {
   static readonly fork = endpoint({
     params: z.strictObject(runId),
     body: z.strictObject({
-      fromStep: text(1_000),
+      fromStep: text(10_000),
       signals: oneOf(['before', 'all'] as const).optional(),
       runId: text(200).optional(),
       input: z.unknown().optional(),

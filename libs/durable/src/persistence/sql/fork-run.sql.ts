@@ -11,7 +11,8 @@ import { DEADLINE_PASSED_KEY } from '../../durable.constants';
  * handles point at those children. The passing of a deadline is not copied (the fork has its own:
  * $8, the workflow's timeout, from now, or from its first execution in a queue). The source is not
  * written, but for its history row. Nothing happens when the source or the step does not exist, or
- * when a child spawned before the step no longer exists (retention deleted it): `gone` names it.
+ * when a child spawned before the step no longer exists (retention deleted it) and its result is not
+ * recorded before the step: `gone` names it.
  * $1 source, $2 fromStep, $3 fork id, $4 input, $5 signals, $6 actor, $7 app version, $8 timeout ms,
  * $9 the wake channel, $10 the queue channel.
  */
@@ -21,10 +22,15 @@ WITH src AS (
 ), pivot AS (
   SELECT s.finished_at AS at FROM ${t.steps} s, src WHERE s.run_id = $1 AND s.run_day = src.run_day AND s.key = $2
 ), gone AS (
-  -- A child spawned before the step whose run retention has deleted: the fork's handle would wait on it forever.
+  -- A child spawned before the step whose run retention has deleted: the fork's handle would wait on it forever,
+  -- unless its result is recorded before the step too (the fork replays it and never reads the child).
   SELECT s.key, s.result::jsonb ->> 'runId' AS child FROM ${t.steps} s, src, pivot
   WHERE s.run_id = $1 AND s.run_day = src.run_day AND s.kind = 'child' AND (s.finished_at, s.key) < (pivot.at, $2::text)
     AND NOT EXISTS (SELECT 1 FROM ${t.runs} c WHERE c.id = s.result::jsonb ->> 'runId')
+    AND NOT EXISTS (
+      SELECT 1 FROM ${t.steps} r
+      WHERE r.run_id = $1 AND r.run_day = src.run_day AND r.key = 'child-result:' || substr(s.key, length('child:') + 1)
+        AND (r.finished_at, r.key) < (pivot.at, $2::text))
   LIMIT 1
 ), ins AS (
   INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, keys, queue, partition_key, priority, forked_from, app_version, deadline, timeout_ms, key_format)
