@@ -5,6 +5,14 @@ import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup
 /** The runs executing, each held until the test opens its gate. */
 const gates = new Map<string, () => void>();
 
+/** A queued workflow: its start notifies the queue channel. */
+@Workflow('ctl-queued', { queue: 'ctl' })
+class Queued implements DurableWorkflow<null, string> {
+  async run() {
+    return 'admitted';
+  }
+}
+
 @Workflow('ctl-gated')
 class Gated implements DurableWorkflow<null, null> {
   async run(_: null, ctx: WorkflowContext) {
@@ -32,15 +40,17 @@ class Poller implements DurableWorkflow<null, string> {
  * are renewed every 40 s, so within a test the interval's renewal never tells the execution.
  */
 describe('a change made on one instance to a run another executes', () => {
-  const schema = uniqueSchema('ctl');
+  // The longest schema name (48 characters): its queue and control channels would pass Postgres' 63 bytes, and take hashed names.
+  const schema = `${uniqueSchema('ctl')}_`.padEnd(48, 'x');
   const db = new Db(schema);
   let executing: DurableTestApp;
   let operator: DurableTestApp;
 
   beforeAll(async () => {
-    executing = await startApp({ schema, providers: [Gated, Poller], options: { leaseMs: 120_000 } });
+    const options = { leaseMs: 120_000, queues: { ctl: { concurrency: 1 } } };
+    executing = await startApp({ schema, providers: [Gated, Poller, Queued], options });
     // The operator's instance executes nothing: every run here is the other's.
-    operator = await startApp({ schema, providers: [Gated, Poller], options: { leaseMs: 120_000, worker: { enabled: false } } });
+    operator = await startApp({ schema, providers: [Gated, Poller, Queued], options: { ...options, worker: { enabled: false } } });
   });
   afterAll(async () => {
     for (const open of gates.values()) open();
@@ -64,5 +74,11 @@ describe('a change made on one instance to a run another executes', () => {
     await operator.get(WorkflowClient).setDeadline(run.runId, new Date());
     expect(await run.result({ timeout: '10s' })).toBe('cleaned up');
     expect(await db.count('steps', `run_id = $1 AND kind = 'deadline-passed'`, [run.runId])).toBe(1);
+  });
+
+  it('on a schema of 48 characters a queued run starts, is admitted and ends: its channels fit', async () => {
+    expect(schema).toHaveLength(48);
+    const run = await operator.get(WorkflowClient).start(Queued, null);
+    expect(await run.result({ timeout: '10s' })).toBe('admitted');
   });
 });

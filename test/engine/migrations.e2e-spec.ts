@@ -261,9 +261,9 @@ describe('migrations and boot', () => {
 
   it('invalid options fail at forRoot with a message that says how to fix them', () => {
     expect(() => DurableModule.forRoot({ connection: databaseUrl(), schema: 'Robert"); DROP' })).toThrow(InvalidArgumentError);
-    // Its NOTIFY channels (nestjs_durable_<schema>:control the longest) must fit in Postgres' 63 bytes.
-    expect(() => DurableModule.forRoot({ connection: databaseUrl(), schema: 'a'.repeat(41) })).toThrow(/at most 40/);
-    expect(() => DurableModule.forRoot({ connection: databaseUrl(), schema: 'a'.repeat(40) })).not.toThrow();
+    // Its wake channel (nestjs_durable_<schema>) must fit in Postgres' 63 bytes.
+    expect(() => DurableModule.forRoot({ connection: databaseUrl(), schema: 'a'.repeat(49) })).toThrow(/at most 48/);
+    expect(() => DurableModule.forRoot({ connection: databaseUrl(), schema: 'a'.repeat(48) })).not.toThrow();
     expect(() => DurableModule.forRoot({ connection: databaseUrl(), worker: { concurrency: 0 } })).toThrow(
       /worker.concurrency must be a whole number from 1/,
     );

@@ -91,7 +91,15 @@ describe('a cancel that waited on its run while an admission gave the run a slot
     // As RunControlRepository.cancel does it: the cascade of statements in one READ COMMITTED transaction.
     const cancelling = (async () => {
       await canceller.query(`BEGIN; ${READ_COMMITTED}`);
-      const row = await cascade(canceller as unknown as PoolClient, cancelSql(t), ['first', 'no', 'op', 'wake', null, `${schema}:queues`]);
+      const row = await cascade(canceller as unknown as PoolClient, cancelSql(t), [
+        'first',
+        'no',
+        'op',
+        'wake',
+        null,
+        `${schema}:queues`,
+        `${schema}:control`,
+      ]);
       await canceller.query('COMMIT');
       return row;
     })();

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /** Metadata keys set by the decorators and read by the explorer. */
 export const WORKFLOW_METADATA = 'nestjs-durable:workflow';
 export const STEP_METADATA = 'nestjs-durable:step';
@@ -9,21 +11,27 @@ export const CHILD_STARTER = Symbol('nestjs-durable:child-starter');
 /** The module's TypeORM DataSource: `@Inject(DURABLE_DATA_SOURCE)`. */
 export const DURABLE_DATA_SOURCE = 'DURABLE_DATA_SOURCE';
 
-/** The NOTIFY channel every instance LISTENs on; the payload is a run id. */
+/** The NOTIFY channel every instance LISTENs on; the payload is a run id. A schema has at most 48 characters, so it fits. */
 export const wakeChannel = (schema: string) => `nestjs_durable_${schema}`;
+/**
+ * A channel named after the wake channel, as is while it fits in Postgres' 63 bytes (NOTIFY refuses a
+ * longer one), else by a hash of that name: a schema of 42 to 48 characters, whose queue channel failed
+ * every notifying statement before 2026-12-05.
+ */
+const beside = (schema: string, suffix: string) => {
+  const name = `${wakeChannel(schema)}${suffix}`;
+  return name.length <= 63 ? name : `nestjs_durable_${createHash('md5').update(name).digest('hex')}`;
+};
 /**
  * The NOTIFY channel of new queued runs: the payload is the queue's name, so an instance admits from
  * that queue at once, without a plain claim or a look at the other queues.
  */
-export const queueChannel = (schema: string) => `${wakeChannel(schema)}:queues`;
-const CONTROL = ':control';
+export const queueChannel = (schema: string) => beside(schema, ':queues');
 /**
  * The NOTIFY channel of a change made to a run while it executes (a cancel, a new deadline): the payload
  * is a run id, and the instance executing it renews its leases at once, which tells the execution.
  */
-export const controlChannel = (schema: string) => `${wakeChannel(schema)}${CONTROL}`;
-/** controlChannel in SQL, from the parameter that holds the wake channel. */
-export const controlChannelSql = (wakeChannelParam: string) => `(${wakeChannelParam}::text || '${CONTROL}')`;
+export const controlChannel = (schema: string) => beside(schema, ':control');
 
 /** The journal key of a run's passing of its deadline (the awaited call it was thrown at); an operator's new deadline deletes it. */
 export const DEADLINE_PASSED_KEY = 'run-deadline:passed';

@@ -10,7 +10,7 @@ export type PostgresDataSourceOptions = Omit<TypeOrmPostgresOptions, 'entities' 
 export interface DurableModuleOptions {
   /** A URL, TypeORM Postgres options, or the application's own DataSource (to share transactions). */
   connection: string | PostgresDataSourceOptions | DataSource;
-  /** Postgres schema for all tables, default `'durable'`: lower-case letters, digits and underscores, at most 40. */
+  /** Postgres schema for all tables, default `'durable'`: lower-case letters, digits and underscores, at most 48. */
   schema?: string;
   /**
    * Apply the library's migrations at boot (default true); safe with many instances booting at once.

@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import { controlChannelSql, DEADLINE_PASSED_KEY, queueChannel, wakeChannel } from '../durable.constants';
+import { controlChannel, DEADLINE_PASSED_KEY, queueChannel, wakeChannel } from '../durable.constants';
 import { forkRunSql } from './sql/fork-run.sql';
 import { InvalidTransitionError, RunNotFoundError } from '../errors';
 import { DurableDatabase, READ_COMMITTED } from './durable-database';
@@ -46,11 +46,20 @@ export class RunControlRepository {
       fork: forkRunSql(t),
       channel: wakeChannel(t.schema),
       queueChannel: queueChannel(t.schema),
+      controlChannel: controlChannel(t.schema),
     };
   }
 
   async cancel(runId: string, reason: string | undefined, actor: string): Promise<ControlResult> {
-    const params = [runId, reason ?? 'cancelled', actor, this.sql.channel, reason ?? null, this.sql.queueChannel] as const;
+    const params = [
+      runId,
+      reason ?? 'cancelled',
+      actor,
+      this.sql.channel,
+      reason ?? null,
+      this.sql.queueChannel,
+      this.sql.controlChannel,
+    ] as const;
     const row = await retryRolledBack(() => this.db.transaction((client) => cascade(client, this.sql.cancel, params), READ_COMMITTED));
     return this.check(runId, 'cancel', row, ['pending', 'running', 'waiting', 'failed']);
   }
@@ -89,7 +98,7 @@ export class RunControlRepository {
    * its parent's row follows it too (see cascade).
    */
   async setDeadline(runId: string, deadline: Date | null, actor: string): Promise<ControlResult> {
-    const params = [runId, deadline, actor, this.sql.channel];
+    const params = [runId, deadline, actor, this.sql.channel, this.sql.controlChannel];
     const row = await retryRolledBack(() =>
       this.db.transaction(async (client) => {
         // The run's row first, so the cascade's snapshot (its children's deadlines, compared with the run's) is taken after the lock.
@@ -157,19 +166,19 @@ export class RunControlRepository {
  * as now: the run stops gracefully, with its whole grace. Recorded in history. A run executing is named
  * on the control channel: its instance renews its leases at once, and the renewal gives the execution
  * the new deadline (not the interval's next one).
- * $1 run, $2 deadline, $3 actor, $4 wake channel; in the statements after the first (see cascade),
- * $5 the deadline the descendants inherited (the first's `inherited`: by then the run has the new
- * one) and $6 the runs changed so far, whose attached children that still have $5 follow.
+ * $1 run, $2 deadline, $3 actor, $4 wake channel, $5 control channel; in the statements after the first
+ * (see cascade), $6 the deadline the descendants inherited (the first's `inherited`: by then the run has
+ * the new one) and $7 the runs changed so far, whose attached children that still have $6 follow.
  */
 const setDeadlineSql = (t: Tables) => `
 WITH RECURSIVE target AS (
   SELECT id, status, deadline FROM ${t.runs} WHERE id = $1 FOR UPDATE
 ), inherited AS (
-  SELECT CASE WHEN cardinality($6::text[]) = 0 THEN (SELECT deadline FROM target) ELSE $5::timestamptz END AS deadline
+  SELECT CASE WHEN cardinality($7::text[]) = 0 THEN (SELECT deadline FROM target) ELSE $6::timestamptz END AS deadline
 ), tree AS (
   SELECT id FROM ${t.runs}
-  WHERE (id = $1 AND cardinality($6::text[]) = 0 AND status IN ('pending', 'running', 'waiting', 'failed'))
-     OR (parent_id = ANY($6::text[]) AND NOT id = ANY($6::text[]) AND status IN ('pending', 'running', 'waiting') AND NOT detached
+  WHERE (id = $1 AND cardinality($7::text[]) = 0 AND status IN ('pending', 'running', 'waiting', 'failed'))
+     OR (parent_id = ANY($7::text[]) AND NOT id = ANY($7::text[]) AND status IN ('pending', 'running', 'waiting') AND NOT detached
          AND deadline IS NOT DISTINCT FROM (SELECT deadline FROM inherited))
   UNION
   SELECT r.id FROM ${t.runs} r JOIN tree ON r.parent_id = tree.id
@@ -193,7 +202,7 @@ SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM changed) AS changed,
        (SELECT deadline::text FROM inherited) AS inherited,
        (SELECT count(*) FROM changed, pg_notify($4, changed.id) WHERE changed.status IN ('running', 'waiting')) AS woken,
-       (SELECT count(*) FROM changed, pg_notify(${controlChannelSql('$4')}, changed.id) WHERE changed.status = 'running') AS told`;
+       (SELECT count(*) FROM changed, pg_notify($5, changed.id) WHERE changed.status = 'running' AND octet_length(changed.id) < 8000) AS told`;
 
 /**
  * The journaled passings of the old deadline of the runs a deadline change changed ($1), deleted in a
@@ -238,18 +247,19 @@ export async function cascade(
  * and a fork parked on a cascaded child it reuses (its source's), which would otherwise wait forever. A
  * run the cancel itself ends is left out: a row updated twice in one statement keeps one of the two.
  * $1 run, $2 reason (error message), $3 actor, $4 wake channel, $5 reason as given, $6 queue channel
- * (a queued run cancelled while it executed gives its slot back: queueSlotFreedSql), $7 the runs this
- * cancel has cancelled in earlier statements (empty at first): their unfinished attached children are
- * cancelled too (see RunControlRepository.cancel). Each run cancelled while it executed is named on the
- * control channel: the instance executing it stops it at once (a renewal it sends then finds the lease
- * gone), not at its next write or its interval's renewal.
+ * (a queued run cancelled while it executed gives its slot back: queueSlotFreedSql), $7 control channel,
+ * $8 the runs this cancel has cancelled in earlier statements (empty at first): their unfinished
+ * attached children are cancelled too (see RunControlRepository.cancel). Each run cancelled is named on
+ * the control channel (whatever its status in this statement's snapshot: a claim may have committed while
+ * the statement waited for its row): an instance executing it stops it at once (a renewal it sends then
+ * finds the lease gone), not at its next write or its interval's renewal.
  */
 export const cancelSql = (t: Tables) => `
 WITH RECURSIVE target AS (
   SELECT id, status FROM ${t.runs} WHERE id = $1
 ), tree AS (
   SELECT id, status FROM ${t.runs}
-  WHERE id = $1 OR (parent_id = ANY($7::text[]) AND status IN ('pending', 'running', 'waiting') AND NOT detached)
+  WHERE id = $1 OR (parent_id = ANY($8::text[]) AND status IN ('pending', 'running', 'waiting') AND NOT detached)
   UNION
   SELECT r.id, r.status FROM ${t.runs} r JOIN tree ON r.parent_id = tree.id WHERE r.status IN ('pending', 'running', 'waiting') AND NOT r.detached
 ), cancelled AS (
@@ -267,17 +277,16 @@ WITH RECURSIVE target AS (
 ), ${wakeParentSql(t, 'cancelled', { filter: 'NOT EXISTS (SELECT 1 FROM tree WHERE tree.id = p.id)' })}, executed AS (
   SELECT c.id, c.queue FROM cancelled c JOIN tree USING (id) WHERE tree.status = 'running'
   UNION ALL
-  -- A run cancelled by an earlier statement ($7) that holds a slot: pending in that statement's snapshot,
+  -- A run cancelled by an earlier statement ($8) that holds a slot: pending in that statement's snapshot,
   -- it was admitted while the statement waited on its row, and only a later snapshot (this one: see
   -- cascade, which makes this statement again after any that cancelled) sees its slot.
   SELECT r.id, r.queue FROM ${t.runs} r
-  WHERE r.id = ANY($7::text[]) AND r.queue IS NOT NULL AND EXISTS (SELECT 1 FROM ${t.queueSlots} s WHERE s.holder = r.id)
+  WHERE r.id = ANY($8::text[]) AND r.queue IS NOT NULL AND EXISTS (SELECT 1 FROM ${t.queueSlots} s WHERE s.holder = r.id)
 ), ${queueSlotFreedSql(t, 'executed', '$6')}
 SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM cancelled) AS changed,
        (SELECT count(*) FROM parent, pg_notify($4, parent.id)) AS woken,
-       (SELECT count(*) FROM (SELECT c.id FROM cancelled c JOIN tree USING (id) WHERE tree.status = 'running') e,
-               pg_notify(${controlChannelSql('$4')}, e.id)) AS told,
+       (SELECT count(*) FROM cancelled c, pg_notify($7, c.id) WHERE octet_length(c.id) < 8000) AS told,
        (SELECT notified FROM freed) AS freed`;
 
 /**

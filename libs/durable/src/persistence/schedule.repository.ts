@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import { KEY_FORMAT, queueChannel, wakeChannel } from '../durable.constants';
+import { controlChannel, KEY_FORMAT, queueChannel, wakeChannel } from '../durable.constants';
 import { InvalidArgumentError } from '../errors';
 import type { RunStatus, ScheduleSkipReason } from '../interfaces';
 import type { ResolvedSchedule } from '../schema/schedule-spec';
@@ -287,6 +287,7 @@ export class ScheduleRepository {
     settingsOf: (workflow: string) => ScheduledWorkflow,
   ): Promise<{ started: string[]; cancelled: string[] }> {
     const [wake, queue] = this.channels;
+    const control = controlChannel(this.db.tables.schema);
     const cancelled: string[] = [];
     for (const { row, firing } of firings) {
       if (!firing.cancel) continue;
@@ -297,6 +298,7 @@ export class ScheduleRepository {
         wake,
         'overlap',
         queue,
+        control,
       ]);
       cancelled.push(...(changed ?? []));
     }

@@ -29,16 +29,16 @@ export interface Tables {
 }
 
 /**
- * A schema name: an identifier of at most 40 characters, so that its longest NOTIFY channel
- * (`nestjs_durable_<schema>:control`, durable.constants.ts) fits in Postgres' 63 bytes: a longer one
- * failed every statement that notifies it ('channel name too long').
+ * A schema name: an identifier of at most 48 characters, so that its wake channel
+ * (`nestjs_durable_<schema>`, durable.constants.ts) fits in Postgres' 63 bytes: with a longer one every
+ * statement that notifies failed ('channel name too long').
  */
-const IDENTIFIER = /^[a-z_][a-z0-9_]{0,39}$/;
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,47}$/;
 
 export function tablesFor(schema: string): Tables {
   if (!IDENTIFIER.test(schema)) {
     throw new InvalidArgumentError(
-      `schema "${schema}" is not usable: use lower-case letters, digits and underscores, starting with a letter or underscore, at most 40 (its NOTIFY channels, nestjs_durable_<schema>:control, must fit in Postgres' 63 bytes).`,
+      `schema "${schema}" is not usable: use lower-case letters, digits and underscores, starting with a letter or underscore, at most 48 (its NOTIFY channel, nestjs_durable_<schema>, must fit in Postgres' 63 bytes).`,
     );
   }
   const q = (table: string) => `"${schema}"."${table}"`;

@@ -329,7 +329,8 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
    * the change, so this one follows it; changes that come while one waits share it.
    */
   recheck(runId: string): void {
-    if (!this.held.has(runId) || this.recheckQueued) return;
+    // A lease lost already (revoked by this instance's own cancel) needs no renewal to tell it.
+    if (this.held.get(runId)?.lost !== false || this.recheckQueued) return;
     this.recheckQueued = true;
     void (this.renewing ?? Promise.resolve()).then(() => {
       this.recheckQueued = false;

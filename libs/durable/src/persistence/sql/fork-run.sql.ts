@@ -29,7 +29,7 @@ WITH src AS (
     AND NOT EXISTS (SELECT 1 FROM ${t.runs} c WHERE c.id = s.result::jsonb ->> 'runId')
     AND NOT EXISTS (
       SELECT 1 FROM ${t.steps} r
-      WHERE r.run_id = $1 AND r.run_day = src.run_day AND r.key = 'child-result:' || substr(s.key, length('child:') + 1)
+      WHERE r.run_id = $1 AND r.run_day = src.run_day AND r.kind = 'child-result' AND r.key = 'child-result:' || substr(s.key, length('child:') + 1)
         AND (r.finished_at, r.key) < (pivot.at, $2::text))
   LIMIT 1
 ), ins AS (
