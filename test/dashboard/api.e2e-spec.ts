@@ -1,6 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { IsInt, IsString, Min, ValidateNested } from 'class-validator';
+import { z } from 'zod';
 import { defineSignal, DurableModule, DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
 import { Approval, Breaks, NapLong, operatorWorkflows, ParentOfReview, Review, ReviewThenClose } from '../fixtures/operator.workflows';
 import { createApplication, Db, DurableTestApp, eventually, PLATFORMS, startApp, uniqueSchema } from '../setup/durable-app';
@@ -38,6 +39,20 @@ class Dispatch implements DurableWorkflow<null, DispatchDto> {
   }
 }
 
+/** A signal whose schema itself fails (a bug in its refine): a delivery throws an Error that is not the library's. */
+const Broken = defineSignal(
+  'broken',
+  z.object({}).refine(() => {
+    throw new TypeError('the refine is broken');
+  }),
+);
+@Workflow('broken-schema', { signals: [Broken] })
+class BrokenSchema implements DurableWorkflow<null, unknown> {
+  run(_: null, ctx: WorkflowContext) {
+    return ctx.waitForSignal(Broken);
+  }
+}
+
 async function call(t: DurableTestApp, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
   const response = await fetch(`${t.url}/durable/api${path}`, {
     method,
@@ -62,7 +77,7 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
   beforeAll(async () => {
     t = await startApp({
       schema,
-      providers: [...operatorWorkflows, Dispatch],
+      providers: [...operatorWorkflows, Dispatch, BrokenSchema],
       listen: true,
       platform,
       options: { dashboard: { auth: { token: TOKEN } } },
@@ -329,7 +344,15 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     expect(cancel.body).toEqual({
       results: [{ runId: c.runId, outcome: 'refused', code: 'INVALID_TRANSITION', message: expect.any(String) }],
     }); // the resume let it finish
-    for (const body of [{}, { runIds: [], name: 'x', payload: 1 }, { runIds: ['a'], filter: {} }, { filter: { nope: 1 } }]) {
+    // An empty status list, or a key filter named __proto__ (dropped, either would widen the filter to every run), too.
+    for (const body of [
+      {},
+      { runIds: [], name: 'x', payload: 1 },
+      { runIds: ['a'], filter: {} },
+      { filter: { nope: 1 } },
+      { filter: { workflow: 'nap-long', status: [] } },
+      '{"filter":{"workflow":"nap-long","keys":{"__proto__":"x"}}}',
+    ]) {
       expect((await call(t, 'POST', '/bulk/resume', mutation, body)).status).toBe(400);
     }
     // A filter matching more than 1,000 runs is refused whole: nothing is acted on, nothing written.
@@ -346,6 +369,20 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     ]);
     expect([await db.count('history'), await db.count('runs', `status = 'cancelled' AND id LIKE 'many-%'`)]).toEqual([history, 0]);
     await db.query(`DELETE FROM durable.runs WHERE id LIKE 'many-%'`);
+  });
+
+  it("a bulk action whose action throws an error that is not the library's refuses that run only (INTERNAL), and answers what it did to the others", async () => {
+    const broken = await t.client.start(BrokenSchema, null);
+    const other = await t.client.start(NapLong, null);
+    const mixed = await call(t, 'POST', '/bulk/signal', mutation, { runIds: [broken.runId, other.runId], name: 'broken', payload: {} });
+    expect([mixed.status, mixed.body.results]).toEqual([
+      200,
+      [
+        { runId: broken.runId, outcome: 'refused', code: 'INTERNAL', message: expect.stringContaining('server log') },
+        { runId: other.runId, outcome: 'accepted' },
+      ],
+    ]);
+    expect(await db.count('signals', `name = 'broken'`)).toBe(1);
   });
 
   it('lists workflows with their declared signals, channels and JSON Schemas', async () => {
@@ -387,7 +424,7 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     await db.query(`DELETE FROM durable.runs WHERE id = 'overdue-1'`);
   });
 
-  it('bodies over 1 MiB answer 413 (whatever the app parser allows); 200 kB is accepted; malformed JSON is a 400', async () => {
+  it('bodies over 1 MiB answer 413 (whatever the app parser allows); 200 kB is accepted; malformed JSON is a 400; a body that is not JSON is a 415 and nothing is done', async () => {
     const run = await t.client.start(Review, { orderId: 'big' });
     const big = await call(
       t,
@@ -405,6 +442,12 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     const malformed = await call(t, 'POST', `/runs/${run.runId}/channels/events`, mutation, '{"key": "m", "payload": ');
     expect([malformed.status, malformed.body.code]).toEqual([400, 'INVALID_JSON']);
     expect(JSON.stringify(malformed.body)).not.toMatch(/at .*\.js/);
+    // A cancel's body is optional: sent as text (fetch's default for a string) or as a form, Express dropped it and cancelled.
+    for (const type of ['text/plain;charset=UTF-8', 'application/x-www-form-urlencoded']) {
+      const refused = await call(t, 'POST', `/runs/${run.runId}/cancel`, { ...mutation, 'content-type': type }, '{"reason":"typed"}');
+      expect([refused.status, refused.body.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+    }
+    expect((await t.client.getRun(run.runId)).status).not.toBe('cancelled');
   });
 
   it('filters runs by creation and last-change ranges, sorts by either both ways with keyset pages, and counts the matches', async () => {

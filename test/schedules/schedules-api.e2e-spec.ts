@@ -10,6 +10,14 @@ class Digest implements DurableWorkflow<ScheduledInput, string> {
   }
 }
 
+/** A schedule whose input, and whose runs' output, are not plain JSON: a BigInt, a Set. */
+@Workflow('big-digest')
+class BigDigest implements DurableWorkflow<ScheduledInput & { fromId: bigint; tags: Set<string> }, bigint> {
+  async run(input: ScheduledInput & { fromId: bigint }) {
+    return input.fromId + 1n;
+  }
+}
+
 describe('REST: /schedules', () => {
   const schema = uniqueSchema('sapi');
   let t: DurableTestApp;
@@ -22,10 +30,10 @@ describe('REST: /schedules', () => {
     });
 
   beforeAll(async () => {
-    t = await startApp({ schema, providers: [Digest], listen: true, options: { dashboard: { auth: { token: TOKEN } } } });
+    t = await startApp({ schema, providers: [Digest, BigDigest], listen: true, options: { dashboard: { auth: { token: TOKEN } } } });
     readOnly = await startApp({
       schema,
-      providers: [Digest],
+      providers: [Digest, BigDigest],
       listen: true,
       options: { dashboard: { auth: { token: TOKEN }, readOnly: true }, worker: { enabled: false } },
     });
@@ -128,5 +136,28 @@ describe('REST: /schedules', () => {
     const refused = await call(readOnly, 'POST', '/schedules/hourly-digest/pause');
     expect([refused.status, ((await refused.json()) as { code: string }).code]).toEqual([403, 'READ_ONLY']);
     expect((await t.get(ScheduleService).get('hourly-digest')).paused).toBe(false);
+  });
+
+  it("a schedule whose input and runs' output hold a BigInt and a Set answers plain JSON: in the list, on its page, and from the pause it answers", async () => {
+    const plain = { fromId: '10', tags: ['a'] };
+    await t
+      .get(ScheduleService)
+      .create({ name: 'big', workflow: BigDigest, cron: '0 0 1 1 *', input: { fromId: 10n, tags: new Set(['a']) } });
+    const { runId } = (await (await call(t, 'POST', '/schedules/big/trigger')).json()) as { runId: string };
+    await t.client.handle(runId).result();
+    const list = await call(t, 'GET', '/schedules');
+    expect(list.status).toBe(200);
+    const { schedules } = (await list.json()) as { schedules: Array<{ name: string; input: unknown }> };
+    expect(schedules.find((s) => s.name === 'big')?.input).toEqual(plain);
+    const detail = await call(t, 'GET', '/schedules/big');
+    expect([detail.status, await detail.json()]).toEqual([
+      200,
+      expect.objectContaining({
+        schedule: expect.objectContaining({ input: plain }),
+        runs: [expect.objectContaining({ runId, output: '11' })],
+      }),
+    ]);
+    const paused = await call(t, 'POST', '/schedules/big/pause');
+    expect([paused.status, await paused.json()]).toEqual([200, expect.objectContaining({ paused: true, input: plain })]);
   });
 });

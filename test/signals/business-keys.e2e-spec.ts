@@ -196,12 +196,17 @@ describe('business keys: find, signal and start runs by what they are about', ()
       fetch(`${app.url}/durable/api/runs`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-durable-request': '1' },
-        body: JSON.stringify(body),
+        body: typeof body === 'string' ? body : JSON.stringify(body),
       }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
     const started = await post({ workflow: 'bk-order', input: {}, keys: { orderId: 'R-3' } });
     expect(started.status).toBe(201);
     expect((await app.client.getRun(started.body.runId)).keys).toEqual({ orderId: 'R-3' });
     expect((await post({ workflow: 'bk-order', input: {}, keys: { orderId: 'x'.repeat(201) } })).status).toBe(400);
+    // A key named __proto__ in the body is refused by name, not dropped (a run started without it).
+    const runs = await db.count('runs');
+    const protoKey = await post('{"workflow":"bk-order","input":{},"keys":{"__proto__":"A-1"}}');
+    expect([protoKey.status, protoKey.body.message]).toEqual([400, expect.stringMatching(/key name "__proto__"/)]);
+    expect(await db.count('runs')).toBe(runs);
   });
 });
 

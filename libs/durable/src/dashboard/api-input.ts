@@ -2,6 +2,7 @@ import { BadRequestException, createParamDecorator, ExecutionContext } from '@ne
 import type { Request } from 'express';
 import { z } from 'zod';
 import { InvalidArgumentError } from '../errors';
+import { checkKeys } from '../schema/business-keys';
 import { isStorableText } from '../schema/define-signal';
 import { toMs } from '../schema/duration';
 import type { Duration } from '../interfaces';
@@ -167,4 +168,19 @@ export function duration() {
       return false;
     }
   }, 'must be a duration from 0 to 100 years: milliseconds, or text such as "30s", "5m", "2h", "7d"');
+}
+
+/**
+ * Business keys, name to value, checked whole as the library checks them (checkKeys): a z.record drops
+ * a `__proto__` name, and with it a start's key or a bulk filter's condition, where it must be refused.
+ */
+export function businessKeys() {
+  return z.unknown().transform((value, ctx) => {
+    try {
+      return checkKeys(value, 'Business keys');
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      return z.NEVER;
+    }
+  });
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import type { DashboardOptions } from '../interfaces';
@@ -11,6 +11,7 @@ const LIMIT_BYTES = 1024 * 1024;
 
 const TOO_LARGE = { code: 'PAYLOAD_TOO_LARGE', message: 'The request body is larger than 1 MiB.' };
 const INVALID_JSON = { code: 'INVALID_JSON', message: 'The request body is not valid JSON.' };
+const NOT_JSON = { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'The request body must be JSON (Content-Type: application/json).' };
 
 type Next = (error?: { status?: number }) => void;
 type ExpressHandler = (request: IncomingMessage & { originalUrl?: string }, response: ServerResponse, next: Next) => void;
@@ -42,8 +43,9 @@ interface FastifyLike {
  * What the API's requests pass before any route, on Express and Fastify alike: a URL that is not valid
  * percent-encoding gets 400 (the router would fail decoding it with the framework's own error page),
  * bodies are parsed with the API's own 1 MiB limit (the application's, 100 kB on Express by default,
- * must not decide what operators may send), over it 413, malformed JSON 400; all in the API's error
- * shape. Installed by DurableModule.configure, which Nest calls before it registers any route.
+ * must not decide what operators may send), over it 413, malformed JSON 400, a body that is not JSON
+ * 415 (Express dropped it: an optional body's action, a trigger's or a cancel's, went on without it);
+ * all in the API's error shape. Installed by DurableModule.configure, which Nest calls before it registers any route.
  */
 @Injectable()
 export class DashboardApiGate {
@@ -77,6 +79,7 @@ export class DashboardApiGate {
       const url = request.originalUrl ?? request.url ?? '';
       if (!ours(url)) return next();
       if (!decodable(url)) return answer(response, 400, INVALID_ENCODING);
+      if (notJson(request.headers)) return answer(response, 415, NOT_JSON);
       parse(request, response, (error) => {
         if (!error) return next();
         answer(response, error.status === 413 ? 413 : 400, error.status === 413 ? TOO_LARGE : INVALID_JSON);
@@ -97,8 +100,9 @@ export class DashboardApiGate {
       // A mutation without a body but with its JSON content type (resume, cancel): Express reads it as no
       // body; Fastify's parser would refuse an empty JSON body.
       const headers = request.raw.headers;
-      const empty = (headers['content-length'] ?? '0') === '0' && !headers['transfer-encoding'];
-      if (empty) delete headers['content-type'];
+      if (!hasBody(headers)) delete headers['content-type'];
+      // Fastify parses text/plain as a string, which the endpoint's schema refuses as another 400.
+      else if (notJson(headers)) return void reply.code(415).send(NOT_JSON);
       done();
     });
     // Fastify's own refusals (body too large, malformed or empty JSON, wrong media type) in the API's shape.
@@ -120,9 +124,18 @@ export class DashboardApiGate {
 /** A refusal Fastify answered in its shape, `{ statusCode, code?, message }`, in the API's. */
 function fastifyRefusal(status: number, body: { code?: unknown; message?: unknown }): { code: string; message: string } {
   if (status === 413) return TOO_LARGE;
-  if (status === 415) return { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'The request body must be JSON (Content-Type: application/json).' };
+  if (status === 415) return NOT_JSON;
   if (status === 400 && (String(body.code).startsWith('FST_ERR_CTP') || /JSON/i.test(String(body.message)))) return INVALID_JSON;
   return { code: status === 400 ? 'BAD_REQUEST' : 'ERROR', message: String(body.message ?? 'The request was refused.') };
+}
+
+function hasBody(headers: IncomingHttpHeaders): boolean {
+  return (headers['content-length'] ?? '0') !== '0' || headers['transfer-encoding'] !== undefined;
+}
+
+/** A body sent with another media type than application/json (or none). */
+function notJson(headers: IncomingHttpHeaders): boolean {
+  return hasBody(headers) && (headers['content-type'] ?? '').split(';')[0].trim().toLowerCase() !== 'application/json';
 }
 
 function decodable(url: string): boolean {

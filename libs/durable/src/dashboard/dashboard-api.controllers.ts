@@ -27,7 +27,7 @@ import type { ResolvedDurableOptions } from '../durable-options';
 import type { DashboardOptions, Duration, RunFilter } from '../interfaces';
 import { isRunCursor, RUN_STATUSES } from '../persistence/run.repository';
 import { WAIT_KIND_NAMES } from '../wait-kinds/wait-kind.registry';
-import { duration, endpoint, EndpointInput, Input, instant, oneOf, pageLimit, present, text } from './api-input';
+import { businessKeys, duration, endpoint, EndpointInput, Input, instant, oneOf, pageLimit, present, text } from './api-input';
 import { HISTORY_PAGE } from '../persistence/dashboard.repository';
 import { checkKeys } from '../schema/business-keys';
 import { DashboardAuthGuard, DashboardRequest, SESSION_ROUTE } from './dashboard-auth.guard';
@@ -54,7 +54,8 @@ const statuses = z.preprocess(
           .flat()
           .filter((s) => s !== undefined)
           .flatMap((s) => (typeof s === 'string' ? s.split(',') : [s])),
-  z.array(oneOf(RUN_STATUSES)).optional(),
+  // At least one: an empty list would mean any status, widening a bulk action's filter to every run.
+  z.array(oneOf(RUN_STATUSES)).min(1, 'must name at least one status').optional(),
 );
 const filterFields = {
   status: statuses,
@@ -64,7 +65,7 @@ const filterFields = {
   schedule: text(120).optional(),
   queue: text(100).optional(),
   forkedFrom: text(1_000).optional(),
-  keys: z.record(z.string(), z.string({ error: 'must be a string' })).optional(),
+  keys: businessKeys().optional(),
   createdAfter: instant().optional(),
   createdBefore: instant().optional(),
   updatedAfter: instant().optional(),

@@ -24,34 +24,13 @@ export class DashboardErrorsFilter implements ExceptionFilter {
   constructor(private readonly adapterHost: HttpAdapterHost) {}
 
   catch(error: unknown, host: ArgumentsHost): void {
-    const { status, body } = this.describe(error);
+    const { status, body } = errorReply(error);
     if (status >= 500) this.logger.error(`Dashboard request failed: ${(error as Error)?.stack ?? String(error)}`);
     const http = this.adapterHost.httpAdapter;
     const response = host.switchToHttp().getResponse();
     // A 405 says which methods the path answers (see DashboardApiFallbackController).
     if (error instanceof MethodNotAllowed) http.setHeader(response, 'Allow', error.allow.join(', '));
     http.reply(response, body, status);
-  }
-
-  private describe(error: unknown): { status: number; body: { code: string; message: string; details?: unknown } } {
-    if (error instanceof DurableError) {
-      return {
-        status: STATUS_BY_CODE[error.code] ?? 400,
-        body: { code: error.code, message: error.message, ...(error.details !== undefined && { details: error.details }) },
-      };
-    }
-    if (error instanceof HttpException) {
-      const response = error.getResponse();
-      const given = typeof response === 'object' ? (response as { code?: string; message?: unknown }) : {};
-      return {
-        status: error.getStatus(),
-        body: {
-          code: given.code ?? httpCode(error.getStatus()),
-          message: typeof given.message === 'string' ? given.message : error.message,
-        },
-      };
-    }
-    return { status: 500, body: { code: 'INTERNAL', message: 'The request failed on the server; the details are in the server log.' } };
   }
 }
 
@@ -79,4 +58,29 @@ function httpCode(status: number): string {
       } as Record<number, string>
     )[status] ?? 'ERROR'
   );
+}
+
+/**
+ * The answer an error gives: a library error its code (and status by code), an HTTP exception its own,
+ * anything else 500 INTERNAL, its details left to the server log (the caller logs a status of 500 or more).
+ */
+export function errorReply(error: unknown): { status: number; body: { code: string; message: string; details?: unknown } } {
+  if (error instanceof DurableError) {
+    return {
+      status: STATUS_BY_CODE[error.code] ?? 400,
+      body: { code: error.code, message: error.message, ...(error.details !== undefined && { details: error.details }) },
+    };
+  }
+  if (error instanceof HttpException) {
+    const response = error.getResponse();
+    const given = typeof response === 'object' ? (response as { code?: string; message?: unknown }) : {};
+    return {
+      status: error.getStatus(),
+      body: {
+        code: given.code ?? httpCode(error.getStatus()),
+        message: typeof given.message === 'string' ? given.message : error.message,
+      },
+    };
+  }
+  return { status: 500, body: { code: 'INTERNAL', message: 'The request failed on the server; the details are in the server log.' } };
 }

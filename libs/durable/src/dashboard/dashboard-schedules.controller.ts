@@ -7,10 +7,16 @@ import { endpoint, EndpointInput, Input, instant, oneOf, text } from './api-inpu
 import { DashboardAuthGuard, DashboardRequest } from './dashboard-auth.guard';
 import { DashboardErrorsFilter } from './dashboard-errors.filter';
 import { Action, actor, noBody } from './dashboard-routes';
+import { DashboardService } from './dashboard.service';
+import { toDisplay } from './display';
 
 const scheduleName = { name: text(120) };
 
-/** Schedules: list, inspect, pause, resume, trigger, backfill (with a preview). Mounted at `${path}/api/schedules`. */
+/**
+ * Schedules: list, inspect, pause, resume, trigger, backfill (with a preview). Mounted at `${path}/api/schedules`.
+ * A view holds the schedule's deserialized input and its runs theirs: plain JSON as the runs' endpoints give it
+ * (toDisplay; a BigInt made the answer fail, after the pause or resume it answers had landed).
+ */
 @Controller()
 @UseGuards(DashboardAuthGuard)
 @UseFilters(DashboardErrorsFilter)
@@ -18,23 +24,28 @@ export class DashboardSchedulesController {
   constructor(
     private readonly schedules: ScheduleService,
     private readonly client: WorkflowClient,
+    private readonly service: DashboardService,
   ) {}
+
+  private async view(name: string) {
+    return toDisplay(await this.schedules.get(name));
+  }
 
   static readonly list = endpoint({});
   @Get()
   async list(@Input(DashboardSchedulesController.list) _: unknown) {
-    return { schedules: await this.schedules.list() };
+    return { schedules: (await this.schedules.list()).map(toDisplay) };
   }
 
   static readonly detail = endpoint({ params: z.strictObject(scheduleName) });
   @Get(':name')
   async detail(@Input(DashboardSchedulesController.detail) { params }: EndpointInput<typeof DashboardSchedulesController.detail>) {
-    const schedule = await this.schedules.get(params.name);
+    const schedule = await this.view(params.name);
     const [{ runs }, skipped] = await Promise.all([
       this.client.listRuns({ schedule: params.name, limit: 20 }),
       this.schedules.skipped(params.name, 50),
     ]);
-    return { schedule, runs, skipped };
+    return { schedule, runs: runs.map((run) => this.service.runJson(run)), skipped };
   }
 
   static readonly pause = endpoint({ params: z.strictObject(scheduleName), body: noBody });
@@ -45,7 +56,7 @@ export class DashboardSchedulesController {
     @Req() request: DashboardRequest,
   ) {
     await this.schedules.pause(params.name, { actor: actor(request) });
-    return this.schedules.get(params.name);
+    return this.view(params.name);
   }
 
   static readonly resume = endpoint({ params: z.strictObject(scheduleName), body: noBody });
@@ -56,7 +67,7 @@ export class DashboardSchedulesController {
     @Req() request: DashboardRequest,
   ) {
     await this.schedules.resume(params.name, { actor: actor(request) });
-    return this.schedules.get(params.name);
+    return this.view(params.name);
   }
 
   static readonly trigger = endpoint({

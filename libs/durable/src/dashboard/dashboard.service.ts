@@ -1,8 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
-import { DurableError, InvalidArgumentError, RunNotFoundError } from '../errors';
+import { InvalidArgumentError, RunNotFoundError } from '../errors';
 import type { RunFilter, RunView } from '../interfaces';
 import { DashboardRepository, HISTORY_PAGE, HistoryRow, STATS_EXACT_UP_TO } from '../persistence/dashboard.repository';
 import { DASHBOARD_QUEUE_READS, DASHBOARD_RUN_READS } from './dashboard-reads';
@@ -12,6 +12,7 @@ import { QueueReasons } from '../client/queue-reasons';
 import { deserialize } from '../schema/serializer';
 import { jsonSchemaOf } from '../schema/payload-validator';
 import { toDisplay } from './display';
+import { errorReply } from './dashboard-errors.filter';
 import { LEGACY_DAY } from '../persistence/journal-partitions';
 
 const BULK_LIMIT = 1_000;
@@ -46,6 +47,7 @@ type StatsAnswer = Awaited<ReturnType<DashboardService['readStats']>>;
 /** Shapes runs, journals, workflows and stats as the REST API answers them (docs/rest-api.md). */
 @Injectable()
 export class DashboardService {
+  private readonly logger = new Logger('DurableDashboard');
   private statsRead?: { at: number; answer: Promise<StatsAnswer> };
   /** Why a listed pending run of a queue waits, read where the list was. */
   private readonly queueReasons: QueueReasons;
@@ -250,7 +252,11 @@ export class DashboardService {
     return runs.map((r) => r.runId);
   }
 
-  /** Applies `action` to each run, a few at a time, and reports each run's outcome on its own. */
+  /**
+   * Applies `action` to each run, a few at a time, and reports each run's outcome on its own: any error
+   * refuses its run only (with its code, INTERNAL for one not the library's, logged), so the answer
+   * says what was done. One rethrown failed the request while the other lanes went on acting.
+   */
   async bulk(runIds: string[], action: (runId: string) => Promise<'accepted' | 'duplicate'>): Promise<{ results: BulkOutcome[] }> {
     const results: BulkOutcome[] = new Array(runIds.length);
     let next = 0;
@@ -259,8 +265,9 @@ export class DashboardService {
         try {
           results[i] = { runId: runIds[i], outcome: await action(runIds[i]) };
         } catch (error) {
-          if (!(error instanceof DurableError)) throw error;
-          results[i] = { runId: runIds[i], outcome: 'refused', code: error.code, message: error.message };
+          const { status, body } = errorReply(error);
+          if (status >= 500) this.logger.error(`Bulk action on run ${runIds[i]} failed: ${(error as Error)?.stack ?? String(error)}`);
+          results[i] = { runId: runIds[i], outcome: 'refused', code: body.code, message: body.message };
         }
       }
     };
