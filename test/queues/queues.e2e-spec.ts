@@ -10,6 +10,7 @@ import {
   WorkflowContext,
 } from 'nestjs-durable';
 import { Client, Pool } from 'pg';
+import { queueChannel, wakeChannel } from 'nestjs-durable/durable.constants';
 import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
 import { QueueRepository } from 'nestjs-durable/persistence/queue.repository';
@@ -204,7 +205,7 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     await listener.connect();
     const heard: Array<{ channel: string; payload?: string }> = [];
     listener.on('notification', (n) => heard.push({ channel: n.channel, payload: n.payload }));
-    await listener.query(`LISTEN "nestjs_durable_${schema}:queues"; LISTEN "nestjs_durable_${schema}"`);
+    await listener.query(`LISTEN "${queueChannel(schema)}"; LISTEN "${wakeChannel(schema)}"`);
     const worker = await boot(schema, { sweeper: false });
     const starter = await boot(schema, { sweeper: false, worker: { enabled: false } });
     try {
@@ -218,9 +219,9 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       // Two starts, then the first run's end: it gave the slot back while the second was pending. The
       // second's end, with nothing pending, says nothing.
       expect(heard).toEqual([
-        { channel: `nestjs_durable_${schema}:queues`, payload: 'single' },
-        { channel: `nestjs_durable_${schema}:queues`, payload: 'single' },
-        { channel: `nestjs_durable_${schema}:queues`, payload: 'single' },
+        { channel: queueChannel(schema), payload: 'single' },
+        { channel: queueChannel(schema), payload: 'single' },
+        { channel: queueChannel(schema), payload: 'single' },
       ]);
       expect(await maxOverlap(db)).toBe(1);
     } finally {
