@@ -648,7 +648,9 @@ function whyMissed(target: string, r: BenchResults): string {
       `against ${before.ceilingC1.toLocaleString('en-US')} in the run of ${before.measured}, where the claim over a million waiting rows ` +
       `took ${before.claimQueryMs} ms and the schedules' slot lateness was ${before.scheduleLatenessMs} ms, both met. The schedules' pass ` +
       `changed once since (${EARLIER.schedulePass.measured}): it had become bound by its own JavaScript, and spends less of it per ` +
-      'schedule now (the optimizations above). ' +
+      'schedule now (the optimizations above). Since 2026-12-05 (10d6cd7) each of its transactions locks its due schedules, then reads ' +
+      'them in a second statement (read in the locking statement, a schedule a trigger had just changed came back joined to no last ' +
+      'run): one round trip more per 2,500 schedules. ' +
       `The claim's execution (the scale section) was ${executionMs ?? 'n/a'} ms here, ${claim.beforePartitioning.ms} ms ` +
       `in the run of ${claim.beforePartitioning.measured} (a ceiling of ${claim.beforePartitioning.ceilingC1.toLocaleString('en-US')}) and ` +
       `${claim.partitioned.ms} ms in that of ${claim.partitioned.measured} (${claim.partitioned.ceilingC1.toLocaleString('en-US')}), after ` +
