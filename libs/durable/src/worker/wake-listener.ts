@@ -32,12 +32,18 @@ export class WakeListener implements OnApplicationBootstrap, BeforeApplicationSh
   /** How many times the connection was re-established after a loss. */
   reconnects = 0;
 
+  /** The schema's channels, named once: every notification is matched against them. */
+  private readonly channels: { wake: string; queue: string; control: string };
+
   constructor(
     private readonly db: DurableDatabase,
     private readonly worker: DurableWorker,
     private readonly bus: WakeBus,
     private readonly telemetry: DurableTelemetry,
-  ) {}
+  ) {
+    const { schema } = db.tables;
+    this.channels = { wake: wakeChannel(schema), queue: queueChannel(schema), control: controlChannel(schema) };
+  }
 
   get listening(): boolean {
     return this.client !== undefined;
@@ -49,7 +55,7 @@ export class WakeListener implements OnApplicationBootstrap, BeforeApplicationSh
     if (!client) return false;
     try {
       const { rows } = await client.query('SELECT pg_listening_channels() AS channel');
-      return rows.some((row: { channel: string }) => row.channel === wakeChannel(this.db.tables.schema));
+      return rows.some((row: { channel: string }) => row.channel === this.channels.wake);
     } catch {
       return false;
     }
@@ -75,8 +81,8 @@ export class WakeListener implements OnApplicationBootstrap, BeforeApplicationSh
     client.on('end', () => this.lost(client));
     try {
       await client.connect();
-      const { schema } = this.db.tables;
-      await client.query(`LISTEN "${wakeChannel(schema)}"; LISTEN "${queueChannel(schema)}"; LISTEN "${controlChannel(schema)}"`);
+      const { wake, queue, control } = this.channels;
+      await client.query(`LISTEN "${wake}"; LISTEN "${queue}"; LISTEN "${control}"`);
     } catch (error) {
       this.lost(client, error as Error);
       return;
@@ -94,8 +100,8 @@ export class WakeListener implements OnApplicationBootstrap, BeforeApplicationSh
 
   private onNotification(message: Notification): void {
     if (!message.payload) return;
-    if (message.channel === queueChannel(this.db.tables.schema)) return this.worker.nudgeQueue(message.payload);
-    if (message.channel === controlChannel(this.db.tables.schema)) return this.worker.recheck(message.payload);
+    if (message.channel === this.channels.queue) return this.worker.nudgeQueue(message.payload);
+    if (message.channel === this.channels.control) return this.worker.recheck(message.payload);
     this.bus.wake(message.payload);
     this.worker.nudge(message.payload); // a run executing here is woken in-process and needs no claim
   }
