@@ -1,5 +1,6 @@
 import { DurableWorkflow, RetentionService, Workflow, WorkflowContext } from 'nestjs-durable';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { StatementGate } from '../setup/statement-gate';
 
 @Workflow('kept-busy')
 class KeptBusy implements DurableWorkflow<null, string> {
@@ -164,5 +165,93 @@ describe('retention: old finished runs go, with their journal; nothing else is t
     await age();
     await a.get(RetentionService).cleanup();
     expect(await left()).toEqual([]);
+  });
+});
+
+describe('retention racing a fork that reuses a child: the fork keeps the child, or is refused', () => {
+  const schema = uniqueSchema();
+  const db = new Db(schema);
+  let gate: StatementGate;
+  let app: DurableTestApp;
+  /** Retention's statement that picks the runs it deletes (and, in a transaction of its own since, locks them). */
+  const picks = ['FOR UPDATE SKIP LOCKED', 'finished_at < now() - $1::bigint'];
+  /** Retention's statement that deletes the runs it locked. */
+  const deletes = ['WITH doomed AS', 'r.id = ANY($4::text[])'];
+
+  beforeAll(async () => {
+    gate = await StatementGate.open(db);
+    app = await startApp({
+      schema,
+      providers: [RetentionForkedParent, RetentionChild],
+      options: { connection: gate.url, retention: { completed: '7d', intervalMs: 3_600_000 } },
+    });
+  });
+  afterAll(async () => {
+    await app.close();
+    await gate.close(); // the schema with the role: the instance made it as the role
+  });
+
+  /** A source that ended, with the child a fork from its step `a` reuses, both ended ten days ago. */
+  const endedSource = async () => {
+    const source = await app.client.start(RetentionForkedParent, null);
+    await eventually(async () => (await app.client.getRun(source.runId)).status === 'waiting', 'the source to wait');
+    await app.signals.signal(source.runId, 'read', null);
+    expect(await source.result({ timeout: '5s' })).toBe('child-output');
+    const child = `${source.runId}/child`;
+    await db.query(`UPDATE durable.runs SET finished_at = now() - interval '10 days' WHERE id = ANY($1)`, [[source.runId, child]]);
+    return { source: source.runId, child };
+  };
+
+  it('a fork committed while retention picks its runs (after its snapshot, before its locks) keeps the child; the fork reads it', async () => {
+    await gate.install('runs', picks);
+    const { source, child } = await endedSource();
+    await gate.hold();
+    const cleanup = app.get(RetentionService).cleanup();
+    const fork = await gate
+      .held('retention held while it picks its runs')
+      .then(() => app.client.fork(source, { fromStep: 'a' }))
+      .finally(() => gate.release());
+    await cleanup;
+    expect(await db.count('runs', 'id = $1', [child])).toBe(1);
+    await eventually(async () => (await app.client.getRun(fork.runId)).status === 'waiting', 'the fork to wait');
+    await app.signals.signal(fork.runId, 'read', null);
+    expect(await fork.result({ timeout: '5s' })).toBe('child-output');
+    await db.query(`DROP POLICY gate ON durable.runs; DROP FUNCTION durable.gate()`);
+  });
+
+  it('a fork while retention deletes the child (its rows locked) waits for it, then is refused naming the child; nothing is created', async () => {
+    await gate.install('runs', deletes);
+    const { source, child } = await endedSource();
+    await gate.hold();
+    const cleanup = app.get(RetentionService).cleanup();
+    // The fork is asked while retention holds the child's row, and waits for it (the lock on the row, not the gate).
+    const { forking } = await gate
+      .held('retention held while it deletes its runs')
+      .then(async () => {
+        let settled = false;
+        const forking = app.client
+          .fork(source, { fromStep: 'a', runId: `${source}-fork` })
+          .catch((error: Error) => error)
+          .finally(() => (settled = true));
+        await eventually(
+          async () =>
+            settled || // (a fork that does not wait for the lock lands at once; the checks below tell it)
+            (
+              await db.query(
+                `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH src AS%' AND query LIKE $1`,
+                [`%${schema}%`],
+              )
+            ).length > 0,
+          'the fork waiting on the child retention locked',
+        );
+        return { forking };
+      })
+      .finally(() => gate.release());
+    await cleanup;
+    const refused = await forking;
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toContain(`its child "${child}" (child:child)`);
+    expect(await db.count('runs', 'id = ANY($1)', [[child, `${source}-fork`]])).toBe(0);
+    await db.query(`DROP POLICY gate ON durable.runs; DROP FUNCTION durable.gate()`);
   });
 });

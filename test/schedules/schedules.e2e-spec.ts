@@ -14,7 +14,8 @@ import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
 import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
 import { PARALLEL_TRANSACTIONS } from 'nestjs-durable/worker/schedule-pass';
 import { Client } from 'pg';
-import { databaseUrl, Db, DurableTestApp, eventually, loginRole, startApp, uniqueSchema } from '../setup/durable-app';
+import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { StatementGate } from '../setup/statement-gate';
 
 @Workflow('tick', { schedules: [{ name: 'every-second', cron: '* * * * * *', overlap: 'allow', input: { source: 'cron' } }] })
 class Tick implements DurableWorkflow<ScheduledInput & { source: string }, string> {
@@ -529,53 +530,25 @@ describe('schedules across instances and restarts', () => {
     }
     const schema = fresh();
     const db = dbOf(schema);
-    // The instance connects as a role that row-level security applies to (not a superuser; a member of the
-    // admin's role for the rest), so a policy can hold its pass mid-statement: the statement that locks the
-    // due schedules (the pass's only one with SKIP LOCKED) waits on an advisory lock the test holds, after
-    // its snapshot is taken and before it locks the row.
-    const admin = new URL(databaseUrl());
-    const role = await loginRole(`${schema}_gate`, [
-      `GRANT "${admin.username}" TO $role`,
-      `GRANT CREATE ON DATABASE "${admin.pathname.slice(1)}" TO $role`,
-    ]);
-    const gate = new Client(databaseUrl());
-    await gate.connect();
-    const app = await startApp({ schema, providers: [Gated], options: { connection: role.url } });
+    // The statement that locks the due schedules (the pass's only one with SKIP LOCKED) is held at a gate after its
+    // snapshot is taken and before it locks the row.
+    const gate = await StatementGate.open(db);
+    const app = await startApp({ schema, providers: [Gated], options: { connection: gate.url } });
     try {
-      const key = `hashtext('${schema}')`;
-      await db.query(`
-        CREATE FUNCTION durable.gate() RETURNS boolean LANGUAGE plpgsql AS $$
-        BEGIN
-          IF current_query() LIKE '%SKIP LOCKED%' THEN
-            PERFORM pg_advisory_lock_shared(${key});
-            PERFORM pg_advisory_unlock_shared(${key});
-          END IF;
-          RETURN true;
-        END $$;
-        ALTER TABLE durable.schedules ENABLE ROW LEVEL SECURITY;
-        ALTER TABLE durable.schedules FORCE ROW LEVEL SECURITY;
-        CREATE POLICY gate ON durable.schedules TO "${schema}_gate" USING (durable.gate())`);
+      await gate.install('schedules', ['SKIP LOCKED']);
       const schedules = app.get(ScheduleService);
       await schedules.create({ name: 'gated', workflow: Gated, cron: '* * * * * *', overlap: 'skip' });
       await eventually(
         async () => (await db.count('runs', `starts_with(id, 'schedule:gated:') AND status = 'completed'`)) > 0,
         'a slot ran',
       );
-      await gate.query(`SELECT pg_advisory_lock(${key})`);
-      await eventually(
-        async () =>
-          (
-            await db.query(`SELECT 1 FROM pg_stat_activity WHERE usename = $1 AND wait_event = 'advisory' AND query LIKE '%SKIP LOCKED%'`, [
-              `${schema}_gate`,
-            ])
-          ).length > 0,
-        'a pass held in its locking statement',
-      );
+      await gate.hold();
+      await gate.held('a pass held in its locking statement');
       // No other pass runs meanwhile (one at a time per instance): the slots' runs stay as they are.
       const slotRuns = `starts_with(id, 'schedule:gated:') AND id NOT LIKE '%:trigger:%'`;
       const before = await db.count('runs', slotRuns);
       const triggered = await schedules.trigger('gated', { overlap: 'allow' });
-      await gate.query(`SELECT pg_advisory_unlock(${key})`);
+      await gate.release();
       const trigger = [triggered.runId];
       await eventually(
         async () =>
@@ -594,8 +567,7 @@ describe('schedules across instances and restarts', () => {
       expect(await db.count('runs', `id = $1 AND status IN ('pending', 'running', 'waiting')`, [triggered.runId])).toBe(1);
     } finally {
       await app.close();
-      await gate.end();
-      await role.drop(); // its schema with it: the instance made it as the role
+      await gate.close(); // the schema with the role: the instance made it as the role
     }
   });
 

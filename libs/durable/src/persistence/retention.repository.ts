@@ -1,4 +1,5 @@
-import { DurableDatabase } from './durable-database';
+import { DurableDatabase, READ_COMMITTED } from './durable-database';
+import type { Tables } from './tables';
 import { dropEmptiedJournalDays, LEGACY_DAY } from './journal-partitions';
 
 /** What the cleanup deletes: the age in ms after which a run that ended so goes (undefined keeps it), and the batch size. */
@@ -21,35 +22,22 @@ export class RetentionRepository {
   /** Deletes one batch; returns how many runs it deleted, or null when another instance holds the lock. */
   async deleteBatch(retention: RetentionAges): Promise<number | null> {
     const t = this.db.tables;
+    const ages = [retention.completed ?? null, retention.failed ?? null, retention.cancelled ?? null];
     return this.db.transaction(async (client) => {
       const [{ locked }] = (
         await client.query(`SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`, [`nestjs-durable:retention:${t.schema}`])
       ).rows;
       if (!locked) return null;
+      // Locked first, then read again: a fork of a child's parent that committed after the locking statement's snapshot
+      // is seen by the second statement's, and one not yet committed holds the child FOR KEY SHARE (forkRunSql), which
+      // SKIP LOCKED passes over; a fork after the lock waits for this transaction and finds the child gone.
+      const batch = await client.query<{ id: string }>(
+        `SELECT id FROM ${t.runs} r WHERE ${doomedSql(t)} ORDER BY finished_at LIMIT $4 FOR UPDATE SKIP LOCKED`,
+        [...ages, retention.batchSize],
+      );
       const { rows } = await client.query(
         `WITH doomed AS (
-           SELECT id, run_day FROM ${t.runs} r
-           WHERE finished_at IS NOT NULL
-             AND ((status = 'completed' AND finished_at < now() - $1::bigint * interval '1 millisecond')
-               OR (status = 'failed' AND finished_at < now() - $2::bigint * interval '1 millisecond')
-               OR (status = 'cancelled' AND finished_at < now() - $3::bigint * interval '1 millisecond'))
-             -- A child goes only once its parent cannot read it again: the parent is gone, completed or
-             -- cancelled (a failed one may be retried). A subquery, so it is one primary-key lookup per row.
-             -- Nor may a fork of the parent (or a fork of that fork) that is not completed or cancelled: its copied
-             -- journal holds the spawn, and its handle reads this child (runs_forked_from_idx, per child only).
-             AND (r.parent_id IS NULL OR (
-               COALESCE((SELECT p.status IN ('completed', 'cancelled') FROM ${t.runs} p WHERE p.id = r.parent_id), true)
-               AND NOT EXISTS (
-                 WITH RECURSIVE forks AS (
-                   SELECT f.id, f.status FROM ${t.runs} f WHERE f.forked_from = r.parent_id
-                   UNION
-                   SELECT f.id, f.status FROM ${t.runs} f JOIN forks ON f.forked_from = forks.id
-                 )
-                 SELECT 1 FROM forks WHERE forks.status NOT IN ('completed', 'cancelled')
-               )))
-           ORDER BY finished_at
-           LIMIT $4
-           FOR UPDATE SKIP LOCKED
+           SELECT id, run_day FROM ${t.runs} r WHERE r.id = ANY($4::text[]) AND ${doomedSql(t)}
          ), legacy AS (
            SELECT id FROM doomed WHERE run_day = '${LEGACY_DAY}'
          ), steps AS (
@@ -64,12 +52,12 @@ export class RetentionRepository {
            DELETE FROM ${t.runs} WHERE id IN (SELECT id FROM doomed) RETURNING id
          )
          SELECT count(*)::int AS deleted FROM runs`,
-        [retention.completed ?? null, retention.failed ?? null, retention.cancelled ?? null, retention.batchSize],
+        [...ages, batch.rows.map((r) => r.id)],
       );
       // Instances that stopped beating a day ago are gone for good.
       await client.query(`DELETE FROM ${t.instances} WHERE heartbeat_at < now() - interval '1 day'`);
       return rows[0].deleted as number;
-    });
+    }, READ_COMMITTED); // the second statement needs its own snapshot
   }
 
   /** Drops the journal partitions of the days no run is left of; returns the days, or null when another instance holds the lock. */
@@ -82,3 +70,26 @@ export class RetentionRepository {
     }
   }
 }
+
+/**
+ * The runs a batch of retention deletes (alias `r`), $1 to $3 the ages of completed, failed and
+ * cancelled runs in ms (null: kept). A child goes only once its parent cannot read it again: the
+ * parent is gone, completed or cancelled (a failed one may be retried); a subquery, so it is one
+ * primary-key lookup per row. Nor may a fork of the parent (or a fork of that fork) that is not
+ * completed or cancelled: its copied journal holds the spawn, and its handle reads this child
+ * (runs_forked_from_idx, per child only).
+ */
+const doomedSql = (t: Tables) => `finished_at IS NOT NULL
+  AND ((status = 'completed' AND finished_at < now() - $1::bigint * interval '1 millisecond')
+    OR (status = 'failed' AND finished_at < now() - $2::bigint * interval '1 millisecond')
+    OR (status = 'cancelled' AND finished_at < now() - $3::bigint * interval '1 millisecond'))
+  AND (r.parent_id IS NULL OR (
+    COALESCE((SELECT p.status IN ('completed', 'cancelled') FROM ${t.runs} p WHERE p.id = r.parent_id), true)
+    AND NOT EXISTS (
+      WITH RECURSIVE forks AS (
+        SELECT f.id, f.status FROM ${t.runs} f WHERE f.forked_from = r.parent_id
+        UNION
+        SELECT f.id, f.status FROM ${t.runs} f JOIN forks ON f.forked_from = forks.id
+      )
+      SELECT 1 FROM forks WHERE forks.status NOT IN ('completed', 'cancelled')
+    )))`;

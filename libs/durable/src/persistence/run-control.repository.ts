@@ -19,6 +19,15 @@ export interface TransitionRow {
   heldBy?: string | null;
 }
 
+/** What forkRunSql answers. */
+interface ForkRow {
+  source: boolean;
+  step: boolean;
+  workflow: string | null;
+  goneSpawn: string | null;
+  goneChild: string | null;
+}
+
 /** What an operator action changed. */
 export interface ControlResult {
   /** The run's status before the action. */
@@ -122,13 +131,7 @@ export class RunControlRepository {
     appVersion: string | null;
     timeoutMs: number | null;
   }): Promise<{ source: boolean; step: boolean; created: string | null; gone?: { spawn: string; child: string } }> {
-    const [row] = await this.db.query<{
-      source: boolean;
-      step: boolean;
-      workflow: string | null;
-      goneSpawn: string | null;
-      goneChild: string | null;
-    }>(this.sql.fork, [
+    const params = [
       args.sourceId,
       args.fromStep,
       args.forkId,
@@ -139,7 +142,10 @@ export class RunControlRepository {
       args.timeoutMs,
       this.sql.channel,
       this.sql.queueChannel,
-    ]);
+    ];
+    const row = await retryRolledBack(() =>
+      this.db.transaction(async (client) => (await client.query<ForkRow>(this.sql.fork, params)).rows[0], READ_COMMITTED),
+    );
     const gone = row.goneSpawn === null ? undefined : { spawn: row.goneSpawn, child: row.goneChild! };
     return { source: row.source, step: row.step, created: row.workflow, gone };
   }

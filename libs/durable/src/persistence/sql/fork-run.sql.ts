@@ -12,7 +12,9 @@ import { DEADLINE_PASSED_KEY } from '../../durable.constants';
  * $8, the workflow's timeout, from now, or from its first execution in a queue). The source is not
  * written, but for its history row. Nothing happens when the source or the step does not exist, or
  * when a child spawned before the step no longer exists (retention deleted it) and its result is not
- * recorded before the step: `gone` names it.
+ * recorded before the step: `gone` names it. The children it reuses are locked FOR KEY SHARE (`held`), so
+ * retention cannot delete one between this check and the commit. Run in a READ COMMITTED transaction:
+ * under repeatable read, a child deleted meanwhile would fail the lock instead of being found gone.
  * $1 source, $2 fromStep, $3 fork id, $4 input, $5 signals, $6 actor, $7 app version, $8 timeout ms,
  * $9 the wake channel, $10 the queue channel.
  */
@@ -21,15 +23,21 @@ WITH src AS (
   SELECT id, run_day, workflow, input, keys, queue, partition_key, priority, key_format FROM ${t.runs} WHERE id = $1
 ), pivot AS (
   SELECT s.finished_at AS at FROM ${t.steps} s, src WHERE s.run_id = $1 AND s.run_day = src.run_day AND s.key = $2
+), kids AS (
+  SELECT s.key, s.result::jsonb ->> 'runId' AS child FROM ${t.steps} s, src, pivot
+  WHERE s.run_id = $1 AND s.run_day = src.run_day AND s.kind = 'child' AND (s.finished_at, s.key) < (pivot.at, $2::text)
+), held AS MATERIALIZED (
+  -- The children the fork reuses, locked until it commits: retention passes over a row locked so, and rechecks for
+  -- forks once it has locked its own (RetentionRepository). A child retention is deleting is waited for, and then missing.
+  SELECT c.id FROM ${t.runs} c WHERE c.id IN (SELECT child FROM kids) ORDER BY c.id FOR KEY SHARE
 ), gone AS (
   -- A child spawned before the step whose run retention has deleted: the fork's handle would wait on it forever,
   -- unless its result is recorded before the step too (the fork replays it and never reads the child).
-  SELECT s.key, s.result::jsonb ->> 'runId' AS child FROM ${t.steps} s, src, pivot
-  WHERE s.run_id = $1 AND s.run_day = src.run_day AND s.kind = 'child' AND (s.finished_at, s.key) < (pivot.at, $2::text)
-    AND NOT EXISTS (SELECT 1 FROM ${t.runs} c WHERE c.id = s.result::jsonb ->> 'runId')
+  SELECT k.key, k.child FROM kids k, src, pivot
+  WHERE NOT EXISTS (SELECT 1 FROM held WHERE held.id = k.child)
     AND NOT EXISTS (
       SELECT 1 FROM ${t.steps} r
-      WHERE r.run_id = $1 AND r.run_day = src.run_day AND r.kind = 'child-result' AND r.key = 'child-result:' || substr(s.key, length('child:') + 1)
+      WHERE r.run_id = $1 AND r.run_day = src.run_day AND r.kind = 'child-result' AND r.key = 'child-result:' || substr(k.key, length('child:') + 1)
         AND (r.finished_at, r.key) < (pivot.at, $2::text))
   LIMIT 1
 ), ins AS (
