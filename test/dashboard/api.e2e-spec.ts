@@ -1,4 +1,4 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable, Logger } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { IsInt, IsString, Min, ValidateNested } from 'class-validator';
 import { z } from 'zod';
@@ -355,6 +355,12 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     ]) {
       expect((await call(t, 'POST', '/bulk/resume', mutation, body)).status).toBe(400);
     }
+    // A bad key name's error is the library's sentence, under the field's name, once.
+    const badKey = await call(t, 'POST', '/bulk/resume', mutation, { filter: { workflow: 'nap-long', keys: { '-': 'x' } } });
+    expect([badKey.status, badKey.body.message]).toEqual([
+      400,
+      'Body field "filter.keys": Business keys: the key name "-" must be a letter then up to 63 letters, digits, "_", "." or "-".',
+    ]);
     // A filter matching more than 1,000 runs is refused whole: nothing is acted on, nothing written.
     await db.query(
       `INSERT INTO durable.runs (id, workflow, status, input, wait, wait_kind, wake_at)
@@ -383,6 +389,18 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
       ],
     ]);
     expect(await db.count('signals', `name = 'broken'`)).toBe(1);
+    // Runs refused by one error are logged together, once: an outage must not log a stack trace per run.
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    try {
+      const more = await Promise.all([1, 2, 3].map(() => t.client.start(BrokenSchema, null)));
+      const refused = await call(t, 'POST', '/bulk/signal', mutation, { runIds: more.map((r) => r.runId), name: 'broken', payload: {} });
+      expect(refused.body.results.map((r: { code: string }) => r.code)).toEqual(['INTERNAL', 'INTERNAL', 'INTERNAL']);
+      expect(logged.mock.calls.map(([message]) => String(message).split(':')[0])).toEqual([
+        `Bulk action failed on 3 run(s) (${more.map((r) => r.runId).join(', ')})`,
+      ]);
+    } finally {
+      logged.mockRestore();
+    }
   });
 
   it('lists workflows with their declared signals, channels and JSON Schemas', async () => {

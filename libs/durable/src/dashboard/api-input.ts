@@ -54,7 +54,10 @@ function parseInput(declaration: Endpoint, request: Request): EndpointInput<Endp
   }
   if (problems.length) {
     const message = problems
-      .map((p) => (p.name ? `${PLACES[p.in]} "${p.name}": ${p.message}.` : `The request body: ${p.message}.`))
+      .map((p) => {
+        const text = p.message.replace(/\.$/, ''); // a library error's sentence ends with its own
+        return p.name ? `${PLACES[p.in]} "${p.name}": ${text}.` : `The request body: ${text}.`;
+      })
       .join(' ');
     throw new InvalidArgumentError(message, { issues: problems });
   }

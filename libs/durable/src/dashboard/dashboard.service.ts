@@ -255,10 +255,13 @@ export class DashboardService {
   /**
    * Applies `action` to each run, a few at a time, and reports each run's outcome on its own: any error
    * refuses its run only (with its code, INTERNAL for one not the library's, logged), so the answer
-   * says what was done. One rethrown failed the request while the other lanes went on acting.
+   * says what was done. One rethrown failed the request while the other lanes went on acting. The
+   * server errors are logged once per message with the runs they refused: an outage refuses every run
+   * with one error, which is one stack trace, not a thousand.
    */
   async bulk(runIds: string[], action: (runId: string) => Promise<'accepted' | 'duplicate'>): Promise<{ results: BulkOutcome[] }> {
     const results: BulkOutcome[] = new Array(runIds.length);
+    const failures = new Map<string, { stack: string; at: number[] }>();
     let next = 0;
     const lane = async () => {
       for (let i = next++; i < runIds.length; i = next++) {
@@ -266,12 +269,22 @@ export class DashboardService {
           results[i] = { runId: runIds[i], outcome: await action(runIds[i]) };
         } catch (error) {
           const { status, body } = errorReply(error);
-          if (status >= 500) this.logger.error(`Bulk action on run ${runIds[i]} failed: ${(error as Error)?.stack ?? String(error)}`);
+          if (status >= 500) {
+            const message = error instanceof Error ? error.message : String(error);
+            const failure = failures.get(message) ?? { stack: (error as Error)?.stack ?? message, at: [] };
+            failures.set(message, failure);
+            failure.at.push(i);
+          }
           results[i] = { runId: runIds[i], outcome: 'refused', code: body.code, message: body.message };
         }
       }
     };
     await Promise.all(Array.from({ length: Math.min(BULK_CONCURRENCY, runIds.length) }, lane));
+    for (const { stack, at } of failures.values()) {
+      const refused = at.sort((a, b) => a - b).map((i) => runIds[i]); // in the request's order
+      const named = refused.slice(0, 10).join(', ') + (refused.length > 10 ? ` and ${refused.length - 10} more` : '');
+      this.logger.error(`Bulk action failed on ${refused.length} run(s) (${named}): ${stack}`);
+    }
     return { results };
   }
 }
