@@ -1,4 +1,4 @@
-import { DurableWorkflow, RetentionService, Workflow, WorkflowContext } from 'nestjs-durable';
+import { DurableWorkflow, RetentionService, RunNotFoundError, Workflow, WorkflowContext } from 'nestjs-durable';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 import { StatementGate } from '../setup/statement-gate';
 
@@ -166,6 +166,30 @@ describe('retention: old finished runs go, with their journal; nothing else is t
     await a.get(RetentionService).cleanup();
     expect(await left()).toEqual([]);
   });
+
+  it('keeps a fork of the source while a fork of that fork is unfinished: it is the link to the child the last fork reuses', async () => {
+    const source = await a.client.start(RetentionForkedParent, null);
+    await eventually(async () => (await a.client.getRun(source.runId)).status === 'waiting', 'the source to wait');
+    await a.signals.signal(source.runId, 'read', null);
+    await source.result({ timeout: '5s' });
+    const first = await a.client.fork(source.runId, { fromStep: 'a' });
+    await eventually(async () => (await a.client.getRun(first.runId)).status === 'waiting', 'the first fork to wait');
+    await a.signals.signal(first.runId, 'read', null);
+    await first.result({ timeout: '5s' });
+    const second = await a.client.fork(first.runId, { fromStep: 'a' });
+    await eventually(async () => (await a.client.getRun(second.runId)).status === 'waiting', 'the fork of the fork to wait');
+    const childId = `${source.runId}/child`;
+    const ended = [source.runId, childId, first.runId];
+    await db.query(`UPDATE durable.runs SET finished_at = now() - interval '10 days' WHERE id = ANY($1)`, [ended]);
+    // Cleanups one after the other: a first fork deleted by one would leave the child unreachable from its parent to the next.
+    await a.get(RetentionService).cleanup();
+    await a.get(RetentionService).cleanup();
+    expect((await db.query(`SELECT id FROM durable.runs WHERE id = ANY($1) ORDER BY id`, [ended])).map((r) => r.id)).toEqual(
+      [childId, first.runId].sort(),
+    );
+    await a.signals.signal(second.runId, 'read', null);
+    expect(await second.result({ timeout: '5s' })).toBe('child-output');
+  });
 });
 
 describe('retention racing a fork that reuses a child: the fork keeps the child, or is refused', () => {
@@ -186,25 +210,43 @@ describe('retention racing a fork that reuses a child: the fork keeps the child,
       options: { connection: gate.url, retention: { completed: '7d', intervalMs: 3_600_000 } },
     });
   });
+  afterEach(() => gate.uninstall('runs'));
   afterAll(async () => {
     await app.close();
     await gate.close(); // the schema with the role: the instance made it as the role
   });
 
-  /** A source that ended, with the child a fork from its step `a` reuses, both ended ten days ago. */
-  const endedSource = async () => {
+  /** A source that ended, with the child a fork from its step `a` reuses; those `aged` ended ten days ago. */
+  const endedSource = async (aged: Array<'source' | 'child'>) => {
     const source = await app.client.start(RetentionForkedParent, null);
     await eventually(async () => (await app.client.getRun(source.runId)).status === 'waiting', 'the source to wait');
     await app.signals.signal(source.runId, 'read', null);
     expect(await source.result({ timeout: '5s' })).toBe('child-output');
     const child = `${source.runId}/child`;
-    await db.query(`UPDATE durable.runs SET finished_at = now() - interval '10 days' WHERE id = ANY($1)`, [[source.runId, child]]);
+    const ids = { source: source.runId, child };
+    await db.query(`UPDATE durable.runs SET finished_at = now() - interval '10 days' WHERE id = ANY($1)`, [aged.map((run) => ids[run])]);
     return { source: source.runId, child };
+  };
+
+  /** Waits until the fork waits on a row lock (retention's), or has settled (a fork that does not wait lands at once; the checks after tell it). */
+  const lockWaitOrSettled = async (forking: Promise<unknown>) => {
+    let settled = false;
+    void forking.finally(() => (settled = true));
+    await eventually(
+      async () =>
+        settled ||
+        (
+          await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH src AS%' AND query LIKE $1`, [
+            `%${schema}%`,
+          ])
+        ).length > 0,
+      'the fork waiting on a run retention locked',
+    );
   };
 
   it('a fork committed while retention picks its runs (after its snapshot, before its locks) keeps the child; the fork reads it', async () => {
     await gate.install('runs', picks);
-    const { source, child } = await endedSource();
+    const { source, child } = await endedSource(['source', 'child']);
     await gate.hold();
     const cleanup = app.get(RetentionService).cleanup();
     const fork = await gate
@@ -216,34 +258,19 @@ describe('retention racing a fork that reuses a child: the fork keeps the child,
     await eventually(async () => (await app.client.getRun(fork.runId)).status === 'waiting', 'the fork to wait');
     await app.signals.signal(fork.runId, 'read', null);
     expect(await fork.result({ timeout: '5s' })).toBe('child-output');
-    await db.query(`DROP POLICY gate ON durable.runs; DROP FUNCTION durable.gate()`);
   });
 
   it('a fork while retention deletes the child (its rows locked) waits for it, then is refused naming the child; nothing is created', async () => {
     await gate.install('runs', deletes);
-    const { source, child } = await endedSource();
+    const { source, child } = await endedSource(['child']); // (a source it deletes too: the fork finds no source)
     await gate.hold();
     const cleanup = app.get(RetentionService).cleanup();
     // The fork is asked while retention holds the child's row, and waits for it (the lock on the row, not the gate).
     const { forking } = await gate
       .held('retention held while it deletes its runs')
       .then(async () => {
-        let settled = false;
-        const forking = app.client
-          .fork(source, { fromStep: 'a', runId: `${source}-fork` })
-          .catch((error: Error) => error)
-          .finally(() => (settled = true));
-        await eventually(
-          async () =>
-            settled || // (a fork that does not wait for the lock lands at once; the checks below tell it)
-            (
-              await db.query(
-                `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH src AS%' AND query LIKE $1`,
-                [`%${schema}%`],
-              )
-            ).length > 0,
-          'the fork waiting on the child retention locked',
-        );
+        const forking = app.client.fork(source, { fromStep: 'a', runId: `${source}-fork` }).catch((error: Error) => error);
+        await lockWaitOrSettled(forking);
         return { forking };
       })
       .finally(() => gate.release());
@@ -252,6 +279,28 @@ describe('retention racing a fork that reuses a child: the fork keeps the child,
     expect(refused).toBeInstanceOf(Error);
     expect((refused as Error).message).toContain(`its child "${child}" (child:child)`);
     expect(await db.count('runs', 'id = ANY($1)', [[child, `${source}-fork`]])).toBe(0);
-    await db.query(`DROP POLICY gate ON durable.runs; DROP FUNCTION durable.gate()`);
+  });
+
+  it('a fork of a fork that retention is deleting waits for it, then finds no run; nothing is created', async () => {
+    await gate.install('runs', deletes);
+    const { source } = await endedSource([]);
+    const first = await app.client.fork(source, { fromStep: 'a' });
+    await eventually(async () => (await app.client.getRun(first.runId)).status === 'waiting', 'the fork to wait');
+    await app.signals.signal(first.runId, 'read', null);
+    await first.result({ timeout: '5s' });
+    await db.query(`UPDATE durable.runs SET finished_at = now() - interval '10 days' WHERE id = $1`, [first.runId]);
+    await gate.hold();
+    const cleanup = app.get(RetentionService).cleanup();
+    const { forking } = await gate
+      .held('retention held while it deletes the first fork')
+      .then(async () => {
+        const forking = app.client.fork(first.runId, { fromStep: 'a', runId: `${first.runId}-fork` }).catch((error: Error) => error);
+        await lockWaitOrSettled(forking);
+        return { forking };
+      })
+      .finally(() => gate.release());
+    await cleanup;
+    expect(await forking).toBeInstanceOf(RunNotFoundError);
+    expect(await db.count('runs', 'id = ANY($1)', [[first.runId, `${first.runId}-fork`]])).toBe(0);
   });
 });

@@ -39,8 +39,10 @@ export class StatementGate {
       CREATE FUNCTION durable.gate() RETURNS boolean LANGUAGE plpgsql AS $$
       BEGIN
         IF ${likeAll('current_query()', patterns)} THEN
+          PERFORM set_config('application_name', '${GATED}', false); -- what held() looks for
           PERFORM pg_advisory_lock_shared(${this.key});
           PERFORM pg_advisory_unlock_shared(${this.key});
+          PERFORM set_config('application_name', '', false);
         END IF;
         RETURN true;
       END $$;
@@ -62,10 +64,23 @@ export class StatementGate {
   async held(what: string): Promise<void> {
     await eventually(
       async () =>
-        (await this.db.query(`SELECT 1 FROM pg_stat_activity WHERE usename = $1 AND wait_event = 'advisory'`, [`${this.db.schema}_gate`]))
-          .length > 0,
+        (
+          await this.db.query(`SELECT 1 FROM pg_stat_activity WHERE usename = $1 AND application_name = $2 AND wait_event = 'advisory'`, [
+            `${this.db.schema}_gate`,
+            GATED,
+          ])
+        ).length > 0,
       what,
     );
+  }
+
+  /** Takes the gate off `table` (after a test, passed or failed): its statements see every row again. */
+  async uninstall(table: string): Promise<void> {
+    await this.db.query(`
+      DROP POLICY IF EXISTS gate ON durable.${table};
+      ALTER TABLE durable.${table} NO FORCE ROW LEVEL SECURITY;
+      ALTER TABLE durable.${table} DISABLE ROW LEVEL SECURITY;
+      DROP FUNCTION IF EXISTS durable.gate()`);
   }
 
   /** Once everything connected as the role has closed: the role goes, and the schema it made with it. */
@@ -74,6 +89,9 @@ export class StatementGate {
     await this.drop();
   }
 }
+
+/** The application_name of a session held at the gate. */
+const GATED = 'statement-gate: held';
 
 const likeAll = (text: string, patterns: string[]) =>
   patterns.map((pattern) => `${text} LIKE '%${pattern.replaceAll("'", "''")}%'`).join(' AND ');

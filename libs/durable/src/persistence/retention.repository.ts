@@ -19,8 +19,11 @@ export interface RetentionAges {
 export class RetentionRepository {
   constructor(private readonly db: DurableDatabase) {}
 
-  /** Deletes one batch; returns how many runs it deleted, or null when another instance holds the lock. */
-  async deleteBatch(retention: RetentionAges): Promise<number | null> {
+  /**
+   * Deletes one batch: how many runs it picked and how many of them it deleted (those a fork committed
+   * meanwhile keeps are not), or null when another instance holds the lock.
+   */
+  async deleteBatch(retention: RetentionAges): Promise<{ picked: number; deleted: number } | null> {
     const t = this.db.tables;
     const ages = [retention.completed ?? null, retention.failed ?? null, retention.cancelled ?? null];
     return this.db.transaction(async (client) => {
@@ -56,7 +59,7 @@ export class RetentionRepository {
       );
       // Instances that stopped beating a day ago are gone for good.
       await client.query(`DELETE FROM ${t.instances} WHERE heartbeat_at < now() - interval '1 day'`);
-      return rows[0].deleted as number;
+      return { picked: batch.rows.length, deleted: rows[0].deleted as number };
     }, READ_COMMITTED); // the second statement needs its own snapshot
   }
 
@@ -77,7 +80,8 @@ export class RetentionRepository {
  * parent is gone, completed or cancelled (a failed one may be retried); a subquery, so it is one
  * primary-key lookup per row. Nor may a fork of the parent (or a fork of that fork) that is not
  * completed or cancelled: its copied journal holds the spawn, and its handle reads this child
- * (runs_forked_from_idx, per child only).
+ * (runs_forked_from_idx, per child only). A fork is the link from a child's parent to the forks of
+ * the fork, so it stays too while one of those is unfinished (per fork only).
  */
 const doomedSql = (t: Tables) => `finished_at IS NOT NULL
   AND ((status = 'completed' AND finished_at < now() - $1::bigint * interval '1 millisecond')
@@ -85,11 +89,15 @@ const doomedSql = (t: Tables) => `finished_at IS NOT NULL
     OR (status = 'cancelled' AND finished_at < now() - $3::bigint * interval '1 millisecond'))
   AND (r.parent_id IS NULL OR (
     COALESCE((SELECT p.status IN ('completed', 'cancelled') FROM ${t.runs} p WHERE p.id = r.parent_id), true)
-    AND NOT EXISTS (
-      WITH RECURSIVE forks AS (
-        SELECT f.id, f.status FROM ${t.runs} f WHERE f.forked_from = r.parent_id
-        UNION
-        SELECT f.id, f.status FROM ${t.runs} f JOIN forks ON f.forked_from = forks.id
-      )
-      SELECT 1 FROM forks WHERE forks.status NOT IN ('completed', 'cancelled')
-    )))`;
+    AND ${noUnfinishedForkOf(t, 'r.parent_id')}))
+  AND (r.forked_from IS NULL OR ${noUnfinishedForkOf(t, 'r.id')})`;
+
+/** No fork of the run `id` (nor a fork of that fork, and so on) is unfinished. */
+const noUnfinishedForkOf = (t: Tables, id: string) => `NOT EXISTS (
+    WITH RECURSIVE forks AS (
+      SELECT f.id, f.status FROM ${t.runs} f WHERE f.forked_from = ${id}
+      UNION
+      SELECT f.id, f.status FROM ${t.runs} f JOIN forks ON f.forked_from = forks.id
+    )
+    SELECT 1 FROM forks WHERE forks.status NOT IN ('completed', 'cancelled')
+  )`;

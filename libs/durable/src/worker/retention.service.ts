@@ -46,10 +46,10 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
     this.running ??= (async () => {
       let total = 0;
       for (;;) {
-        const deleted = await this.retention.deleteBatch(retention);
-        if (deleted === null) return total;
-        total += deleted;
-        if (deleted < retention.batchSize) break;
+        const batch = await this.retention.deleteBatch(retention);
+        if (batch === null) return total;
+        total += batch.deleted;
+        if (batch.picked < retention.batchSize) break;
       }
       const days = await this.retention.dropEmptiedDays();
       if (days?.length) this.logger.log(`Dropped the journal of the runs of ${days.join(', ')}: none of them is left.`);
