@@ -395,9 +395,11 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
       const more = await Promise.all([1, 2, 3].map(() => t.client.start(BrokenSchema, null)));
       const refused = await call(t, 'POST', '/bulk/signal', mutation, { runIds: more.map((r) => r.runId), name: 'broken', payload: {} });
       expect(refused.body.results.map((r: { code: string }) => r.code)).toEqual(['INTERNAL', 'INTERNAL', 'INTERNAL']);
-      expect(logged.mock.calls.map(([message]) => String(message).split(':')[0])).toEqual([
+      const bulk = logged.mock.calls.filter(([message]) => String(message).startsWith('Bulk action'));
+      expect(bulk.map(([message]) => String(message).split(':')[0])).toEqual([
         `Bulk action failed on 3 run(s) (${more.map((r) => r.runId).join(', ')})`,
       ]);
+      expect(String(bulk[0][1])).toMatch(/\n\s+at /); // the stack, as the logger's own argument
     } finally {
       logged.mockRestore();
     }

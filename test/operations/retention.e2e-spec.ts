@@ -1,5 +1,6 @@
 import { DurableWorkflow, RetentionService, RunNotFoundError, Workflow, WorkflowContext } from 'nestjs-durable';
-import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { Client } from 'pg';
+import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 import { StatementGate } from '../setup/statement-gate';
 
 @Workflow('kept-busy')
@@ -207,7 +208,8 @@ describe('retention racing a fork that reuses a child: the fork keeps the child,
     app = await startApp({
       schema,
       providers: [RetentionForkedParent, RetentionChild],
-      options: { connection: gate.url, retention: { completed: '7d', intervalMs: 3_600_000 } },
+      // Batches of two: a source and its child, picked together.
+      options: { connection: gate.url, retention: { completed: '7d', batchSize: 2, intervalMs: 3_600_000 } },
     });
   });
   afterEach(() => gate.uninstall('runs'));
@@ -228,25 +230,35 @@ describe('retention racing a fork that reuses a child: the fork keeps the child,
     return { source: source.runId, child };
   };
 
-  /** Waits until the fork waits on a row lock (retention's), or has settled (a fork that does not wait lands at once; the checks after tell it). */
-  const lockWaitOrSettled = async (forking: Promise<unknown>) => {
+  /** Waits until the fork waits on a row lock, or has settled (a fork that does not wait lands at once; the checks after tell it). */
+  const lockWaitOrSettled = async (forking: Promise<unknown>): Promise<boolean> => {
     let settled = false;
-    void forking.finally(() => (settled = true));
-    await eventually(
+    void forking.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    return eventually(
       async () =>
         settled ||
         (
-          await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH src AS%' AND query LIKE $1`, [
-            `%${schema}%`,
-          ])
+          await db.query(
+            `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH src_ended AS%' AND query LIKE $1`,
+            [`%${schema}%`],
+          )
         ).length > 0,
-      'the fork waiting on a run retention locked',
-    );
+      'the fork waiting on a row lock, or settled',
+    ).then(() => settled);
   };
 
-  it('a fork committed while retention picks its runs (after its snapshot, before its locks) keeps the child; the fork reads it', async () => {
+  it('a fork committed while retention picks its runs (after its snapshot, before its locks) keeps the child; the fork reads it; the cleanup goes on to the next batch', async () => {
     await gate.install('runs', picks);
     const { source, child } = await endedSource(['source', 'child']);
+    // A third run to delete, in the next batch: the first deletes fewer runs than it picked, and is not the last.
+    const next = `${source}-next`;
+    await db.query(
+      `INSERT INTO durable.runs (id, workflow, status, input, finished_at) VALUES ($1, 'retention-child', 'completed', 'null', now() - interval '8 days')`,
+      [next],
+    );
     await gate.hold();
     const cleanup = app.get(RetentionService).cleanup();
     const fork = await gate
@@ -254,7 +266,7 @@ describe('retention racing a fork that reuses a child: the fork keeps the child,
       .then(() => app.client.fork(source, { fromStep: 'a' }))
       .finally(() => gate.release());
     await cleanup;
-    expect(await db.count('runs', 'id = $1', [child])).toBe(1);
+    expect((await db.query(`SELECT id FROM durable.runs WHERE id = ANY($1)`, [[source, child, next]])).map((r) => r.id)).toEqual([child]);
     await eventually(async () => (await app.client.getRun(fork.runId)).status === 'waiting', 'the fork to wait');
     await app.signals.signal(fork.runId, 'read', null);
     expect(await fork.result({ timeout: '5s' })).toBe('child-output');
@@ -279,6 +291,28 @@ describe('retention racing a fork that reuses a child: the fork keeps the child,
     expect(refused).toBeInstanceOf(Error);
     expect((refused as Error).message).toContain(`its child "${child}" (child:child)`);
     expect(await db.count('runs', 'id = ANY($1)', [[child, `${source}-fork`]])).toBe(0);
+  });
+
+  it("a fork of a source still going does not wait for a transaction that holds the source's row (a delivery in the application's transaction)", async () => {
+    const source = await app.client.start(RetentionForkedParent, null);
+    await eventually(async () => (await app.client.getRun(source.runId)).status === 'waiting', 'the source to wait');
+    const holder = new Client(databaseUrl());
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      // The row held as a delivery in the application's transaction (TxOptions.manager) holds it.
+      await holder.query(`SELECT 1 FROM "${schema}".runs WHERE id = $1 FOR UPDATE`, [source.runId]);
+      const forking = app.client.fork(source.runId, { fromStep: 'a' });
+      expect(await lockWaitOrSettled(forking)).toBe(true); // settled, not waiting on the lock
+      const fork = await forking;
+      await app.signals.signal(fork.runId, 'read', null);
+      expect(await fork.result({ timeout: '5s' })).toBe('child-output');
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+    await app.signals.signal(source.runId, 'read', null);
+    expect(await source.result({ timeout: '5s' })).toBe('child-output');
   });
 
   it('a fork of a fork that retention is deleting waits for it, then finds no run; nothing is created', async () => {

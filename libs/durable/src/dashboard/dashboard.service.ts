@@ -256,12 +256,12 @@ export class DashboardService {
    * Applies `action` to each run, a few at a time, and reports each run's outcome on its own: any error
    * refuses its run only (with its code, INTERNAL for one not the library's, logged), so the answer
    * says what was done. One rethrown failed the request while the other lanes went on acting. The
-   * server errors are logged once per message with the runs they refused: an outage refuses every run
-   * with one error, which is one stack trace, not a thousand.
+   * server errors are logged once per error (its name and message) with the runs they refused: an
+   * outage refuses every run with one error, which is one stack trace, not a thousand.
    */
   async bulk(runIds: string[], action: (runId: string) => Promise<'accepted' | 'duplicate'>): Promise<{ results: BulkOutcome[] }> {
     const results: BulkOutcome[] = new Array(runIds.length);
-    const failures = new Map<string, { stack: string; at: number[] }>();
+    const failures = new Map<string, { error: unknown; at: number[] }>();
     let next = 0;
     const lane = async () => {
       for (let i = next++; i < runIds.length; i = next++) {
@@ -270,9 +270,9 @@ export class DashboardService {
         } catch (error) {
           const { status, body } = errorReply(error);
           if (status >= 500) {
-            const message = error instanceof Error ? error.message : String(error);
-            const failure = failures.get(message) ?? { stack: (error as Error)?.stack ?? message, at: [] };
-            failures.set(message, failure);
+            const said = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+            const failure = failures.get(said) ?? { error, at: [] };
+            failures.set(said, failure);
             failure.at.push(i);
           }
           results[i] = { runId: runIds[i], outcome: 'refused', code: body.code, message: body.message };
@@ -280,10 +280,10 @@ export class DashboardService {
       }
     };
     await Promise.all(Array.from({ length: Math.min(BULK_CONCURRENCY, runIds.length) }, lane));
-    for (const { stack, at } of failures.values()) {
+    for (const [said, { error, at }] of failures) {
       const refused = at.sort((a, b) => a - b).map((i) => runIds[i]); // in the request's order
       const named = refused.slice(0, 10).join(', ') + (refused.length > 10 ? ` and ${refused.length - 10} more` : '');
-      this.logger.error(`Bulk action failed on ${refused.length} run(s) (${named}): ${stack}`);
+      this.logger.error(`Bulk action failed on ${refused.length} run(s) (${named}): ${said}`, (error as Error)?.stack);
     }
     return { results };
   }

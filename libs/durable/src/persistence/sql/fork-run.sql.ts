@@ -13,27 +13,23 @@ import { DEADLINE_PASSED_KEY } from '../../durable.constants';
  * written, but for its history row. Nothing happens when the source or the step does not exist, or
  * when a child spawned before the step no longer exists (retention deleted it) and its result is not
  * recorded before the step: `gone` names it. The source and the children it reuses are locked FOR KEY
- * SHARE (`src`, `held`), so retention cannot delete one between this check and the commit; a source
- * that retention is deleting is waited for, and then not found. Run in a READ COMMITTED transaction:
+ * SHARE once they have ended (`src`, `held`; retention deletes no other run), so retention cannot
+ * delete one between this check and the commit; a source that retention is deleting is waited for,
+ * and then not found. Run in a READ COMMITTED transaction:
  * under repeatable read, a child deleted meanwhile would fail the lock instead of being found gone.
  * $1 source, $2 fromStep, $3 fork id, $4 input, $5 signals, $6 actor, $7 app version, $8 timeout ms,
  * $9 the wake channel, $10 the queue channel.
  */
 export const forkRunSql = (t: Tables) => `
-WITH src AS (
-  -- Locked, as the children below: retention deletes no run until the fork that reads it has committed.
-  SELECT id, run_day, workflow, input, keys, queue, partition_key, priority, key_format FROM ${t.runs} WHERE id = $1 FOR KEY SHARE
-), pivot AS (
+WITH ${endedLocked(
+  'src',
+  `SELECT id, run_day, workflow, input, keys, queue, partition_key, priority, key_format FROM ${t.runs} WHERE id = $1`,
+)}, pivot AS (
   SELECT s.finished_at AS at FROM ${t.steps} s, src WHERE s.run_id = $1 AND s.run_day = src.run_day AND s.key = $2
 ), kids AS (
   SELECT s.key, s.result::jsonb ->> 'runId' AS child FROM ${t.steps} s, src, pivot
   WHERE s.run_id = $1 AND s.run_day = src.run_day AND s.kind = 'child' AND (s.finished_at, s.key) < (pivot.at, $2::text)
-), held AS MATERIALIZED (
-  -- The children the fork reuses, locked until it commits (all of them: the final SELECT reads it whole): retention
-  -- passes over a row locked so, and rechecks for forks once it has locked its own (RetentionRepository). A child
-  -- retention is deleting is waited for, and then missing.
-  SELECT c.id FROM ${t.runs} c WHERE c.id IN (SELECT child FROM kids) ORDER BY c.id FOR KEY SHARE
-), gone AS (
+), ${endedLocked('held', `SELECT id FROM ${t.runs} WHERE id IN (SELECT child FROM kids)`, 'ORDER BY id ')}, gone AS (
   -- A child spawned before the step whose run retention has deleted: the fork's handle would wait on it forever,
   -- unless its result is recorded before the step too (the fork replays it and never reads the child).
   SELECT k.key, k.child FROM kids k, src, pivot
@@ -81,3 +77,19 @@ WITH src AS (
 SELECT EXISTS (SELECT 1 FROM src) AS source, EXISTS (SELECT 1 FROM pivot) AS step, (SELECT workflow FROM ins) AS workflow,
        (SELECT key FROM gone) AS "goneSpawn", (SELECT child FROM gone) AS "goneChild", (SELECT count(*) FROM held) AS reused,
        (SELECT count(*) FROM ins, pg_notify(CASE WHEN ins.queue IS NULL THEN $9 ELSE $10 END, COALESCE(ins.queue, ins.id))) AS notified`;
+
+/**
+ * The CTE `name`: the rows of `select` (a SELECT of the runs table with a WHERE), those that have ended
+ * locked FOR KEY SHARE until the fork commits (every row: the fork's final SELECT reads them all).
+ * Retention deletes no other run; it passes over a row locked so, and rechecks for forks once it has
+ * locked its own (RetentionRepository); a row it is deleting is waited for, and then missing. A run
+ * still going is read as it is and not locked, so a fork waits on none of the FOR UPDATE locks its
+ * deliveries or its end take.
+ */
+const endedLocked = (name: string, select: string, order = '') => `${name}_ended AS (
+  ${select} AND finished_at IS NOT NULL ${order}FOR KEY SHARE
+), ${name}_going AS (
+  ${select} AND finished_at IS NULL
+), ${name} AS (
+  SELECT * FROM ${name}_ended UNION ALL SELECT * FROM ${name}_going
+)`;
