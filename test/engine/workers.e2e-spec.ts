@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
 import { WakeBus } from 'nestjs-durable/runtime/wake-bus';
+import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { StatementGate } from '../setup/statement-gate';
 
 /** Shared by every application of this file (they run in one process): who executed what, and when. */
 const observed = {
@@ -175,5 +177,39 @@ describe('workers: claims, leases, fencing and shutdown', () => {
     expect(over).toBe(true);
     const [run] = await db.query(`SELECT status FROM durable.runs WHERE id = $1`, [waiting.runId]);
     expect(run.status).toBe('pending');
+  });
+});
+
+describe('shutdown while a start claims a run for this instance', () => {
+  it('the start in flight as shutdown begins: its run executes within the grace, then is released, not left leased to the closed instance', async () => {
+    const own = uniqueSchema();
+    const db = new Db(own);
+    const gate = await StatementGate.open(db);
+    const a = await startApp({
+      schema: own,
+      providers: [{ provide: 'INSTANCE', useValue: 'A' }, Probe, SharedWork, Gated, InlineWait],
+      options: { connection: gate.url, shutdownGraceMs: 300, leaseMs: 60_000 },
+    });
+    try {
+      // The start's insert (which claims the run for A) is held until shutdown has begun.
+      await gate.install('runs', ['wake_at, lease_owner, lease_token']);
+      await gate.hold();
+      const starting = a.client.start(Gated, null);
+      await gate.held('the start held in its insert');
+      const shutdown = a.get(DurableWorker).beforeApplicationShutdown(); // stops accepting at once
+      await gate.release();
+      await shutdown;
+      const { runId } = await starting;
+      // It executed (its step is still inside, past the grace) and was released for another instance.
+      expect(observed.executedBy.get(runId)).toEqual(['A']);
+      expect(await db.query(`SELECT status, lease_owner FROM durable.runs WHERE id = $1`, [runId])).toEqual([
+        { status: 'pending', lease_owner: null },
+      ]);
+      observed.gates.get(runId)?.();
+    } finally {
+      await gate.uninstall('runs');
+      await a.close();
+      await gate.close();
+    }
   });
 });

@@ -271,4 +271,27 @@ describe('signals: at-least-once in, exactly-once applied', () => {
       await second.close();
     }
   });
+
+  it('the AwaitFor deadline is the instant it races, however late the run executes again: a signal delivered after it loses', async () => {
+    const own = uniqueSchema(); // no other instance here executes the run while it is down
+    const ownDb = new Db(own);
+    const first = await startApp({ schema: own, providers: [Effects, AwaitFor] });
+    const handle = await first.client.start(AwaitFor, { timeout: 1_000 });
+    await eventually(async () => (await first.client.getRun(handle.runId)).status === 'waiting', 'the wait to park');
+    await first.close();
+    const sender = await startApp({ schema: own, providers: [Effects, AwaitFor], options: { worker: { enabled: false } } });
+    let second: DurableTestApp | undefined;
+    try {
+      await eventually(
+        async () => (await ownDb.query(`SELECT 1 FROM durable.runs WHERE id = $1 AND wake_at < now()`, [handle.runId])).length > 0,
+        'the deadline to pass while no instance executes the run',
+      );
+      expect(await sender.signals.signal(handle.runId, 'answer', 'late')).toMatchObject({ accepted: true });
+      second = await startApp({ schema: own, providers: [Effects, AwaitFor] });
+      expect(((await second.client.handle(handle.runId).result({ timeout: '10s' })) as any).outcome).toEqual({ received: false });
+    } finally {
+      await Promise.all([sender.close(), second?.close()]);
+      await ownDb.dropSchema();
+    }
+  });
 });

@@ -260,13 +260,14 @@ export class JournalRepository {
     return row.fits || 'too-many';
   }
 
-  /** The payload of a signal delivered since the journal was loaded; undefined when none was. */
-  async readSignal(runId: string, name: string): Promise<string | null | undefined> {
-    const rows = await this.db.query<{ payload: string | null }>(
-      `SELECT payload FROM ${this.db.tables.signals} WHERE run_id = $1 AND run_day = ${runDaySql(this.db.tables, '$1')} AND name = $2`,
+  /** A signal delivered since the journal was loaded, its payload and when it came; undefined when none was. */
+  async readSignal(runId: string, name: string): Promise<{ payload: string | null; deliveredAt: Date } | undefined> {
+    const rows = await this.db.query<{ payload: string | null; deliveredAt: Date }>(
+      `SELECT payload, delivered_at AS "deliveredAt" FROM ${this.db.tables.signals}
+       WHERE run_id = $1 AND run_day = ${runDaySql(this.db.tables, '$1')} AND name = $2`,
       [runId, name],
     );
-    return rows.length ? rows[0].payload : undefined;
+    return rows[0];
   }
 
   /** Those of the run's children `ids` that have ended, with their outcomes (for a parent awaiting them). */

@@ -37,6 +37,8 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   /** Queues whose last admission left runs waiting for a slot: a slot freeing here admits from them. */
   private readonly queuesHeldBack = new Set<string>();
   private claiming?: Promise<void>;
+  /** Writes in flight that may claim a run for this instance (reserving): shutdown waits for them. */
+  private readonly reservations = new Set<Promise<unknown>>();
   private renewTimer?: NodeJS.Timeout;
   private renewing?: Promise<void>;
   /** A recheck waits for the renewal in flight, to send one of its own after it. */
@@ -169,19 +171,25 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     write: (owner: string | null) => Promise<R>,
     claimedIn: (result: R) => ClaimedRun | undefined,
   ): Promise<R> {
-    const reserved = wanted && this.accepting && this.free > 0;
-    if (reserved) this.reserved++;
-    let claimed: ClaimedRun | undefined;
+    if (!(wanted && this.accepting && this.free > 0)) return write(null);
+    this.reserved++;
     const sentAt = leaseClock();
-    try {
-      const result = await write(reserved ? this.id : null);
-      if (reserved) claimed = claimedIn(result);
-      return result;
-    } finally {
-      if (reserved) this.reserved--;
-      if (claimed) this.spawn(claimed, sentAt);
-      else if (reserved) this.slotFreed();
-    }
+    const reservation = (async () => {
+      let claimed: ClaimedRun | undefined;
+      try {
+        const result = await write(this.id);
+        claimed = claimedIn(result);
+        return result;
+      } finally {
+        this.reserved--;
+        if (claimed) this.spawn(claimed, sentAt);
+        else this.slotFreed();
+      }
+    })();
+    this.reservations.add(reservation);
+    const forget = () => this.reservations.delete(reservation);
+    void reservation.then(forget, forget);
+    return reservation;
   }
 
   /**
@@ -213,6 +221,9 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     if (!this.enabled) return;
     this.accepting = false;
     await this.claiming;
+    // A start or delivery claiming a run here as shutdown began: its run executes within the grace, or
+    // is released below, like the others. Spawned after the release, it was leased here until expiry.
+    await Promise.allSettled([...this.reservations]);
     if (this.executions.size) {
       await settledWithin(Promise.allSettled([...this.executions]), this.options.shutdownGraceMs);
     }

@@ -21,6 +21,9 @@ export async function waitForSignal<T>(execution: Execution, ref: SignalRef<T>):
 /**
  * AwaitFor: the signal raced against a deadline journaled once as now() + timeout. Whichever wins is
  * final: a timeout is checkpointed, so a signal arriving later never changes the outcome on replay.
+ * Once the deadline is journaled, the signal wins only if it was delivered by then: a run that executes
+ * again after its deadline (its instance was down, its workers busy) finds a signal delivered late in
+ * its journal, and the timeout wins, as it would have had the run been awake at the instant.
  */
 export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRef<T>, timeout: unknown): Promise<SignalOutcome<T>> {
   if (!execution.isActive) return never();
@@ -37,12 +40,13 @@ export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRe
   // exact keys, not a prefix: 'signal-deadline:gone' is another wait's, not 'go''s.
   journal.steps.has(deadlineKey);
   if (journal.steps.has(timeoutKey)) return { received: false };
-  if (journal.signals.has(name)) return received();
+  if (journal.signals.has(name) && !journal.steps.has(deadlineKey)) return received(); // buffered before the wait
   const deadline = await journaledInstant(execution, deadlineKey, 'deadline', ms);
   for (;;) {
-    if (journal.signals.has(name)) return received();
+    const deliveredAt = journal.signals.has(name) ? (journal.signalTimes.get(name) ?? deadline) : undefined;
+    if (deliveredAt !== undefined && deliveredAt <= deadline) return received();
     const remaining = deadline - deps.clock.now();
-    if (remaining <= 0) {
+    if (remaining <= 0 || deliveredAt !== undefined) {
       await execution.checkpoint(timeoutKey, 'timeout', { outcome: 'ok', result: null, error: null }, null);
       return { received: false };
     }
@@ -53,7 +57,10 @@ export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRe
     }
     await execution.nextWake(inProcess);
     if (!execution.isActive) return never();
-    const payload = await deps.journal.readSignal(execution.runId, name);
-    if (payload !== undefined) journal.signals.set(name, payload);
+    const signal = await deps.journal.readSignal(execution.runId, name);
+    if (signal) {
+      journal.signals.set(name, signal.payload);
+      journal.signalTimes.set(name, new Date(signal.deliveredAt).getTime());
+    }
   }
 }
