@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DurableWorkflow, ScheduleService, Step, Workflow, WorkflowContext } from 'nestjs-durable';
+import { KEY_FORMAT } from 'nestjs-durable/durable.constants';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 /** Effects by run and name, in this process: what ran, and how often. */
@@ -114,7 +115,7 @@ describe('checkpoint keys: names are escaped, and a run keeps the key format it 
     for (const what of effects) expect(countOf(run.runId, what)).toBe(1);
     // A step's key option ends the key raw (nothing follows it to meet): `charge:b:c`.
     expect(await keysOf(run.runId)).toEqual(['100%2525', '100%25', 'charge%3Aa', 'charge:a', 'charge:b:c', 'go', 'go#2', 'go%232'].sort());
-    expect(await db.query(`SELECT key_format FROM durable.runs WHERE id = $1`, [run.runId])).toEqual([{ key_format: 2 }]);
+    expect(await db.query(`SELECT key_format FROM durable.runs WHERE id = $1`, [run.runId])).toEqual([{ key_format: KEY_FORMAT }]);
   });
 
   it("a signal named as another wait's timeout mark waits for its own delivery", async () => {
@@ -189,6 +190,6 @@ describe('checkpoint keys: names are escaped, and a run keeps the key format it 
     const these = `id = ANY($1) OR parent_id = $2 OR id LIKE 'schedule:every-second:%'`;
     const params = [[parent.runId, delayed.runId, ...queued.map((q) => q.runId), debounced.runId], parent.runId];
     expect(await db.count('runs', these, params)).toBeGreaterThanOrEqual(10);
-    expect(await db.query(`SELECT DISTINCT key_format FROM durable.runs WHERE ${these}`, params)).toEqual([{ key_format: 2 }]);
+    expect(await db.query(`SELECT DISTINCT key_format FROM durable.runs WHERE ${these}`, params)).toEqual([{ key_format: KEY_FORMAT }]);
   });
 });

@@ -181,35 +181,68 @@ describe('workers: claims, leases, fencing and shutdown', () => {
 });
 
 describe('shutdown while a start claims a run for this instance', () => {
-  it('the start in flight as shutdown begins: its run executes within the grace, then is released, not left leased to the closed instance', async () => {
+  /**
+   * An instance whose start is held in its insert (which claims the run for it) while shutdown begins:
+   * `during` runs once the shutdown has begun, with it and the way to let the insert go; answers the
+   * run's id and a read of its row.
+   */
+  const heldStart = async (
+    graceMs: number,
+    during: (shutdown: Promise<void>, release: () => Promise<void>) => Promise<void>,
+    check: (runId: string, row: () => Promise<unknown>) => Promise<void>,
+  ) => {
     const own = uniqueSchema();
     const db = new Db(own);
     const gate = await StatementGate.open(db);
     const a = await startApp({
       schema: own,
       providers: [{ provide: 'INSTANCE', useValue: 'A' }, Probe, SharedWork, Gated, InlineWait],
-      options: { connection: gate.url, shutdownGraceMs: 300, leaseMs: 60_000 },
+      options: { connection: gate.url, shutdownGraceMs: graceMs, leaseMs: 60_000 },
     });
     try {
-      // The start's insert (which claims the run for A) is held until shutdown has begun.
       await gate.install('runs', ['wake_at, lease_owner, lease_token']);
       await gate.hold();
       const starting = a.client.start(Gated, null);
       await gate.held('the start held in its insert');
-      const shutdown = a.get(DurableWorker).beforeApplicationShutdown(); // stops accepting at once
-      await gate.release();
-      await shutdown;
+      await during(a.get(DurableWorker).beforeApplicationShutdown(), () => gate.release()); // it stops accepting at once
       const { runId } = await starting;
-      // It executed (its step is still inside, past the grace) and was released for another instance.
-      expect(observed.executedBy.get(runId)).toEqual(['A']);
-      expect(await db.query(`SELECT status, lease_owner FROM durable.runs WHERE id = $1`, [runId])).toEqual([
-        { status: 'pending', lease_owner: null },
-      ]);
-      observed.gates.get(runId)?.();
+      await check(runId, () => db.query(`SELECT status, lease_owner FROM durable.runs WHERE id = $1`, [runId]));
     } finally {
+      await gate.release();
       await gate.uninstall('runs');
       await a.close();
       await gate.close();
     }
+  };
+  const released = [{ status: 'pending', lease_owner: null }];
+
+  it('the start in flight as shutdown begins: its run executes within the grace, then is released, not left leased to the closed instance', async () => {
+    await heldStart(
+      2_000, // a grace the run surely reaches its step in
+      async (shutdown, release) => {
+        await release();
+        await shutdown;
+      },
+      async (runId, row) => {
+        // It executed (its step is still inside, past the grace) and was released for another instance.
+        expect(observed.executedBy.get(runId)).toEqual(['A']);
+        expect(await row()).toEqual(released);
+        observed.gates.get(runId)?.();
+      },
+    );
+  });
+
+  it('a start that lands only after shutdown ended (its insert held past the grace) is released as it lands, not executed', async () => {
+    await heldStart(
+      200,
+      async (shutdown, release) => {
+        await shutdown;
+        await release();
+      },
+      async (runId, row) => {
+        await eventually(async () => JSON.stringify(await row()) === JSON.stringify(released), 'the run released');
+        expect(observed.executedBy.get(runId)).toBeUndefined();
+      },
+    );
   });
 });

@@ -272,26 +272,37 @@ describe('signals: at-least-once in, exactly-once applied', () => {
     }
   });
 
-  it('the AwaitFor deadline is the instant it races, however late the run executes again: a signal delivered after it loses', async () => {
+  /** A run's timed wait whose deadline passes while no instance executes it, then a signal delivered, then the run executed again. */
+  const lateSignal = async (format: number, outcome: unknown) => {
     const own = uniqueSchema(); // no other instance here executes the run while it is down
     const ownDb = new Db(own);
-    const first = await startApp({ schema: own, providers: [Effects, AwaitFor] });
-    const handle = await first.client.start(AwaitFor, { timeout: 1_000 });
-    await eventually(async () => (await first.client.getRun(handle.runId)).status === 'waiting', 'the wait to park');
-    await first.close();
-    const sender = await startApp({ schema: own, providers: [Effects, AwaitFor], options: { worker: { enabled: false } } });
-    let second: DurableTestApp | undefined;
+    const apps: DurableTestApp[] = [];
     try {
+      const first = await startApp({ schema: own, providers: [Effects, AwaitFor] });
+      apps.push(first);
+      const handle = await first.client.start(AwaitFor, { timeout: 1_000 });
+      await eventually(async () => (await first.client.getRun(handle.runId)).waiting?.kind === 'signal', 'the wait to park');
+      await apps.splice(apps.indexOf(first), 1)[0].close();
+      await ownDb.query(`UPDATE durable.runs SET key_format = $2 WHERE id = $1`, [handle.runId, format]);
+      const sender = await startApp({ schema: own, providers: [Effects, AwaitFor], options: { worker: { enabled: false } } });
+      apps.push(sender);
       await eventually(
         async () => (await ownDb.query(`SELECT 1 FROM durable.runs WHERE id = $1 AND wake_at < now()`, [handle.runId])).length > 0,
         'the deadline to pass while no instance executes the run',
       );
       expect(await sender.signals.signal(handle.runId, 'answer', 'late')).toMatchObject({ accepted: true });
-      second = await startApp({ schema: own, providers: [Effects, AwaitFor] });
-      expect(((await second.client.handle(handle.runId).result({ timeout: '10s' })) as any).outcome).toEqual({ received: false });
+      const second = await startApp({ schema: own, providers: [Effects, AwaitFor] });
+      apps.push(second);
+      expect(((await second.client.handle(handle.runId).result({ timeout: '10s' })) as any).outcome).toEqual(outcome);
     } finally {
-      await Promise.all([sender.close(), second?.close()]);
+      await Promise.all(apps.map((app) => app.close()));
       await ownDb.dropSchema();
     }
-  });
+  };
+
+  it('the AwaitFor deadline is the instant a run executing again after it races: a signal delivered after it loses', () =>
+    lateSignal(3, { received: false }));
+
+  it('a run of the format before (2, in flight across the upgrade) keeps its rule: the signal delivered after its deadline wins', () =>
+    lateSignal(2, { received: true, payload: 'late' }));
 });

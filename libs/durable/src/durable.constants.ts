@@ -36,5 +36,10 @@ export const controlChannel = (schema: string) => beside(schema, ':control');
 /** The journal key of a run's passing of its deadline (the awaited call it was thrown at); an operator's new deadline deletes it. */
 export const DEADLINE_PASSED_KEY = 'run-deadline:passed';
 
-/** The key format of the runs this version inserts (see runtime/checkpoint-keys); runs.key_format's default, 1, is the one before. */
-export const KEY_FORMAT = 2;
+/**
+ * The format of the runs this version inserts (runs.key_format; its default, 1, is the one before): from
+ * 2, checkpoint keys escape the names in them (runtime/checkpoint-keys); from 3, a timed signal wait
+ * decides by the signal's delivery time once its deadline is journaled (primitives/signals). A run keeps
+ * its format, so one in flight across an upgrade is re-executed as it was first decided.
+ */
+export const KEY_FORMAT = 3;

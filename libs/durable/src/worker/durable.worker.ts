@@ -166,11 +166,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
    * parked run): `write` gets this instance's id as the owner to claim for, or null when `wanted` is
    * false or no slot is free. Afterwards the run it claimed executes here in that slot, or the slot is freed.
    */
-  async reserving<R>(
-    wanted: boolean,
-    write: (owner: string | null) => Promise<R>,
-    claimedIn: (result: R) => ClaimedRun | undefined,
-  ): Promise<R> {
+  reserving<R>(wanted: boolean, write: (owner: string | null) => Promise<R>, claimedIn: (result: R) => ClaimedRun | undefined): Promise<R> {
     if (!(wanted && this.accepting && this.free > 0)) return write(null);
     this.reserved++;
     const sentAt = leaseClock();
@@ -182,7 +178,9 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
         return result;
       } finally {
         this.reserved--;
-        if (claimed) this.spawn(claimed, sentAt);
+        if (claimed && this.retired)
+          void this.runs.release(this.id, [{ id: claimed.id, token: claimed.leaseToken }]).catch(() => undefined);
+        else if (claimed) this.spawn(claimed, sentAt);
         else this.slotFreed();
       }
     })();
@@ -223,7 +221,8 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     await this.claiming;
     // A start or delivery claiming a run here as shutdown began: its run executes within the grace, or
     // is released below, like the others. Spawned after the release, it was leased here until expiry.
-    await Promise.allSettled([...this.reservations]);
+    // One whose write is held longer (a row lock) is released when it lands (reserving).
+    await settledWithin(Promise.allSettled([...this.reservations]), this.options.shutdownGraceMs);
     if (this.executions.size) {
       await settledWithin(Promise.allSettled([...this.executions]), this.options.shutdownGraceMs);
     }

@@ -23,7 +23,8 @@ export async function waitForSignal<T>(execution: Execution, ref: SignalRef<T>):
  * final: a timeout is checkpointed, so a signal arriving later never changes the outcome on replay.
  * Once the deadline is journaled, the signal wins only if it was delivered by then: a run that executes
  * again after its deadline (its instance was down, its workers busy) finds a signal delivered late in
- * its journal, and the timeout wins, as it would have had the run been awake at the instant.
+ * its journal, and the timeout wins, as it would have had the run been awake at the instant. Runs of a
+ * format before 3 (KEY_FORMAT) keep the rule they were decided by: the signal in the journal wins.
  */
 export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRef<T>, timeout: unknown): Promise<SignalOutcome<T>> {
   if (!execution.isActive) return never();
@@ -40,11 +41,12 @@ export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRe
   // exact keys, not a prefix: 'signal-deadline:gone' is another wait's, not 'go''s.
   journal.steps.has(deadlineKey);
   if (journal.steps.has(timeoutKey)) return { received: false };
-  if (journal.signals.has(name) && !journal.steps.has(deadlineKey)) return received(); // buffered before the wait
+  const byDelivery = journal.keyFormat >= 3;
+  if (journal.signals.has(name) && !(byDelivery && journal.steps.has(deadlineKey))) return received(); // buffered before the wait
   const deadline = await journaledInstant(execution, deadlineKey, 'deadline', ms);
   for (;;) {
     const deliveredAt = journal.signals.has(name) ? (journal.signalTimes.get(name) ?? deadline) : undefined;
-    if (deliveredAt !== undefined && deliveredAt <= deadline) return received();
+    if (deliveredAt !== undefined && (deliveredAt <= deadline || !byDelivery)) return received();
     const remaining = deadline - deps.clock.now();
     if (remaining <= 0 || deliveredAt !== undefined) {
       await execution.checkpoint(timeoutKey, 'timeout', { outcome: 'ok', result: null, error: null }, null);
