@@ -182,13 +182,13 @@ describe('workers: claims, leases, fencing and shutdown', () => {
 
 describe('shutdown while a start claims a run for this instance', () => {
   /**
-   * An instance whose start is held in its insert (which claims the run for it) while shutdown begins:
-   * `during` runs once the shutdown has begun, with it and the way to let the insert go; answers the
-   * run's id and a read of its row.
+   * An instance whose start is held in its insert (which claims the run for it): `during` shuts it down
+   * and lets the insert go, in its own order; `check` reads the run after. The app is closed at the end
+   * unless `during` closed it.
    */
   const heldStart = async (
     graceMs: number,
-    during: (shutdown: Promise<void>, release: () => Promise<void>) => Promise<void>,
+    during: (app: { worker: DurableWorker; close: () => Promise<void>; db: Db }, release: () => Promise<void>) => Promise<void>,
     check: (runId: string, row: () => Promise<unknown>) => Promise<void>,
   ) => {
     const own = uniqueSchema();
@@ -199,18 +199,20 @@ describe('shutdown while a start claims a run for this instance', () => {
       providers: [{ provide: 'INSTANCE', useValue: 'A' }, Probe, SharedWork, Gated, InlineWait],
       options: { connection: gate.url, shutdownGraceMs: graceMs, leaseMs: 60_000 },
     });
+    let closing: Promise<void> | undefined;
+    const close = () => (closing ??= a.close());
     try {
       await gate.install('runs', ['wake_at, lease_owner, lease_token']);
       await gate.hold();
       const starting = a.client.start(Gated, null);
       await gate.held('the start held in its insert');
-      await during(a.get(DurableWorker).beforeApplicationShutdown(), () => gate.release()); // it stops accepting at once
+      await during({ worker: a.get(DurableWorker), close, db }, () => gate.release());
       const { runId } = await starting;
       await check(runId, () => db.query(`SELECT status, lease_owner FROM durable.runs WHERE id = $1`, [runId]));
     } finally {
       await gate.release();
+      await close();
       await gate.uninstall('runs');
-      await a.close();
       await gate.close();
     }
   };
@@ -219,7 +221,8 @@ describe('shutdown while a start claims a run for this instance', () => {
   it('the start in flight as shutdown begins: its run executes within the grace, then is released, not left leased to the closed instance', async () => {
     await heldStart(
       2_000, // a grace the run surely reaches its step in
-      async (shutdown, release) => {
+      async ({ worker }, release) => {
+        const shutdown = worker.beforeApplicationShutdown(); // it stops accepting at once
         await release();
         await shutdown;
       },
@@ -232,15 +235,20 @@ describe('shutdown while a start claims a run for this instance', () => {
     );
   });
 
-  it('a start that lands only after shutdown ended (its insert held past the grace) is released as it lands, not executed', async () => {
+  it('a start that lands only after shutdown ended (its insert held past the grace) is released as it lands, before the pool closes; not executed', async () => {
     await heldStart(
       200,
-      async (shutdown, release) => {
-        await shutdown;
+      async ({ close, db }, release) => {
+        const closed = close();
+        await eventually(
+          async () => (await db.query(`SELECT 1 FROM durable.instances WHERE NOT detail ? 'workflows'`)).length > 0,
+          'the shutdown hooks of the worker done (its workflows withdrawn)',
+        );
         await release();
+        await closed;
       },
       async (runId, row) => {
-        await eventually(async () => JSON.stringify(await row()) === JSON.stringify(released), 'the run released');
+        expect(await row()).toEqual(released);
         expect(observed.executedBy.get(runId)).toBeUndefined();
       },
     );

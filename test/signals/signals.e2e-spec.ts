@@ -280,9 +280,11 @@ describe('signals: at-least-once in, exactly-once applied', () => {
     try {
       const first = await startApp({ schema: own, providers: [Effects, AwaitFor] });
       apps.push(first);
-      const handle = await first.client.start(AwaitFor, { timeout: 1_000 });
+      const handle = await first.client.start(AwaitFor, { timeout: 3_000 });
       await eventually(async () => (await first.client.getRun(handle.runId)).waiting?.kind === 'signal', 'the wait to park');
       await apps.splice(apps.indexOf(first), 1)[0].close();
+      // Closed before its deadline: no instance decided the wait (a loaded machine could have let the first time it out).
+      expect(await ownDb.count('steps', `run_id = $1 AND key LIKE '%timed-out'`, [handle.runId])).toBe(0);
       await ownDb.query(`UPDATE durable.runs SET key_format = $2 WHERE id = $1`, [handle.runId, format]);
       const sender = await startApp({ schema: own, providers: [Effects, AwaitFor], options: { worker: { enabled: false } } });
       apps.push(sender);

@@ -150,6 +150,7 @@ export class DurableModule implements NestModule, OnApplicationShutdown {
     @Optional() @Inject(DASHBOARD_CONTROLLERS) private readonly dashboard?: DashboardControllers,
     @Optional() private readonly gate?: DashboardApiGate,
     @Optional() @Inject(DASHBOARD_READS) private readonly reads?: DurableDatabase,
+    @Optional() private readonly worker?: DurableWorker,
   ) {}
 
   /**
@@ -208,6 +209,7 @@ export class DurableModule implements NestModule, OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    await this.worker?.settled(); // a run a late start claimed here is released before the pool closes
     if (this.reads && this.reads !== this.db) await this.reads.close();
     await this.db.close();
   }

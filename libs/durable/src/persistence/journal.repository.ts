@@ -38,7 +38,7 @@ export interface LoadedJournal {
   queriedAt: number;
   wakeSeq: string;
   leaseToken: string;
-  /** How the run's checkpoint keys spell names (runs.key_format; see checkpoint-keys). */
+  /** The run's format (runs.key_format; see KEY_FORMAT): how its keys spell names, and how its timed signal waits decide. */
   keyFormat: number;
   /** The run's deadline, if it has one. */
   deadline: Date | null;

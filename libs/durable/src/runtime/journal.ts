@@ -52,7 +52,7 @@ export class Journal {
     readonly dbNow: Date,
     /** The run's deadline (ms since the epoch), as loaded; undefined: none. */
     readonly deadline: number | undefined,
-    /** How the run's checkpoint keys spell names (see checkpoint-keys): a run started here has this version's. */
+    /** The run's format (KEY_FORMAT): how its keys spell names, and how its timed signal waits decide. A run started here has this version's. */
     readonly keyFormat: number,
     /** The run's lease token when loaded (tells a lost lease from a moved wake_seq after a refused park). */
     readonly leaseToken?: string,

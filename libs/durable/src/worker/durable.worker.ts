@@ -37,8 +37,13 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   /** Queues whose last admission left runs waiting for a slot: a slot freeing here admits from them. */
   private readonly queuesHeldBack = new Set<string>();
   private claiming?: Promise<void>;
-  /** Writes in flight that may claim a run for this instance (reserving): shutdown waits for them. */
+  /**
+   * Writes in flight that may claim a run for this instance (reserving): shutdown waits for them within
+   * its grace, and the module's close (settled) for the rest, and the releases of what they claimed late.
+   */
   private readonly reservations = new Set<Promise<unknown>>();
+  /** Shutdown has taken its list of the leases to release: a run claimed from now on is released as it lands. */
+  private releasing = false;
   private renewTimer?: NodeJS.Timeout;
   private renewing?: Promise<void>;
   /** A recheck waits for the renewal in flight, to send one of its own after it. */
@@ -178,8 +183,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
         return result;
       } finally {
         this.reserved--;
-        if (claimed && this.retired)
-          void this.runs.release(this.id, [{ id: claimed.id, token: claimed.leaseToken }]).catch(() => undefined);
+        if (claimed && this.releasing) await this.releaseLate(claimed);
         else if (claimed) this.spawn(claimed, sentAt);
         else this.slotFreed();
       }
@@ -222,12 +226,14 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     // A start or delivery claiming a run here as shutdown began: its run executes within the grace, or
     // is released below, like the others. Spawned after the release, it was leased here until expiry.
     // One whose write is held longer (a row lock) is released when it lands (reserving).
+    const graceEnds = Date.now() + this.options.shutdownGraceMs; // one grace for both
     await settledWithin(Promise.allSettled([...this.reservations]), this.options.shutdownGraceMs);
     if (this.executions.size) {
-      await settledWithin(Promise.allSettled([...this.executions]), this.options.shutdownGraceMs);
+      await settledWithin(Promise.allSettled([...this.executions]), Math.max(0, graceEnds - Date.now()));
     }
     clearInterval(this.renewTimer);
     this.wakeTimer.stop();
+    this.releasing = true;
     const left = [...this.held.values()];
     for (const lease of left) lease.markLost();
     const released = await this.runs
@@ -241,6 +247,24 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     this.retired = true;
     await this.renewing;
     await this.runs.retire(this.id).catch(() => undefined);
+  }
+
+  /**
+   * Resolves once no write that may claim a run here is in flight, and what they claimed after shutdown
+   * took its list is released. The module awaits it before it closes the pool, which would wait for
+   * those writes' connections anyway, and refuse the releases after them.
+   */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.reservations]);
+  }
+
+  /** Gives back a run a write claimed here after shutdown took its list of leases to release. */
+  private async releaseLate(run: ClaimedRun): Promise<void> {
+    try {
+      await this.runs.release(this.id, [{ id: run.id, token: run.leaseToken }]);
+    } catch (error) {
+      this.logger.warn(`Could not release run ${run.id}, claimed as shutdown ended; its lease lapses: ${(error as Error).message}`);
+    }
   }
 
   private async claimWhileWanted(): Promise<void> {
