@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import { DURABLE_DATA_SOURCE, DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
 import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
+import { RunRepository } from 'nestjs-durable/persistence/run.repository';
 import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 const gates = new Map<string, () => void>();
@@ -123,6 +124,32 @@ describe('lease renewal', () => {
       expect(await run.result({ timeout: '10s' })).toBe('done');
       expect(effects.filter((e) => e.startsWith(run.runId))).toEqual([`${run.runId}:a`, `${run.runId}:b`]);
     });
+  });
+
+  it('a renewal answers a lease whose run its own execution ended meanwhile as ended, not lost; one whose token moved as lost', async () => {
+    t = await startApp({ schema, providers: [Held], options: { leaseMs: 60_000 } });
+    const worker = t.get(DurableWorker);
+    const [ended, taken] = [await executing(), await executing()];
+    const tokens = new Map(
+      (await db.query(`SELECT id, lease_token::text AS token FROM durable.runs WHERE id = ANY($1)`, [[ended.runId, taken.runId]])).map(
+        (r) => [r.id, r.token],
+      ),
+    );
+    gates.get(ended.runId)!();
+    await ended.result({ timeout: '5s' });
+    await db.query(`UPDATE durable.runs SET lease_token = lease_token + 1 WHERE id = $1`, [taken.runId]); // as a takeover does
+    // The leases as the worker listed them before the end: the end's run answers as no longer running (its execution
+    // closes the lease, nothing to warn of), the other is missing (lost: its execution stops).
+    const answer = await t.get(RunRepository).renew(
+      worker.id,
+      [...tokens].map(([id, token]) => ({ id, token })),
+      60_000,
+      {},
+      null,
+      1_000,
+    );
+    expect([answer.get(ended.runId)?.running, answer.has(taken.runId)]).toEqual([false, false]);
+    gates.get(taken.runId)!();
   });
 
   it('a renewal asked for while one is in flight joins it: never two renewals at once', async () => {

@@ -562,10 +562,10 @@ export class RunRepository {
     detail: object,
     lastSweepAt: Date | null,
     retryWithinMs: number,
-  ): Promise<Map<string, { renewed: boolean; deadline: Date | null }>> {
+  ): Promise<Map<string, { running: boolean; renewed: boolean; deadline: Date | null }>> {
     const rows = await retryTransient(
       () =>
-        this.db.query<{ id: string; renewed: boolean; deadline: Date | null }>(this.sql.renew, [
+        this.db.query<{ id: string; running: boolean; renewed: boolean; deadline: Date | null }>(this.sql.renew, [
           owner,
           held.map((h) => h.id),
           held.map((h) => h.token),

@@ -409,6 +409,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
           lease.markLost();
           continue;
         }
+        if (!run.running) continue; // its execution ended or parked it meanwhile, and closes the lease itself
         if (run.renewed) lease.renewed(sentAt);
         lease.readDeadline(run.deadline, sentAt);
       }

@@ -6,10 +6,11 @@ import { statusIn } from './run-status.sql';
  * Renews the leases an instance holds, and beats its heartbeat, in one statement that never waits on
  * a run's row: rows are locked in id order (one order for every renewal) and a row another
  * transaction holds (an application's open transaction that delivered to the run, a finish waking its
- * parent) is skipped and renewed on the next beat. Returns the runs still ours, running with the token
- * held as this statement's snapshot sees them, each saying whether it was renewed or skipped, with its
- * stored deadline (an operator may set it while the run executes). A run missing from the result is
- * lost (taken over, or cancelled): its execution stops.
+ * parent) is skipped and renewed on the next beat. Returns the runs still holding the token as this
+ * statement's snapshot sees them, each saying whether it still runs (not: its execution ended or
+ * parked it since the instance listed its leases; every other way off running bumps the token) and
+ * whether it was renewed or skipped, with its stored deadline (an operator may set it while the run
+ * executes). A run missing from the result is lost (taken over, or cancelled): its execution stops.
  * $1 instance, $2 run ids, $3 tokens, $4 lease ms, $5 instance detail (jsonb), $6 last sweep.
  */
 export const renewLeasesSql = (t: Tables) => `
@@ -17,17 +18,17 @@ WITH beat AS (
   INSERT INTO ${t.instances} (id, heartbeat_at, detail, last_sweep_at) VALUES ($1, now(), $5::jsonb, $6)
   ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), detail = EXCLUDED.detail, last_sweep_at = EXCLUDED.last_sweep_at
 ), held AS (
-  SELECT r.id, r.lease_token, r.deadline FROM ${t.runs} r JOIN unnest($2::text[], $3::bigint[]) AS h(id, token) ON r.id = h.id AND r.lease_token = h.token
-  WHERE ${statusIn('r.', 'running')}
+  SELECT r.id, r.lease_token, r.deadline, ${statusIn('r.', 'running')} AS running
+  FROM ${t.runs} r JOIN unnest($2::text[], $3::bigint[]) AS h(id, token) ON r.id = h.id AND r.lease_token = h.token
 ), locked AS (
   SELECT r.id FROM ${t.runs} r JOIN held ON r.id = held.id AND r.lease_token = held.lease_token
-  WHERE ${statusIn('r.', 'running')}
+  WHERE held.running AND ${statusIn('r.', 'running')}
   ORDER BY r.id
   FOR UPDATE OF r SKIP LOCKED
 ), renewed AS (
   UPDATE ${t.runs} r SET wake_at = now() + $4 * interval '1 millisecond' FROM locked WHERE r.id = locked.id
 )
-SELECT held.id, locked.id IS NOT NULL AS renewed, held.deadline FROM held LEFT JOIN locked ON locked.id = held.id`;
+SELECT held.id, held.running, locked.id IS NOT NULL AS renewed, held.deadline FROM held LEFT JOIN locked ON locked.id = held.id`;
 
 /**
  * Gives runs back at shutdown: pending and due now, token bumped so the execution's late writes are
