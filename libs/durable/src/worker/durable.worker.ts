@@ -403,6 +403,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
         this.renewEveryMs,
       );
       for (const lease of snapshot) {
+        if (this.held.get(lease.runId) !== lease) continue; // its execution ended meanwhile: nothing to tell it
         const run = kept.get(lease.runId);
         if (run === undefined) {
           this.logger.warn(`Lost the lease of run ${lease.runId} (taken over or cancelled); its execution stops.`);

@@ -15,8 +15,8 @@ import { DEADLINE_PASSED_KEY } from '../../durable.constants';
  * recorded before the step: `gone` names it. The source and the children it reuses are locked FOR KEY
  * SHARE once they have ended (`src`, `held`; retention deletes no other run), so retention cannot
  * delete one between this check and the commit; a source that retention is deleting is waited for,
- * and then not found. Run in a READ COMMITTED transaction:
- * under repeatable read, a child deleted meanwhile would fail the lock instead of being found gone.
+ * and then not found. Run in a READ COMMITTED transaction: under repeatable read, a row deleted
+ * meanwhile would fail the lock instead of being found gone.
  * $1 source, $2 fromStep, $3 fork id, $4 input, $5 signals, $6 actor, $7 app version, $8 timeout ms,
  * $9 the wake channel, $10 the queue channel.
  */
