@@ -227,7 +227,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     // is released below, like the others. Spawned after the release, it was leased here until expiry.
     // One whose write is held longer (a row lock) is released when it lands (reserving).
     const graceEnds = Date.now() + this.options.shutdownGraceMs; // one grace for both
-    await settledWithin(Promise.allSettled([...this.reservations]), this.options.shutdownGraceMs);
+    await settledWithin(this.settled(), this.options.shutdownGraceMs);
     if (this.executions.size) {
       await settledWithin(Promise.allSettled([...this.executions]), Math.max(0, graceEnds - Date.now()));
     }
