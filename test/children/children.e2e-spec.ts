@@ -128,6 +128,74 @@ class TwoWaitingChildren implements DurableWorkflow<null, unknown> {
   }
 }
 
+/** A step held until the test opens it: `reached` resolves once the run is there. */
+@Injectable()
+class Gates {
+  private readonly gates = new Map<string, { reached: () => void; open: () => void; isReached: Promise<void>; isOpen: Promise<void> }>();
+  private gate(runId: string) {
+    let gate = this.gates.get(runId);
+    if (!gate) {
+      let reached!: () => void;
+      let open!: () => void;
+      const isReached = new Promise<void>((r) => (reached = r));
+      const isOpen = new Promise<void>((r) => (open = r));
+      gate = { reached, open, isReached, isOpen };
+      this.gates.set(runId, gate);
+    }
+    return gate;
+  }
+  async pass(runId: string): Promise<void> {
+    const gate = this.gate(runId);
+    gate.reached();
+    await gate.isOpen;
+  }
+  reached = (runId: string) => this.gate(runId).isReached;
+  open = (runId: string) => this.gate(runId).open();
+}
+
+@Workflow('gated-child')
+class GatedChild implements DurableWorkflow<null, string> {
+  constructor(private readonly gates: Gates) {}
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.step('gate', async () => {
+      await this.gates.pass(ctx.runId);
+      return 'through';
+    });
+  }
+}
+
+@Workflow('fan-in-quick-last')
+class FanInQuickLast implements DurableWorkflow<null, string[]> {
+  async run(_: null, ctx: WorkflowContext) {
+    const slow = await ctx.startChild(AwaitSignalChild, null, { step: 'slow' });
+    const quick = await ctx.startChild(GatedChild, null, { step: 'quick' });
+    return ctx.all([slow, quick]);
+  }
+}
+
+/** The compensation outlasts the in-process wait on the other child, which the failed all() no longer awaits. */
+const COMPENSATION_MS = 1_000;
+
+/**
+ * Parks on a sleep before its all(), so the execution after it has the reserve child's failure in its
+ * journal: its park on the payment child would not lose a race to that end (and execute again).
+ */
+@Workflow('compensates-all')
+class CompensatesAll implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    const reserve = await ctx.startChild(Doomed, 'out of stock', { step: 'reserve' });
+    const payment = await ctx.startChild(AwaitSignalChild, null, { step: 'payment' });
+    await ctx.sleep('settle', 500);
+    try {
+      await ctx.all([reserve, payment]);
+      return 'all done';
+    } catch {
+      await ctx.step('refund', () => new Promise((r) => setTimeout(() => r(true), COMPENSATION_MS)));
+      return 'compensated';
+    }
+  }
+}
+
 describe('child workflows', () => {
   const schema = uniqueSchema();
   const db = new Db(schema);
@@ -150,6 +218,10 @@ describe('child workflows', () => {
         FanOut,
         WaitsOnChild,
         TwoWaitingChildren,
+        Gates,
+        GatedChild,
+        FanInQuickLast,
+        CompensatesAll,
       ],
       options: { leaseMs: 1_000, inlineWaitMs: 200, sweeper: { intervalMs: 100 } },
     });
@@ -345,5 +417,24 @@ describe('child workflows', () => {
     await expect(handle.result({ timeout: '5s' })).rejects.toMatchObject({
       error: { name: 'ChildWorkflowFailedError', message: `Child run "${childId}" cancelled: CancelledError: not needed` },
     });
+  });
+  it("one child's end answers every child's wait in-process: the others wait out their time, then park the parent", async () => {
+    const handle = await t.client.start(FanInQuickLast, null);
+    const gates = t.app.get(Gates);
+    await gates.reached(`${handle.runId}/quick`);
+    gates.open(`${handle.runId}/quick`); // its end wakes the parent while it waits on both children
+    const parked = await eventually(async () => {
+      const run = await t.client.getRun(handle.runId);
+      return run.status === 'waiting' && run; // before: the slow child's wait never ended, the parent ran on for ever
+    }, 'the parent to park on the slow child');
+    expect(parked.waiting).toMatchObject({ kind: 'child', childRunId: `${handle.runId}/slow` });
+    await t.signals.signal(`${handle.runId}/slow`, 'go', 'yes');
+    expect(await handle.result({ timeout: '10s' })).toEqual(['child got yes', 'through']);
+  });
+
+  it("once a child's failure has rejected all(), the other child no longer parks the parent: its catch goes on", async () => {
+    const handle = await t.client.start(CompensatesAll, null);
+    expect(await handle.result({ timeout: '10s' })).toBe('compensated');
+    expect((await t.client.getRun(`${handle.runId}/payment`)).status).not.toBe('completed');
   });
 });

@@ -162,8 +162,8 @@ describe('workers: claims, leases, fencing and shutdown', () => {
       const wakes = watch(runId);
       return {
         ...wakes,
-        next: (ms) => {
-          const wait = wakes.next(ms);
+        next: (ms, since) => {
+          const wait = wakes.next(ms, since);
           waits.push(wait);
           return wait;
         },

@@ -148,12 +148,18 @@ export class Execution {
 
   /**
    * A wait in-process: resolves at the run's next wake on the bus (a delivery, a child's end, the
-   * lease's loss), or after `ms`. Wakes are watched from the execution's start, so one that came while
-   * the run did something else (a step, a read between waits) ends the wait at once, where a listener
-   * taken at the wait missed it and the wait ran out its time before the run read again.
+   * lease's loss), or after `ms`; at once when a wake came since `since` (wakeMark, taken before the
+   * read this wait follows; 0 is the execution's start, its journal loaded). Wakes are watched from the
+   * execution's start, so one that came while the run read or executed a step is not missed, and each
+   * of the waits side by side (an `all` of children) is answered by it.
    */
-  nextWake(ms: number): Promise<void> {
-    return this.wakes!.next(ms);
+  nextWake(ms: number, since: number): Promise<void> {
+    return this.wakes!.next(ms, since);
+  }
+
+  /** The wakes counted so far (see nextWake). */
+  wakeMark(): number {
+    return this.wakes!.mark();
   }
 
   /**

@@ -12,8 +12,10 @@ type Listener<T> = (value: T | undefined) => void;
 
 /** The wakes of one run from `watch` on: see WakeBus.watch. */
 export interface WakeWatch {
-  /** Resolves at the first wake since the last one it answered (at once if one came meanwhile), or after `ms`. */
-  next(ms: number): Promise<void>;
+  /** How many wakes came so far: taken before a read, it tells the wait after that read what the read may have missed. */
+  mark(): number;
+  /** Resolves at once when a wake came since `since` (a `mark`), else at the next wake, or after `ms`. */
+  next(ms: number, since: number): Promise<void>;
   close(): void;
 }
 
@@ -37,14 +39,18 @@ export class WakeBus {
 
   /**
    * The run's wakes from now until `close`, for an execution from its start to its end (see
-   * Execution.nextWake): a wake that comes while no wait is pending (the run executes a step, or a
-   * wait reads between its waits) is kept for its next wait, where a listener taken at the wait would
-   * miss it and wait out its time.
+   * Execution.nextWake). A wait is answered by any wake since its caller's mark, taken before the read
+   * that preceded it: a wake that came while the caller read (or executed a step) ends its wait at once,
+   * where a listener taken at the wait would miss it and wait out its time. Waits side by side (the
+   * handles of one `all`, the arms of a Promise.all) each get their own answer from one wake.
    */
   watch(runId: string): WakeWatch {
     const { wakes } = this;
-    let woken = false;
-    let answer: (() => void) | undefined;
+    let count = 0;
+    const pending = new Set<() => void>();
+    const answerAll = () => {
+      for (const answer of [...pending]) answer();
+    };
     const listen = () => {
       const listeners = wakes.get(runId) ?? new Set<Listener<void>>();
       wakes.set(runId, listeners);
@@ -53,29 +59,28 @@ export class WakeBus {
     // emit takes the run's listeners off the bus before calling them: a watch listens again at once.
     const listener: Listener<void> = () => {
       listen();
-      if (answer) answer();
-      else woken = true;
+      count++;
+      answerAll();
     };
     listen();
     return {
-      next: (ms) =>
+      mark: () => count,
+      next: (ms, since) =>
         new Promise<void>((resolve) => {
-          if (woken) {
-            woken = false;
-            return resolve();
-          }
-          const timer = setTimeout(() => answer?.(), Math.max(0, ms));
-          answer = () => {
+          if (count !== since) return resolve();
+          const answer = () => {
             clearTimeout(timer);
-            answer = undefined;
+            pending.delete(answer);
             resolve();
           };
+          const timer = setTimeout(answer, Math.max(0, ms));
+          pending.add(answer);
         }),
       close: () => {
         const listeners = wakes.get(runId);
         listeners?.delete(listener);
         if (listeners && !listeners.size) wakes.delete(runId);
-        answer?.();
+        answerAll();
       },
     };
   }

@@ -47,9 +47,22 @@ export async function startChild<I, O>(
   return new ExecutionChildHandle<O>(execution, childId, step);
 }
 
-/** Fan-in: resolves like Promise.all; the first unfinished child parks the parent. */
+/**
+ * Fan-in: resolves like Promise.all; the first unfinished child parks the parent. Once one child's
+ * failure has rejected it, the others are no longer awaited: their waits end without parking the
+ * parent on them (the workflow's catch goes on, and would have been parked on a child it abandoned).
+ */
 export function all<T extends readonly ChildHandle<unknown>[]>(handles: T): Promise<{ [K in keyof T]: ChildResult<T[K]> }> {
-  return Promise.all(handles.map((handle) => handle.result())) as Promise<{ [K in keyof T]: ChildResult<T[K]> }>;
+  let rejected = false;
+  const awaited = () => !rejected;
+  return Promise.all(
+    handles.map((handle) =>
+      (handle instanceof ExecutionChildHandle ? handle.resultWhile(awaited) : handle.result()).catch((error: unknown) => {
+        rejected = true;
+        throw error;
+      }),
+    ),
+  ) as Promise<{ [K in keyof T]: ChildResult<T[K]> }>;
 }
 
 export class ExecutionChildHandle<O> implements ChildHandle<O> {
@@ -68,7 +81,12 @@ export class ExecutionChildHandle<O> implements ChildHandle<O> {
    * The child's outcome, memoized in the parent's journal. Waits in-process up to inlineWaitMs for
    * the child to end, then parks the parent (no worker held, no retry used) until the child's end wakes it.
    */
-  async result(): Promise<O> {
+  result(): Promise<O> {
+    return this.resultWhile(() => true);
+  }
+
+  /** As result(), while `awaited()` says the workflow still awaits it; after, its wait ends and never settles. */
+  async resultWhile(awaited: () => boolean): Promise<O> {
     const { execution } = this;
     if (!execution.isActive) return never();
     await execution.enter('result');
@@ -79,7 +97,9 @@ export class ExecutionChildHandle<O> implements ChildHandle<O> {
     const { journal, deps } = execution;
     const budgetEnd = Date.now() + deps.inlineWaitMs;
     let refreshed = false;
+    let mark = 0;
     for (;;) {
+      if (!awaited()) return never();
       const child = journal.children.get(this.runId);
       if (child) {
         const kept = await execution.checkpoint(key, 'child-result', childOutcome(child), null);
@@ -87,13 +107,15 @@ export class ExecutionChildHandle<O> implements ChildHandle<O> {
       }
       if (refreshed) {
         await execution.deadline.beforeWait(key);
+        if (!awaited()) return never();
         const left = execution.deadline.capMs(budgetEnd - Date.now());
         if (left <= 0) {
           return execution.suspend({ reason: { kind: 'child', childRunId: this.runId, step: this.step }, name: this.runId, wakeAt: null });
         }
-        await execution.nextWake(left);
+        await execution.nextWake(left, mark);
       }
       if (!execution.isActive) return never();
+      mark = execution.wakeMark();
       await refreshChildren(execution, this.runId);
       refreshed = true;
     }

@@ -70,6 +70,7 @@ export async function select<A extends SelectArms>(
   const deadline =
     opts.deadline === undefined ? undefined : await instant(execution, `${key}:deadline`, 'deadline', opts.deadline, name, DEADLINE);
   const { deps } = execution;
+  let mark = 0; // the journal's load
   for (;;) {
     await readChildren(execution, armed);
     const now = deps.clock.now();
@@ -106,8 +107,9 @@ export async function select<A extends SelectArms>(
         wakeAt: next === undefined ? null : new Date(next),
       });
     }
-    await execution.nextWake(inProcessUntil! - now);
+    await execution.nextWake(inProcessUntil! - now, mark);
     if (!execution.isActive) return never();
+    mark = execution.wakeMark(); // before both reads: the deliveries here, the children at the loop's top
     await refreshDeliveries(execution, armed);
   }
 }
