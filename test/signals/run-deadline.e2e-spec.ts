@@ -170,13 +170,44 @@ class LongStepExtended implements DurableWorkflow<null, string> {
   }
 }
 
+/** Fails its first attempt; the backoff (a minute) outlasts the deadline: the retry comes at the deadline, which the cleanup meets. */
+@Workflow('dl-backoff', { deadlineGrace: '30s', retry: { maxAttempts: 3, initialDelay: '1m' } })
+class Backoff implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    try {
+      await ctx.step('flaky', () => {
+        count(ctx.runId, 'flaky');
+        if (ran.get(`${ctx.runId}:flaky`) === 1) throw new Error('the first try fails');
+        return 'ok';
+      });
+      return await ctx.waitForSignal<string>('go');
+    } catch (error) {
+      if (!isDeadline(error)) throw error;
+      return ctx.step('cleanup', () => count(ctx.runId, 'cleanup'));
+    }
+  }
+}
+
 const HOUR = 3_600_000;
 
 describe('run deadlines: the awaited call throws, cleanup runs in the grace, the run ends at the grace', () => {
   const schema = uniqueSchema('dl');
   const { db, boot } = fileApps({
     schema,
-    providers: [Cleanup, Stubborn, SlowStep, Poller, Sleeper, SelectUnder, Waiter, Parent, Timed, ExtendedWhileRunning, LongStepExtended],
+    providers: [
+      Cleanup,
+      Stubborn,
+      SlowStep,
+      Poller,
+      Sleeper,
+      SelectUnder,
+      Waiter,
+      Parent,
+      Timed,
+      ExtendedWhileRunning,
+      LongStepExtended,
+      Backoff,
+    ],
     options: { inlineWaitMs: 100, queues: { 'one-lane': { concurrency: 1 } } },
   });
   let app: DurableTestApp;
@@ -233,6 +264,30 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
   it('a sleep longer than the run deadline throws at the deadline (@Workflow timeout)', async () => {
     const run = await app.client.start(Sleeper, null);
     expect(await run.result({ timeout: '10s' })).toBe('woken by the deadline');
+  });
+
+  it("a retry's backoff past the run deadline wakes the run at the deadline, whose next wait throws it, so the cleanup runs", async () => {
+    const run = await app.client.start(Backoff, null, { timeout: '1s' });
+    expect(await run.result({ timeout: '20s' })).toBe('cleanup'); // before: woken after a minute, past its grace, only failed
+    expect(ran.get(`${run.runId}:cleanup`)).toBe(1);
+    expect((await app.client.getRun(run.runId)).attempt).toBe(2);
+    // An operator's new deadline: the backoff wakes at its own end or the new deadline, whichever is first.
+    const later = await app.client.start(Backoff, null, { deadline: new Date(Date.now() + HOUR) });
+    const wake = async () =>
+      (
+        await db.query<{ wake_at: Date; until: Date; deadline: Date }>(
+          `SELECT wake_at, (wait->>'until')::timestamptz AS until, deadline FROM "${schema}".runs WHERE id = $1 AND wait_kind = 'retry'`,
+          [later.runId],
+        )
+      )[0];
+    const backingOff = await eventually(wake, 'the first try to fail');
+    expect(backingOff.wake_at).toEqual(backingOff.until); // a minute: before the deadline
+    const soon = new Date(Date.now() + 30_000);
+    await app.client.setDeadline(later.runId, soon);
+    expect((await wake()).wake_at).toEqual(soon);
+    await app.client.setDeadline(later.runId, null);
+    expect((await wake()).wake_at).toEqual(backingOff.until);
+    await app.client.cancel(later.runId, 'done with it');
   });
 
   it('children inherit the deadline; a detached child neither inherits it nor is cancelled with its parent; an operator change cascades to inheritors', async () => {

@@ -168,7 +168,7 @@ export class RunControlRepository {
  * the run's: they had inherited it, and follow it. Each loses a journaled passing of the old deadline
  * (the call that threw waits again: clearPassingsSql), wake_seq moves (an execution about to park
  * re-reads the new deadline instead), and a run parked on a wait the deadline may cap is made due, to park again by
- * the new one (a delayed start or a retry backoff keeps its time). An instant already past counts
+ * the new one (a delayed start keeps its time; a retry backoff wakes at its end or the new deadline). An instant already past counts
  * as now: the run stops gracefully, with its whole grace. Recorded in history. A run executing is named
  * on the control channel: its instance renews its leases at once, and the renewal gives the execution
  * the new deadline (not the interval's next one).
@@ -192,7 +192,10 @@ WITH RECURSIVE target AS (
 ), changed AS (
   UPDATE ${t.runs} r
   SET deadline = CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END, timeout_ms = CASE WHEN r.id = $1 THEN NULL ELSE r.timeout_ms END, wake_seq = r.wake_seq + 1,
-      wake_at = CASE WHEN r.status = 'waiting' AND r.wait_kind NOT IN (${waitKindSql('start')}, ${waitKindSql('retry')}) THEN now() ELSE r.wake_at END,
+      wake_at = CASE WHEN r.status <> 'waiting' OR r.wait_kind = ${waitKindSql('start')} THEN r.wake_at
+                     -- A backoff wakes at its own end or the new deadline, whichever comes first (scheduleRetrySql).
+                     WHEN r.wait_kind = ${waitKindSql('retry')} THEN LEAST((r.wait->>'until')::timestamptz, CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END)
+                     ELSE now() END,
       updated_at = now()
   -- A descendant that ended while this waited for its row is rechecked on its new version and left as it ended.
   WHERE r.id IN (SELECT id FROM tree) AND (r.id = $1 OR r.status IN ('pending', 'running', 'waiting'))

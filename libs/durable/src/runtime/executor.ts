@@ -13,6 +13,7 @@ import { errorInfo, isNonRetryable } from './errors';
 import { Execution, ExecutionDeps } from './execution';
 import { Journal } from './journal';
 import type { Lease } from './lease';
+import type { RunDeadline } from './run-deadline';
 import { backoffMs, NO_RETRY, ResolvedRetryPolicy } from './retry-policy';
 import { DeadlineExceededError } from '../errors';
 import { deserialize, serialize } from '../schema/serializer';
@@ -98,7 +99,7 @@ export class Executor implements OnModuleInit {
           return this.complete(run, outcome.output, actor, outcome.checkpoint);
         case 'failed':
           // Past the run's deadline a failed attempt is not retried: the next would only fail at the deadline again.
-          return this.fail(run, outcome.error, execution.deadline.passed ? NO_RETRY : workflow.retry, actor);
+          return this.fail(run, outcome.error, execution.deadline.passed ? NO_RETRY : workflow.retry, actor, execution.deadline);
         case 'expired':
         case 'moved': {
           const ended = outcome.type === 'expired' && (await this.expire(run, execution.deadline.at!, workflow.deadlineGraceMs, actor));
@@ -157,7 +158,14 @@ export class Executor implements OnModuleInit {
     return { end: await this.end(run, 'completed', encoded, null, actor, undefined, checkpoint) };
   }
 
-  private async fail(run: ClaimedRun, error: unknown, retry: ResolvedRetryPolicy, actor: string): Promise<ExecutionResult> {
+  /** `deadline`: the backoff's wake is brought forward to it (scheduleRetrySql). */
+  private async fail(
+    run: ClaimedRun,
+    error: unknown,
+    retry: ResolvedRetryPolicy,
+    actor: string,
+    deadline: RunDeadline,
+  ): Promise<ExecutionResult> {
     const info = errorInfo(error);
     const failures = run.attempt - run.attemptBase;
     if (!isNonRetryable(error) && failures < retry.maxAttempts) {
@@ -166,7 +174,8 @@ export class Executor implements OnModuleInit {
         `Run ${run.id} (${run.workflow}) attempt ${run.attempt} failed, retrying in ${delayMs} ms: ${info.name}: ${info.message}`,
       );
       const scheduled = await this.runs.scheduleRetry(run, info, delayMs, actor);
-      return scheduled ? { wakeAt: new Date(this.clock.now() + delayMs) } : {};
+      const wakeAt = new Date(this.clock.now() + delayMs);
+      return scheduled ? { wakeAt: deadline.capWake(wakeAt) ?? wakeAt } : {};
     }
     this.logger.error(`Run ${run.id} (${run.workflow}) failed: ${info.name}: ${info.message}`);
     return { end: await this.end(run, 'failed', null, info, actor) };

@@ -58,8 +58,10 @@ UNION ALL
 SELECT id FROM ${t.runs} WHERE id = $1 AND lease_token = $2 AND status <> 'running'`;
 
 /**
- * A failed execution with attempts left: waiting, reason retry, attempt + 1, woken after the backoff.
- * Idempotent like parkRunSql.
+ * A failed execution with attempts left: waiting, reason retry, attempt + 1, woken after the backoff
+ * (its `until`), or at the run's deadline when that comes first: the attempt after it then meets the
+ * deadline at its first wait and may clean up in the grace (woken after the grace, the run was only
+ * failed). Idempotent like parkRunSql.
  * $1 run, $2 token, $3 error (jsonb), $4 backoff ms, $5 actor, $6 the queue channel.
  */
 export const scheduleRetrySql = (t: Tables) => `
@@ -67,7 +69,7 @@ WITH parked AS (
   UPDATE ${t.runs}
   SET status = 'waiting', attempt = attempt + 1, error = $3::jsonb,
       wait = jsonb_build_object('kind', ${waitKindSql('retry')}, 'until', now() + $4 * interval '1 millisecond', 'error', $3::jsonb, 'since', now()),
-      wait_kind = ${waitKindSql('retry')}, wait_name = NULL, wake_at = now() + $4 * interval '1 millisecond',
+      wait_kind = ${waitKindSql('retry')}, wait_name = NULL, wake_at = LEAST(now() + $4 * interval '1 millisecond', deadline),
       lease_owner = NULL, updated_at = now()
   WHERE id = $1 AND lease_token = $2 AND ${statusIn('', 'running')}
   RETURNING id, run_day, wait, attempt, queue
