@@ -1,5 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { ChildWorkflowFailedError, DurableWorkflow, NonRetryableError, Workflow, WorkflowContext } from 'nestjs-durable';
+import {
+  ChildWorkflowFailedError,
+  DurableWorkflow,
+  InvalidTransitionError,
+  NonRetryableError,
+  Workflow,
+  WorkflowContext,
+} from 'nestjs-durable';
 import { JournalRepository, StoredChild } from 'nestjs-durable/persistence/journal.repository';
 import { Journal } from 'nestjs-durable/runtime/journal';
 import { Client } from 'pg';
@@ -128,6 +135,23 @@ class TwoWaitingChildren implements DurableWorkflow<null, unknown> {
   }
 }
 
+/** Ends without awaiting the child it spawned: the child stays attached, and unfinished. */
+@Workflow('leaves-a-child')
+class LeavesAChild implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.startChild(AwaitSignalChild, null, { step: 'left' });
+    return 'left it';
+  }
+}
+
+@Workflow('awaits-the-leaver')
+class AwaitsTheLeaver implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    await (await ctx.startChild(LeavesAChild, null, { step: 'leaver' })).result();
+    return ctx.waitForSignal<string>('never');
+  }
+}
+
 /** A step held until the test opens it: `reached` resolves once the run is there. */
 @Injectable()
 class Gates {
@@ -222,6 +246,8 @@ describe('child workflows', () => {
         GatedChild,
         FanInQuickLast,
         CompensatesAll,
+        LeavesAChild,
+        AwaitsTheLeaver,
       ],
       options: { leaseMs: 1_000, inlineWaitMs: 200, sweeper: { intervalMs: 100 } },
     });
@@ -371,6 +397,26 @@ describe('child workflows', () => {
       `${handle.runId}/b`,
     ]);
     expect(cascade).toEqual({ actor: 'carol', detail: { reason: 'order withdrawn', cascadedFrom: handle.runId } });
+  });
+
+  it('cancelling a parent reaches the unfinished grandchild of a child that ended; a completed run refuses the cancel and leaves its child', async () => {
+    const handle = await t.client.start(AwaitsTheLeaver, null);
+    const grandchild = `${handle.runId}/leaver/left`;
+    await eventually(async () => (await t.client.getRun(handle.runId)).status === 'waiting', 'the parent to wait after its child ended');
+    expect((await t.client.getRun(grandchild)).status).toMatch(/running|waiting/);
+    const deadline = new Date(Date.now() + 3_600_000);
+    await t.client.setDeadline(handle.runId, deadline); // an operator's deadline walks the same way
+    expect((await t.client.getRun(grandchild)).deadline).toEqual(deadline);
+    await t.client.cancel(handle.runId, 'order withdrawn');
+    expect((await t.client.getRun(grandchild)).status).toBe('cancelled'); // before: the walk stopped at the completed child
+    const [cascade] = await db.query(`SELECT detail FROM durable.history WHERE run_id = $1 AND event = 'cancelled'`, [grandchild]);
+    expect(cascade.detail).toEqual({ reason: 'order withdrawn', cascadedFrom: handle.runId });
+
+    const ended = await t.client.start(LeavesAChild, null);
+    expect(await ended.result({ timeout: '5s' })).toBe('left it');
+    await expect(t.client.cancel(ended.runId, 'too late')).rejects.toThrow(InvalidTransitionError); // before: its child was cancelled
+    expect((await t.client.getRun(`${ended.runId}/left`)).status).toMatch(/running|waiting/);
+    await t.signals.signal(`${ended.runId}/left`, 'go', 'x');
   });
 
   it("cancelling a parent cancels a child whose spawn commits while the cancel waits for the parent's row", async () => {

@@ -187,8 +187,9 @@ WITH RECURSIVE target AS (
      OR (parent_id = ANY($7::text[]) AND NOT id = ANY($7::text[]) AND status IN ('pending', 'running', 'waiting') AND NOT detached
          AND deadline IS NOT DISTINCT FROM (SELECT deadline FROM inherited))
   UNION
+  -- Through ended children too (see cancelSql); changed below are only the unfinished.
   SELECT r.id FROM ${t.runs} r JOIN tree ON r.parent_id = tree.id
-  WHERE r.status IN ('pending', 'running', 'waiting') AND NOT r.detached AND r.deadline IS NOT DISTINCT FROM (SELECT deadline FROM inherited)
+  WHERE NOT r.detached AND r.deadline IS NOT DISTINCT FROM (SELECT deadline FROM inherited)
 ), changed AS (
   UPDATE ${t.runs} r
   SET deadline = CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END, timeout_ms = CASE WHEN r.id = $1 THEN NULL ELSE r.timeout_ms END, wake_seq = r.wake_seq + 1,
@@ -267,10 +268,12 @@ export const cancelSql = (t: Tables) => `
 WITH RECURSIVE target AS (
   SELECT id, status FROM ${t.runs} WHERE id = $1
 ), tree AS (
+  -- Through ended children too: a child that ended without awaiting its own child left it attached and unfinished.
   SELECT id, status FROM ${t.runs}
-  WHERE id = $1 OR (parent_id = ANY($8::text[]) AND status IN ('pending', 'running', 'waiting') AND NOT detached)
+  WHERE (id = $1 AND status IN ('pending', 'running', 'waiting', 'failed'))
+     OR (parent_id = ANY($8::text[]) AND status IN ('pending', 'running', 'waiting') AND NOT detached)
   UNION
-  SELECT r.id, r.status FROM ${t.runs} r JOIN tree ON r.parent_id = tree.id WHERE r.status IN ('pending', 'running', 'waiting') AND NOT r.detached
+  SELECT r.id, r.status FROM ${t.runs} r JOIN tree ON r.parent_id = tree.id WHERE NOT r.detached
 ), cancelled AS (
   UPDATE ${t.runs}
   SET status = 'cancelled', error = jsonb_build_object('name', 'CancelledError', 'message', $2::text),
