@@ -39,4 +39,24 @@ describe('a parked select in a real browser', () => {
       /^: approved \(signal approval\), shipped \(channel carrier\), reminder until ([A-Z][a-z]{2} \d{1,2}, )?\d\d:\d\d/,
     );
   });
+
+  it("a select's signal and channel arms are what the run awaits: the forms default to them, the Signals tab marks them, the signal filter finds the run", async () => {
+    const { app, page } = suite;
+    const client = app.get(WorkflowClient);
+    const run = await client.start(Choose, null);
+    await eventually(async () => (await client.getRun(run.runId)).waiting?.kind === 'select', 'the run parked on its select');
+
+    await page.goto(`${app.url}/durable/#/runs/${encodeURIComponent(run.runId)}`);
+    await page.getByTestId('select-arms').waitFor();
+    // Before: no signal was awaited (the name field empty) and the channel form opened on none.
+    await expect(page.getByTestId('signal-name').inputValue()).resolves.toBe('approval');
+    await expect(page.getByTestId('message-channel').inputValue()).resolves.toBe('carrier');
+    await page.getByTestId('tab-signals').click();
+    await page.locator('[data-testid=pending-signal][data-name=approval] [data-testid=awaited]').waitFor();
+
+    await page.goto(`${app.url}/durable/#/runs?signal=approval`);
+    await page.locator(`[data-testid=run-row][data-run-id="${run.runId}"]`).waitFor();
+    await page.goto(`${app.url}/durable/#/runs?signal=carrier`); // a channel arm too, as "Signal or channel" says
+    await page.locator(`[data-testid=run-row][data-run-id="${run.runId}"]`).waitFor();
+  });
 });

@@ -124,11 +124,21 @@ export class DashboardService {
     const rows = await this.dashboard.journal(runId);
     const workflow = this.registry.find(run.workflow);
     const delivered = new Set(rows.signals.map((s) => s.name));
-    const awaited = run.waiting?.kind === 'signal' ? run.waiting.name : undefined;
-    const pending = [...(workflow?.signals?.values() ?? [])]
+    const awaited = awaitedSignals(run.waiting);
+    const declared = [...(workflow?.signals?.values() ?? [])]
       .filter((s) => !delivered.has(s.name))
-      .map((s) => ({ name: s.name, awaited: s.name === awaited, ...(jsonSchemaOf(s.schema) && { jsonSchema: jsonSchemaOf(s.schema) }) }));
-    if (awaited && !delivered.has(awaited) && !pending.some((p) => p.name === awaited)) pending.unshift({ name: awaited, awaited: true });
+      .map((s) => ({
+        name: s.name,
+        awaited: awaited.includes(s.name),
+        ...(jsonSchemaOf(s.schema) && { jsonSchema: jsonSchemaOf(s.schema) }),
+      }));
+    const undeclared = awaited.filter((name) => !delivered.has(name) && !declared.some((d) => d.name === name));
+    // The awaited first (a select's signal arms in their order), then the other declared ones.
+    const pending = [
+      ...undeclared.map((name) => ({ name, awaited: true })),
+      ...declared.filter((d) => d.awaited),
+      ...declared.filter((d) => !d.awaited),
+    ];
     return {
       run: this.runJson(run),
       steps: rows.steps.map((s) => ({
@@ -287,6 +297,13 @@ export class DashboardService {
     }
     return { results };
   }
+}
+
+/** The signals a run waits for: the one of `waitForSignal`, or a select's signal arms. */
+function awaitedSignals(waiting: RunView['waiting']): string[] {
+  if (waiting?.kind === 'signal') return [waiting.name];
+  if (waiting?.kind === 'select') return waiting.arms.flatMap((arm) => (arm.kind === 'signal' && arm.name ? [arm.name] : []));
+  return [];
 }
 
 function iso(value: Date | string): string {

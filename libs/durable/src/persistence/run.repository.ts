@@ -722,7 +722,11 @@ function runConditions(filter: RunFilter & { q?: string; waitingName?: string })
     if (filter.waitingFor === 'queue') where.push(`status = 'pending' AND queue IS NOT NULL`);
     else where.push(`status = 'waiting' AND wait_kind = ${param(filter.waitingFor)}`);
   }
-  if (filter.waitingName) where.push(`wait_name = ${param(filter.waitingName)}`);
+  if (filter.waitingName) {
+    // Or an arm of a parked select (its wait_name is null): the signal or channel of that name.
+    const name = param(filter.waitingName);
+    where.push(`(wait_name = ${name} OR wait->'arms' @> jsonb_build_array(jsonb_build_object('name', ${name}::text)))`);
+  }
   if (filter.schedule) where.push(`starts_with(id, ${param(`schedule:${filter.schedule}:`)})`);
   if (filter.queue) where.push(`queue = ${param(filter.queue)}`);
   if (filter.forkedFrom) where.push(`forked_from = ${param(filter.forkedFrom)}`);

@@ -8,6 +8,7 @@ import { Button } from '../../components/button';
 import { ErrorBox } from '../../components/error-box';
 import { Field } from '../../components/field';
 import { checkDraft, initialDraft, PayloadEditor, type PayloadDraft } from '../../components/payload-editor';
+import { awaitedNames } from '../../lib/awaited-names';
 import styles from './run-detail.module.css';
 
 /**
@@ -21,7 +22,7 @@ export function MessageForm({ detail }: { detail: RunDetail }) {
   const send = useSendMessage();
   const listId = useId();
   const declared = workflow?.channels ?? [];
-  const waitingOn = run.waiting?.kind === 'channel' ? run.waiting.channel : undefined;
+  const [waitingOn] = awaitedNames(run.waiting, 'channel');
   const [picked, setPicked] = useState<string | null>(null);
   const channel = picked ?? waitingOn ?? declared[0]?.name ?? '';
   const [key, setKey] = useState('');

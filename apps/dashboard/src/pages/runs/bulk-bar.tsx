@@ -3,6 +3,7 @@ import { type BulkAction, useBulkAction } from '../../api/bulk';
 import type { Run } from '../../api/types';
 import { Button } from '../../components/button';
 import { ConfirmDialog } from '../../components/confirm-dialog';
+import { awaitedNames } from '../../lib/awaited-names';
 import { serverNow } from '../../lib/clock';
 import { plural } from '../../lib/format';
 import { keyTerms, parseRunSearch } from '../../lib/run-search';
@@ -188,9 +189,9 @@ function BulkDialog({ open, defaultSignal, keysLabel, busy, error, send, onClose
   );
 }
 
-/** The signal name every one of these runs waits for, if they agree. */
+/** The one signal name every one of these runs waits for (by `waitForSignal` or a select's arm), if there is one. */
 function commonAwaitedSignal(runs: Run[]): string | undefined {
-  const names = new Set(runs.map((run) => (run.waiting?.kind === 'signal' ? run.waiting.name : '')));
-  const [only] = names;
-  return names.size === 1 && only ? only : undefined;
+  const [first, ...rest] = runs.map((run) => awaitedNames(run.waiting, 'signal'));
+  const common = (first ?? []).filter((name) => rest.every((names) => names.includes(name)));
+  return common.length === 1 ? common[0] : undefined;
 }
