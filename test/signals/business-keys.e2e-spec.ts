@@ -186,6 +186,9 @@ describe('business keys: find, signal and start runs by what they are about', ()
     expect(found.body.runs.map((r: { runId: string }) => r.runId)).toEqual([run.runId]);
     expect(found.body.runs[0].keys).toEqual({ orderId: 'R-1', region: 'eu' });
     expect((await get('key.region=eu')).body.runs).toHaveLength(2);
+    const empty = await app.client.start(Order, {}, { keys: { orderId: 'R-0', note: '' } });
+    const byEmpty = await get('key.note='); // an empty value is a value: before, a 400 saying it was undefined
+    expect([byEmpty.status, byEmpty.body.runs.map((r: { runId: string }) => r.runId)]).toEqual([200, [empty.runId]]);
     const bad = await get('key.9x=1');
     expect(bad.status).toBe(400);
     expect(bad.body.message).toMatch(/key name "9x"/);

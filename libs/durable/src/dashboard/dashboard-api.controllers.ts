@@ -80,7 +80,8 @@ const gatherKeys = (query: unknown) => {
   const gathered: Record<string, unknown> = {};
   const keys: Record<string, unknown> = Object.create(null);
   for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
-    if (name.startsWith('key.')) keys[name.slice('key.'.length)] = value;
+    // An empty value is one (a business key may be ''), not a parameter left out as other empty ones are.
+    if (name.startsWith('key.')) keys[name.slice('key.'.length)] = value ?? '';
     else gathered[name] = value;
   }
   return Object.keys(keys).length ? { ...gathered, keys: checkKeys(keys, 'The key filter') } : gathered;
