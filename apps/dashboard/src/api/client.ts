@@ -14,10 +14,15 @@ export class ApiError extends Error {
     this.name = 'ApiError';
   }
 
-  /** The schema's complaints of an INVALID_PAYLOAD answer, if any. */
+  /**
+   * The schema's complaints of an INVALID_PAYLOAD answer, each at its path, if any. An INVALID_ARGUMENT's
+   * issues (`{ in, name, message }`, named in its message already) are not: the payload form placed them
+   * at a path they lack, threw, and fell back to JSON with the error gone.
+   */
   get issues(): PayloadIssue[] {
     const issues = (this.details as { issues?: unknown } | undefined)?.issues;
-    return Array.isArray(issues) ? (issues as PayloadIssue[]) : [];
+    if (this.code !== 'INVALID_PAYLOAD' || !Array.isArray(issues)) return [];
+    return issues.filter((issue): issue is PayloadIssue => typeof (issue as Partial<PayloadIssue>)?.path === 'string');
   }
 }
 

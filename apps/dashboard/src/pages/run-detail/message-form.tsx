@@ -68,6 +68,7 @@ export function MessageForm({ detail }: { detail: RunDetail }) {
             value={channel}
             list={listId}
             placeholder="channel"
+            maxLength={200}
             onChange={(e) => edit(() => setPicked(e.target.value))}
             className="mono"
             data-testid="message-channel"
@@ -83,6 +84,7 @@ export function MessageForm({ detail }: { detail: RunDetail }) {
             ref={keyField}
             value={key}
             placeholder="e.g. evt-42"
+            maxLength={200}
             onChange={(e) => edit(() => setKey(e.target.value))}
             className="mono"
             data-testid="message-key"
