@@ -266,7 +266,8 @@ export const EARLIER = {
       measured: at('2026-11-29', 'a3f3898'),
     },
     {
-      change: "the database clock is paired with the statement's send time, not the answer's arrival (`DbClock.observe`)",
+      change:
+        "the database clock is paired with the statement's send time, not the answer's arrival (`DbClock.observe`); undone on 2026-12-05: the send precedes the statement's wait for a pool connection, by which the clock then led the database's and in-process waits ended early. The statements read `clock_timestamp()` and the clock pairs it with the answer: it may lag by the commit, never lead",
       effect: 'inline sleeps no longer wake one commit late',
       measured: at('2026-11-29', 'a3f3898'),
     },

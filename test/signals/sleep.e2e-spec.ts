@@ -1,4 +1,7 @@
 import { DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
+import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
+import { JournalRepository } from 'nestjs-durable/persistence/journal.repository';
+import { DbClock } from 'nestjs-durable/runtime/db-clock';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 @Workflow('nap')
@@ -123,6 +126,35 @@ describe('durable sleep', () => {
       expect(await sleepUntilOf(db, handle.runId)).toBe(until);
     } finally {
       await second.close();
+    }
+  });
+
+  it("the database's clock as the process sees it never leads the database's, though the read it was set by waited for a connection", async () => {
+    const handle = await t.client.start(Nap, { ms: 10 });
+    await handle.result({ timeout: '5s' });
+    const clock = t.app.get(DbClock);
+    // Every connection of the pool held a while: the journal's read queues behind them, as an execution's does under load.
+    const held = Array.from({ length: 40 }, () => t.app.get(DurableDatabase).query('SELECT pg_sleep(0.3)'));
+    const loaded = await t.app.get(JournalRepository).load(handle.runId);
+    clock.observe(loaded.dbNow, loaded.answeredAt); // as the executor does with a journal it loaded
+    const seen = clock.now();
+    const [{ now }] = await db.query<{ now: Date }>('SELECT clock_timestamp() AS now');
+    // Before: paired with the read's send, the clock led by the wait (300 ms or more), and in-process waits ended that early.
+    expect(seen).toBeLessThanOrEqual(now.getTime());
+    await Promise.all(held);
+  });
+
+  it("the near-wake timer counts on the database's clock: a process clock ahead of it neither fires early nor leaves the run to the sweep", async () => {
+    const now = Date.now.bind(Date);
+    const ahead = jest.spyOn(Date, 'now').mockImplementation(() => now() + 500);
+    try {
+      const ms = 2_500; // parked (more than inlineWaitMs), woken by this instance's timer: the sweep is a minute away
+      const handle = await t.client.start(Nap, { ms });
+      await eventually(async () => (await t.client.getRun(handle.runId)).status === 'waiting', 'the run to park');
+      const { woke } = await handle.result({ timeout: '10s' }); // before: fired 500 ms early, found nothing due, and waited for the sweep
+      expect(woke.getTime()).toBeGreaterThanOrEqual(await sleepUntilOf(db, handle.runId)); // new Date() is not Date.now()
+    } finally {
+      ahead.mockRestore();
     }
   });
 

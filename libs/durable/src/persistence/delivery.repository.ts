@@ -69,7 +69,6 @@ export class DeliveryRepository {
     call: string,
     manager?: EntityManager,
   ): Promise<DeliveryResult<{ accepted: boolean; deliveredAt: Date; woken: boolean }>> {
-    const queriedAt = Date.now();
     const [row] = await this.db.query<{ open: boolean; delivered_at: Date | null; woken: string } & ClaimingRow>(
       this.sql.signal,
       [runId, name, payload, actor, this.sql.channel, scope.workflows, scope.claimBy, scope.leaseMs, call],
@@ -77,7 +76,7 @@ export class DeliveryRepository {
     );
     if (!row.open) return scope.workflows ? { status: 'refused' } : this.closedOrMissing(runId, manager);
     if (row.delivered_at) {
-      const claimed = claimedWith(row, queriedAt, (journal) => journal.signals.push({ name, payload, deliveredAt: row.delivered_at! }));
+      const claimed = claimedWith(row, (journal) => journal.signals.push({ name, payload, deliveredAt: row.delivered_at! }));
       return { status: 'done', accepted: true, deliveredAt: row.delivered_at, woken: Number(row.woken) > 0, claimed };
     }
     const [first] = await this.db.query<{ delivered_at: Date }>(
@@ -102,7 +101,6 @@ export class DeliveryRepository {
     scope: DeliveryScope,
     manager?: EntityManager,
   ): Promise<DeliveryResult<{ accepted: boolean; seq: number; woken: boolean }>> {
-    const queriedAt = Date.now();
     const call = randomUUID();
     const run = async (query: (sql: string, params: unknown[]) => Promise<Record<string, unknown>[]>) => {
       const [locked] = await query(this.sql.lock, [runId]);
@@ -121,7 +119,7 @@ export class DeliveryRepository {
         scope.leaseMs,
         call,
       ])) as Array<{ seq: number | null; sent_at: string; existing_seq: number; woken: string } & ClaimingRow>;
-      const claimed = claimedWith(row, queriedAt, (journal) =>
+      const claimed = claimedWith(row, (journal) =>
         journal.messages.push({ channel, key, seq: row.seq!, payload, sentAt: new Date(row.sent_at).toISOString() }),
       );
       return { status: 'done' as const, accepted: row.seq !== null, seq: Number(row.existing_seq), woken: Number(row.woken) > 0, claimed };
@@ -194,9 +192,9 @@ export class DeliveryRepository {
  * the delivery itself: `add` puts it in, and it takes the wake_seq the delivery left. A journal that
  * is not current is left out, and the execution reads it afresh.
  */
-function claimedWith(row: ClaimingRow, queriedAt: number, add: (journal: LoadedJournal) => void): ClaimedRun | undefined {
+function claimedWith(row: ClaimingRow, add: (journal: LoadedJournal) => void): ClaimedRun | undefined {
   if (!row.claimed_id) return undefined;
-  const run = claimedFromRow(row.claimed_id, row as ClaimedRow, queriedAt, 0);
+  const run = claimedFromRow(row.claimed_id, row as ClaimedRow, Date.now(), 0); // the answer is here: see DbClock.observe
   if (run.journal) {
     add(run.journal);
     run.journal.wakeSeq = row.bumped_seq!;

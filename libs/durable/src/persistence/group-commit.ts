@@ -16,10 +16,9 @@ export interface Statement {
   params: unknown[];
 }
 
-/** How a batch statement went: whether a try failed before the one that answered (it may have committed), and when that one was sent (Date.now()). */
+/** How a batch statement went: whether a try failed before the one that answered (it may have committed). */
 export interface Sent {
   retried: boolean;
-  sentAt: number;
 }
 
 export type Rows = Array<Record<string, unknown>>;
@@ -148,12 +147,8 @@ export class GroupCommit {
 /** The instance's group commit: its batches go out through `db.together`, retried whole through transient errors. */
 export function groupCommitOn(db: DurableDatabase, policy: GroupCommitPolicy | false): GroupCommit {
   return new GroupCommit(async (statements) => {
-    let sentAt = 0;
-    const { answer: rows, retried } = await retryTelling(undefined, () => {
-      sentAt = Date.now();
-      return db.together(statements);
-    });
-    return { rows, sent: { retried, sentAt } };
+    const { answer: rows, retried } = await retryTelling(undefined, () => db.together(statements));
+    return { rows, sent: { retried } };
   }, policy);
 }
 

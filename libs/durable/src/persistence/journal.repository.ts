@@ -34,8 +34,8 @@ export interface StoredChild {
 
 export interface LoadedJournal {
   dbNow: Date;
-  /** Date.now() when the reading statement was sent: pairs with dbNow for the clock. */
-  queriedAt: number;
+  /** Date.now() when the reading statement's answer arrived: pairs with dbNow for the clock (DbClock.observe). */
+  answeredAt: number;
   wakeSeq: string;
   leaseToken: string;
   /** The run's format (runs.key_format; see KEY_FORMAT): how its keys spell names, and how its timed signal waits decide. */
@@ -57,9 +57,9 @@ export interface JournalRow {
   journal: Pick<LoadedJournal, 'steps' | 'signals' | 'messages' | 'children'>;
 }
 
-export const journalFromRow = (row: JournalRow, leaseToken: string, queriedAt: number): LoadedJournal => ({
+export const journalFromRow = (row: JournalRow, leaseToken: string, answeredAt: number): LoadedJournal => ({
   dbNow: row.db_now,
-  queriedAt,
+  answeredAt,
   wakeSeq: row.wake_seq,
   leaseToken,
   keyFormat: row.key_format,
@@ -70,11 +70,11 @@ export const journalFromRow = (row: JournalRow, leaseToken: string, queriedAt: n
 /** What a checkpoint write found: written, another writer's row, or the lease gone. */
 export type CheckpointResult = { status: 'written' } | { status: 'exists'; step: StoredStep } | { status: 'lost' };
 
-/** A journaled timer: its instant (serialized), the database's now when it was read, and when that statement was sent. */
+/** A journaled timer: its instant (serialized), the database's clock when it was read, and when that answer arrived. */
 export interface JournaledTimer {
   until: string;
   dbNow: Date;
-  queriedAt: number;
+  answeredAt: number;
 }
 
 /** One timer waiting for its batch. */
@@ -136,9 +136,8 @@ export class JournalRepository {
   }
 
   async load(runId: string): Promise<LoadedJournal> {
-    const queriedAt = Date.now();
     const [row] = await this.db.query<JournalRow & { lease_token: string }>(this.sql.load, [runId]);
-    return journalFromRow(row, row.lease_token, queriedAt);
+    return journalFromRow(row, row.lease_token, Date.now());
   }
 
   /** Stores a checkpoint, grouped with those of other executions in flight; resolves once its own row is committed. */
@@ -222,7 +221,8 @@ export class JournalRepository {
     return {
       sql: this.sql.timerBatch,
       params: [JSON.stringify(writes.map((w, n) => ({ run_id: w.runId, token: w.token, key: w.key, kind: w.kind, ms: w.ms, n })))],
-      answer: (rows, { sentAt }) => {
+      answer: (rows) => {
+        const answeredAt = Date.now();
         const byN = new Map(
           (rows as unknown as Array<{ n: number; leased: boolean; result: string | null; db_now: Date }>).map((r) => [r.n, r]),
         );
@@ -230,7 +230,7 @@ export class JournalRepository {
           const row = byN.get(n)!;
           if (!row.leased) return undefined;
           // Inserted by a concurrent writer while the batch waited on it: its own statement reads it back.
-          return row.result === null ? this.timerAlone(w) : { until: row.result, dbNow: row.db_now, queriedAt: sentAt };
+          return row.result === null ? this.timerAlone(w) : { until: row.result, dbNow: row.db_now, answeredAt };
         });
       },
     };
@@ -239,7 +239,6 @@ export class JournalRepository {
   /** A lone timer's own statement. */
   private timerAlone(w: TimerWrite): Promise<JournaledTimer | undefined> {
     return retryTransient(async () => {
-      const queriedAt = Date.now();
       const [row] = await this.db.query<{ leased: boolean; result: string; db_now: Date }>(this.sql.timer, [
         w.runId,
         w.token,
@@ -247,7 +246,7 @@ export class JournalRepository {
         w.ms,
         w.kind,
       ]);
-      return row.leased ? { until: row.result, dbNow: row.db_now, queriedAt } : undefined;
+      return row.leased ? { until: row.result, dbNow: row.db_now, answeredAt: Date.now() } : undefined;
     });
   }
 

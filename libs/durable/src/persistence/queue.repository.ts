@@ -59,7 +59,6 @@ export class QueueRepository {
     const busy = withWork.map((w) => w.queue).sort();
     const due = withWork.filter((w) => w.due).map((w) => w.queue);
     const byName = new Map(queues.map((q) => [q.name, q]));
-    const queriedAt = Date.now();
     const heldBack: string[] = [];
     const claimed = await this.db.transaction(
       async (client) => {
@@ -91,7 +90,8 @@ export class QueueRepository {
             ]),
           );
           if (!rows.length || rows[0].held_back) heldBack.push(name);
-          claimed.push(...rows.map((r) => claimedFromRow(r.id, r, queriedAt, Number(r.lateness))));
+          const answeredAt = Date.now();
+          claimed.push(...rows.map((r) => claimedFromRow(r.id, r, answeredAt, Number(r.lateness))));
         }
         return claimed;
       },

@@ -76,7 +76,7 @@ export interface ClaimedRow extends JournalRow {
   unqueued?: boolean;
 }
 
-export const claimedFromRow = (id: string, r: ClaimedRow, queriedAt: number, lateness: number): ClaimedRun => ({
+export const claimedFromRow = (id: string, r: ClaimedRow, answeredAt: number, lateness: number): ClaimedRun => ({
   id,
   workflow: r.workflow,
   input: r.input,
@@ -87,7 +87,7 @@ export const claimedFromRow = (id: string, r: ClaimedRow, queriedAt: number, lat
   lateness,
   parentless: r.parentless === true,
   unqueued: r.unqueued === true,
-  journal: r.current ? journalFromRow(r, r.lease_token, queriedAt) : undefined,
+  journal: r.current ? journalFromRow(r, r.lease_token, answeredAt) : undefined,
 });
 
 export interface StartRunArgs {
@@ -513,9 +513,9 @@ export class RunRepository {
   }
 
   async claim(owner: string, leaseMs: number, limit: number, workflows: string[]): Promise<ClaimedRun[]> {
-    const queriedAt = Date.now();
     const rows = await this.db.query<ClaimedRow & { id: string; lateness: number }>(this.sql.claim, [owner, leaseMs, limit, workflows]);
-    return rows.map((r) => claimedFromRow(r.id, r, queriedAt, Number(r.lateness)));
+    const answeredAt = Date.now();
+    return rows.map((r) => claimedFromRow(r.id, r, answeredAt, Number(r.lateness)));
   }
 
   /**

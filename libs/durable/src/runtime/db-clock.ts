@@ -14,11 +14,14 @@ export class DbClock {
   shiftMs = 0;
 
   /**
-   * Records a now() the database read for a statement sent at `sentAt` (Date.now()). now() is taken when
-   * the statement starts, so it pairs with the send, not with the answer's arrival a commit later.
+   * Records the database's clock as a statement read it (clock_timestamp()) and when its answer arrived
+   * here (Date.now()). The read lies before the answer, so the offset is at most the true one: this
+   * clock may lag the database's by the answer's way back, never lead it. Paired with the send, it led
+   * by the statement's wait for a connection (or a new connection's opening), and a wait in-process
+   * measured by it (a sleep's, a signal's timeout) ended that much before its journaled instant.
    */
-  observe(dbNow: Date, sentAt: number): void {
-    this.offsetMs = dbNow.getTime() - sentAt;
+  observe(dbNow: Date, answeredAt: number): void {
+    this.offsetMs = dbNow.getTime() - answeredAt;
   }
 
   now(): number {

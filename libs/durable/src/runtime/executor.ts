@@ -142,7 +142,7 @@ export class Executor implements OnModuleInit {
   }
 
   private observed(loaded: LoadedJournal): Journal {
-    this.clock.observe(loaded.dbNow, loaded.queriedAt);
+    this.clock.observe(loaded.dbNow, loaded.answeredAt);
     return Journal.from(loaded);
   }
 

@@ -11,6 +11,7 @@ import { QueueRepository } from '../persistence/queue.repository';
 import { delay, settledWithin } from '../runtime/execution';
 import { Executor } from '../runtime/executor';
 import { Lease, leaseClock, LeaseInstant, LeaseTerms } from '../runtime/lease';
+import { DbClock } from '../runtime/db-clock';
 import { WakeTimer } from './wake-timer';
 import { RunEnd, WakeBus } from '../runtime/wake-bus';
 import { DurableTelemetry } from '../observability/durable-telemetry';
@@ -52,7 +53,11 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   private retired = false;
   private lastSweepAt?: Date;
   private sweepPending = false;
-  private readonly wakeTimer = new WakeTimer(() => this.nudge());
+  /** Its instants are the database's (journaled from now()): measured on the database's clock as this process sees it. */
+  private readonly wakeTimer = new WakeTimer(
+    () => this.nudge(),
+    () => this.clock.now(),
+  );
   /**
    * The async context of the application's boot. Claim passes and executions run in it, not in the
    * context of whoever triggered them (a request that started, signalled or nudged): a run must not
@@ -68,6 +73,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     private readonly registry: WorkflowRegistry,
     private readonly telemetry: DurableTelemetry,
     private readonly bus: WakeBus,
+    private readonly clock: DbClock,
   ) {
     this.queueList = [...options.queues.values()];
     this.leaseTerms = { leaseMs: options.leaseMs, renew: () => this.renew() };

@@ -5,16 +5,22 @@ const MAX_PENDING = 10_000;
 
 /**
  * One timer for the near wakes this instance knows of (runs it parked or set to back off), so a
- * 300 ms sleep wakes on time instead of at the next sweep. Far wakes are not tracked at all.
+ * 300 ms sleep wakes on time instead of at the next sweep. Far wakes are not tracked at all. The
+ * instants are the database's, and `now` is the database's clock as this process sees it (DbClock):
+ * on the process's own clock, a few ms ahead of the database's, the timer fired before the wake was
+ * due, the claim found nothing, and the run waited for the sweep.
  */
 export class WakeTimer {
   private readonly pending: number[] = [];
   private timer?: NodeJS.Timeout;
   private timerAt = Infinity;
 
-  constructor(private readonly onDue: () => void) {}
+  constructor(
+    private readonly onDue: () => void,
+    private readonly now: () => number,
+  ) {}
 
-  at(when: Date, now = Date.now()): void {
+  at(when: Date, now = this.now()): void {
     const at = when.getTime();
     if (at - now > HORIZON_MS || this.pending.length >= MAX_PENDING) return;
     this.pending.splice(sortedIndex(this.pending, at), 0, at);
@@ -37,7 +43,7 @@ export class WakeTimer {
 
   private fire(): void {
     this.timerAt = Infinity;
-    const now = Date.now();
+    const now = this.now();
     while (this.pending.length && this.pending[0] <= now) this.pending.shift();
     this.onDue();
     this.arm(now);

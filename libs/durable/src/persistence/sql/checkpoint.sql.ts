@@ -71,7 +71,8 @@ const timerInstantSql = (ms: string) =>
 /**
  * Journals a timer instant from the database clock, once: now() + $4 ms on first encounter; the
  * stored instant is returned when it exists (read without the run's day, as timerBatchSql reads it).
- * Also returns now(), so the caller knows what remains. $1 run, $2 token, $3 key, $5 kind.
+ * Also returns the database's clock (clock_timestamp(): read as the statement runs, not at its transaction's
+ * start or before its lock waits), so the caller knows what remains. $1 run, $2 token, $3 key, $5 kind.
  */
 export const timerSql = (t: Tables) => `
 WITH lease AS (SELECT run_day FROM ${t.runs} WHERE id = $1 AND lease_token = $2 FOR SHARE),
@@ -84,7 +85,7 @@ ins AS (
 )
 SELECT (SELECT count(*) FROM lease) > 0 AS leased,
        COALESCE((SELECT result FROM ins), (SELECT s.result FROM ${t.steps} s, lease WHERE s.run_id = $1 AND s.key = $3)) AS result,
-       now() AS db_now`;
+       clock_timestamp() AS db_now`;
 
 /**
  * Journals a batch of timers (group commit), each as timerSql does one and fenced by its own token,
@@ -106,7 +107,7 @@ WITH ${leasedBatchSql(t, 'ms bigint')}, ins AS (
 )
 SELECT i.n, l.n IS NOT NULL AS leased,
        COALESCE(ins.result, (SELECT s.result FROM ${t.steps} s WHERE s.run_id = l.run_id AND s.key = l.key)) AS result,
-       now() AS db_now
+       clock_timestamp() AS db_now
 FROM input i LEFT JOIN lease l ON l.n = i.n LEFT JOIN ins ON l.n IS NOT NULL AND ins.run_id = i.run_id AND ins.key = i.key`;
 
 /** After a checkpoint inserted nothing: is the lease still ours, and which row won? $1 run, $2 token, $3 key. */

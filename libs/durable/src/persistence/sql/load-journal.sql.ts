@@ -2,7 +2,8 @@ import type { Tables } from '../tables';
 
 /**
  * The journal of the run `run` (the alias of a row of it with its `id` and `key_format`), as select-list
- * columns: the database clock, the run's wake_seq as the statement's snapshot has it, its key_format
+ * columns: the database clock (clock_timestamp(), as the statement runs: a claim made inside an application's
+ * transaction would give that transaction's start with now()), the run's wake_seq as the statement's snapshot has it, its key_format
  * (set at its insert, never changed: any version of the row has it), and `journal`, the expression that reads it (journalOfSql or
  * BATCH_JOURNAL): checkpoints, signals, un-acked messages in order, and of the children only the one
  * the run parked on, once it has ended and before its result is journaled (a fan-in's wakes would
@@ -11,7 +12,7 @@ import type { Tables } from '../tables';
  * what was read (the park condition).
  */
 export const journalColumnsSql = (t: Tables, run: string, journal: string) => `
-  now() AS db_now,
+  clock_timestamp() AS db_now,
   (SELECT wake_seq FROM ${t.runs} WHERE id = ${run}.id) AS wake_seq,
   ${run}.key_format,
   ${journal} AS journal`;

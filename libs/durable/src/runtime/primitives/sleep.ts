@@ -46,7 +46,7 @@ export async function journaledInstant(
   }
   const timer = await execution.deps.journal.timer(execution.runId, execution.lease.token, key, kind, ms ?? 0);
   if (!timer) return execution.lose();
-  execution.deps.clock.observe(timer.dbNow, timer.queriedAt);
+  execution.deps.clock.observe(timer.dbNow, timer.answeredAt);
   execution.journal.steps.set(key, { kind, outcome: 'ok', result: timer.until, error: null });
   return deserialize<Date>(timer.until).getTime();
 }
