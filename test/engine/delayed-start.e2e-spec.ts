@@ -175,6 +175,19 @@ describe('delayed start', () => {
     await dataSource.transaction((manager) => t.client.start(Stamp, null, { runId: 'tx-committed', delay: '1h', manager }));
     expect((await t.client.getRun('tx-committed')).waiting).toMatchObject({ kind: 'start' });
     await t.client.cancel('tx-committed');
+
+    // The delay counts from the start, not from the beginning of the transaction it is made in.
+    const asked = await dataSource.transaction(async (manager) => {
+      await manager.query('SELECT pg_sleep(1)'); // the transaction's work before the start
+      const [{ at }] = await manager.query(`SELECT statement_timestamp() AS at`);
+      await t.client.start(Stamp, null, { runId: 'tx-late', delay: '3s', manager });
+      await t.client.start(Stamp, null, { runId: 'tx-timed', timeout: '1h', manager }); // its deadline, likewise
+      return (at as Date).getTime();
+    });
+    const late = await t.client.getRun('tx-late');
+    expect((late.waiting as { until: Date }).until.getTime()).toBeGreaterThanOrEqual(asked + 3_000); // before: 2 s after the start
+    expect((await t.client.getRun('tx-timed')).deadline!.getTime()).toBeGreaterThanOrEqual(asked + 3_600_000);
+    await t.client.cancel('tx-late');
   });
 
   describe('POST /runs', () => {

@@ -16,7 +16,8 @@ import { waitKindSql } from './wait-kinds.sql';
  */
 export const debounceStartSql = (t: Tables) => `
 WITH instant AS (
-  SELECT date_trunc('milliseconds', now() + $5::bigint * interval '1 millisecond') AS until
+  -- From this statement's start, not an application transaction's (see startRunSql).
+  SELECT date_trunc('milliseconds', statement_timestamp() + $5::bigint * interval '1 millisecond') AS until
 ), moved AS (
   UPDATE ${t.runs} r
   SET input = $3, status = 'waiting', wake_at = LEAST(instant.until, COALESCE(r.debounce_until, instant.until)),
@@ -30,8 +31,8 @@ WITH instant AS (
                          trace_context, deadline, timeout_ms, keys, app_version, key_format)
   SELECT $1, $2, 'waiting', $3, instant.until,
          jsonb_build_object('kind', ${waitKindSql('start')}, 'until', instant.until, 'since', now()), ${waitKindSql('start')},
-         $7::text, $8::text, $9::int, $4, date_trunc('milliseconds', now() + $6::bigint * interval '1 millisecond'), $11,
-         COALESCE($12::timestamptz, CASE WHEN $14::boolean THEN now() + $13::bigint * interval '1 millisecond' END),
+         $7::text, $8::text, $9::int, $4, date_trunc('milliseconds', statement_timestamp() + $6::bigint * interval '1 millisecond'), $11,
+         COALESCE($12::timestamptz, CASE WHEN $14::boolean THEN statement_timestamp() + $13::bigint * interval '1 millisecond' END),
          CASE WHEN $12::timestamptz IS NULL AND NOT $14::boolean THEN $13::bigint END, $15::jsonb, $16::text, ${KEY_FORMAT}
   FROM instant WHERE NOT EXISTS (SELECT 1 FROM moved)
   ON CONFLICT DO NOTHING

@@ -38,8 +38,9 @@ WITH parent AS (
 ), admitted AS (
   SELECT $12::bigint IS NULL OR EXISTS (SELECT 1 FROM parent) AS admitted
 ), instant AS (
-  SELECT until, until > now() AS delayed
-  FROM (SELECT date_trunc('milliseconds', COALESCE($13::timestamptz, now() + $14::bigint * interval '1 millisecond')) AS until) s
+  -- From this statement's start: in an application's transaction (\`manager\`) now() is that transaction's start.
+  SELECT until, until > statement_timestamp() AS delayed
+  FROM (SELECT date_trunc('milliseconds', COALESCE($13::timestamptz, statement_timestamp() + $14::bigint * interval '1 millisecond')) AS until) s
 ), slot AS (
   SELECT slot FROM (
     SELECT ${t.queueSlotTake}($15::text, $26::int) AS slot
@@ -60,7 +61,7 @@ WITH parent AS (
   ) s
 ), limits AS (
   SELECT CASE WHEN plan.deferred THEN $21::bigint END AS timeout_ms,
-         LEAST(COALESCE($20::timestamptz, CASE WHEN NOT plan.deferred THEN now() + $21::bigint * interval '1 millisecond' END),
+         LEAST(COALESCE($20::timestamptz, CASE WHEN NOT plan.deferred THEN statement_timestamp() + $21::bigint * interval '1 millisecond' END),
                CASE WHEN NOT $23::boolean THEN (SELECT deadline FROM parent) END) AS deadline
   FROM plan
 ), ins AS (
