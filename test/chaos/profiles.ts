@@ -64,6 +64,10 @@ export interface Minimums {
   batchedStarts: number;
   /** Of those, runs that took a slot of the orders queue at their start (group commit of queued starts). */
   batchedQueuedStarts: number;
+  /** Kills that struck while a group-commit batch of the worker ran on the server (it never saw the answer). */
+  killsInBatch: number;
+  /** Sessions a connection burst cut while they ran a group-commit batch (the batch is tried again whole). */
+  cutsInBatch: number;
 }
 
 export interface Options {
@@ -118,6 +122,8 @@ const MINIMUMS: Minimums = {
   batchedCheckpoints: 20,
   batchedStarts: 4,
   batchedQueuedStarts: 2,
+  killsInBatch: 0,
+  cutsInBatch: 0,
 };
 
 /** A profile by name (`soak` lasts `minutes`). */

@@ -18,6 +18,8 @@ export const MINIMUM_LABELS: Record<keyof Minimums, string> = {
   batchedCheckpoints: 'checkpoints committed in one batch with others (group commit)',
   batchedStarts: 'starts committed in one batch with others (group commit)',
   batchedQueuedStarts: 'queued starts committed in one batch with others, each in a slot it took there',
+  killsInBatch: 'kills while a group-commit batch of the worker ran on the server',
+  cutsInBatch: 'sessions cut while they ran a group-commit batch',
 };
 
 /**
@@ -49,6 +51,8 @@ export function checkMinimums(e: Evidence, results: Record<'fencing' | 'timers' 
     batchedCheckpoints: batchedCheckpoints(e),
     batchedStarts: batchedStarts(e),
     batchedQueuedStarts: batchedStarts(e, CHAOS_ORDER_QUEUE.name),
+    killsInBatch: faults.filter((f) => f.kind === 'kill' && f.inBatch).length,
+    cutsInBatch: faults.reduce((n, f) => n + (f.kind === 'connections' ? (f.inBatch ?? 0) : 0), 0),
   };
   const cycles = Math.max(1, Math.floor(e.phases / e.profile.cycle.length));
   const violations: Violation[] = [];

@@ -1,6 +1,9 @@
 import type { HarnessDb } from '../db';
 import type { ConnectionTargets, PlannedFault } from '../plan';
-import { FaultContext, FaultRecord, listenBack } from './fault';
+import { batchOnTheWire, FaultContext, FaultRecord, listenBack, RUNNING_BATCH } from './fault';
+
+/** How long a burst waits for a group-commit batch of its targets to be on the wire before its first cut (then cuts anyway). */
+const BATCH_CUE_MS = 2_000;
 
 /** How often the LISTEN sessions are cut while they are held down: faster than the listener reconnects. */
 const LISTEN_CUT_EVERY_MS = 50;
@@ -15,29 +18,34 @@ const SESSIONS: Record<ConnectionTargets, string> = {
 /**
  * pg_terminate_backend on every session of the targets (the workers' pools, the senders' pools: the
  * starts, deliveries, application transactions and operator actions in flight, or both) and on every
- * LISTEN session, `times` times in a row; meanwhile, for `listenDownMs`, every LISTEN session as soon
+ * LISTEN session, `times` times in a row, the first as soon as a group-commit batch of the targets
+ * runs on the server (within BATCH_CUE_MS); meanwhile, for `listenDownMs`, every LISTEN session as soon
  * as it is back. Wakes must fall back to the sweeper while LISTEN is down, and LISTEN must come back after.
  */
 export async function cutConnections(ctx: FaultContext, fault: Extract<PlannedFault, { kind: 'connections' }>): Promise<FaultRecord> {
+  await batchOnTheWire(ctx.db, SESSIONS[fault.targets], BATCH_CUE_MS); // the burst begins as a batch runs, when one comes
   const record: FaultRecord = {
     kind: 'connections',
     phase: ctx.phase,
     at: Date.now(),
     endAt: Date.now(),
     terminated: 0,
+    inBatch: 0,
     targets: fault.targets,
   };
   const all = async () => {
     for (let i = 0; i < fault.times; i++) {
       if (i > 0) await pause(fault.spacingMs);
-      record.terminated! += await terminate(ctx.db, `${SESSIONS[fault.targets]} OR application_name LIKE 'nestjs-durable:listen:%'`);
+      const cut = await terminate(ctx.db, `${SESSIONS[fault.targets]} OR application_name LIKE 'nestjs-durable:listen:%'`);
+      record.terminated! += cut.n;
+      record.inBatch! += cut.inBatch;
     }
     record.lastCutAt = Date.now();
   };
   const listen = async () => {
     const end = Date.now() + fault.listenDownMs;
     while (Date.now() < end) {
-      record.terminated! += await terminate(ctx.db, `application_name LIKE 'nestjs-durable:listen:%'`);
+      record.terminated! += (await terminate(ctx.db, `application_name LIKE 'nestjs-durable:listen:%'`)).n;
       await pause(LISTEN_CUT_EVERY_MS);
     }
   };
@@ -47,14 +55,15 @@ export async function cutConnections(ctx: FaultContext, fault: Extract<PlannedFa
   return record;
 }
 
-/** Cuts the sessions that `where` selects; how many. */
-async function terminate(db: HarnessDb, where: string): Promise<number> {
+/** Cuts the sessions that `where` selects; how many, and how many of them were running a group-commit batch. */
+async function terminate(db: HarnessDb, where: string): Promise<{ n: number; inBatch: number }> {
   // Materialized first: in a plain WHERE the planner may call pg_terminate_backend before the filter.
-  const [row] = await db.query<{ n: number }>(
-    `WITH target AS MATERIALIZED (SELECT pid FROM pg_stat_activity WHERE (${where}) AND pid <> pg_backend_pid())
-     SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM target`,
+  const [row] = await db.query<{ n: number; in_batch: number }>(
+    `WITH target AS MATERIALIZED (SELECT pid, ${RUNNING_BATCH} AS batch FROM pg_stat_activity WHERE (${where}) AND pid <> pg_backend_pid()),
+          cut AS MATERIALIZED (SELECT batch FROM target WHERE pg_terminate_backend(pid))
+     SELECT count(*)::int AS n, count(*) FILTER (WHERE batch)::int AS in_batch FROM cut`,
   );
-  return row.n;
+  return { n: row.n, inBatch: row.in_batch };
 }
 
 function pause(ms: number): Promise<void> {

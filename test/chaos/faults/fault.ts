@@ -19,6 +19,12 @@ export interface FaultRecord {
   inWindow?: { runId: string; stepKey: string; ledgerId: number };
   /** Sessions cut by pg_terminate_backend, over the whole burst. */
   terminated?: number;
+  /**
+   * Group-commit batches the fault struck on the wire: sessions a connection burst cut while they ran
+   * a batch statement, or (a kill) the batch of the killed worker that its server session was still
+   * running once the process was gone.
+   */
+  inBatch?: number;
   /** Connections: when the burst's last cut of the pools' sessions was made (`endAt` also waits out the LISTEN cuts). */
   lastCutAt?: number;
   /** Whose sessions a connection fault cut (besides every LISTEN session). */
@@ -33,6 +39,25 @@ export interface FaultContext {
   db: HarnessDb;
   cluster: Cluster;
   phase: number;
+}
+
+/**
+ * A session running a group-commit batch: writes of several kinds EXECUTEd in one query
+ * (DurableDatabase.together), or several of one kind in one statement, whose rows come as one
+ * jsonb_to_recordset (a lone write has a statement of its own; the workload has no schedules, whose
+ * pass reads one too). Both are early in the statement's text, which pg_stat_activity keeps 1 kB of.
+ */
+export const RUNNING_BATCH = `state = 'active' AND (query LIKE '%EXECUTE durable_together_%' OR query LIKE '%jsonb_to_recordset(%')`;
+
+/** Whether a session that `where` selects runs a group-commit batch, looking for up to `ms` (once with 0). */
+export async function batchOnTheWire(db: HarnessDb, where: string, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  do {
+    const rows = await db.query(`SELECT 1 FROM pg_stat_activity WHERE (${where}) AND ${RUNNING_BATCH} LIMIT 1`);
+    if (rows.length) return true;
+    if (ms > 0) await new Promise((resolve) => setTimeout(resolve, 5)); // a batch lasts a few ms: look often, not flat out
+  } while (Date.now() < end);
+  return false;
 }
 
 /** How long a fault waits for a stopped or killed worker's statements in flight to finish. */
