@@ -112,6 +112,14 @@ describe('the example app, started the way npm start does', () => {
   const order = (orderId: string) => json('GET', `/orders/${orderId}`).then((r) => r.body);
 
   it('places an order, takes an approval from the dashboard API and idempotent webhooks, survives a restart, and charges once', async () => {
+    // Input past what it feeds (a business key of 200 characters, an integer column) is a 400 naming it, not a 500.
+    for (const [bad, field] of [
+      [{ customer: 'x'.repeat(201), amountCents: 100 }, 'customer'],
+      [{ customer: 'Ada', amountCents: 2 ** 31 }, 'amountCents'],
+    ] as const) {
+      const refused = await json('POST', '/orders', bad);
+      expect([refused.status, refused.body.message]).toEqual([400, expect.stringContaining(field)]);
+    }
     const placed = await json('POST', '/orders', { customer: 'Ada', amountCents: 125_000 });
     expect(placed.status).toBe(201);
     const { orderId, runId } = placed.body;

@@ -3,6 +3,9 @@ import { WorkflowClient } from 'nestjs-durable';
 import { orderRunId } from './order.contracts';
 import { OrdersService } from './orders.service';
 
+/** The largest amount the orders table's integer column holds. */
+const MAX_AMOUNT_CENTS = 2_147_483_647;
+
 @Controller('orders')
 export class OrdersController {
   constructor(
@@ -10,12 +13,18 @@ export class OrdersController {
     private readonly workflows: WorkflowClient,
   ) {}
 
+  /**
+   * Checked to the limits of what it feeds: the customer becomes a business key of the run (at most 200
+   * characters), the amount an integer column. Past them the start or the insert threw, a 500.
+   */
   @Post()
   place(@Body() body: { customer?: unknown; amountCents?: unknown }) {
-    if (typeof body?.customer !== 'string' || !body.customer || !Number.isInteger(body.amountCents) || (body.amountCents as number) <= 0) {
-      throw new BadRequestException('Send { customer: string, amountCents: positive integer }.');
-    }
-    return this.orders.place({ customer: body.customer, amountCents: body.amountCents as number });
+    const { customer, amountCents } = body ?? {};
+    if (typeof customer !== 'string' || !customer || customer.length > 200)
+      throw new BadRequestException('customer must be a string of 1 to 200 characters.');
+    if (!Number.isInteger(amountCents) || (amountCents as number) <= 0 || (amountCents as number) > MAX_AMOUNT_CENTS)
+      throw new BadRequestException(`amountCents must be a whole number from 1 to ${MAX_AMOUNT_CENTS}.`);
+    return this.orders.place({ customer, amountCents: amountCents as number });
   }
 
   @Get(':id')
