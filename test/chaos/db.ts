@@ -28,6 +28,16 @@ export class HarnessDb {
     }
   }
 
+  /** One session of the pool for `use` (a transaction that must stay on it), not retried: the caller decides. */
+  async session<T>(use: (query: (sql: string, params?: unknown[]) => Promise<unknown[]>) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      return await use(async (sql, params = []) => (await client.query(sql.replaceAll('durable.', `"${this.schema}".`), params)).rows);
+    } finally {
+      client.release();
+    }
+  }
+
   close(): Promise<void> {
     return this.pool.end();
   }

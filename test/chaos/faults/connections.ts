@@ -1,9 +1,6 @@
 import type { HarnessDb } from '../db';
 import type { ConnectionTargets, PlannedFault } from '../plan';
-import { batchOnTheWire, FaultContext, FaultRecord, listenBack, RUNNING_BATCH } from './fault';
-
-/** How long a burst waits for a group-commit batch of its targets to be on the wire before its first cut (then cuts anyway). */
-const BATCH_CUE_MS = 2_000;
+import { FaultContext, FaultRecord, listenBack, RUNNING_BATCH, strikeInABatch } from './fault';
 
 /** How often the LISTEN sessions are cut while they are held down: faster than the listener reconnects. */
 const LISTEN_CUT_EVERY_MS = 50;
@@ -18,12 +15,11 @@ const SESSIONS: Record<ConnectionTargets, string> = {
 /**
  * pg_terminate_backend on every session of the targets (the workers' pools, the senders' pools: the
  * starts, deliveries, application transactions and operator actions in flight, or both) and on every
- * LISTEN session, `times` times in a row, the first as soon as a group-commit batch of the targets
- * runs on the server (within BATCH_CUE_MS); meanwhile, for `listenDownMs`, every LISTEN session as soon
+ * LISTEN session, `times` times in a row, the first while a group-commit batch of the targets waits on
+ * a run's row the harness holds (strikeInABatch; at once when none comes); meanwhile, for `listenDownMs`, every LISTEN session as soon
  * as it is back. Wakes must fall back to the sweeper while LISTEN is down, and LISTEN must come back after.
  */
 export async function cutConnections(ctx: FaultContext, fault: Extract<PlannedFault, { kind: 'connections' }>): Promise<FaultRecord> {
-  await batchOnTheWire(ctx.db, SESSIONS[fault.targets], BATCH_CUE_MS); // the burst begins as a batch runs, when one comes
   const record: FaultRecord = {
     kind: 'connections',
     phase: ctx.phase,
@@ -33,12 +29,20 @@ export async function cutConnections(ctx: FaultContext, fault: Extract<PlannedFa
     inBatch: 0,
     targets: fault.targets,
   };
+  let first = true;
+  const cutAll = async () => {
+    if (first) record.at = Date.now(); // the first cut (strikeInABatch may have waited for it)
+    first = false;
+    const cut = await terminate(ctx.db, `${SESSIONS[fault.targets]} OR application_name LIKE 'nestjs-durable:listen:%'`);
+    record.terminated! += cut.n;
+    record.inBatch! += cut.inBatch;
+  };
   const all = async () => {
-    for (let i = 0; i < fault.times; i++) {
-      if (i > 0) await pause(fault.spacingMs);
-      const cut = await terminate(ctx.db, `${SESSIONS[fault.targets]} OR application_name LIKE 'nestjs-durable:listen:%'`);
-      record.terminated! += cut.n;
-      record.inBatch! += cut.inBatch;
+    // The first cut while a batch of the targets waits on a run's row the harness holds, when one comes.
+    await strikeInABatch(ctx.db, '%', SESSIONS[fault.targets], cutAll);
+    for (let i = 1; i < fault.times; i++) {
+      await pause(fault.spacingMs);
+      await cutAll();
     }
     record.lastCutAt = Date.now();
   };

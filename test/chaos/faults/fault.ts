@@ -1,5 +1,5 @@
 import type { Cluster } from '../cluster';
-import type { HarnessDb } from '../db';
+import { HarnessDb, isConnectionError } from '../db';
 import type { Fleet } from '../fleet';
 import type { ConnectionTargets, PlannedFault } from '../plan';
 
@@ -49,15 +49,54 @@ export interface FaultContext {
  */
 export const RUNNING_BATCH = `state = 'active' AND (query LIKE '%EXECUTE durable_together_%' OR query LIKE '%jsonb_to_recordset(%')`;
 
-/** Whether a session that `where` selects runs a group-commit batch, looking for up to `ms` (once with 0). */
-export async function batchOnTheWire(db: HarnessDb, where: string, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  do {
-    const rows = await db.query(`SELECT 1 FROM pg_stat_activity WHERE (${where}) AND ${RUNNING_BATCH} LIMIT 1`);
-    if (rows.length) return true;
-    if (ms > 0) await new Promise((resolve) => setTimeout(resolve, 5)); // a batch lasts a few ms: look often, not flat out
-  } while (Date.now() < end);
-  return false;
+/**
+ * How long the harness may hold the rows of the runs executing while it waits for a batch to queue on
+ * them: well under a lease renewal's interval, so no lease lapses for it (a renewal skips a row it
+ * cannot lock, and renews it at the next beat).
+ */
+const HOLD_MS = 400;
+
+/**
+ * Runs `strike` while a group-commit batch of the sessions `where` selects runs on the server, waiting
+ * on a row the harness holds: the rows of the runs executing (status running, lease owner like
+ * `owners`) are locked FOR UPDATE for up to HOLD_MS, and a batch that writes for one of them waits
+ * there (its FOR SHARE, or an end's update). True when `strike` came while such a batch waited; else
+ * (no run executing, or no batch within HOLD_MS) `strike` runs all the same, and false. The rows are
+ * let go after `strike`: a batch of a killed worker then commits with no one to read its answer; a
+ * cut one is tried again whole by its worker.
+ */
+export async function strikeInABatch(db: HarnessDb, owners: string, where: string, strike: () => Promise<void>): Promise<boolean> {
+  let struck = false;
+  const once = async () => {
+    if (struck) return;
+    struck = true;
+    await strike();
+  };
+  return db
+    .session(async (query) => {
+      await query('BEGIN');
+      try {
+        const held = await query(`SELECT id FROM durable.runs WHERE status = 'running' AND lease_owner LIKE $1 FOR UPDATE SKIP LOCKED`, [
+          owners,
+        ]);
+        let waiting = false;
+        for (const end = Date.now() + HOLD_MS; held.length && !waiting && Date.now() < end;) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          waiting =
+            (await query(`SELECT 1 FROM pg_stat_activity WHERE (${where}) AND wait_event_type = 'Lock' AND ${RUNNING_BATCH} LIMIT 1`))
+              .length > 0;
+        }
+        await once();
+        return waiting;
+      } finally {
+        await query('COMMIT');
+      }
+    })
+    .catch(async (error: unknown) => {
+      if (!isConnectionError(error)) throw error;
+      await once(); // the server restarting (or the session cut): strike without the batch
+      return false;
+    });
 }
 
 /** How long a fault waits for a stopped or killed worker's statements in flight to finish. */
