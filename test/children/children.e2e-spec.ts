@@ -152,6 +152,13 @@ class AwaitsTheLeaver implements DurableWorkflow<null, string> {
   }
 }
 
+@Workflow('doubles-at-d')
+class DoublesAtD implements DurableWorkflow<number, number> {
+  async run(input: number, ctx: WorkflowContext) {
+    return (await ctx.startChild(Double, input, { step: 'd' })).result();
+  }
+}
+
 /** A step held until the test opens it: `reached` resolves once the run is there. */
 @Injectable()
 class Gates {
@@ -248,6 +255,7 @@ describe('child workflows', () => {
         CompensatesAll,
         LeavesAChild,
         AwaitsTheLeaver,
+        DoublesAtD,
       ],
       options: { leaseMs: 1_000, inlineWaitMs: 200, sweeper: { intervalMs: 100 } },
     });
@@ -417,6 +425,19 @@ describe('child workflows', () => {
     await expect(t.client.cancel(ended.runId, 'too late')).rejects.toThrow(InvalidTransitionError); // before: its child was cancelled
     expect((await t.client.getRun(`${ended.runId}/left`)).status).toMatch(/running|waiting/);
     await t.signals.signal(`${ended.runId}/left`, 'go', 'x');
+  });
+
+  it("a run that holds a child's id but is not that child (started by a client) is not adopted: the spawn is refused with RunConflictError", async () => {
+    const parentId = `taken-${Date.now()}`;
+    const stranger = await t.client.start(Double, 21, { runId: `${parentId}/d` });
+    expect(await stranger.result({ timeout: '5s' })).toBe(42);
+    const parent = await t.client.start(DoublesAtD, 1, { runId: parentId });
+    // Before: the parent took the stranger's output (42, not 2) as its child's.
+    await expect(parent.result({ timeout: '10s' })).rejects.toMatchObject({
+      error: { name: 'RunConflictError', message: expect.stringContaining(`is not the child of run "${parentId}" at step "d"`) },
+    });
+    const reattached = await t.client.start(DoublesAtD, 4); // a child of its own, on every re-execution
+    expect(await reattached.result({ timeout: '5s' })).toBe(8);
   });
 
   it("cancelling a parent cancels a child whose spawn commits while the cancel waits for the parent's row", async () => {

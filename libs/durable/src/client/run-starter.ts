@@ -141,8 +141,19 @@ export class RunStarter implements ChildStarter {
       return { runId: started.duplicateOf, created: false };
     }
     if (started === null) {
-      const existing = (await this.runs.brief(runId, args.manager))?.workflow;
-      if (existing !== undefined && existing !== args.workflow.name) throw new RunConflictError(runId, existing, args.workflow.name);
+      const existing = await this.runs.brief(runId, args.manager);
+      if (existing && existing.workflow !== args.workflow.name) throw new RunConflictError(runId, existing.workflow, args.workflow.name);
+      // A child's id is its parent's and its step's: a run of that id that is not that child (started by a
+      // client, or another parent's child whose step name holds a '/') is not adopted as it.
+      if (existing && args.parentId !== undefined && (existing.parentId !== args.parentId || existing.parentStep !== args.parentStep)) {
+        throw new RunConflictError(
+          runId,
+          existing.workflow,
+          args.workflow.name,
+          `Run "${runId}" already exists and is not the child of run "${args.parentId}" at step "${args.parentStep}"; ` +
+            'give that child step another name.',
+        );
+      }
       return { runId, created: false };
     }
     this.telemetry.metrics?.started.inc({ workflow: args.workflow.name });

@@ -615,9 +615,12 @@ export class RunRepository {
   }
 
   /** The workflow and status of a run, without its payloads. */
-  async brief(runId: string, manager?: EntityManager): Promise<{ workflow: string; status: RunStatus } | undefined> {
-    const rows = await this.db.query<{ workflow: string; status: RunStatus }>(
-      `SELECT workflow, status FROM ${this.db.tables.runs} WHERE id = $1`,
+  async brief(
+    runId: string,
+    manager?: EntityManager,
+  ): Promise<{ workflow: string; status: RunStatus; parentId: string | null; parentStep: string | null } | undefined> {
+    const rows = await this.db.query<{ workflow: string; status: RunStatus; parentId: string | null; parentStep: string | null }>(
+      `SELECT workflow, status, parent_id AS "parentId", parent_step AS "parentStep" FROM ${this.db.tables.runs} WHERE id = $1`,
       [runId],
       manager,
     );
