@@ -8,6 +8,7 @@ import {
   WorkflowContext,
 } from 'nestjs-durable';
 import { JournalRepository, StoredChild } from 'nestjs-durable/persistence/journal.repository';
+import { WakeBus } from 'nestjs-durable/runtime/wake-bus';
 import { Journal } from 'nestjs-durable/runtime/journal';
 import { Client } from 'pg';
 import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
@@ -249,9 +250,6 @@ describe('child workflows', () => {
         FanOut,
         WaitsOnChild,
         TwoWaitingChildren,
-        Gates,
-        GatedChild,
-        FanInQuickLast,
         CompensatesAll,
         LeavesAChild,
         AwaitsTheLeaver,
@@ -485,23 +483,64 @@ describe('child workflows', () => {
       error: { name: 'ChildWorkflowFailedError', message: `Child run "${childId}" cancelled: CancelledError: not needed` },
     });
   });
-  it("one child's end answers every child's wait in-process: the others wait out their time, then park the parent", async () => {
-    const handle = await t.client.start(FanInQuickLast, null);
-    const gates = t.app.get(Gates);
-    await gates.reached(`${handle.runId}/quick`);
-    gates.open(`${handle.runId}/quick`); // its end wakes the parent while it waits on both children
-    const parked = await eventually(async () => {
-      const run = await t.client.getRun(handle.runId);
-      return run.status === 'waiting' && run; // before: the slow child's wait never ended, the parent ran on for ever
-    }, 'the parent to park on the slow child');
-    expect(parked.waiting).toMatchObject({ kind: 'child', childRunId: `${handle.runId}/slow` });
-    await t.signals.signal(`${handle.runId}/slow`, 'go', 'yes');
-    expect(await handle.result({ timeout: '10s' })).toEqual(['child got yes', 'through']);
-  });
-
   it("once a child's failure has rejected all(), the other child no longer parks the parent: its catch goes on", async () => {
     const handle = await t.client.start(CompensatesAll, null);
     expect(await handle.result({ timeout: '10s' })).toBe('compensated');
     expect((await t.client.getRun(`${handle.runId}/payment`)).status).not.toBe('completed');
+  });
+});
+
+describe('ctx.all over children, waiting in-process (inlineWaitMs 1.5 s)', () => {
+  const schema = uniqueSchema();
+  const db = new Db(schema);
+  let t: DurableTestApp;
+
+  beforeAll(async () => {
+    t = await startApp({
+      schema,
+      providers: [Gates, GatedChild, AwaitSignalChild, FanInQuickLast],
+      options: { inlineWaitMs: 1_500, sweeper: { intervalMs: 100 } },
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await db.dropSchema();
+  });
+
+  it("one child's end answers every child's wait in-process: the others wait out their time, then park the parent", async () => {
+    const runId = `fan-in-${Date.now()}`;
+    // The parent's waits in-process as its execution takes them, to end the quick child while both are pending.
+    const bus = t.app.get(WakeBus);
+    const watch = bus.watch.bind(bus);
+    let pending = 0;
+    const spy = jest.spyOn(bus, 'watch').mockImplementation((watched) => {
+      const wakes = watch(watched);
+      if (watched !== runId) return wakes;
+      return {
+        ...wakes,
+        next: (ms, since) => {
+          const wait = wakes.next(ms, since);
+          pending++;
+          void wait.then(() => pending--);
+          return wait;
+        },
+      };
+    });
+    try {
+      const handle = await t.client.start(FanInQuickLast, null, { runId });
+      const gates = t.app.get(Gates);
+      await gates.reached(`${runId}/quick`);
+      await eventually(async () => pending === 2, 'the parent to wait on both children in-process');
+      gates.open(`${runId}/quick`); // its end wakes the parent while it waits on both
+      const parked = await eventually(async () => {
+        const run = await t.client.getRun(runId);
+        return run.status === 'waiting' && run; // before: the slow child's wait never ended, the parent ran on for ever
+      }, 'the parent to park on the slow child');
+      expect(parked.waiting).toMatchObject({ kind: 'child', childRunId: `${runId}/slow` });
+      await t.signals.signal(`${runId}/slow`, 'go', 'yes');
+      expect(await handle.result({ timeout: '10s' })).toEqual(['child got yes', 'through']);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

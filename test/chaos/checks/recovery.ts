@@ -21,7 +21,9 @@ export const checkRecovery: Check = (e) => {
   };
   for (const f of e.faults.filter((f) => !f.skipped)) {
     if (f.kind === 'kill' || f.kind === 'pause') {
-      const serverDown = e.faults.some((r) => r.kind === 'restart' && overlaps(r, f));
+      // A kill's takeover is due a lease and more after it: a restart in that time delays it too.
+      const reach = f.kind === 'kill' ? { at: f.at, endAt: f.endAt + e.profile.engine.leaseMs + TAKEOVER_SLACK_MS } : f;
+      const serverDown = e.faults.some((r) => r.kind === 'restart' && overlaps(r, reach));
       for (const runId of f.held ?? []) {
         const takeover = (e.history.get(runId) ?? []).find(
           (h) => h.event === 'lease-taken-over' && pidOf(h.detail?.previousOwner) === f.pid && h.at.getTime() >= f.at - 50,

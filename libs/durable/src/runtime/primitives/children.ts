@@ -55,10 +55,11 @@ export async function startChild<I, O>(
 export function all<T extends readonly ChildHandle<unknown>[]>(handles: T): Promise<{ [K in keyof T]: ChildResult<T[K]> }> {
   let rejected = false;
   const awaited = () => !rejected;
+  const reject = () => (rejected = true);
   return Promise.all(
     handles.map((handle) =>
-      (handle instanceof ExecutionChildHandle ? handle.resultWhile(awaited) : handle.result()).catch((error: unknown) => {
-        rejected = true;
+      (handle instanceof ExecutionChildHandle ? handle.resultWhile(awaited, reject) : handle.result()).catch((error: unknown) => {
+        reject();
         throw error;
       }),
     ),
@@ -85,8 +86,13 @@ export class ExecutionChildHandle<O> implements ChildHandle<O> {
     return this.resultWhile(() => true);
   }
 
-  /** As result(), while `awaited()` says the workflow still awaits it; after, its wait ends and never settles. */
-  async resultWhile(awaited: () => boolean): Promise<O> {
+  /**
+   * As result(), while `awaited()` says the workflow still awaits it; after, its wait ends and never
+   * settles. `failed` is told as soon as the child is known to have failed (or been cancelled), before
+   * that is journaled: the other handles of an `all` stop waiting then, not one write later, when one
+   * of them may have parked the parent meanwhile.
+   */
+  async resultWhile(awaited: () => boolean, failed?: () => void): Promise<O> {
     const { execution } = this;
     if (!execution.isActive) return never();
     await execution.enter('result');
@@ -102,6 +108,7 @@ export class ExecutionChildHandle<O> implements ChildHandle<O> {
       if (!awaited()) return never();
       const child = journal.children.get(this.runId);
       if (child) {
+        if (child.status !== 'completed') failed?.();
         const kept = await execution.checkpoint(key, 'child-result', childOutcome(child), null);
         return execution.replay<O>(key, kept);
       }
