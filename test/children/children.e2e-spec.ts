@@ -457,7 +457,7 @@ describe('child workflows', () => {
         async () =>
           (
             await db.query(
-              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%parent_id = ANY($8%' AND query LIKE $1`,
+              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%' AND query LIKE $1`,
               [`%"${schema}"%`],
             )
           ).length > 0,

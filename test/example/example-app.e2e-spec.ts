@@ -116,6 +116,7 @@ describe('the example app, started the way npm start does', () => {
     for (const [bad, field] of [
       [{ customer: 'x'.repeat(201), amountCents: 100 }, 'customer'],
       [{ customer: 'Ada', amountCents: 2 ** 31 }, 'amountCents'],
+      [{ customer: 'A\uD800da', amountCents: 100 }, 'customer'], // only the library's check of the key refuses it (a lone surrogate)
     ] as const) {
       const refused = await json('POST', '/orders', bad);
       expect([refused.status, refused.body.message]).toEqual([400, expect.stringContaining(field)]);

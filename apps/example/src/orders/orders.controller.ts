@@ -1,5 +1,5 @@
 import { BadRequestException, Body, Controller, Get, NotFoundException, Param, Post } from '@nestjs/common';
-import { WorkflowClient } from 'nestjs-durable';
+import { InvalidArgumentError, WorkflowClient } from 'nestjs-durable';
 import { orderRunId } from './order.contracts';
 import { OrdersService } from './orders.service';
 
@@ -15,16 +15,23 @@ export class OrdersController {
 
   /**
    * Checked to the limits of what it feeds: the customer becomes a business key of the run (at most 200
-   * characters), the amount an integer column. Past them the start or the insert threw, a 500.
+   * characters), the amount an integer column. Past them the start or the insert threw, a 500. What
+   * only the library can tell (a key holding a NUL, say) is its InvalidArgumentError: a 400 too, and
+   * the order's transaction rolled back.
    */
   @Post()
-  place(@Body() body: { customer?: unknown; amountCents?: unknown }) {
+  async place(@Body() body: { customer?: unknown; amountCents?: unknown }) {
     const { customer, amountCents } = body ?? {};
     if (typeof customer !== 'string' || !customer || customer.length > 200)
       throw new BadRequestException('customer must be a string of 1 to 200 characters.');
     if (!Number.isInteger(amountCents) || (amountCents as number) <= 0 || (amountCents as number) > MAX_AMOUNT_CENTS)
       throw new BadRequestException(`amountCents must be a whole number from 1 to ${MAX_AMOUNT_CENTS}.`);
-    return this.orders.place({ customer, amountCents: amountCents as number });
+    try {
+      return await this.orders.place({ customer, amountCents: amountCents as number });
+    } catch (error) {
+      if (error instanceof InvalidArgumentError) throw new BadRequestException(error.message);
+      throw error;
+    }
   }
 
   @Get(':id')

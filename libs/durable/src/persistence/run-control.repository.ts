@@ -69,7 +69,14 @@ export class RunControlRepository {
       this.sql.queueChannel,
       this.sql.controlChannel,
     ] as const;
-    const row = await retryRolledBack(() => this.db.transaction((client) => cascade(client, this.sql.cancel, params), READ_COMMITTED));
+    const row = await retryRolledBack(() =>
+      this.db.transaction(async (client) => {
+        // The run's row first, so the cascade's snapshot has its status after the lock: a run that completed
+        // while the cancel waited for it refuses the cancel, instead of its children being cancelled from an older snapshot.
+        await client.query(`SELECT 1 FROM ${this.db.tables.runs} WHERE id = $1 FOR UPDATE`, [runId]);
+        return cascade(client, this.sql.cancel, params);
+      }, READ_COMMITTED),
+    );
     return this.check(runId, 'cancel', row, ['pending', 'running', 'waiting', 'failed']);
   }
 

@@ -175,7 +175,7 @@ export class Executor implements OnModuleInit {
       );
       const scheduled = await this.runs.scheduleRetry(run, info, delayMs, actor);
       const wakeAt = new Date(this.clock.now() + delayMs);
-      return scheduled ? { wakeAt: deadline.capWake(wakeAt) ?? wakeAt } : {};
+      return scheduled ? { wakeAt: deadline.capWake(wakeAt) ?? undefined } : {};
     }
     this.logger.error(`Run ${run.id} (${run.workflow}) failed: ${info.name}: ${info.message}`);
     return { end: await this.end(run, 'failed', null, info, actor) };
