@@ -288,7 +288,7 @@ describe('how the dashboard looks and reads: ids, times, dark mode, narrow scree
     await help.waitFor({ state: 'detached' });
   });
 
-  it("binds a run's actions to keys, each only while it applies: s and m go to the forms, r resumes, c asks to cancel, t retries", async () => {
+  it("binds a run's actions to keys, each only while it applies: s and m go to the forms, r, c and t ask, then resume, cancel or retry", async () => {
     const listed = async () => {
       await page.keyboard.press('?');
       const keys = await page
@@ -333,20 +333,29 @@ describe('how the dashboard looks and reads: ids, times, dark mode, narrow scree
     expect((await t.client.getRun(review.runId)).status).toBe('waiting');
     await t.client.cancel(review.runId);
 
-    // A sleeping run: r ends the sleep.
+    // A sleeping run: r asks, and its confirmation ends the sleep (a key typed by mistake changes nothing: WCAG 2.1.4).
     const nap = await t.client.start(NapLong, null);
     await waitingFor(nap.runId, 'sleep');
     await openRun(nap.runId);
     await page.keyboard.press('r');
+    await confirm.waitFor();
+    expect((await t.client.getRun(nap.runId)).status).toBe('waiting'); // before: resumed at the key
+    await confirm.click();
     await expect(nap.result({ timeout: '10s' })).resolves.toBe('rested');
 
-    // A failed run: t retries it; r has nothing to resume.
+    // A failed run: t asks, then retries it; r has nothing to resume.
     const broken = await t.client.start(Breaks, null);
     await expect(broken.result()).rejects.toThrow();
     await openRun(broken.runId);
     await expect(listed()).resolves.toEqual(expect.arrayContaining(['t']));
     await expect(listed()).resolves.not.toContain('r');
     await page.keyboard.press('t');
+    await confirm.waitFor();
+    await page.keyboard.press('Escape');
+    await confirm.waitFor({ state: 'detached' });
+    expect(await db.count('history', "run_id = $1 AND event = 'retried'", [broken.runId])).toBe(0);
+    await page.keyboard.press('t');
+    await confirm.click();
     await eventually(async () => (await db.count('history', "run_id = $1 AND event = 'retried'", [broken.runId])) === 1, 'the retry');
   });
 

@@ -3,6 +3,7 @@ import { useShortcut } from '../../app/shortcuts';
 import { useCancelRun, useResumeRun, useRetryRun } from '../../api/run-actions';
 import type { RunDetail } from '../../api/types';
 import { Button } from '../../components/button';
+import { ConfirmDialog } from '../../components/confirm-dialog';
 import { ErrorBox } from '../../components/error-box';
 import { canCancel, canResume, canRetry } from '../../lib/run-status';
 import { CancelDialog } from './cancel-dialog';
@@ -19,6 +20,8 @@ export function RunActions({ detail }: { detail: RunDetail }) {
   const cancel = useCancelRun();
   const retry = useRetryRun();
   const [confirmCancel, setConfirmCancel] = useState(false);
+  /** An action asked for by its key: a single character typed by mistake (or by speech input) must not change the run. */
+  const [confirmKey, setConfirmKey] = useState<'resume' | 'retry' | null>(null);
   const lastError = resume.error ?? retry.error;
   const busy = resume.isPending || cancel.isPending || retry.isPending;
   // The buttons' own handlers, bound to keys while the action applies (the help overlay lists only those).
@@ -34,8 +37,12 @@ export function RunActions({ detail }: { detail: RunDetail }) {
     cancel.reset();
     setConfirmCancel(true);
   };
-  useShortcut({ keys: 'r', label: 'Resume this run', group: 'This run' }, doResume, { enabled: !busy && canResume(run.status) });
-  useShortcut({ keys: 't', label: 'Retry this run', group: 'This run' }, doRetry, { enabled: !busy && canRetry(run.status) });
+  useShortcut({ keys: 'r', label: 'Resume this run (asks first)', group: 'This run' }, () => setConfirmKey('resume'), {
+    enabled: !busy && canResume(run.status),
+  });
+  useShortcut({ keys: 't', label: 'Retry this run (asks first)', group: 'This run' }, () => setConfirmKey('retry'), {
+    enabled: !busy && canRetry(run.status),
+  });
   useShortcut({ keys: 'c', label: 'Cancel this run (asks first)', group: 'This run' }, askCancel, {
     enabled: !busy && canCancel(run.status),
   });
@@ -93,6 +100,17 @@ export function RunActions({ detail }: { detail: RunDetail }) {
         )}
       </div>
       <ErrorBox error={lastError} testId="action-error" />
+      {confirmKey && (
+        <ConfirmDialog
+          title={confirmKey === 'resume' ? 'Resume this run?' : 'Retry this run?'}
+          confirmLabel={confirmKey === 'resume' ? 'Resume' : 'Retry'}
+          onConfirm={() => {
+            (confirmKey === 'resume' ? doResume : doRetry)();
+            setConfirmKey(null);
+          }}
+          onClose={() => setConfirmKey(null)}
+        />
+      )}
       {confirmCancel && (
         <CancelDialog
           runId={run.runId}
