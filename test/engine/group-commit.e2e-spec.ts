@@ -401,6 +401,20 @@ describe('group commit of checkpoints, ends and starts (real Postgres)', () => {
     expect(await db.count('history', `run_id = ANY($1) AND event = 'completed'`, [runs])).toBe(5);
   });
 
+  it("answers two ends of one run in a batch by their tokens: the stale execution's is refused, the current one's taken", async () => {
+    const [first, run] = [id('end-first'), id('end-twice')];
+    await leased([first, run]);
+    await db.query(`UPDATE durable.runs SET lease_token = 2 WHERE id = $1`, [run]); // taken over: token 2 is current
+    const ends = new RunEndRepository(database, groupCommitOn(database, { maxInFlight: 1, maxBatch: 64 }));
+    const end = (id: string, token: string) =>
+      ends.finish({ id, leaseToken: token } as ClaimedRun, 'completed', JSON.stringify(token), null, 'test');
+    // The first goes alone; the two ends of `run` queue behind it and go in one batch.
+    const results = await Promise.all([end(first, '1'), end(run, '1'), end(run, '2')]);
+    expect(results).toEqual([true, false, true]); // before: the stale end was answered as ended, by the run's id
+    const [row] = await db.query<{ output: string }>(`SELECT output FROM durable.runs WHERE id = $1`, [run]);
+    expect(row.output).toBe(JSON.stringify('2'));
+  });
+
   it('ends a run without parent or queue through the lean statements, alone and batched: fenced, with its history row, answered again after a lost answer', async () => {
     const [alone, ...batched] = Array.from({ length: 4 }, () => id('lean'));
     const [parent, child, waiter, late] = [id('parent'), id('child'), id('waiter'), id('late')];

@@ -116,8 +116,9 @@ export class RunEndRepository {
       sql: this.sql.batch[partsIndex(parts)],
       params: parts.unqueued ? [batch, this.sql.channel] : [batch, this.sql.channel, this.sql.queueChannel],
       answer: (rows) => {
-        const ended = new Set(rows.map((r) => r.id));
-        return ends.map((e) => ended.has(e.id));
+        // By id and token: a stale end of a run whose current end is in the same batch is not answered as ended.
+        const ended = new Set(rows.map((r) => `${r.id}\0${r.token}`));
+        return ends.map((e) => ended.has(`${e.id}\0${e.token}`));
       },
     };
   }

@@ -78,7 +78,8 @@ SELECT id, 0 FROM ${t.runs} WHERE id = $1 AND lease_token = $2 AND status <> 'ru
  * transaction wrote after this statement's snapshot (a lease renewal the lock waited for) is invisible
  * to the update's scan, which would change nothing and leave the run running with nobody renewing it;
  * found by key, the snapshot's version leads to the locked one. Returns the ids ended, and those a try
- * that committed had ended already (as finishRunSql answers them).
+ * that committed had ended already (as finishRunSql answers them), each with the token it was ended
+ * under: a batch may hold two ends of one run (a stale execution's and the one that took it over).
  * $1: a JSON array of { id, token, status, output, error, actor, grace_ms, checkpoint } (finishRunSql's
  * $1 to $7 and $9), $2 wake channel, $3 queue channel (not taken `unqueued`). `parts`: as finishRunSql's, of every run of the batch.
  */
@@ -101,15 +102,15 @@ WITH input AS (
       wake_at = NULL, lease_owner = NULL, finished_at = now(), updated_at = now()
   FROM locked l
   WHERE r.id = ANY(ARRAY(SELECT id FROM locked)) AND r.id = l.id
-  RETURNING r.id, r.run_day, r.parent_id, r.queue, l.status, l.actor, l.error, l.checkpoint
+  RETURNING r.id, l.token, r.run_day, r.parent_id, r.queue, l.status, l.actor, l.error, l.checkpoint
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, status, actor, error FROM done
 ), ${endCheckpointSql(t, 'done')}, ${wakeParentSql(t, 'done', { parentless: parts.parentless })}, notified AS (
   SELECT count(*) FROM parent, pg_notify($2, parent.id)
 )${parts.unqueued ? '' : `, ${queueSlotFreedSql(t, 'done', '$3')}`}
-SELECT done.id FROM done, notified${parts.unqueued ? '' : ', freed'}
+SELECT done.id, done.token FROM done, notified${parts.unqueued ? '' : ', freed'}
 UNION ALL
 -- LIMIT keeps the probe a LATERAL one (a subquery without it is flattened into a join).
-SELECT r.id FROM input i CROSS JOIN LATERAL (
+SELECT r.id, i.token FROM input i CROSS JOIN LATERAL (
   SELECT r.id FROM ${t.runs} r WHERE r.id = i.id AND r.lease_token = i.token AND r.status <> 'running' LIMIT 1
 ) r`;
