@@ -11,7 +11,7 @@ import { JournalRepository, StoredChild } from 'nestjs-durable/persistence/journ
 import { WakeBus } from 'nestjs-durable/runtime/wake-bus';
 import { Journal } from 'nestjs-durable/runtime/journal';
 import { Client } from 'pg';
-import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { databaseUrl, Db, DurableTestApp, eventually, fileApps, startApp, uniqueSchema } from '../setup/durable-app';
 
 @Injectable()
 class Counter {
@@ -491,20 +491,14 @@ describe('child workflows', () => {
 });
 
 describe('ctx.all over children, waiting in-process (inlineWaitMs 1.5 s)', () => {
-  const schema = uniqueSchema();
-  const db = new Db(schema);
-  let t: DurableTestApp;
-
-  beforeAll(async () => {
-    t = await startApp({
-      schema,
-      providers: [Gates, GatedChild, AwaitSignalChild, FanInQuickLast],
-      options: { inlineWaitMs: 1_500, sweeper: { intervalMs: 100 } },
-    });
+  const { boot } = fileApps({
+    schema: uniqueSchema(),
+    providers: [Gates, GatedChild, AwaitSignalChild, FanInQuickLast],
+    options: { inlineWaitMs: 1_500, sweeper: { intervalMs: 100 } },
   });
-  afterAll(async () => {
-    await t.close();
-    await db.dropSchema();
+  let t: DurableTestApp;
+  beforeAll(async () => {
+    t = await boot();
   });
 
   it("one child's end answers every child's wait in-process: the others wait out their time, then park the parent", async () => {

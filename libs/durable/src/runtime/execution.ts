@@ -60,7 +60,7 @@ export class Execution {
   /** The last step's (or a select's winner) checkpoint, not written yet (see commitPending), and its write once sent. */
   private pending?: StepCheckpoint;
   private flushing?: Promise<boolean>;
-  /** The run's wakes on the in-process bus while it executes (see nextWake). */
+  /** The run's wakes on the in-process bus while it executes (see wakeCursor). */
   private wakes?: WakeWatch;
   readonly deadline = new RunDeadline(this);
   /** Ends the execution as `expired` at the grace's end (armGrace). */
@@ -147,19 +147,21 @@ export class Execution {
   }
 
   /**
-   * A wait in-process: resolves at the run's next wake on the bus (a delivery, a child's end, the
-   * lease's loss), or after `ms`; at once when a wake came since `since` (wakeMark, taken before the
-   * read this wait follows; 0 is the execution's start, its journal loaded). Wakes are watched from the
-   * execution's start, so one that came while the run read or executed a step is not missed, and each
-   * of the waits side by side (an `all` of children) is answered by it.
+   * The waits in-process of one primitive call: each resolves at the run's next wake on the bus (a
+   * delivery, a child's end, the lease's loss), or after `ms`, and at once when a wake came since the
+   * last one ended (since the execution's start, its journal loaded, for the first): one that came
+   * while the caller read what it waits for, or executed a step, is not missed. Waits side by side
+   * (the children of an `all`) each have their own and are each answered by one wake.
    */
-  nextWake(ms: number, since: number): Promise<void> {
-    return this.wakes!.next(ms, since);
-  }
-
-  /** The wakes counted so far (see nextWake). */
-  wakeMark(): number {
-    return this.wakes!.mark();
+  wakeCursor(): { next(ms: number): Promise<void> } {
+    const wakes = this.wakes!;
+    let since = 0;
+    return {
+      next: async (ms) => {
+        await wakes.next(ms, since);
+        since = wakes.mark(); // before the caller's read: a wake from now on is one the read may miss
+      },
+    };
   }
 
   /**

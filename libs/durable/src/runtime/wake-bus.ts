@@ -39,7 +39,7 @@ export class WakeBus {
 
   /**
    * The run's wakes from now until `close`, for an execution from its start to its end (see
-   * Execution.nextWake). A wait is answered by any wake since its caller's mark, taken before the read
+   * Execution.wakeCursor). A wait is answered by any wake since its caller's mark, taken before the read
    * that preceded it: a wake that came while the caller read (or executed a step) ends its wait at once,
    * where a listener taken at the wait would miss it and wait out its time. Waits side by side (the
    * handles of one `all`, the arms of a Promise.all) each get their own answer from one wake.

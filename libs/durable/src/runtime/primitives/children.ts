@@ -103,7 +103,7 @@ export class ExecutionChildHandle<O> implements ChildHandle<O> {
     const { journal, deps } = execution;
     const budgetEnd = Date.now() + deps.inlineWaitMs;
     let refreshed = false;
-    let mark = 0;
+    const wakes = execution.wakeCursor();
     for (;;) {
       if (!awaited()) return never();
       const child = journal.children.get(this.runId);
@@ -119,10 +119,9 @@ export class ExecutionChildHandle<O> implements ChildHandle<O> {
         if (left <= 0) {
           return execution.suspend({ reason: { kind: 'child', childRunId: this.runId, step: this.step }, name: this.runId, wakeAt: null });
         }
-        await execution.nextWake(left, mark);
+        await wakes.next(left);
       }
       if (!execution.isActive) return never();
-      mark = execution.wakeMark();
       await refreshChildren(execution, this.runId);
       refreshed = true;
     }

@@ -70,7 +70,7 @@ export async function select<A extends SelectArms>(
   const deadline =
     opts.deadline === undefined ? undefined : await instant(execution, `${key}:deadline`, 'deadline', opts.deadline, name, DEADLINE);
   const { deps } = execution;
-  let mark = 0; // the journal's load
+  const wakes = execution.wakeCursor();
   for (;;) {
     await readChildren(execution, armed);
     const now = deps.clock.now();
@@ -107,9 +107,8 @@ export async function select<A extends SelectArms>(
         wakeAt: next === undefined ? null : new Date(next),
       });
     }
-    await execution.nextWake(inProcessUntil! - now, mark);
+    await wakes.next(inProcessUntil! - now); // its mark is before both reads: the deliveries here, the children at the loop's top
     if (!execution.isActive) return never();
-    mark = execution.wakeMark(); // before both reads: the deliveries here, the children at the loop's top
     await refreshDeliveries(execution, armed);
   }
 }

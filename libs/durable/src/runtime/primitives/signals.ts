@@ -44,7 +44,7 @@ export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRe
   const byDelivery = journal.keyFormat >= 3;
   if (journal.signals.has(name) && !(byDelivery && journal.steps.has(deadlineKey))) return received(); // buffered before the wait
   const deadline = await journaledInstant(execution, deadlineKey, 'deadline', ms);
-  let mark = 0; // the journal's load
+  const wakes = execution.wakeCursor();
   for (;;) {
     const deliveredAt = journal.signals.has(name) ? (journal.signalTimes.get(name) ?? deadline) : undefined;
     if (deliveredAt !== undefined && (deliveredAt <= deadline || !byDelivery)) return received();
@@ -58,9 +58,8 @@ export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRe
     if (inProcess > deps.inlineWaitMs) {
       return execution.suspend({ reason: { kind: 'signal', name, deadline: new Date(deadline) }, name, wakeAt: new Date(deadline) });
     }
-    await execution.nextWake(inProcess, mark);
+    await wakes.next(inProcess);
     if (!execution.isActive) return never();
-    mark = execution.wakeMark();
     const signal = await deps.journal.readSignal(execution.runId, name);
     if (signal) {
       journal.signals.set(name, signal.payload);
