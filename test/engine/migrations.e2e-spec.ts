@@ -259,6 +259,22 @@ describe('migrations and boot', () => {
     }
   });
 
+  it("connection options from an application's own tests (dropSchema, synchronize) never drop or change the durable schema; settings in extra reach the migrations too", async () => {
+    const schema = fresh();
+    await (await startApp({ schema })).close();
+    const db = new Db(schema);
+    await db.query(`INSERT INTO durable.runs (id, workflow, status, input) VALUES ('kept', 'any', 'completed', 'null')`);
+    // The URL leads nowhere: the database is in extra, as pg reads it (extra.ssl and extra.host, for a socket, alike).
+    const connection = {
+      type: 'postgres',
+      url: 'postgres://nobody@127.0.0.1:1/nowhere',
+      extra: { connectionString: databaseUrl() },
+    } as const;
+    await (await startApp({ schema, options: { connection: { ...connection, dropSchema: true, synchronize: true } } })).close();
+    expect(await db.count('runs', `id = 'kept'`)).toBe(1);
+    await db.dropSchema();
+  });
+
   it('invalid options fail at forRoot with a message that says how to fix them', () => {
     expect(() => DurableModule.forRoot({ connection: databaseUrl(), schema: 'Robert"); DROP' })).toThrow(InvalidArgumentError);
     // Its wake channel (nestjs_durable_<schema>) must fit in Postgres' 63 bytes.
@@ -270,6 +286,27 @@ describe('migrations and boot', () => {
     expect(() => DurableModule.forRoot({ connection: databaseUrl(), leaseMs: 10 })).toThrow(/leaseMs/);
     expect(() => DurableModule.forRoot({} as never)).toThrow(/needs `connection`/);
     expect(() => DurableModule.forRoot({ connection: databaseUrl(), sweeper: { intervalMs: -1 } })).toThrow(/sweeper.intervalMs/);
+    // Yes/no options from the environment are strings: 'false' would be true.
+    for (const [option, value] of [
+      ['migrationsRun', { migrationsRun: 'false' }],
+      ['worker.enabled', { worker: { enabled: 'false' } }],
+      ['preparedStatements', { preparedStatements: 0 }],
+      ['dashboard.readOnly', { dashboard: { auth: { insecureNoAuth: true }, readOnly: 'yes' } }],
+    ] as const) {
+      expect(() => DurableModule.forRoot({ connection: databaseUrl(), ...(value as object) })).toThrow(
+        new RegExp(`DurableModule option ${option.replace('.', '\\.')} must be true or false; got`),
+      );
+    }
+    // A misspelt option would be ignored, and its default taken without a word.
+    expect(() => DurableModule.forRoot({ connection: databaseUrl(), retention: { completed: '30d', canceled: '30d' } } as never)).toThrow(
+      /DurableModule option retention has no canceled; it takes completed, failed, cancelled, intervalMs, batchSize/,
+    );
+    expect(() => DurableModule.forRoot({ connection: databaseUrl(), workers: { concurrency: 4 } } as never)).toThrow(
+      /DurableModule has no option workers; it takes connection, schema, /,
+    );
+    expect(() => DurableModule.forRoot({ connection: databaseUrl(), worker: { concurency: 4 } } as never)).toThrow(
+      /DurableModule option worker has no concurency; it takes enabled, concurrency/,
+    );
   });
 
   it('a default follows the options it depends on: leaseMs alone boots, and only a value the user set is refused', () => {

@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { DURABLE_MIGRATIONS, DurableWorkflow, RetentionService, runDurableMigrations, Workflow, WorkflowContext } from 'nestjs-durable';
 import { createJournalPartitionsSql } from 'nestjs-durable/persistence/journal-partitions';
@@ -156,6 +157,31 @@ describe('the journal partitioned by the day its run was created; retention drop
     await db.query(`UPDATE durable.runs SET status = 'completed', finished_at = now() - interval '2 days' WHERE id = 'held-waiting'`);
     await a.get(RetentionService).cleanup();
     expect((await partitions(db)).filter((n) => n.endsWith(`:${held}`))).toEqual([]);
+  });
+
+  it('a detach left half-done (interrupted, or detached and not dropped) does not stop the next cleanup: it finishes it and drops the other days', async () => {
+    await db.query(createJournalPartitionsSql(tablesFor(schema), -9, -1));
+    const [older, newer, undropped] = [await day(db, -9), await day(db, -8), await day(db, -7)];
+    // A DETACH … CONCURRENTLY of the newer day cut off while it waited for a reader: Postgres leaves it pending, and
+    // takes no other detach of that table until it is finished; the older day's partition comes first by name.
+    const reader = new Client(databaseUrl());
+    await reader.connect();
+    await reader.query('BEGIN');
+    await reader.query(`SELECT count(*) FROM "${schema}".messages`);
+    await db.query(`SET statement_timeout = '300ms'`);
+    await expect(db.query(`ALTER TABLE durable.messages DETACH PARTITION durable.messages_d${newer} CONCURRENTLY`)).rejects.toThrow(
+      /statement timeout/,
+    );
+    await db.query('RESET statement_timeout');
+    await reader.query('COMMIT');
+    await reader.end();
+    // A detach whose drop never came (the process ended between the two): a table no longer in the journal.
+    await db.query(`ALTER TABLE durable.steps DETACH PARTITION durable.steps_d${undropped}`);
+
+    await a.get(RetentionService).cleanup();
+    const names = await partitions(db);
+    for (const d of [older, newer, undropped]) expect(names.filter((n) => n.endsWith(`:${d}`))).toEqual([]);
+    expect(await db.query(`SELECT to_regclass($1) AS left`, [`"${schema}".steps_d${undropped}`])).toEqual([{ left: null }]);
   });
 
   it("never drops yesterday's or today's partitions, even without a run of them", async () => {

@@ -199,6 +199,22 @@ describe('observability: spans, metrics and health', () => {
     expect(await registry.metrics()).toContain('durable_claim_pass_duration_seconds_bucket');
   });
 
+  it('a scrape while the database cannot answer still has the counters; the gauges it reads from the database say they are unknown, until it answers again', async () => {
+    const scrape = () => registry.metrics().catch((error: Error) => `failed: ${error.message}`);
+    await db.query(`ALTER TABLE durable.runs RENAME TO runs_away`); // the gauges' query fails as against a database gone
+    try {
+      const text = await eventually(async () => {
+        const got = await scrape();
+        return /^durable_wakes_overdue nan$/im.test(got) && got; // prom-client writes NaN as Nan
+      }, 'a scrape with the gauges unknown');
+      expect(text).toContain('durable_runs_started_total{workflow="observed"}');
+      expect(text).not.toMatch(/^durable_runs_waiting\{/m);
+    } finally {
+      await db.query(`ALTER TABLE durable.runs_away RENAME TO runs`);
+    }
+    await eventually(async () => /^durable_wakes_overdue 0$/m.test(await scrape()), 'the gauges back once the database answers');
+  });
+
   it('the step histogram has one series per step name and outcome, whatever the repeats, keys and messages', async () => {
     const items = ['a', 'b', 'c', 'd'];
     const handle = await t.client.start(Metered, items);

@@ -1,4 +1,6 @@
 import { DurableWorkflow, RetentionService, RunNotFoundError, Workflow, WorkflowContext } from 'nestjs-durable';
+import { createJournalPartitionsSql } from 'nestjs-durable/persistence/journal-partitions';
+import { tablesFor } from 'nestjs-durable/persistence/tables';
 import { Client } from 'pg';
 import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 import { StatementGate } from '../setup/statement-gate';
@@ -58,27 +60,27 @@ describe('retention: old finished runs go, with their journal; nothing else is t
   });
 
   /**
-   * Inserts a run with a journal row of each kind, ended `daysAgo` days ago (or not ended). Of the day
-   * of the runs from before the journal was partitioned (1970-01-01), whose journal retention deletes
-   * row by row with them; the drop of a day's partitions is journal-partitions.e2e-spec's.
+   * Inserts a run with a journal row of each kind, ended `daysAgo` days ago (or not ended). By default
+   * of the day of the runs from before the journal was partitioned (1970-01-01), whose journal retention
+   * deletes row by row with them; the drop of a day's partitions is journal-partitions.e2e-spec's.
    */
-  const seed = async (id: string, status: string, daysAgo: number | null) => {
+  const seed = async (id: string, status: string, daysAgo: number | null, runDay = '1970-01-01') => {
     await db.query(
       `INSERT INTO durable.runs (id, workflow, status, input, created_at, run_day, finished_at)
-       VALUES ($1, 'kept-busy', $2, 'null', now() - interval '60 days', '1970-01-01',
+       VALUES ($1, 'kept-busy', $2, 'null', now() - interval '60 days', $4,
                CASE WHEN $3::int IS NULL THEN NULL ELSE now() - $3::int * interval '1 day' END)`,
-      [id, status, daysAgo],
+      [id, status, daysAgo, runDay],
     );
     await db.query(
-      `INSERT INTO durable.steps (run_id, run_day, key, kind, outcome, result) VALUES ($1, '1970-01-01', 'work', 'step', 'ok', '"done"')`,
-      [id],
+      `INSERT INTO durable.steps (run_id, run_day, key, kind, outcome, result) VALUES ($1, $2, 'work', 'step', 'ok', '"stale"')`,
+      [id, runDay],
     );
-    await db.query(`INSERT INTO durable.signals (run_id, run_day, name, payload) VALUES ($1, '1970-01-01', 'finish', '"x"')`, [id]);
-    await db.query(
-      `INSERT INTO durable.messages (run_id, run_day, channel, key, seq, payload) VALUES ($1, '1970-01-01', 'c', 'k', 1, '"x"')`,
-      [id],
-    );
-    await db.query(`INSERT INTO durable.history (run_id, run_day, event, actor) VALUES ($1, '1970-01-01', 'started', 'seed')`, [id]);
+    await db.query(`INSERT INTO durable.signals (run_id, run_day, name, payload) VALUES ($1, $2, 'finish', '"stale"')`, [id, runDay]);
+    await db.query(`INSERT INTO durable.messages (run_id, run_day, channel, key, seq, payload) VALUES ($1, $2, 'c', 'k', 1, '"x"')`, [
+      id,
+      runDay,
+    ]);
+    await db.query(`INSERT INTO durable.history (run_id, run_day, event, actor) VALUES ($1, $2, 'started', 'seed')`, [id, runDay]);
   };
 
   it("deletes exactly the runs past their kind's age, in batches, once across two instances cleaning at the same time", async () => {
@@ -115,6 +117,29 @@ describe('retention: old finished runs go, with their journal; nothing else is t
     }
     for (const run of live) await a.signals.signal(run.runId, 'finish', 'ok');
     for (const run of live) expect(await run.result({ timeout: '5s' })).toBe('ok');
+  });
+
+  it("a run started again under the id of a run deleted from today's or yesterday's partition starts with an empty journal, not the deleted run's", async () => {
+    // A day's partitions go only once no run of it is left, so a deleted run's rows stay until then; a run
+    // started again under its id on its day would get the same key and take its step results and signals.
+    const [{ today, yesterday }] = await db.query<{ today: string; yesterday: string }>(
+      `SELECT d::text AS today, (d - 1)::text AS yesterday FROM (SELECT timezone('UTC', now())::date AS d) t`,
+    );
+    await db.query(createJournalPartitionsSql(tablesFor(schema), -1, -1));
+    await seed('reused-today', 'completed', 8, today);
+    await seed('reused-yesterday', 'completed', 8, yesterday);
+    await a.get(RetentionService).cleanup();
+    for (const table of ['steps', 'signals', 'messages', 'history']) {
+      expect(await db.count(table, 'run_id = ANY($1)', [['reused-today', 'reused-yesterday']])).toBe(0);
+    }
+
+    const again = await a.client.start(KeptBusy, null, { runId: 'reused-today' });
+    await eventually(async () => (await a.client.getRun(again.runId)).status === 'waiting', 'the new run to wait for its signal');
+    expect(await db.query(`SELECT result FROM durable.steps WHERE run_id = 'reused-today' AND key = 'work'`)).toEqual([
+      { result: '"done"' },
+    ]);
+    await a.signals.signal(again.runId, 'finish', 'fresh');
+    expect(await again.result({ timeout: '5s' })).toBe('fresh');
   });
 
   it("never deletes a run whose parent is unfinished (or failed, so retryable): the parent reads its child's result later", async () => {

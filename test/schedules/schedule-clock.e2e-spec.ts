@@ -82,6 +82,32 @@ describe('schedules on the testing clock: DST, catch-up after downtime, overlap'
     expect(await skipsOf(durable, 'berlin')).toEqual([]);
   });
 
+  it('DST with a list of hours (30 2,14 Europe/Berlin): its 02:30 runs once on the skipped night (03:00 local) and once on the repeated one (the first 02:30); a step (every 30 minutes) keeps its pace through both', async () => {
+    /** The slots of a twice-daily and a half-hourly schedule in Europe/Berlin, made at `start`, over `span`. */
+    const slotsOver = async (start: string, span: string) => {
+      const durable = await create(new Date(start));
+      for (const [name, cron] of [
+        ['twice-daily', '30 2,14 * * *'],
+        ['half-hourly', '*/30 * * * *'],
+      ])
+        await durable.schedules.create({ name, workflow: Report, cron, timezone: 'Europe/Berlin' });
+      await durable.clock.advance(span);
+      const of = async (name: string) => slotsOf(await runsOf(durable, name), name);
+      return { twiceDaily: await of('twice-daily'), halfHourly: await of('half-hourly') };
+    };
+    expect((await slotsOver('2026-03-28T12:00:00Z', '2d')).twiceDaily).toEqual([
+      '2026-03-28T13:30:00.000Z',
+      '2026-03-29T01:00:00.000Z',
+      '2026-03-29T12:30:00.000Z',
+      '2026-03-30T00:30:00.000Z',
+    ]);
+    const autumn = await slotsOver('2026-10-24T12:00:00Z', '26h');
+    expect(autumn.twiceDaily).toEqual(['2026-10-24T12:30:00.000Z', '2026-10-25T00:30:00.000Z', '2026-10-25T13:30:00.000Z']);
+    expect(autumn.halfHourly.filter((slot) => slot >= '2026-10-24T23:00' && slot < '2026-10-25T03:00')).toEqual(
+      ['23:00', '23:30', '00:00', '00:30', '01:00', '01:30', '02:00', '02:30'].map((t) => `2026-10-2${t < '12' ? 5 : 4}T${t}:00.000Z`),
+    );
+  });
+
   it('DST in October 2026: 02:30 Europe/Berlin runs once on the 25th, at the first 02:30 (00:30Z); New York stays 09:00 local into November', async () => {
     const durable = await create(new Date('2026-10-23T12:00:00Z'));
     await durable.schedules.create({ name: 'berlin', workflow: Report, cron: '30 2 * * *', timezone: 'Europe/Berlin' });

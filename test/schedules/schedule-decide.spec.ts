@@ -41,6 +41,19 @@ describe("the pass's decision for one due schedule", () => {
     expect(missed).toEqual(['01', '02', '03', '04', '05', '06', '07', '08', '09'].map((m) => at(`10:${m}`).toISOString()));
   });
 
+  it("catch-up 'latest' over a backlog of exactly a whole number of passes still starts its newest slot, in the last of them", () => {
+    const now = new Date('2026-06-01T10:09:30Z');
+    let row = due();
+    const started: string[] = [];
+    // Nine slots, three a pass: the third pass holds the newest, and no slot is left for a fourth.
+    for (let pass = 0; pass < 4; pass++) {
+      const firing = decide(row, new SlotCalendar(now, 3));
+      started.push(...firing.runs.map((r) => r.id));
+      row = { ...row, last_slot: firing.lastSlot, last_run_id: firing.lastRunId };
+    }
+    expect(started).toEqual([`schedule:minutely:${at('10:09').toISOString()}`]);
+  });
+
   it('a pause records the buffered slot it drops as paused, beside the slots that came while paused', () => {
     const firing = decide(
       due({ paused: true, overlap: 'bufferOne', buffered_slot: at('09:59'), last_run_status: 'waiting' }),

@@ -629,8 +629,48 @@ describe('schedules across instances and restarts', () => {
       await schedules.update('nightly', { cron: '0 10 * * *', timezone: undefined, overlap: undefined });
       const after = await schedules.get('nightly');
       expect(after).toMatchObject({ cron: '0 10 * * *', timezone: before.timezone, overlap: before.overlap, paused: before.paused });
+      // A misspelt field ('timeZone' for timezone) would be ignored, its default taken without a word.
+      await expect(
+        schedules.create({ name: 'x', workflow: Nightly, cron: '0 9 * * *', timeZone: 'Europe/Paris' } as never),
+      ).rejects.toThrow(
+        /Schedule "x": unknown option timeZone; a schedule takes name, cron, timezone, overlap, catchupWindow, catchup, input, jitter, paused/,
+      );
+      await expect(schedules.update('nightly', { catchUpWindow: '1h' } as never)).rejects.toThrow(
+        /Schedule "nightly": unknown option catchUpWindow/,
+      );
+      expect(await schedules.get('nightly')).toEqual(after);
       expect((await schedules.list()).map((s) => s.name)).toEqual(['nightly']);
     } finally {
+      await app.close();
+    }
+  });
+
+  it('two updates of one schedule at once each keep the fields the other changed: each reads the spec it changes under the row lock', async () => {
+    const schema = fresh();
+    const app = await startApp({ schema, providers: [Nightly] });
+    const holder = new Client(databaseUrl());
+    await holder.connect();
+    try {
+      const schedules = app.get(ScheduleService);
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM "${schema}".schedules WHERE name = 'nightly' FOR UPDATE`);
+      const updates = [schedules.update('nightly', { cron: '0 10 * * *' }), schedules.update('nightly', { input: { region: 'eu' } })];
+      // From a session of its own: the holder's transaction would read the activity view once and keep that snapshot.
+      await eventually(
+        async () =>
+          (
+            await dbOf(schema).query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%' || $1 || '%schedules%'`,
+              [schema],
+            )
+          )[0].n >= 2,
+        'both updates to wait for the row',
+      );
+      await holder.query('COMMIT');
+      await Promise.all(updates);
+      expect(await schedules.get('nightly')).toMatchObject({ cron: '0 10 * * *', input: { region: 'eu' } });
+    } finally {
+      await holder.end();
       await app.close();
     }
   });

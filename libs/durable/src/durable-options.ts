@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidArgumentError } from './errors';
-import type { DashboardOptions, DurableModuleOptions, RetentionOptions } from './interfaces';
+import type { DashboardOptions, DurableModuleOptions, GroupCommitOptions, MetricsOptions, RetentionOptions } from './interfaces';
 import { toMs } from './schema/duration';
+import { keysOf, unknownKey } from './schema/known-keys';
 import type { RetentionAges } from './persistence/retention.repository';
 import { tablesFor } from './persistence/tables';
 import { ResolvedQueue, resolveQueues } from './queues/queue-config';
@@ -41,6 +42,11 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
   if (!options.connection) {
     throw new InvalidArgumentError('DurableModule needs `connection`: a postgres URL, TypeORM Postgres options, or your DataSource.');
   }
+  knownKeys(options);
+  yesNo('migrationsRun', options.migrationsRun);
+  yesNo('worker.enabled', options.worker?.enabled);
+  yesNo('preparedStatements', options.preparedStatements);
+  yesNo('dashboard.readOnly', options.dashboard ? options.dashboard.readOnly : undefined);
   const schema = options.schema ?? 'durable';
   tablesFor(schema);
   const sweeper =
@@ -91,6 +97,59 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
     positiveInteger('sweeper.batchSize', sweeper.batchSize, 1, 10_000);
   }
   return resolved;
+}
+
+/** The keys of the module's options and of each of its options objects (keysOf stops compiling when a type changes). */
+const OPTION_KEYS: ReadonlyArray<[string, readonly string[]]> = [
+  [
+    '',
+    keysOf<DurableModuleOptions>({
+      connection: true,
+      schema: true,
+      migrationsRun: true,
+      worker: true,
+      sweeper: true,
+      leaseMs: true,
+      inlineWaitMs: true,
+      appVersion: true,
+      deadlineGrace: true,
+      shutdownGraceMs: true,
+      dashboard: true,
+      retention: true,
+      metrics: true,
+      statementTimeoutMs: true,
+      idleInTransactionTimeoutMs: true,
+      queues: true,
+      preparedStatements: true,
+      groupCommit: true,
+    }),
+  ],
+  ['worker', keysOf<NonNullable<DurableModuleOptions['worker']>>({ enabled: true, concurrency: true })],
+  ['sweeper', keysOf<Exclude<DurableModuleOptions['sweeper'], false | undefined>>({ intervalMs: true, batchSize: true })],
+  ['dashboard', keysOf<DashboardOptions>({ path: true, auth: true, readOnly: true, readConnection: true, actor: true })],
+  ['retention', keysOf<RetentionOptions>({ completed: true, failed: true, cancelled: true, intervalMs: true, batchSize: true })],
+  ['metrics', keysOf<MetricsOptions>({ registry: true, prefix: true })],
+  ['groupCommit', keysOf<GroupCommitOptions>({ maxInFlight: true, maxBatch: true })],
+];
+
+/** Fails the boot on a key that neither the options nor one of their objects takes, naming it and the keys there are. */
+function knownKeys(options: DurableModuleOptions): void {
+  for (const [where, keys] of OPTION_KEYS) {
+    const given: unknown = where ? (options as unknown as Record<string, unknown>)[where] : options;
+    const unknown = given && typeof given === 'object' ? unknownKey(given, keys) : undefined;
+    if (unknown === undefined) continue;
+    throw new InvalidArgumentError(
+      where
+        ? `DurableModule option ${where} has no ${unknown}; it takes ${keys.join(', ')}.`
+        : `DurableModule has no option ${unknown}; it takes ${keys.join(', ')}.`,
+    );
+  }
+}
+
+/** A yes/no option: a string from the environment ('false') would be taken as true. */
+function yesNo(name: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'boolean')
+    throw new InvalidArgumentError(`DurableModule option ${name} must be true or false; got ${JSON.stringify(value)}.`);
 }
 
 /** `bound` says where a maximum that follows another option comes from. */

@@ -63,9 +63,10 @@ export class ScheduleService {
     if (patch.paused !== undefined)
       throw new InvalidArgumentError(`update("${name}") does not pause or resume a schedule: call pause() or resume().`);
     const given = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
-    const row = await this.stored(name);
-    const resolved = resolveScheduleSpec({ ...specOf(row), ...given, name }, row.workflow);
-    await this.schedules.update(resolved, this.clock.shiftMs); // workflowMissing is flagMissing's alone
+    const change = (row: StoredSchedule) => resolveScheduleSpec({ ...specOf(row), ...given, name }, row.workflow);
+    // workflowMissing is flagMissing's alone
+    if (typeof name !== 'string' || !(await this.schedules.update(name, change, this.clock.shiftMs)))
+      throw new ScheduleNotFoundError(String(name));
     this.sweeper.soon();
     return this.get(name);
   }

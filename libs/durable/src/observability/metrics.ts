@@ -84,28 +84,30 @@ export class Metrics {
       buckets: BATCH_SIZES,
       registers,
     });
-    // One query per scrape serves both gauges, whichever of them is collected first.
-    let latest: { at: number; figures: ReturnType<typeof gauges> } | undefined;
+    // One query per scrape serves both gauges, whichever of them is collected first. When the database cannot
+    // answer, the gauges say they do not know (no series, NaN) and the scrape goes on: one gauge failing would fail
+    // the whole scrape, this library's counters and the application's own metrics with it, during the outage.
+    let latest: { at: number; figures: Promise<Awaited<ReturnType<typeof gauges>> | null> } | undefined;
     const figures = () => {
-      if (!latest || Date.now() - latest.at > 500) latest = { at: Date.now(), figures: gauges() };
+      if (!latest || Date.now() - latest.at > 500) latest = { at: Date.now(), figures: gauges().catch(() => null) };
       return latest.figures;
     };
     new client.Gauge({
       name: `${p}runs_waiting`,
-      help: 'Waiting runs, by what they wait for.',
+      help: 'Waiting runs, by what they wait for (no series while the database cannot answer).',
       labelNames: ['reason'],
       registers,
       async collect() {
         this.reset();
-        for (const [reason, count] of Object.entries((await figures()).waiting)) this.set({ reason }, count);
+        for (const [reason, count] of Object.entries((await figures())?.waiting ?? {})) this.set({ reason }, count);
       },
     });
     new client.Gauge({
       name: `${p}wakes_overdue`,
-      help: 'Runs due for more than two sweep intervals and not picked up.',
+      help: 'Runs due for more than two sweep intervals and not picked up (NaN while the database cannot answer).',
       registers,
       async collect() {
-        this.set((await figures()).overdue);
+        this.set((await figures())?.overdue ?? NaN);
       },
     });
   }

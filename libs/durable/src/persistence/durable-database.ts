@@ -242,7 +242,12 @@ function textLiteral(text: string): string {
   return text.includes('\\') ? ` E'${quoted.replace(/\\/g, '\\\\')}'` : `'${quoted}'`;
 }
 
-/** TypeORM Postgres options from a URL, options, or an existing DataSource (whose own entities are left out). */
+/**
+ * TypeORM Postgres options from a URL, options, or an existing DataSource (whose own entities are left
+ * out), without what would change the module's schema behind its migrations: options made for an
+ * application's own tests (`synchronize`, `dropSchema`, which drops every table of the schema at each
+ * initialization, the migrator's before it takes its lock among them) leave it alone.
+ */
 export function baseOptions(connection: DurableModuleOptions['connection']): PostgresDataSourceOptions {
   if (typeof connection === 'string') return { type: 'postgres', url: connection };
   const source = connection instanceof DataSource ? (connection.options as PostgresDataSourceOptions) : connection;
@@ -255,6 +260,7 @@ export function baseOptions(connection: DurableModuleOptions['connection']): Pos
     name: _name,
     subscribers: _subscribers,
     synchronize: _sync,
+    dropSchema: _drop,
     migrationsRun: _run,
     schema: _schema,
     ...rest

@@ -101,11 +101,31 @@ async function dropDays(client: PoolClient, t: Tables): Promise<string[]> {
     [[...new Set(partitions.flatMap((p) => (p.day ? [p.day] : [])))]],
   );
   const days = new Set(rows.map((r) => r.day));
-  for (const partition of partitions.filter((p) => (p.day && days.has(p.day)) || p.detachPending)) {
+  // A detach cut off half-way is finished first: Postgres takes no other detach of its table until then.
+  const doomed = partitions
+    .filter((p) => (p.day && days.has(p.day)) || p.detachPending)
+    .sort((a, b) => Number(b.detachPending) - Number(a.detachPending));
+  for (const partition of doomed) {
     const [parent, name] = [`"${t.schema}"."${partition.parent}"`, `"${t.schema}"."${partition.name}"`];
     await client.query(`ALTER TABLE ${parent} DETACH PARTITION ${name} ${partition.detachPending ? 'FINALIZE' : 'CONCURRENTLY'}`);
     await client.query(`DROP TABLE ${name}`);
     if (partition.day) days.add(partition.day);
   }
+  // A partition detached whose drop never came (the process ended between the two) is no longer listed above.
+  for (const name of await detachedPartitions(client, t)) {
+    await client.query(`DROP TABLE "${t.schema}"."${name}"`);
+    const day = dayOf(name);
+    if (day) days.add(day);
+  }
   return [...days].sort();
+}
+
+/** The tables named as journal partitions that are no table's partition: detached by a drop that did not finish. */
+async function detachedPartitions(client: PoolClient, t: Tables): Promise<string[]> {
+  const { rows } = await client.query<{ name: string }>(
+    `SELECT relname AS name FROM pg_class
+     WHERE relnamespace = $1::regnamespace AND relkind = 'r' AND NOT relispartition AND relname ~ $2`,
+    [t.schema, `^(${JOURNAL_TABLES.join('|')})_(d[0-9]{8}|legacy)$`],
+  );
+  return rows.map((r) => r.name);
 }

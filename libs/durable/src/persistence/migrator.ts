@@ -70,15 +70,16 @@ type MigrationTarget = Pick<DurableModuleOptions, 'connection' | 'schema'>;
 
 async function openMigrationDataSource(options: MigrationTarget) {
   const { schema } = tablesFor(options.schema ?? 'durable');
+  const base = baseOptions(options.connection);
   const dataSource = new DataSource({
-    ...baseOptions(options.connection),
+    ...base,
     schema,
     entities: durableEntities(schema),
     migrations: DURABLE_MIGRATIONS,
     migrationsTableName: 'migrations',
     migrationsTransactionMode: 'each',
     logging: false,
-    extra: { max: 2 },
+    extra: { ...base.extra, max: 2 }, // the application's extra may hold its connection itself (ssl, a socket's host)
   } as PostgresDataSourceOptions);
   await dataSource.initialize();
   return { schema, dataSource };

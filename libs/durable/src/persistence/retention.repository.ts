@@ -11,9 +11,19 @@ export interface RetentionAges {
 }
 
 /**
+ * The days whose runs' journal retention deletes row by row with them: that of the runs from before the
+ * journal was partitioned, and today and yesterday (UTC). A run started again under a deleted run's id
+ * (ids of the application's own, a schedule's backfill) on the deleted run's day would take its keys in
+ * that day's partitions, which stay until no run of the day is left, and replay its step results and
+ * signals; a start is on today, or on yesterday for a transaction begun before midnight. With ages of
+ * two days or more no run of these days is old enough to go, so the drop of days stays the only cost.
+ */
+const ROW_BY_ROW_DAYS = `'${LEGACY_DAY}', timezone('UTC', now())::date, timezone('UTC', now())::date - 1`;
+
+/**
  * Deletes finished runs older than their kind's age, a batch per transaction; a child stays while its
  * parent, or a fork of it, may still read it. Their journal goes with their day's partitions once no run of that day is
- * left (dropEmptiedDays), except that of runs from before the journal was partitioned, deleted with them.
+ * left (dropEmptiedDays), except that of the days of ROW_BY_ROW_DAYS, deleted with them.
  * Advisory locks let one instance at a time clean a schema; the others skip.
  */
 export class RetentionRepository {
@@ -41,16 +51,16 @@ export class RetentionRepository {
       const { rows } = await client.query(
         `WITH doomed AS (
            SELECT id, run_day FROM ${t.runs} r WHERE r.id = ANY($4::text[]) AND ${doomedSql(t)}
-         ), legacy AS (
-           SELECT id FROM doomed WHERE run_day = '${LEGACY_DAY}'
+         ), purged AS (
+           SELECT id, run_day FROM doomed WHERE run_day IN (${ROW_BY_ROW_DAYS})
          ), steps AS (
-           DELETE FROM ${t.steps} WHERE run_day = '${LEGACY_DAY}' AND run_id IN (SELECT id FROM legacy)
+           DELETE FROM ${t.steps} WHERE run_day IN (${ROW_BY_ROW_DAYS}) AND (run_id, run_day) IN (SELECT id, run_day FROM purged)
          ), signals AS (
-           DELETE FROM ${t.signals} WHERE run_day = '${LEGACY_DAY}' AND run_id IN (SELECT id FROM legacy)
+           DELETE FROM ${t.signals} WHERE run_day IN (${ROW_BY_ROW_DAYS}) AND (run_id, run_day) IN (SELECT id, run_day FROM purged)
          ), messages AS (
-           DELETE FROM ${t.messages} WHERE run_day = '${LEGACY_DAY}' AND run_id IN (SELECT id FROM legacy)
+           DELETE FROM ${t.messages} WHERE run_day IN (${ROW_BY_ROW_DAYS}) AND (run_id, run_day) IN (SELECT id, run_day FROM purged)
          ), history AS (
-           DELETE FROM ${t.history} WHERE run_day = '${LEGACY_DAY}' AND run_id IN (SELECT id FROM legacy)
+           DELETE FROM ${t.history} WHERE run_day IN (${ROW_BY_ROW_DAYS}) AND (run_id, run_day) IN (SELECT id, run_day FROM purged)
          ), runs AS (
            DELETE FROM ${t.runs} WHERE id IN (SELECT id FROM doomed) RETURNING id
          )

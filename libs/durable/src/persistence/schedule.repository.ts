@@ -99,12 +99,18 @@ export class ScheduleRepository {
   }
 
   /**
-   * Replaces a schedule's spec (never its paused state). A changed cron or timezone counts its slots
-   * from now on, so the new cron never starts runs for instants before the change.
+   * Replaces a schedule's spec (never its paused state) with the one `change` makes of the stored row,
+   * read under the row's lock, so two changes at once each keep the other's fields; a `change` that throws
+   * writes nothing. A changed cron or timezone counts its slots from now on, so the new cron never starts
+   * runs for instants before the change. False when no schedule has the name.
    */
-  async update(s: ResolvedSchedule, shiftMs: number): Promise<boolean> {
-    const rows = await this.db.query(this.sql.update, [...specParams(s), shiftMs]);
-    return rows.length > 0;
+  async update(name: string, change: (row: StoredSchedule) => ResolvedSchedule, shiftMs: number): Promise<boolean> {
+    return this.db.transaction(async (client) => {
+      const { rows } = await client.query<StoredSchedule>(`SELECT * FROM ${this.db.tables.schedules} WHERE name = $1 FOR UPDATE`, [name]);
+      if (!rows.length) return false;
+      await client.query(this.sql.update, [...specParams(change(rows[0])), shiftMs]);
+      return true;
+    }, READ_COMMITTED); // the lock's wait ends on the committed row, which a snapshot taken before it would not see
   }
 
   /**

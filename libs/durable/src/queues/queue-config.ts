@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../errors';
 import type { QueueOptions } from '../interfaces';
 import { toMs } from '../schema/duration';
+import { keysOf, unknownKey } from '../schema/known-keys';
 
 /** A queue's limits, checked; null is no limit. */
 export interface ResolvedQueue {
@@ -13,11 +14,9 @@ export interface ResolvedQueue {
 /** A queue's name: shown in wait reasons and URLs, so short and plain. */
 const NAME = /^[A-Za-z0-9._:-]{1,100}$/;
 const MAX_LIMIT = 1_000_000;
-/** The options a queue takes: every key of QueueOptions, by type. */
-const OPTIONS: readonly string[] = Object.keys({ concurrency: true, partitionConcurrency: true, rateLimit: true } satisfies Record<
-  keyof QueueOptions,
-  true
->);
+/** The options a queue takes, and its rateLimit. */
+const OPTIONS = keysOf<QueueOptions>({ concurrency: true, partitionConcurrency: true, rateLimit: true });
+const RATE_OPTIONS = keysOf<NonNullable<QueueOptions['rateLimit']>>({ limit: true, period: true });
 
 /** The module's `queues`, each checked: a mistake fails the boot naming the queue and the option. */
 export function resolveQueues(queues: Record<string, QueueOptions> | undefined): Map<string, ResolvedQueue> {
@@ -35,16 +34,17 @@ export function resolveQueues(queues: Record<string, QueueOptions> | undefined):
         throw new InvalidArgumentError(`Queue "${name}": ${option} must be a whole number from 1 to ${MAX_LIMIT}; got ${String(value)}.`);
       return value;
     };
-    // A misspelt limit ({ concurency: 5 }) would otherwise leave the queue without it.
-    const unknown = Object.keys(options).find((key) => !OPTIONS.includes(key));
+    const unknown = unknownKey(options, OPTIONS);
     if (unknown !== undefined)
       throw new InvalidArgumentError(`Queue "${name}": unknown option ${unknown}; a queue takes ${OPTIONS.join(', ')}.`);
     const rate = options.rateLimit;
     if (rate !== undefined && (!rate || typeof rate !== 'object' || rate.limit === undefined || rate.period === undefined))
       throw new InvalidArgumentError(`Queue "${name}": rateLimit must be { limit, period }, e.g. { limit: 60, period: '1m' }.`);
-    const unknownRate = rate && Object.keys(rate).find((key) => key !== 'limit' && key !== 'period');
+    const unknownRate = rate && unknownKey(rate, RATE_OPTIONS);
     if (unknownRate)
-      throw new InvalidArgumentError(`Queue "${name}": unknown option rateLimit.${unknownRate}; rateLimit takes limit, period.`);
+      throw new InvalidArgumentError(
+        `Queue "${name}": unknown option rateLimit.${unknownRate}; rateLimit takes ${RATE_OPTIONS.join(', ')}.`,
+      );
     const periodMs = rate ? toMs(rate.period, `Queue "${name}": rateLimit.period`) : null;
     // An empty window counts no beginnings: the limit would admit without end.
     if (periodMs === 0)

@@ -4,6 +4,7 @@ import { InvalidArgumentError } from '../errors';
 import type { ScheduleOverlap, ScheduleSpec } from '../interfaces';
 import { isStorableText } from './define-signal';
 import { toMs } from './duration';
+import { keysOf, unknownKey } from './known-keys';
 import { serializePayload, serializePayloadWith } from './serializer';
 
 /**
@@ -19,6 +20,21 @@ export const MAX_BACKFILL_SLOTS = 10_000;
 /** A schedule name: its run ids are `schedule:<name>:<slot>`, at most 200 characters, and a ':' would blur the prefix. */
 const NAME = /^[^:\s]{1,120}$/;
 const DEFAULT_CATCHUP_WINDOW = '1m';
+/** The fields of a spec, and the workflow that create() takes beside them. */
+const SPEC_KEYS = [
+  ...keysOf<ScheduleSpec>({
+    name: true,
+    cron: true,
+    timezone: true,
+    overlap: true,
+    catchupWindow: true,
+    catchup: true,
+    input: true,
+    jitter: true,
+    paused: true,
+  }),
+  'workflow',
+];
 
 /** A schedule's spec with its defaults applied and checked: what the table stores. */
 export interface ResolvedSchedule {
@@ -49,6 +65,8 @@ export function resolveScheduleSpec(spec: ScheduleSpec, workflow: string): Resol
     );
   }
   const bad = (what: string) => new InvalidArgumentError(`Schedule "${name}": ${what}`);
+  const unknown = unknownKey(spec, SPEC_KEYS);
+  if (unknown !== undefined) throw bad(`unknown option ${unknown}; a schedule takes ${SPEC_KEYS.join(', ')}.`);
   const timezone = spec.timezone ?? 'UTC';
   if (typeof timezone !== 'string' || !isTimezone(timezone)) {
     throw bad(`timezone ${JSON.stringify(timezone)} is not an IANA time zone; use a name such as 'Europe/Paris' or 'America/New_York'.`);
@@ -104,7 +122,15 @@ export function cronOf(cron: string, timezone: string): Cron {
   const key = `${timezone} ${cron}`;
   let parsed = parsedCrons.get(key);
   if (!parsed) {
-    parsed = new Cron(cron, { timezone, paused: true, mode: cron.trim().split(/\s+/).length === 6 ? '6-part' : '5-part' });
+    // 'no-wildcard': a cron whose times are lists or ranges ('30 2,14 * * *') gets the DST rules of a single time,
+    // as in Vixie cron; croner's default keeps them for a single value, so such a slot was dropped in a skipped hour
+    // and run twice in a repeated one. Steps and wildcards ('*/15 * * * *') keep real time through both.
+    parsed = new Cron(cron, {
+      timezone,
+      paused: true,
+      mode: cron.trim().split(/\s+/).length === 6 ? '6-part' : '5-part',
+      fixedTimeRule: 'no-wildcard',
+    });
     if (parsedCrons.size >= MAX_PARSED_CRONS) parsedCrons.clear();
     parsedCrons.set(key, parsed);
   }

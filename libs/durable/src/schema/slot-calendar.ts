@@ -27,8 +27,10 @@ export class SlotCalendar {
     let found = this.known.get(key);
     if (!found) {
       const pattern = cronOf(cron, timezone);
-      const slots = slotsBetween(pattern, lastSlot, this.now, this.max);
-      const more = slots.length === this.max;
+      // One past the cap tells whether any remain: a backlog of exactly the cap is not more (its newest slot is here).
+      const upToOneMore = slotsBetween(pattern, lastSlot, this.now, this.max + 1);
+      const more = upToOneMore.length > this.max;
+      const slots = more ? upToOneMore.slice(0, this.max) : upToOneMore;
       found = { slots, next: more ? this.now : pattern.nextRun(slots.at(-1) ?? lastSlot), more };
       this.known.set(key, found);
     }

@@ -64,6 +64,13 @@ SELECT run_id, run_day, key, kind, outcome, result, error, started_at FROM lease
 ON CONFLICT (run_id, key, run_day) DO NOTHING
 RETURNING run_id, key`;
 
+/**
+ * Of the rows of a key read without its run's day, the current run's: the newest day. A run deleted by
+ * retention leaves its rows in its day's partitions until the day goes, and a run started later under
+ * its id is of a later day (or of the same day, whose rows retention deleted with it).
+ */
+const CURRENT_RUN_ROW = 'ORDER BY s.run_day DESC LIMIT 1';
+
 /** A timer's stored result: the instant `ms` milliseconds after the database's now, serialized as a Date. */
 const timerInstantSql = (ms: string) =>
   `json_build_object('$t', 'Date', 'v', to_char((now() + ${ms} * interval '1 millisecond') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text`;
@@ -84,7 +91,7 @@ ins AS (
   RETURNING result
 )
 SELECT (SELECT count(*) FROM lease) > 0 AS leased,
-       COALESCE((SELECT result FROM ins), (SELECT s.result FROM ${t.steps} s, lease WHERE s.run_id = $1 AND s.key = $3)) AS result,
+       COALESCE((SELECT result FROM ins), (SELECT s.result FROM ${t.steps} s, lease WHERE s.run_id = $1 AND s.key = $3 ${CURRENT_RUN_ROW})) AS result,
        clock_timestamp() AS db_now`;
 
 /**
@@ -106,7 +113,7 @@ WITH ${leasedBatchSql(t, 'ms bigint')}, ins AS (
   RETURNING run_id, key, result
 )
 SELECT i.n, l.n IS NOT NULL AS leased,
-       COALESCE(ins.result, (SELECT s.result FROM ${t.steps} s WHERE s.run_id = l.run_id AND s.key = l.key)) AS result,
+       COALESCE(ins.result, (SELECT s.result FROM ${t.steps} s WHERE s.run_id = l.run_id AND s.key = l.key ${CURRENT_RUN_ROW})) AS result,
        clock_timestamp() AS db_now
 FROM input i LEFT JOIN lease l ON l.n = i.n LEFT JOIN ins ON l.n IS NOT NULL AND ins.run_id = i.run_id AND ins.key = i.key`;
 
