@@ -84,7 +84,7 @@ describe('schedules on the testing clock: DST, catch-up after downtime, overlap'
 
   it('DST with a list of hours (30 2,14 Europe/Berlin): its 02:30 runs once on the skipped night (03:00 local) and once on the repeated one (the first 02:30); a step (every 30 minutes) keeps its pace through both', async () => {
     /** The slots of a twice-daily and a half-hourly schedule in Europe/Berlin, made at `start`, over `span`. */
-    const slotsOver = async (start: string, span: string) => {
+    const slotsOver = async (start: string, span: '2d' | '26h') => {
       const durable = await create(new Date(start));
       for (const [name, cron] of [
         ['twice-daily', '30 2,14 * * *'],

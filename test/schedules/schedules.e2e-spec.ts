@@ -14,7 +14,7 @@ import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
 import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
 import { PARALLEL_TRANSACTIONS } from 'nestjs-durable/worker/schedule-pass';
 import { Client } from 'pg';
-import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { databaseUrl, Db, DurableTestApp, eventually, repeatableReadRole, startApp, uniqueSchema } from '../setup/durable-app';
 import { StatementGate } from '../setup/statement-gate';
 
 @Workflow('tick', { schedules: [{ name: 'every-second', cron: '* * * * * *', overlap: 'allow', input: { source: 'cron' } }] })
@@ -619,15 +619,19 @@ describe('schedules across instances and restarts', () => {
       await expect(schedules.create({ name: 'x', workflow: Nightly, cron: '0 9 * * *', input })).rejects.toThrow(
         /Schedule "x": input cannot be stored/,
       );
-      await expect(schedules.update('nightly', { input })).rejects.toThrow(/Schedule "nightly": input cannot be stored/);
-      // Text Postgres cannot store (a NUL; a lone surrogate, stored as U+FFFD under another name) is refused by name.
+      // Text Postgres cannot store (a NUL; a lone surrogate, stored as U+FFFD under another name) is refused by name;
+      // so are . and .., which HTTP clients take out of the schedule's REST address.
       for (const name of ['nul\u0000', 'lone\ud800'])
         await expect(schedules.create({ name, workflow: Nightly, cron: '0 9 * * *' })).rejects.toThrow(/NUL or lone surrogates/);
+      for (const name of ['.', '..'])
+        await expect(schedules.create({ name, workflow: Nightly, cron: '0 9 * * *' })).rejects.toThrow(/and not \. or \.\./);
+      await schedules.create({ name: 'made', workflow: Nightly, cron: '0 3 * * *', timezone: 'Europe/Paris' });
+      await expect(schedules.update('made', { input })).rejects.toThrow(/Schedule "made": input cannot be stored/);
       // update(): paused is pause()'s and resume()'s; a field given as undefined keeps its value.
-      await expect(schedules.update('nightly', { paused: true })).rejects.toThrow(/call pause\(\) or resume\(\)/);
-      const before = await schedules.get('nightly');
-      await schedules.update('nightly', { cron: '0 10 * * *', timezone: undefined, overlap: undefined });
-      const after = await schedules.get('nightly');
+      await expect(schedules.update('made', { paused: true })).rejects.toThrow(/call pause\(\) or resume\(\)/);
+      const before = await schedules.get('made');
+      await schedules.update('made', { cron: '0 10 * * *', timezone: undefined, overlap: undefined });
+      const after = await schedules.get('made');
       expect(after).toMatchObject({ cron: '0 10 * * *', timezone: before.timezone, overlap: before.overlap, paused: before.paused });
       // A misspelt field ('timeZone' for timezone) would be ignored, its default taken without a word.
       await expect(
@@ -635,11 +639,66 @@ describe('schedules across instances and restarts', () => {
       ).rejects.toThrow(
         /Schedule "x": unknown option timeZone; a schedule takes name, cron, timezone, overlap, catchupWindow, catchup, input, jitter, paused/,
       );
-      await expect(schedules.update('nightly', { catchUpWindow: '1h' } as never)).rejects.toThrow(
-        /Schedule "nightly": unknown option catchUpWindow/,
+      await expect(schedules.update('made', { catchUpWindow: '1h' } as never)).rejects.toThrow(
+        /Schedule "made": unknown option catchUpWindow/,
       );
-      expect(await schedules.get('nightly')).toEqual(after);
-      expect((await schedules.list()).map((s) => s.name)).toEqual(['nightly']);
+      expect(await schedules.get('made')).toEqual(after);
+      expect((await schedules.list()).map((s) => s.name)).toEqual(['made', 'nightly']);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("a boot whose reconcile waits for another instance's reconcile sees the schedules it wrote, on a database whose default isolation is repeatable read", async () => {
+    const schema = fresh();
+    const db = dbOf(schema);
+    const role = await repeatableReadRole(`${schema}_rr`);
+    const holder = new Client(databaseUrl());
+    await holder.connect();
+    try {
+      await (await startApp({ schema, providers: [Nightly], options: { connection: role.url } })).close();
+      // The other instance's reconcile: it holds the lock and writes the decorator's schedule while this boot waits.
+      await holder.query(`CREATE TEMP TABLE saved AS SELECT * FROM "${schema}".schedules`);
+      await holder.query(`DELETE FROM "${schema}".schedules`);
+      await holder.query('BEGIN');
+      await holder.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`nestjs-durable:schedules:${schema}`]);
+      const booting = startApp({ schema, providers: [Nightly], options: { connection: role.url } });
+      booting.catch(() => undefined);
+      await eventually(
+        async () =>
+          (
+            await db.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event = 'advisory' AND usename = $1`,
+              [`${schema}_rr`],
+            )
+          )[0].n === 1,
+        'the boot to wait for the reconcile lock',
+      );
+      await holder.query(`INSERT INTO "${schema}".schedules SELECT * FROM saved`);
+      await holder.query('COMMIT');
+      // A snapshot taken before the wait saw no schedule: its insert met the committed row and failed the boot (40001).
+      await (await booting).close();
+      expect(await db.count('schedules', `name = 'nightly'`)).toBe(1);
+    } finally {
+      await holder.end();
+      await role.drop();
+    }
+  });
+
+  it("a decorator's schedule is changed in its decorator: update() and delete() refuse it naming the workflow, and write nothing; pause() and resume() stay an operator's", async () => {
+    const schema = fresh();
+    const app = await startApp({ schema, providers: [Nightly] });
+    try {
+      const schedules = app.get(ScheduleService);
+      const before = await schedules.get('nightly');
+      // Every boot would put the decorator's spec back (and make a deleted one again, due from then on), without a word.
+      await expect(schedules.update('nightly', { cron: '0 10 * * *' })).rejects.toThrow(
+        /Schedule "nightly" is declared in @Workflow\("nightly"\)'s schedules, which every boot applies again: change it there/,
+      );
+      await expect(schedules.delete('nightly')).rejects.toThrow(/the next boot would make it again: take it out of the decorator first/);
+      expect(await schedules.get('nightly')).toEqual(before);
+      await schedules.pause('nightly');
+      expect((await schedules.get('nightly')).paused).toBe(true);
     } finally {
       await app.close();
     }
@@ -652,9 +711,10 @@ describe('schedules across instances and restarts', () => {
     await holder.connect();
     try {
       const schedules = app.get(ScheduleService);
+      await schedules.create({ name: 'made', workflow: Nightly, cron: '0 3 * * *' });
       await holder.query('BEGIN');
-      await holder.query(`SELECT 1 FROM "${schema}".schedules WHERE name = 'nightly' FOR UPDATE`);
-      const updates = [schedules.update('nightly', { cron: '0 10 * * *' }), schedules.update('nightly', { input: { region: 'eu' } })];
+      await holder.query(`SELECT 1 FROM "${schema}".schedules WHERE name = 'made' FOR UPDATE`);
+      const updates = [schedules.update('made', { cron: '0 10 * * *' }), schedules.update('made', { input: { region: 'eu' } })];
       // From a session of its own: the holder's transaction would read the activity view once and keep that snapshot.
       await eventually(
         async () =>
@@ -668,7 +728,7 @@ describe('schedules across instances and restarts', () => {
       );
       await holder.query('COMMIT');
       await Promise.all(updates);
-      expect(await schedules.get('nightly')).toMatchObject({ cron: '0 10 * * *', input: { region: 'eu' } });
+      expect(await schedules.get('made')).toMatchObject({ cron: '0 10 * * *', input: { region: 'eu' } });
     } finally {
       await holder.end();
       await app.close();

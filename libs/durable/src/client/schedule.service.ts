@@ -55,7 +55,8 @@ export class ScheduleService {
 
   /**
    * Changes a schedule's spec: the fields `patch` gives (one given as undefined keeps its value); the
-   * paused state stays as an operator left it (pause() and resume() change it).
+   * paused state stays as an operator left it (pause() and resume() change it). A decorator's schedule
+   * is refused: it is changed in its decorator.
    */
   async update(name: string, patch: Partial<Omit<ScheduleSpec, 'name'>>): Promise<ScheduleView> {
     if (!patch || typeof patch !== 'object' || Array.isArray(patch))
@@ -63,7 +64,14 @@ export class ScheduleService {
     if (patch.paused !== undefined)
       throw new InvalidArgumentError(`update("${name}") does not pause or resume a schedule: call pause() or resume().`);
     const given = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
-    const change = (row: StoredSchedule) => resolveScheduleSpec({ ...specOf(row), ...given, name }, row.workflow);
+    const change = (row: StoredSchedule) => {
+      // Every boot of an instance declaring it would put the decorator's spec back, without a word.
+      if (row.source === 'decorator')
+        throw new InvalidArgumentError(
+          `Schedule "${name}" is declared in @Workflow("${row.workflow}")'s schedules, which every boot applies again: change it there (pause() and resume() stay an operator's).`,
+        );
+      return resolveScheduleSpec({ ...specOf(row), ...given, name }, row.workflow);
+    };
     // workflowMissing is flagMissing's alone
     if (typeof name !== 'string' || !(await this.schedules.update(name, change, this.clock.shiftMs)))
       throw new ScheduleNotFoundError(String(name));
@@ -71,8 +79,16 @@ export class ScheduleService {
     return this.get(name);
   }
 
-  /** Deletes the schedule and its skipped slots; the runs it started stay. */
+  /**
+   * Deletes the schedule and its skipped slots; the runs it started stay. A schedule this instance's
+   * decorators declare is refused: the next boot would make it again, due from then on.
+   */
   async delete(name: string): Promise<void> {
+    const declaring = this.registry.all().find((workflow) => workflow.schedules.some((schedule) => schedule.name === name));
+    if (declaring)
+      throw new InvalidArgumentError(
+        `Schedule "${name}" is declared in @Workflow("${declaring.name}")'s schedules, and the next boot would make it again: take it out of the decorator first, or pause() it.`,
+      );
     if (!(await this.schedules.delete(name))) throw new ScheduleNotFoundError(name);
   }
 

@@ -141,7 +141,7 @@ export class ScheduleRepository {
         }
       }
       await client.query(this.sql.flagMissing, [workflows, leaseMs, shiftMs]);
-    });
+    }, READ_COMMITTED); // the schedules read after the lock's wait are those the instance before it committed
   }
 
   /**

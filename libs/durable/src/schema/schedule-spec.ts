@@ -59,9 +59,9 @@ export function resolveScheduleSpec(spec: ScheduleSpec, workflow: string): Resol
   if (!spec || typeof spec !== 'object')
     throw new InvalidArgumentError(`A schedule of workflow "${workflow}" is not a ScheduleSpec object.`);
   const { name } = spec;
-  if (typeof name !== 'string' || !NAME.test(name) || !isStorableText(name)) {
+  if (typeof name !== 'string' || !NAME.test(name) || !isStorableText(name) || name === '.' || name === '..') {
     throw new InvalidArgumentError(
-      `Schedule name ${JSON.stringify(name)} (workflow "${workflow}") must be 1 to 120 characters without ':', spaces, NUL or lone surrogates: it is part of its runs' ids.`,
+      `Schedule name ${JSON.stringify(name)} (workflow "${workflow}") must be 1 to 120 characters without ':', spaces, NUL or lone surrogates, and not . or ..: it is part of its runs' ids and of its address on the REST API, where HTTP clients remove such segments.`,
     );
   }
   const bad = (what: string) => new InvalidArgumentError(`Schedule "${name}": ${what}`);
