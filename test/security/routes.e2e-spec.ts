@@ -151,6 +151,26 @@ describe('security: every dashboard route, generated from the router', () => {
     expect(await everyTable()).toEqual(before);
   });
 
+  it("a mutation a browser sends from another site's page (Sec-Fetch-Site: cross-site) is refused with 403, credentials and header notwithstanding, and writes nothing", async () => {
+    const before = await everyTable();
+    for (const route of mutations()) {
+      const response = await fetch(url(t.url, route), {
+        method: 'POST',
+        // What a browser sends when a page elsewhere calls the API with the user's credentials under a permissive CORS.
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          'x-durable-request': '1',
+          'content-type': 'application/json',
+          'sec-fetch-site': 'cross-site',
+          origin: 'https://elsewhere.example',
+        },
+        body: JSON.stringify(body(route)),
+      });
+      expect([route.path, response.status, ((await response.json()) as { code: string }).code]).toEqual([route.path, 403, 'CROSS_SITE']);
+    }
+    expect(await everyTable()).toEqual(before);
+  });
+
   it('each mutation writes an audit row with its actor', async () => {
     for (const route of mutations()) {
       // Each mutation gets a run in the state it acts on.

@@ -33,7 +33,8 @@ export interface DashboardRequest extends Request {
 /**
  * Every dashboard route passes here. Auth is never implicit: the application's own guard, a bearer
  * token compared in constant time, or an explicit insecureNoAuth. Then, for mutations: 403 in
- * read-only mode, and 403 without `x-durable-request: 1` (a cross-site form cannot set that header).
+ * read-only mode, 403 from a page of another site (the browser's Sec-Fetch-Site), and 403 without
+ * `x-durable-request: 1` (a cross-site form cannot set that header).
  */
 @Injectable()
 export class DashboardAuthGuard implements CanActivate, OnModuleInit {
@@ -73,6 +74,10 @@ export class DashboardAuthGuard implements CanActivate, OnModuleInit {
           code: 'READ_ONLY',
           message: 'The dashboard is read-only: it lists and inspects runs, and changes nothing.',
         });
+      // The header alone does not hold where the application's CORS lets other sites send it with the user's
+      // cookies (origin: true, credentials: true); a browser says where the request came from.
+      if (request.headers['sec-fetch-site'] === 'cross-site')
+        throw new ForbiddenException({ code: 'CROSS_SITE', message: "Mutating requests from another site's pages are refused." });
       if (request.headers['x-durable-request'] !== '1') {
         throw new ForbiddenException({
           code: 'MISSING_HEADER',
