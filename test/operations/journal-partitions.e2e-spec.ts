@@ -175,13 +175,30 @@ describe('the journal partitioned by the day its run was created; retention drop
     await db.query('RESET statement_timeout');
     await reader.query('COMMIT');
     await reader.end();
+    expect(
+      await db.query(`SELECT inhdetachpending AS pending FROM pg_inherits WHERE inhrelid = $1::regclass`, [
+        `"${schema}".messages_d${newer}`,
+      ]),
+    ).toEqual([{ pending: true }]);
     // A detach whose drop never came (the process ended between the two): a table no longer in the journal.
     await db.query(`ALTER TABLE durable.steps DETACH PARTITION durable.steps_d${undropped}`);
+    // One of a day a run still holds (an operator's archive, say) is not retention's to drop.
+    const kept = await day(db, -6);
+    await db.query(
+      `INSERT INTO durable.runs (id, workflow, status, input, run_day) VALUES ('holds-its-day', 'partitioned', 'waiting', 'null', $1::date)`,
+      [kept],
+    );
+    await db.query(`ALTER TABLE durable.steps DETACH PARTITION durable.steps_d${kept}`);
 
     await a.get(RetentionService).cleanup();
     const names = await partitions(db);
     for (const d of [older, newer, undropped]) expect(names.filter((n) => n.endsWith(`:${d}`))).toEqual([]);
     expect(await db.query(`SELECT to_regclass($1) AS left`, [`"${schema}".steps_d${undropped}`])).toEqual([{ left: null }]);
+    expect(await db.query(`SELECT to_regclass($1)::text AS left`, [`"${schema}".steps_d${kept}`])).toEqual([
+      { left: `${schema}.steps_d${kept}` },
+    ]);
+    await db.query(`DROP TABLE durable.steps_d${kept}`);
+    await db.query(`DELETE FROM durable.runs WHERE id = 'holds-its-day'`);
   });
 
   it("never drops yesterday's or today's partitions, even without a run of them", async () => {

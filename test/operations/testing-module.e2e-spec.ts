@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { defineSignal, DurableWorkflow, Step, Workflow, WorkflowContext } from 'nestjs-durable';
+import { defineChannel, defineSignal, DurableWorkflow, Step, Workflow, WorkflowContext } from 'nestjs-durable';
 import { DurableTestingModule } from 'nestjs-durable/testing';
 
 /** What a team's own workflow looks like; the test below is what a team's own test looks like. */
@@ -31,11 +31,21 @@ class Dunning implements DurableWorkflow<null, string> {
   }
 }
 
+const Orders = defineChannel<string>('orders');
+
+/** Waits on a channel under a run deadline of an hour: a wait the clock does not move, which the deadline still ends. */
+@Workflow('inbox', { channels: [Orders], timeout: '1h', deadlineGrace: '1m' })
+class Inbox implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    return (await ctx.receive(Orders)).payload;
+  }
+}
+
 describe('DurableTestingModule: a fake clock and drain() for your own workflow tests', () => {
   let durable: DurableTestingModule;
 
   beforeAll(async () => {
-    durable = await DurableTestingModule.create({ providers: [Reminders, Dunning] });
+    durable = await DurableTestingModule.create({ providers: [Reminders, Dunning, Inbox] });
   });
   afterAll(() => durable.close());
 
@@ -56,6 +66,18 @@ describe('DurableTestingModule: a fake clock and drain() for your own workflow t
     expect((await durable.run(run.runId)).status).toBe('waiting');
     await durable.clock.advance('1h');
     expect(await run.result()).toBe('sent to collections');
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("a wait the clock does not move (a channel's, a child's) still ends at the run's deadline, which the clock brings nearer", async () => {
+    const started = Date.now();
+    const run = await durable.client.start(Inbox, null);
+    expect(await durable.waitReason(run.runId)).toMatchObject({ kind: 'channel' });
+    await durable.clock.advance('59m');
+    expect((await durable.run(run.runId)).status).toBe('waiting');
+    await durable.clock.advance('2m');
+    await expect(run.result({ timeout: '5s' })).rejects.toMatchObject({ name: 'RunFailedError' });
+    expect((await durable.run(run.runId)).error).toMatchObject({ name: 'DeadlineExceededError' });
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 

@@ -642,6 +642,7 @@ describe('schedules across instances and restarts', () => {
       await expect(schedules.update('made', { catchUpWindow: '1h' } as never)).rejects.toThrow(
         /Schedule "made": unknown option catchUpWindow/,
       );
+      await expect(schedules.update('made', { workflow: 'other' } as never)).rejects.toThrow(/Schedule "made": unknown option workflow/);
       expect(await schedules.get('made')).toEqual(after);
       expect((await schedules.list()).map((s) => s.name)).toEqual(['made', 'nightly']);
     } finally {

@@ -45,7 +45,8 @@ export class ScheduleService {
   /** A new schedule (InvalidArgumentError when the spec is wrong or the name is taken); its first slot is the next after now. */
   async create(spec: ScheduleSpec & { workflow: WorkflowRef<any, any> }): Promise<ScheduleView> {
     const workflow = this.registry.resolve(spec?.workflow).name;
-    const resolved = resolveScheduleSpec(spec, workflow);
+    const { workflow: _workflow, ...fields } = spec; // the spec's fields alone: a workflow is no field of an update or a decorator's spec
+    const resolved = resolveScheduleSpec(fields, workflow);
     if (!(await this.schedules.create(resolved, 'api', this.clock.shiftMs))) {
       throw new InvalidArgumentError(`Schedule "${resolved.name}" exists already; change it with update() or pick another name.`);
     }

@@ -95,27 +95,28 @@ const INSUFFICIENT_PRIVILEGE = '42501';
 
 async function dropDays(client: PoolClient, t: Tables): Promise<string[]> {
   const partitions = await journalPartitions(async (sql, params) => (await client.query(sql, params)).rows, t);
+  // A partition detached whose drop never came (the process ended between the two) is no table's partition any more.
+  const detached = await detachedPartitions(client, t);
   const { rows } = await client.query<{ day: string }>(
     `SELECT d::text AS day FROM unnest($1::date[]) d
      WHERE d < timezone('UTC', now())::date - 1 AND NOT EXISTS (SELECT 1 FROM ${t.runs} WHERE run_day = d)`,
-    [[...new Set(partitions.flatMap((p) => (p.day ? [p.day] : [])))]],
+    [[...new Set([...partitions.map((p) => p.day), ...detached.map(dayOf)].filter((day) => day !== null))]],
   );
   const days = new Set(rows.map((r) => r.day));
-  // A detach cut off half-way is finished first: Postgres takes no other detach of its table until then.
-  const doomed = partitions
-    .filter((p) => (p.day && days.has(p.day)) || p.detachPending)
-    .sort((a, b) => Number(b.detachPending) - Number(a.detachPending));
-  for (const partition of doomed) {
-    const [parent, name] = [`"${t.schema}"."${partition.parent}"`, `"${t.schema}"."${partition.name}"`];
-    await client.query(`ALTER TABLE ${parent} DETACH PARTITION ${name} ${partition.detachPending ? 'FINALIZE' : 'CONCURRENTLY'}`);
-    await client.query(`DROP TABLE ${name}`);
-    if (partition.day) days.add(partition.day);
+  const table = (name: string) => `"${t.schema}"."${name}"`;
+  // A detach cut off half-way is finished first, whatever its day: Postgres takes no other detach of its table until
+  // then. Like every table here, it is dropped only once its day may go (else a later cleanup drops it, detached).
+  for (const partition of partitions.filter((p) => p.detachPending)) {
+    await client.query(`ALTER TABLE ${table(partition.parent)} DETACH PARTITION ${table(partition.name)} FINALIZE`);
+    if (partition.day && days.has(partition.day)) await client.query(`DROP TABLE ${table(partition.name)}`);
   }
-  // A partition detached whose drop never came (the process ended between the two) is no longer listed above.
-  for (const name of await detachedPartitions(client, t)) {
-    await client.query(`DROP TABLE "${t.schema}"."${name}"`);
+  for (const partition of partitions.filter((p) => !p.detachPending && p.day && days.has(p.day))) {
+    await client.query(`ALTER TABLE ${table(partition.parent)} DETACH PARTITION ${table(partition.name)} CONCURRENTLY`);
+    await client.query(`DROP TABLE ${table(partition.name)}`);
+  }
+  for (const name of detached) {
     const day = dayOf(name);
-    if (day) days.add(day);
+    if (day && days.has(day)) await client.query(`DROP TABLE ${table(name)}`);
   }
   return [...days].sort();
 }

@@ -79,7 +79,9 @@ async function openMigrationDataSource(options: MigrationTarget) {
     migrationsTableName: 'migrations',
     migrationsTransactionMode: 'each',
     logging: false,
-    extra: { ...base.extra, max: 2 }, // the application's extra may hold its connection itself (ssl, a socket's host)
+    // The application's extra may hold the connection itself (a connection string, ssl, a socket's host); its
+    // timeouts are for its own statements, not for a migration's index build or the wait for another's lock.
+    extra: { ...base.extra, max: 2, statement_timeout: 0, query_timeout: 0, lock_timeout: 0, idle_in_transaction_session_timeout: 0 },
   } as PostgresDataSourceOptions);
   await dataSource.initialize();
   return { schema, dataSource };

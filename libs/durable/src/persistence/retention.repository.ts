@@ -52,15 +52,17 @@ export class RetentionRepository {
         `WITH doomed AS (
            SELECT id, run_day FROM ${t.runs} r WHERE r.id = ANY($4::text[]) AND ${doomedSql(t)}
          ), purged AS (
-           SELECT id, run_day FROM doomed WHERE run_day IN (${ROW_BY_ROW_DAYS})
+           -- The days are constants of the statement (pruned once), never taken from a deleted row: pruning by a
+           -- day from an outer row crashed PostgreSQL 18.4 (timerBatchSql).
+           SELECT id FROM doomed WHERE run_day IN (${ROW_BY_ROW_DAYS})
          ), steps AS (
-           DELETE FROM ${t.steps} WHERE run_day IN (${ROW_BY_ROW_DAYS}) AND (run_id, run_day) IN (SELECT id, run_day FROM purged)
+           DELETE FROM ${t.steps} WHERE run_day IN (${ROW_BY_ROW_DAYS}) AND run_id IN (SELECT id FROM purged)
          ), signals AS (
-           DELETE FROM ${t.signals} WHERE run_day IN (${ROW_BY_ROW_DAYS}) AND (run_id, run_day) IN (SELECT id, run_day FROM purged)
+           DELETE FROM ${t.signals} WHERE run_day IN (${ROW_BY_ROW_DAYS}) AND run_id IN (SELECT id FROM purged)
          ), messages AS (
-           DELETE FROM ${t.messages} WHERE run_day IN (${ROW_BY_ROW_DAYS}) AND (run_id, run_day) IN (SELECT id, run_day FROM purged)
+           DELETE FROM ${t.messages} WHERE run_day IN (${ROW_BY_ROW_DAYS}) AND run_id IN (SELECT id FROM purged)
          ), history AS (
-           DELETE FROM ${t.history} WHERE run_day IN (${ROW_BY_ROW_DAYS}) AND (run_id, run_day) IN (SELECT id, run_day FROM purged)
+           DELETE FROM ${t.history} WHERE run_day IN (${ROW_BY_ROW_DAYS}) AND run_id IN (SELECT id FROM purged)
          ), runs AS (
            DELETE FROM ${t.runs} WHERE id IN (SELECT id FROM doomed) RETURNING id
          )

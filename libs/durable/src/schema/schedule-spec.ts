@@ -20,21 +20,18 @@ export const MAX_BACKFILL_SLOTS = 10_000;
 /** A schedule name: its run ids are `schedule:<name>:<slot>`, at most 200 characters, and a ':' would blur the prefix. */
 const NAME = /^[^:\s]{1,120}$/;
 const DEFAULT_CATCHUP_WINDOW = '1m';
-/** The fields of a spec, and the workflow that create() takes beside them. */
-const SPEC_KEYS = [
-  ...keysOf<ScheduleSpec>({
-    name: true,
-    cron: true,
-    timezone: true,
-    overlap: true,
-    catchupWindow: true,
-    catchup: true,
-    input: true,
-    jitter: true,
-    paused: true,
-  }),
-  'workflow',
-];
+/** The fields of a spec (create() takes its workflow beside them, apart). */
+const SPEC_KEYS = keysOf<ScheduleSpec>({
+  name: true,
+  cron: true,
+  timezone: true,
+  overlap: true,
+  catchupWindow: true,
+  catchup: true,
+  input: true,
+  jitter: true,
+  paused: true,
+});
 
 /** A schedule's spec with its defaults applied and checked: what the table stores. */
 export interface ResolvedSchedule {

@@ -17,8 +17,13 @@ const MOVED_FIELDS = [...new Set(waitKindsWhere((kind) => kind.clock).flatMap((k
  * fire on the way, in order). Date.now() itself does not move.
  */
 export class DurableTestClock {
-  /** Pending runs, and waiting runs of a kind the clock may move: those whose time passes. */
-  private readonly movable = `(status = 'pending' OR (status = 'waiting' AND ${clockMovesSql('wait_kind')}))`;
+  /**
+   * Pending runs, and waiting runs of a kind the clock may move: those whose time passes. A wait of a kind
+   * it does not move (a channel's, a child's) still wakes at its run's deadline (or that deadline's grace
+   * end), to which the park brought its wake (an instant of the process, so to the millisecond): that wake
+   * moves with the deadline.
+   */
+  private readonly movable = `(status = 'pending' OR (status = 'waiting' AND (${clockMovesSql('wait_kind')} OR wake_at >= date_trunc('milliseconds', deadline))))`;
 
   constructor(
     private readonly dataSource: DataSource,
