@@ -216,6 +216,26 @@ describe('retention: old finished runs go, with their journal; nothing else is t
     await a.signals.signal(second.runId, 'read', null);
     expect(await second.result({ timeout: '5s' })).toBe('child-output');
   });
+
+  it("a shutdown does not wait out a cleanup's backlog: the cleanup ends after its batch in flight, and the next pass goes on", async () => {
+    await db.query(
+      `INSERT INTO durable.runs (id, workflow, status, input, created_at, run_day, finished_at)
+       SELECT 'backlog-' || n, 'kept-busy', 'completed', 'null', now() - interval '60 days', '1970-01-01', now() - interval '8 days'
+       FROM generate_series(1, 1000) n`,
+    );
+    const closing = await startApp({
+      schema,
+      providers: [KeptBusy, RetentionParent, RetentionChild, RetentionForkedParent],
+      options: { retention: { ...options.retention, batchSize: 1 } },
+    });
+    const cleaning = closing.get(RetentionService).cleanup();
+    await eventually(async () => (await db.count('runs', `id LIKE 'backlog-%'`)) < 1000, 'a first batch deleted');
+    await closing.close();
+    await cleaning;
+    expect(await db.count('runs', `id LIKE 'backlog-%'`)).toBeGreaterThan(0);
+    await a.get(RetentionService).cleanup();
+    expect(await db.count('runs', `id LIKE 'backlog-%'`)).toBe(0);
+  });
 });
 
 describe('retention racing a fork that reuses a child: the fork keeps the child, or is refused', () => {
