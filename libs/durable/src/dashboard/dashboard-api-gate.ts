@@ -57,10 +57,11 @@ export class DashboardApiGate {
   beforeRoutes(): void {
     const adapter = this.adapterHost?.httpAdapter;
     if (!adapter || !this.options.dashboard) return;
-    const prefix = `${(this.options.dashboard as DashboardOptions).path}/api`;
-    // Matched anywhere in the path, so an application's global prefix (/v1/durable/api) is covered too.
+    const prefix = `${(this.options.dashboard as DashboardOptions).path}/api`.toLowerCase();
+    // Matched anywhere in the path, so an application's global prefix (/v1/durable/api) is covered too, and
+    // whatever its case, as Express routes it (a /DURABLE/api request in plain text skipped the 415 and was served).
     const ours = (url: string) => {
-      const path = url.split('?')[0];
+      const path = url.split('?')[0].toLowerCase();
       return path.endsWith(prefix) || path.includes(`${prefix}/`);
     };
     if (adapter.getType() === 'fastify') this.onFastify(adapter.getInstance<FastifyLike>(), ours);
