@@ -4,11 +4,13 @@ import {
   Duration,
   InvalidArgumentError,
   InvalidTransitionError,
+  NonRetryableError,
   RunFailedError,
   Workflow,
   WorkflowContext,
 } from 'nestjs-durable';
 import { Client } from 'pg';
+import { JournalRepository } from 'nestjs-durable/persistence/journal.repository';
 import { deadlinePassedSql } from 'nestjs-durable/persistence/sql/checkpoint.sql';
 import { tablesFor } from 'nestjs-durable/persistence/tables';
 import { databaseUrl, DurableTestApp, eventually, fileApps, uniqueSchema } from '../setup/durable-app';
@@ -574,5 +576,59 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
     for (const far of [new Date(-8.64e15), new Date(Date.now() + 200 * 365 * 86_400_000)])
       await expect(app.client.setDeadline('x', far)).rejects.toThrow(/an instant within 100 years of now/);
     expect(await db.count('runs')).toBe(before);
+  });
+});
+
+/** Opened by the test: the first call of the step, still running when the grace ends, then fails for good. */
+const lateFailure = gate();
+let lateCalls = 0;
+
+@Workflow('dl-late-failure', { deadlineGrace: '300ms' })
+class LateFailure implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.step('slow', async () => {
+      if (++lateCalls > 1) return 'ok';
+      await lateFailure.opened;
+      throw new NonRetryableError('late');
+    });
+  }
+}
+
+/** Opened by the test: holds the worker's one slot while closed. */
+const slotHeld = gate();
+
+@Workflow('dl-slot-holder')
+class SlotHolder implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.step('hold', () => slotHeld.opened.then(() => 'done'));
+  }
+}
+
+describe('a retry after a deadline ended a run whose step was still running', () => {
+  const { boot } = fileApps({ schema: uniqueSchema('dlr'), providers: [LateFailure, SlotHolder], options: { worker: { concurrency: 1 } } });
+
+  it("fences the old attempt's late writes: the step's failure, journaled after the retry, is not the retried attempt's", async () => {
+    const app = await boot();
+    const run = await app.client.start(LateFailure, null, { timeout: '300ms' });
+    await expect(run.result({ timeout: '10s' })).rejects.toBeInstanceOf(RunFailedError);
+    // The retried attempt waits for the worker's one slot while the old attempt's step fails and journals it.
+    const holder = await app.client.start(SlotHolder, null);
+    await eventually(async () => (await app.client.getRun(holder.runId)).status === 'running', 'the slot to be held');
+    await app.client.setDeadline(run.runId, new Date(Date.now() + HOUR));
+    await app.client.retry(run.runId);
+    const journal = app.get(JournalRepository);
+    const checkpoint = journal.checkpoint.bind(journal);
+    const late = new Promise<unknown>((written) => {
+      jest.spyOn(journal, 'checkpoint').mockImplementation((...args) => {
+        const result = checkpoint(...args);
+        if (args[0] === run.runId && args[2] === 'slow') void result.then(written, written);
+        return result;
+      });
+    });
+    lateFailure.open();
+    await late;
+    slotHeld.open();
+    expect(await run.result({ timeout: '10s' })).toBe('ok');
+    expect(lateCalls).toBe(2);
   });
 });

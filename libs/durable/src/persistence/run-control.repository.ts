@@ -365,7 +365,9 @@ WITH target AS (
 ), retried AS (
   UPDATE ${t.runs} r
   SET status = 'pending', wake_at = now(), error = NULL, finished_at = NULL, lease_owner = NULL,
-      attempt = r.attempt + 1, attempt_base = r.attempt, updated_at = now()
+      attempt = r.attempt + 1, attempt_base = r.attempt, updated_at = now(),
+      -- The failed attempt's late writes (a step a deadline left running) are refused from now on, not only from the next claim.
+      lease_token = r.lease_token + 1
   FROM target WHERE r.id = target.id AND target.status = 'failed' AND NOT EXISTS (SELECT 1 FROM held)
   RETURNING r.id, r.run_day
 ), history AS (
