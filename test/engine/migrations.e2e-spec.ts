@@ -274,7 +274,8 @@ describe('migrations and boot', () => {
     expect(await db.count('runs', `id = 'kept'`)).toBe(1);
     await db.dropSchema();
     // Its timeouts are for its own statements, not for a migration's (or for the wait on another instance's lock).
-    await runDurableMigrations({ connection: { ...connection, extra: { ...connection.extra, statement_timeout: 1 } }, schema: fresh() });
+    for (const timeout of [{ statement_timeout: 1 }, { options: '-c statement_timeout=1' }])
+      await runDurableMigrations({ connection: { ...connection, extra: { ...connection.extra, ...timeout } }, schema: fresh() });
   });
 
   it('invalid options fail at forRoot with a message that says how to fix them', () => {

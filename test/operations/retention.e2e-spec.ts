@@ -221,7 +221,7 @@ describe('retention: old finished runs go, with their journal; nothing else is t
     await db.query(
       `INSERT INTO durable.runs (id, workflow, status, input, created_at, run_day, finished_at)
        SELECT 'backlog-' || n, 'kept-busy', 'completed', 'null', now() - interval '60 days', '1970-01-01', now() - interval '8 days'
-       FROM generate_series(1, 1000) n`,
+       FROM generate_series(1, 3000) n`,
     );
     const closing = await startApp({
       schema,
@@ -229,7 +229,7 @@ describe('retention: old finished runs go, with their journal; nothing else is t
       options: { retention: { ...options.retention, batchSize: 1 } },
     });
     const cleaning = closing.get(RetentionService).cleanup();
-    await eventually(async () => (await db.count('runs', `id LIKE 'backlog-%'`)) < 1000, 'a first batch deleted');
+    await eventually(async () => (await db.count('runs', `id LIKE 'backlog-%'`)) < 3000, 'a first batch deleted');
     await closing.close();
     await cleaning;
     expect(await db.count('runs', `id LIKE 'backlog-%'`)).toBeGreaterThan(0);

@@ -151,23 +151,35 @@ describe('security: every dashboard route, generated from the router', () => {
     expect(await everyTable()).toEqual(before);
   });
 
-  it("a mutation a browser sends from another site's page (Sec-Fetch-Site: cross-site) is refused with 403, credentials and header notwithstanding, and writes nothing", async () => {
+  it("a request a browser sends from another site's page, or another host of the site (Sec-Fetch-Site), is refused with 403 on every API route, reads and the event stream too, credentials and header notwithstanding, and writes nothing", async () => {
     const before = await everyTable();
-    for (const route of mutations()) {
-      const response = await fetch(url(t.url, route), {
-        method: 'POST',
-        // What a browser sends when a page elsewhere calls the API with the user's credentials under a permissive CORS.
-        headers: {
-          authorization: `Bearer ${TOKEN}`,
-          'x-durable-request': '1',
-          'content-type': 'application/json',
-          'sec-fetch-site': 'cross-site',
-          origin: 'https://elsewhere.example',
-        },
-        body: JSON.stringify(body(route)),
-      });
-      expect([route.path, response.status, ((await response.json()) as { code: string }).code]).toEqual([route.path, 403, 'CROSS_SITE']);
+    for (const site of ['cross-site', 'same-site']) {
+      for (const route of routes.filter((r) => isApi(r) && r.method !== 'ANY')) {
+        const response = await fetch(url(t.url, route), {
+          method: route.method,
+          // What a browser sends when a page elsewhere calls the API with the user's credentials under a permissive CORS.
+          headers: {
+            authorization: `Bearer ${TOKEN}`,
+            'x-durable-request': '1',
+            'content-type': 'application/json',
+            'sec-fetch-site': site,
+            origin: 'https://elsewhere.example',
+          },
+          body: route.method === 'POST' ? JSON.stringify(body(route)) : undefined,
+        });
+        expect([route.method, route.path, response.status, ((await response.json()) as { code: string }).code]).toEqual([
+          route.method,
+          route.path,
+          403,
+          'CROSS_SITE',
+        ]);
+      }
     }
+    // The UI's own calls (same-origin) and a typed address or a script (none, or no header) are served.
+    for (const site of ['same-origin', 'none'])
+      expect(
+        (await fetch(`${t.url}/durable/api/runs`, { headers: { authorization: `Bearer ${TOKEN}`, 'sec-fetch-site': site } })).status,
+      ).toBe(200);
     expect(await everyTable()).toEqual(before);
   });
 

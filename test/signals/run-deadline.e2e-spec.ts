@@ -618,17 +618,27 @@ describe('a retry after a deadline ended a run whose step was still running', ()
     await app.client.retry(run.runId);
     const journal = app.get(JournalRepository);
     const checkpoint = journal.checkpoint.bind(journal);
+    let spy: jest.SpyInstance | undefined;
     const late = new Promise<unknown>((written) => {
-      jest.spyOn(journal, 'checkpoint').mockImplementation((...args) => {
+      spy = jest.spyOn(journal, 'checkpoint').mockImplementation((...args) => {
         const result = checkpoint(...args);
         if (args[0] === run.runId && args[2] === 'slow') void result.then(written, written);
         return result;
       });
     });
-    lateFailure.open();
-    await late;
-    slotHeld.open();
-    expect(await run.result({ timeout: '10s' })).toBe('ok');
-    expect(lateCalls).toBe(2);
+    try {
+      lateFailure.open();
+      await eventually(
+        () => Promise.race([late.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 50))]),
+        'the late write',
+      );
+      slotHeld.open();
+      expect(await run.result({ timeout: '10s' })).toBe('ok');
+      expect(lateCalls).toBe(2);
+    } finally {
+      spy?.mockRestore();
+      lateFailure.open();
+      slotHeld.open();
+    }
   });
 });

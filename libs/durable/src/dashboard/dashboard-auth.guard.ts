@@ -32,9 +32,9 @@ export interface DashboardRequest extends Request {
 
 /**
  * Every dashboard route passes here. Auth is never implicit: the application's own guard, a bearer
- * token compared in constant time, or an explicit insecureNoAuth. Then, for mutations: 403 in
- * read-only mode, 403 from a page of another site (the browser's Sec-Fetch-Site), and 403 without
- * `x-durable-request: 1` (a cross-site form cannot set that header).
+ * token compared in constant time, or an explicit insecureNoAuth, after a 403 for a request a browser
+ * sent from another site's page (Sec-Fetch-Site). Then, for mutations: 403 in read-only mode, and 403
+ * without `x-durable-request: 1` (a cross-site form cannot set that header).
  */
 @Injectable()
 export class DashboardAuthGuard implements CanActivate, OnModuleInit {
@@ -63,6 +63,15 @@ export class DashboardAuthGuard implements CanActivate, OnModuleInit {
     if (!this.options.dashboard) throw new NotFoundException({ code: 'NOT_FOUND', message: 'The dashboard is not enabled.' });
     const request = context.switchToHttp().getRequest<DashboardRequest>();
     if (this.reflector.get<boolean>(PUBLIC_ROUTE, context.getHandler())) return true;
+    // The UI calls its API from its own origin. A browser says where a request came from: a page of another site, or
+    // of another host of the same site, could otherwise read and change runs with the user's cookies wherever the
+    // application's CORS lets it (origin: true, credentials: true). Scripts and typed addresses send no such header, or 'none'.
+    const site = request.headers['sec-fetch-site'];
+    if (site !== undefined && site !== 'same-origin' && site !== 'none')
+      throw new ForbiddenException({
+        code: 'CROSS_SITE',
+        message: `Requests from another site's pages are refused (Sec-Fetch-Site: ${site}).`,
+      });
     if (this.reflector.get<boolean>(SESSION_ROUTE, context.getHandler())) {
       request.durableAuthenticated = await this.authenticate(context, request).catch(() => false);
       return true;
@@ -74,10 +83,6 @@ export class DashboardAuthGuard implements CanActivate, OnModuleInit {
           code: 'READ_ONLY',
           message: 'The dashboard is read-only: it lists and inspects runs, and changes nothing.',
         });
-      // The header alone does not hold where the application's CORS lets other sites send it with the user's
-      // cookies (origin: true, credentials: true); a browser says where the request came from.
-      if (request.headers['sec-fetch-site'] === 'cross-site')
-        throw new ForbiddenException({ code: 'CROSS_SITE', message: "Mutating requests from another site's pages are refused." });
       if (request.headers['x-durable-request'] !== '1') {
         throw new ForbiddenException({
           code: 'MISSING_HEADER',

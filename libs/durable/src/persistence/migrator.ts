@@ -81,7 +81,17 @@ async function openMigrationDataSource(options: MigrationTarget) {
     logging: false,
     // The application's extra may hold the connection itself (a connection string, ssl, a socket's host); its
     // timeouts are for its own statements, not for a migration's index build or the wait for another's lock.
-    extra: { ...base.extra, max: 2, statement_timeout: 0, query_timeout: 0, lock_timeout: 0, idle_in_transaction_session_timeout: 0 },
+    extra: {
+      ...base.extra,
+      max: 2,
+      statement_timeout: 0, // 0: not sent, and the options below set the session's
+      query_timeout: 0,
+      lock_timeout: 0,
+      idle_in_transaction_session_timeout: 0,
+      options: [base.extra?.options, '-c statement_timeout=0 -c lock_timeout=0 -c idle_in_transaction_session_timeout=0']
+        .filter(Boolean)
+        .join(' '),
+    },
   } as PostgresDataSourceOptions);
   await dataSource.initialize();
   return { schema, dataSource };

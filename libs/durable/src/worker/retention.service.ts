@@ -56,6 +56,7 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
         if (this.stopping) return total;
         if (batch.picked < retention.batchSize) break;
       }
+      if (this.stopping) return total; // the drop's detaches each wait for older transactions: the next pass's
       const days = await this.retention.dropEmptiedDays();
       if (days?.length) this.logger.log(`Dropped the journal of the runs of ${days.join(', ')}: none of them is left.`);
       return total;
