@@ -576,6 +576,27 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     }
   });
 
+  it('an application with a dashboard open (its event stream) closes: the stream ends, and app.close() does not wait for the browser to leave', async () => {
+    const own = await startApp({
+      schema,
+      providers: operatorWorkflows,
+      listen: true,
+      platform,
+      options: { dashboard: { auth: { token: TOKEN } } },
+    });
+    const abort = new AbortController();
+    try {
+      const response = await fetch(`${own.url}/durable/api/events`, { headers: auth, signal: abort.signal });
+      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let text = '';
+      while (!text.includes('event: ready')) text += (await reader.read()).value ?? '';
+      await own.close(); // waited for the stream, whose pings keep it from ever being idle, until the test's timeout
+      for (;;) if ((await reader.read()).done) break; // the stream ended with the application
+    } finally {
+      abort.abort();
+    }
+  });
+
   it('serves the UI: the path without its slash redirects to it, the page and its assets carry the CSP and their types', async () => {
     const bare = await fetch(`${t.url}/durable?tab=runs`, { redirect: 'manual' });
     expect([bare.status, bare.headers.get('location')]).toEqual([301, '/durable/?tab=runs']);

@@ -1,5 +1,22 @@
-import { Injectable, Logger, MessageEvent } from '@nestjs/common';
-import { catchError, defer, EMPTY, exhaustMap, filter, finalize, from, interval, map, merge, Observable, of, share, timer } from 'rxjs';
+import { BeforeApplicationShutdown, Injectable, Logger, MessageEvent } from '@nestjs/common';
+import {
+  catchError,
+  defer,
+  EMPTY,
+  exhaustMap,
+  filter,
+  finalize,
+  from,
+  interval,
+  map,
+  merge,
+  Observable,
+  of,
+  share,
+  Subject,
+  takeUntil,
+  timer,
+} from 'rxjs';
 import { DashboardRepository } from '../persistence/dashboard.repository';
 
 /** How often the feed reads the history while a dashboard listens. */
@@ -26,9 +43,11 @@ const READY_EVENT: MessageEvent = { type: READY, data: {} };
  * last one.
  */
 @Injectable()
-export class RunChangeFeed {
+export class RunChangeFeed implements BeforeApplicationShutdown {
   private readonly logger = new Logger('DurableDashboard');
   private readonly feed: Observable<MessageEvent>;
+  /** Ends every stream: an open one is never idle (its pings), and the HTTP server's close waits for it. */
+  private readonly closing = new Subject<void>();
 
   /** Whether the shared reader has made its first read: from then on, every change is reported. */
   private reading = false;
@@ -47,7 +66,13 @@ export class RunChangeFeed {
    * when runs changed, `ping` now and then.
    */
   events(): Observable<MessageEvent> {
-    return defer(() => (this.reading ? merge(of(READY_EVENT), this.feed) : this.feed));
+    return defer(() => (this.reading ? merge(of(READY_EVENT), this.feed) : this.feed)).pipe(takeUntil(this.closing));
+  }
+
+  /** Ends the open streams, whose responses then end: app.close() waited for them while any dashboard was open. */
+  beforeApplicationShutdown(): void {
+    this.closing.next();
+    this.closing.complete();
   }
 
   private reads(): Observable<string[] | typeof READY> {
