@@ -2,7 +2,8 @@ import { CanActivate, ExecutionContext, Injectable, Logger } from '@nestjs/commo
 import { Type } from 'class-transformer';
 import { IsInt, IsString, Min, ValidateNested } from 'class-validator';
 import { z } from 'zod';
-import { defineSignal, DurableModule, DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
+import { defineSignal, DurableModule, DurableWorkflow, Workflow, WorkflowClient, WorkflowContext } from 'nestjs-durable';
+import { RUN_ID_PARAM_LENGTH } from 'nestjs-durable/dashboard/dashboard-api-gate';
 import { Approval, Breaks, NapLong, operatorWorkflows, ParentOfReview, Review, ReviewThenClose } from '../fixtures/operator.workflows';
 import { createApplication, Db, DurableTestApp, eventually, PLATFORMS, startApp, uniqueSchema } from '../setup/durable-app';
 
@@ -807,6 +808,48 @@ describe.each(PLATFORMS)('dashboard auth modes on %s', (platform) => {
       expect((await fetch(`${url}/durable/api/stats`, { headers: auth })).status).toBe(404);
     } finally {
       await app.close();
+    }
+  });
+});
+
+describe("the dashboard on Fastify: run ids longer than its router's default parameter length", () => {
+  const schema = uniqueSchema();
+  afterAll(() => new Db(schema).dropSchema());
+
+  it("reaches a run whose id is longer than 100 characters once the adapter's maxParamLength is raised, and warns at boot while it is not", async () => {
+    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const warnings = () => warned.mock.calls.map(([message]) => String(message)).filter((m) => m.includes('maxParamLength'));
+    /** The run's page on an application whose Fastify adapter takes `adapter`, and the warnings its boot logged. */
+    const pageOn = async (adapter: object) => {
+      const { Test } = await import('@nestjs/testing');
+      const { FastifyAdapter } = await import('@nestjs/platform-fastify');
+      const moduleRef = await Test.createTestingModule({
+        imports: [DurableModule.forRoot({ connection: process.env.DATABASE_URL!, schema, dashboard: { auth: { token: TOKEN } } })],
+        providers: operatorWorkflows,
+      }).compile();
+      const app = moduleRef.createNestApplication(new FastifyAdapter(adapter), { logger: false });
+      warned.mockClear();
+      await app.listen(0, '127.0.0.1');
+      try {
+        await app.get(WorkflowClient).start(Review, { orderId: 'long' }, { runId: id });
+        const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+        const page = await fetch(`${url}/durable/api/runs/${encodeURIComponent(id)}`, { headers: auth });
+        return { status: page.status, warnings: warnings() };
+      } finally {
+        await app.close();
+      }
+    };
+    // A schedule's slot run: schedule:<name of up to 120 characters>:<slot>.
+    const id = `schedule:${'x'.repeat(120)}:2026-12-05T00:00:00.000Z`;
+    try {
+      expect(await pageOn({ maxParamLength: RUN_ID_PARAM_LENGTH })).toEqual({ status: 200, warnings: [] });
+      const plain = await pageOn({});
+      expect(plain.status).not.toBe(200); // the router did not match the parameter: the API's fallback answered
+      expect(plain.warnings).toEqual([
+        expect.stringMatching(/^Fastify's maxParamLength is 100: the dashboard cannot reach a run whose id is longer/),
+      ]);
+    } finally {
+      warned.mockRestore();
     }
   });
 });

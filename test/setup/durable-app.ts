@@ -4,6 +4,7 @@ import { Test, TestingModule } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { DurableModule, DurableModuleOptions, SignalService, WorkflowClient } from 'nestjs-durable';
+import { RUN_ID_PARAM_LENGTH } from 'nestjs-durable/dashboard/dashboard-api-gate';
 
 /** The test database: DATABASE_URL, or the embedded cluster the global setup started. */
 export function databaseUrl(): string {
@@ -22,7 +23,10 @@ export type Platform = (typeof PLATFORMS)[number];
  */
 export function createApplication(moduleRef: TestingModule, platform: Platform = 'express'): INestApplication {
   return platform === 'fastify'
-    ? moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter({ bodyLimit: 100_000 }), { logger: false })
+    ? moduleRef.createNestApplication<NestFastifyApplication>(
+        new FastifyAdapter({ bodyLimit: 100_000, maxParamLength: RUN_ID_PARAM_LENGTH }),
+        { logger: false },
+      )
     : moduleRef.createNestApplication({ logger: false });
 }
 

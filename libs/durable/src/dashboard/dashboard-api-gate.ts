@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { DURABLE_OPTIONS } from '../durable.constants';
@@ -30,7 +30,11 @@ interface FastifyReplyLike {
   header(name: string, value: string): FastifyReplyLike;
   send(body: unknown): FastifyReplyLike;
 }
+/** The path parameter length the dashboard needs of Fastify: run ids of a few hundred characters, percent-encoded. */
+export const RUN_ID_PARAM_LENGTH = 1_000;
+
 interface FastifyLike {
+  initialConfig?: { maxParamLength?: number };
   addHook(name: 'onRoute', hook: (route: { url: string; bodyLimit?: number }) => void): void;
   addHook(name: 'onRequest', hook: (request: FastifyRequestLike, reply: FastifyReplyLike, done: () => void) => void): void;
   addHook(
@@ -92,6 +96,14 @@ export class DashboardApiGate {
   }
 
   private onFastify(app: FastifyLike, ours: (url: string) => boolean): void {
+    // Fastify's router does not match a path parameter longer than maxParamLength (100 by default), and a run id
+    // often is (a schedule's slot run, a child's id under its parent's): its page and actions answered 404 or 405.
+    const paramLength = app.initialConfig?.maxParamLength ?? 100;
+    if (paramLength < RUN_ID_PARAM_LENGTH)
+      new Logger('DurableDashboard').warn(
+        `Fastify's maxParamLength is ${paramLength}: the dashboard cannot reach a run whose id is longer (a schedule's slot run, a child's id). ` +
+          `Create the adapter with new FastifyAdapter({ maxParamLength: ${RUN_ID_PARAM_LENGTH} }).`,
+      );
     app.addHook('onRoute', (route) => {
       if (ours(route.url)) route.bodyLimit = LIMIT_BYTES;
     });
