@@ -842,7 +842,7 @@ describe("the dashboard on Fastify: run ids longer than its router's default par
     // A schedule's slot run: schedule:<name of up to 120 characters>:<slot>.
     const id = `schedule:${'x'.repeat(120)}:2026-12-05T00:00:00.000Z`;
     try {
-      expect(await pageOn({ maxParamLength: RUN_ID_PARAM_LENGTH })).toEqual({ status: 200, warnings: [] });
+      expect(await pageOn({ routerOptions: { maxParamLength: RUN_ID_PARAM_LENGTH } })).toEqual({ status: 200, warnings: [] });
       const plain = await pageOn({});
       expect(plain.status).not.toBe(200); // the router did not match the parameter: the API's fallback answered
       expect(plain.warnings).toEqual([

@@ -119,8 +119,12 @@ describe('a run deadline on the dashboard, in a real browser', () => {
     await page.locator('[data-testid=run-deadline] [data-testid=deadline-countdown][data-passed]').waitFor();
 
     await page.getByTestId('tab-journal').click();
-    const passed = page.getByTestId('journal-step').filter({ hasText: 'deadline-passed' });
-    await expect(passed.innerText()).resolves.toMatch(/DeadlineExceededError: Run ".+" passed its deadline/);
+    // Waited for as shown: read at once, the step could be in the page before the tab showed it (its text then empty).
+    await page
+      .getByTestId('journal-step')
+      .filter({ hasText: 'deadline-passed' })
+      .filter({ hasText: /DeadlineExceededError: Run ".+" passed its deadline/ })
+      .waitFor();
   });
 
   it("shows the server's refusal when the run ended behind a stale page (409)", async () => {

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { runInNewContext } from 'node:vm';
 import {
   DurableWorkflow,
   InvalidArgumentError,
@@ -96,6 +97,11 @@ describe('bad input: a named error or a 4xx, never a 500 or a hang, and nothing 
       ['a 10 MB input', () => t.client.start(EchoAny, TEN_MB), InvalidPayloadError],
       ['an input nested 10,000 deep', () => t.client.start(EchoAny, deep(10_000)), InvalidPayloadError],
       ['a function in the input', () => t.client.start(EchoAny, { f: () => 1 }), InvalidPayloadError],
+      // Objects whose own fields do not stand for them: they came back as {} (or as their internals), unlike the first execution's.
+      ['a URL in the input', () => t.client.start(EchoAny, { u: new URL('https://example.com/a') }), InvalidPayloadError],
+      ['an Error in the input', () => t.client.start(EchoAny, { e: new Error('x') }), InvalidPayloadError],
+      ['a Float64Array in the input', () => t.client.start(EchoAny, { f: new Float64Array([1.5]) }), InvalidPayloadError],
+      ['an ArrayBuffer in the input', () => t.client.start(EchoAny, { b: new ArrayBuffer(2) }), InvalidPayloadError],
       [
         'a cycle in the input',
         () =>
@@ -144,6 +150,18 @@ describe('bad input: a named error or a 4xx, never a 500 or a hang, and nothing 
       expect([what, error?.constructor?.name]).toEqual([what, type.name]);
     }
     expect(await written()).toBe(before);
+  });
+
+  it('a Uint8Array keeps its bytes (it comes back as a Buffer) and a Date of another realm stays a Date; a refused object names its path', async () => {
+    const foreign = runInNewContext('new Date("2026-01-02T03:04:05.000Z")') as Date;
+    expect(foreign instanceof Date).toBe(false);
+    const run = await t.client.start(EchoAny, { bytes: new Uint8Array([1, 2, 3]).subarray(1), when: foreign });
+    const output = (await run.result({ timeout: '10s' })) as { bytes: Buffer; when: Date };
+    expect([Buffer.isBuffer(output.bytes), [...output.bytes]]).toEqual([true, [2, 3]]);
+    expect(output.when).toEqual(new Date('2026-01-02T03:04:05.000Z'));
+    await expect(t.client.start(EchoAny, { nested: [{ u: new URL('https://example.com/a') }] })).rejects.toThrow(
+      /\$\.nested\[0\]\.u is a URL with toJSON\(\)/,
+    );
   });
 
   it('an error message with NUL and a lone surrogate fails the run cleanly (made storable), it does not wedge it', async () => {

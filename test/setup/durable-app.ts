@@ -24,7 +24,7 @@ export type Platform = (typeof PLATFORMS)[number];
 export function createApplication(moduleRef: TestingModule, platform: Platform = 'express'): INestApplication {
   return platform === 'fastify'
     ? moduleRef.createNestApplication<NestFastifyApplication>(
-        new FastifyAdapter({ bodyLimit: 100_000, maxParamLength: RUN_ID_PARAM_LENGTH }),
+        new FastifyAdapter({ bodyLimit: 100_000, routerOptions: { maxParamLength: RUN_ID_PARAM_LENGTH } }),
         { logger: false },
       )
     : moduleRef.createNestApplication({ logger: false });

@@ -34,7 +34,7 @@ interface FastifyReplyLike {
 export const RUN_ID_PARAM_LENGTH = 1_000;
 
 interface FastifyLike {
-  initialConfig?: { maxParamLength?: number };
+  initialConfig?: { maxParamLength?: number; routerOptions?: { maxParamLength?: number } };
   addHook(name: 'onRoute', hook: (route: { url: string; bodyLimit?: number }) => void): void;
   addHook(name: 'onRequest', hook: (request: FastifyRequestLike, reply: FastifyReplyLike, done: () => void) => void): void;
   addHook(
@@ -98,11 +98,11 @@ export class DashboardApiGate {
   private onFastify(app: FastifyLike, ours: (url: string) => boolean): void {
     // Fastify's router does not match a path parameter longer than maxParamLength (100 by default), and a run id
     // often is (a schedule's slot run, a child's id under its parent's): its page and actions answered 404 or 405.
-    const paramLength = app.initialConfig?.maxParamLength ?? 100;
+    const paramLength = app.initialConfig?.routerOptions?.maxParamLength ?? app.initialConfig?.maxParamLength ?? 100;
     if (paramLength < RUN_ID_PARAM_LENGTH)
       new Logger('DurableDashboard').warn(
         `Fastify's maxParamLength is ${paramLength}: the dashboard cannot reach a run whose id is longer (a schedule's slot run, a child's id). ` +
-          `Create the adapter with new FastifyAdapter({ maxParamLength: ${RUN_ID_PARAM_LENGTH} }).`,
+          `Create the adapter with new FastifyAdapter({ routerOptions: { maxParamLength: ${RUN_ID_PARAM_LENGTH} } }).`,
       );
     app.addHook('onRoute', (route) => {
       if (ours(route.url)) route.bodyLimit = LIMIT_BYTES;

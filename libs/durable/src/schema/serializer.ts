@@ -87,8 +87,19 @@ function encode(value: unknown, what: string, path: string, seen: Set<object>, d
   seen.add(object);
   try {
     const next = (v: unknown, p: string) => encode(v, what, p, seen, depth + 1);
-    if (object instanceof Date) return { [TAG]: 'Date', v: Number.isNaN(object.getTime()) ? null : object.toISOString() };
-    if (Buffer.isBuffer(object)) return { [TAG]: 'Buffer', v: object.toString('base64') };
+    // By its tag, not instanceof: a Date of another realm (a vm context, Jest's) is a Date too.
+    if (Object.prototype.toString.call(object) === '[object Date]') {
+      const time = Date.prototype.getTime.call(object);
+      return { [TAG]: 'Date', v: Number.isNaN(time) ? null : new Date(time).toISOString() };
+    }
+    // A Uint8Array (what fetch and most binary APIs hand over) keeps its bytes, and comes back as a Buffer (a Uint8Array).
+    if (object instanceof Uint8Array)
+      return { [TAG]: 'Buffer', v: Buffer.from(object.buffer, object.byteOffset, object.byteLength).toString('base64') };
+    const refused = unstorable(object);
+    if (refused)
+      throw new SerializationError(
+        `${what} cannot be stored: ${path} is ${refused}. Return plain data (JSON, Date, BigInt, Map, Set, Buffer).`,
+      );
     if (Array.isArray(object)) return object.map((item, i) => next(item, `${path}[${i}]`));
     if (object instanceof Map)
       return { [TAG]: 'Map', v: [...object].map(([k, v], i) => [next(k, `${path}.key${i}`), next(v, `${path}.get(${i})`)]) };
@@ -105,6 +116,20 @@ function encode(value: unknown, what: string, path: string, seen: Set<object>, d
   } finally {
     seen.delete(object);
   }
+}
+
+/**
+ * What an object is when its own enumerable fields would not stand for it (so it would come back as `{}` or as
+ * its internals, and the replay would see other data than the first execution): undefined when they do.
+ */
+function unstorable(object: object): string | undefined {
+  if (ArrayBuffer.isView(object) || object instanceof ArrayBuffer || object instanceof SharedArrayBuffer)
+    return `a ${object.constructor.name} (binary data other than bytes: store a Buffer of it)`;
+  if (object instanceof Error) return `an ${object.name} (store its message, or throw it)`;
+  // URL, Decimal, Luxon's DateTime, a Mongoose document: an object that says what stands for it in JSON.
+  if (!Array.isArray(object) && typeof (object as { toJSON?: unknown }).toJSON === 'function')
+    return `a ${object.constructor?.name ?? 'value'} with toJSON() (store what that returns, or the fields you need)`;
+  return undefined;
 }
 
 function decode(value: unknown): unknown {
