@@ -217,6 +217,21 @@ describe('retention: old finished runs go, with their journal; nothing else is t
     expect(await second.result({ timeout: '5s' })).toBe('child-output');
   });
 
+  it("a schedule's skipped slots go once older than the longest age retention keeps (here failed runs' 30 days)", async () => {
+    await db.query(
+      `INSERT INTO durable.schedule_skips (schedule, slot, reason, at)
+       SELECT 'skippy', now() - d * interval '1 day', 'paused', now() - d * interval '1 day' FROM unnest(ARRAY[40, 31, 29, 1]) d`,
+    );
+    await a.get(RetentionService).cleanup();
+    expect(
+      (
+        await db.query<{ days: number }>(
+          `SELECT round(extract(epoch FROM now() - at) / 86400)::int AS days FROM durable.schedule_skips WHERE schedule = 'skippy' ORDER BY at`,
+        )
+      ).map((r) => r.days),
+    ).toEqual([29, 1]);
+  });
+
   it("a shutdown does not wait out a cleanup's backlog: the cleanup ends after its batch in flight, and the next pass goes on", async () => {
     await db.query(
       `INSERT INTO durable.runs (id, workflow, status, input, created_at, run_day, finished_at)

@@ -75,6 +75,21 @@ export class RetentionRepository {
     }, READ_COMMITTED); // the second statement needs its own snapshot
   }
 
+  /**
+   * Deletes a batch of the schedules' skipped slots recorded longer ago than `ageMs`, oldest first (by
+   * id, the order they were recorded in); returns how many. A paused per-second schedule records 86,400 a day.
+   */
+  async deleteSkips(ageMs: number, batchSize: number): Promise<number> {
+    const t = this.db.tables;
+    const rows = await this.db.query(
+      `DELETE FROM ${t.scheduleSkips} WHERE id IN (
+         SELECT id FROM ${t.scheduleSkips} WHERE at < now() - $1::bigint * interval '1 millisecond' ORDER BY id LIMIT $2
+       ) RETURNING 1`,
+      [ageMs, batchSize],
+    );
+    return rows.length;
+  }
+
   /** Drops the journal partitions of the days no run is left of; returns the days, or null when another instance holds the lock. */
   async dropEmptiedDays(): Promise<string[] | null> {
     const client = await this.db.pool.connect();

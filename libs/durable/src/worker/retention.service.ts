@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBoo
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
-import { RetentionRepository } from '../persistence/retention.repository';
+import { RetentionAges, RetentionRepository } from '../persistence/retention.repository';
 import { scheduleInterval, stopInterval } from './scheduled-interval';
 
 /** The scheduled cleanup of finished runs (the `retention` option), on an interval of @nestjs/schedule. */
@@ -56,11 +56,20 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
         if (this.stopping) return total;
         if (batch.picked < retention.batchSize) break;
       }
+      await this.deleteSkips(retention);
       if (this.stopping) return total; // the drop's detaches each wait for older transactions: the next pass's
       const days = await this.retention.dropEmptiedDays();
       if (days?.length) this.logger.log(`Dropped the journal of the runs of ${days.join(', ')}: none of them is left.`);
       return total;
     })().finally(() => (this.running = undefined));
     return this.running;
+  }
+
+  /** Deletes the schedules' skipped slots older than the longest age kept: they are the history of runs not started. */
+  private async deleteSkips(retention: RetentionAges): Promise<void> {
+    const age = Math.max(...[retention.completed, retention.failed, retention.cancelled].filter((a) => a !== undefined));
+    while (!this.stopping) {
+      if ((await this.retention.deleteSkips(age, retention.batchSize)) < retention.batchSize) return;
+    }
   }
 }
