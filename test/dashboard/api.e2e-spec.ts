@@ -1,9 +1,11 @@
 import { CanActivate, ExecutionContext, Injectable, Logger } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { IsInt, IsString, Min, ValidateNested } from 'class-validator';
+import { lastValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
 import { defineSignal, DurableModule, DurableWorkflow, Workflow, WorkflowClient, WorkflowContext } from 'nestjs-durable';
 import { RUN_ID_PARAM_LENGTH } from 'nestjs-durable/dashboard/dashboard-api-gate';
+import { RunChangeFeed } from 'nestjs-durable/dashboard/run-change-feed';
 import { Approval, Breaks, NapLong, operatorWorkflows, ParentOfReview, Review, ReviewThenClose } from '../fixtures/operator.workflows';
 import { createApplication, Db, DurableTestApp, eventually, PLATFORMS, startApp, uniqueSchema } from '../setup/durable-app';
 
@@ -593,6 +595,8 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
       while (!text.includes('event: ready')) text += (await reader.read()).value ?? '';
       await own.close(); // waited for the stream, whose pings keep it from ever being idle, until the test's timeout
       for (;;) if ((await reader.read()).done) break; // the stream ended with the application
+      // A stream opened once the shutdown began (a request already on its way) ends at once too.
+      expect(await lastValueFrom(own.get(RunChangeFeed).events().pipe(toArray()))).toEqual([]);
     } finally {
       abort.abort();
     }

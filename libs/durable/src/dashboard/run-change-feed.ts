@@ -13,7 +13,7 @@ import {
   Observable,
   of,
   share,
-  Subject,
+  ReplaySubject,
   takeUntil,
   timer,
 } from 'rxjs';
@@ -46,8 +46,11 @@ const READY_EVENT: MessageEvent = { type: READY, data: {} };
 export class RunChangeFeed implements BeforeApplicationShutdown {
   private readonly logger = new Logger('DurableDashboard');
   private readonly feed: Observable<MessageEvent>;
-  /** Ends every stream: an open one is never idle (its pings), and the HTTP server's close waits for it. */
-  private readonly closing = new Subject<void>();
+  /**
+   * Ends every stream: an open one is never idle (its pings), and the HTTP server's close waits for it. It
+   * replays, so a stream opened during the shutdown ends at once too.
+   */
+  private readonly closing = new ReplaySubject<void>(1);
 
   /** Whether the shared reader has made its first read: from then on, every change is reported. */
   private reading = false;
