@@ -102,6 +102,7 @@ describe('bad input: a named error or a 4xx, never a 500 or a hang, and nothing 
       ['an Error in the input', () => t.client.start(EchoAny, { e: new Error('x') }), InvalidPayloadError],
       ['a Float64Array in the input', () => t.client.start(EchoAny, { f: new Float64Array([1.5]) }), InvalidPayloadError],
       ['an ArrayBuffer in the input', () => t.client.start(EchoAny, { b: new ArrayBuffer(2) }), InvalidPayloadError],
+      ['a Promise in the input (an await missing)', () => t.client.start(EchoAny, { p: Promise.resolve(1) }), InvalidPayloadError],
       [
         'a cycle in the input',
         () =>

@@ -30,8 +30,8 @@ interface FastifyReplyLike {
   header(name: string, value: string): FastifyReplyLike;
   send(body: unknown): FastifyReplyLike;
 }
-/** The path parameter length the dashboard needs of Fastify: run ids of a few hundred characters, percent-encoded. */
-export const RUN_ID_PARAM_LENGTH = 1_000;
+/** The path parameter length the dashboard needs of Fastify: the longest run id read (10,000 characters), as sent. */
+export const RUN_ID_PARAM_LENGTH = 10_000;
 
 interface FastifyLike {
   initialConfig?: { maxParamLength?: number; routerOptions?: { maxParamLength?: number } };
@@ -98,7 +98,8 @@ export class DashboardApiGate {
   private onFastify(app: FastifyLike, ours: (url: string) => boolean): void {
     // Fastify's router does not match a path parameter longer than maxParamLength (100 by default), and a run id
     // often is (a schedule's slot run, a child's id under its parent's): its page and actions answered 404 or 405.
-    const paramLength = app.initialConfig?.routerOptions?.maxParamLength ?? app.initialConfig?.maxParamLength ?? 100;
+    // Under routerOptions (Fastify 5.5 on; Nest fills it with the default) or at the top (before, and still honoured).
+    const paramLength = Math.max(app.initialConfig?.routerOptions?.maxParamLength ?? 0, app.initialConfig?.maxParamLength ?? 0);
     if (paramLength < RUN_ID_PARAM_LENGTH)
       new Logger('DurableDashboard').warn(
         `Fastify's maxParamLength is ${paramLength}: the dashboard cannot reach a run whose id is longer (a schedule's slot run, a child's id). ` +

@@ -1,4 +1,5 @@
 import { InvalidPayloadError, NonRetryableError } from '../errors';
+import { types } from 'node:util';
 
 /**
  * Values travel as JSON text with tagged objects for what JSON lacks (Date, BigInt, Map, Set, Buffer,
@@ -87,13 +88,13 @@ function encode(value: unknown, what: string, path: string, seen: Set<object>, d
   seen.add(object);
   try {
     const next = (v: unknown, p: string) => encode(v, what, p, seen, depth + 1);
-    // By its tag, not instanceof: a Date of another realm (a vm context, Jest's) is a Date too.
-    if (Object.prototype.toString.call(object) === '[object Date]') {
+    // By their internal type, not instanceof: a Date or bytes of another realm (a vm context) are those too.
+    if (types.isDate(object)) {
       const time = Date.prototype.getTime.call(object);
       return { [TAG]: 'Date', v: Number.isNaN(time) ? null : new Date(time).toISOString() };
     }
     // A Uint8Array (what fetch and most binary APIs hand over) keeps its bytes, and comes back as a Buffer (a Uint8Array).
-    if (object instanceof Uint8Array)
+    if (types.isUint8Array(object))
       return { [TAG]: 'Buffer', v: Buffer.from(object.buffer, object.byteOffset, object.byteLength).toString('base64') };
     const refused = unstorable(object);
     if (refused)
@@ -123,9 +124,11 @@ function encode(value: unknown, what: string, path: string, seen: Set<object>, d
  * its internals, and the replay would see other data than the first execution): undefined when they do.
  */
 function unstorable(object: object): string | undefined {
-  if (ArrayBuffer.isView(object) || object instanceof ArrayBuffer || object instanceof SharedArrayBuffer)
-    return `a ${object.constructor.name} (binary data other than bytes: store a Buffer of it)`;
-  if (object instanceof Error) return `an ${object.name} (store its message, or throw it)`;
+  if (ArrayBuffer.isView(object) || types.isAnyArrayBuffer(object))
+    return `a ${object.constructor?.name ?? 'binary value'} (binary data other than bytes: store a Buffer of it)`;
+  if (types.isNativeError(object) || object instanceof Error) return `an ${(object as Error).name} (store its message, or throw it)`;
+  if (typeof (object as { then?: unknown }).then === 'function') return 'a Promise (an await missing?)';
+  if (types.isRegExp(object)) return 'a RegExp (store its source)';
   // URL, Decimal, Luxon's DateTime, a Mongoose document: an object that says what stands for it in JSON.
   if (!Array.isArray(object) && typeof (object as { toJSON?: unknown }).toJSON === 'function')
     return `a ${object.constructor?.name ?? 'value'} with toJSON() (store what that returns, or the fields you need)`;

@@ -69,7 +69,7 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
   private async deleteSkips(retention: RetentionAges): Promise<void> {
     const age = Math.max(...[retention.completed, retention.failed, retention.cancelled].filter((a) => a !== undefined));
     while (!this.stopping) {
-      if ((await this.retention.deleteSkips(age, retention.batchSize)) < retention.batchSize) return;
+      if (!(await this.retention.deleteSkips(age, retention.batchSize))) return;
     }
   }
 }
