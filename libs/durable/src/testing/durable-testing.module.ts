@@ -1,5 +1,5 @@
 import { INestApplicationContext, ModuleMetadata, Type } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import { Test, TestingModule } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { SignalService } from '../client/signal.service';
@@ -8,6 +8,7 @@ import { DURABLE_DATA_SOURCE } from '../durable.constants';
 import { DurableModule } from '../durable.module';
 import { InvalidArgumentError } from '../errors';
 import type { DurableModuleOptions, RunView, WaitReason } from '../interfaces';
+import { baseOptions } from '../persistence/durable-database';
 import { tablesFor } from '../persistence/tables';
 import { DurableWorker } from '../worker/durable.worker';
 import { SchedulePass } from '../worker/schedule-pass';
@@ -61,16 +62,24 @@ export class DurableTestingModule {
     const connection = options.connection ?? process.env.DATABASE_URL;
     if (!connection) throw new InvalidArgumentError('DurableTestingModule needs a database: pass `connection` or set DATABASE_URL.');
     const schema = `test_${randomBytes(6).toString('hex')}`;
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        DurableModule.forRoot({ inlineWaitMs: 0, sweeper: false, ...options.options, connection, schema }),
-        ...(options.imports ?? []),
-      ],
-      providers: options.providers ?? [],
-    }).compile();
-    if (options.now) moduleRef.get(DbClock).shiftMs = options.now.getTime() - Date.now();
-    const app = await moduleRef.init();
-    return new DurableTestingModule(app, schema);
+    let moduleRef: TestingModule | undefined;
+    try {
+      moduleRef = await Test.createTestingModule({
+        imports: [
+          DurableModule.forRoot({ inlineWaitMs: 0, sweeper: false, ...options.options, connection, schema }),
+          ...(options.imports ?? []),
+        ],
+        providers: options.providers ?? [],
+      }).compile();
+      if (options.now) moduleRef.get(DbClock).shiftMs = options.now.getTime() - Date.now();
+      const app = await moduleRef.init();
+      return new DurableTestingModule(app, schema);
+    } catch (error) {
+      // A boot that fails (two workflows of one name, a bad option) leaves neither its schema nor its connections.
+      await moduleRef?.close().catch(() => undefined);
+      await dropSchema(connection, schema).catch(() => undefined);
+      throw error;
+    }
   }
 
   get<T>(type: Type<T> | string | symbol): T {
@@ -97,18 +106,24 @@ export class DurableTestingModule {
     return this.client.getRun(runId);
   }
 
-  /** Closes the application and drops the test's schema. */
+  /** Closes the application and drops the test's schema (also when the close fails). */
   async close(): Promise<void> {
-    const dataSource = this.app.get<DataSource>(DURABLE_DATA_SOURCE);
-    const drop = `DROP SCHEMA IF EXISTS "${this.schema}" CASCADE`;
-    const { DataSource: Source } = await import('typeorm');
-    const options = dataSource.options;
-    await this.app.close();
-    const cleaner = await new Source({ ...options, entities: [], migrations: [] } as never).initialize();
+    const { options } = this.app.get<DataSource>(DURABLE_DATA_SOURCE);
     try {
-      await cleaner.query(drop);
+      await this.app.close();
     } finally {
-      await cleaner.destroy();
+      await dropSchema(options as DurableModuleOptions['connection'], this.schema);
     }
+  }
+}
+
+/** Drops a test's schema on a connection of its own (the module's are closed by then). */
+async function dropSchema(connection: DurableModuleOptions['connection'], schema: string): Promise<void> {
+  const { DataSource: Source } = await import('typeorm');
+  const cleaner = await new Source({ ...baseOptions(connection), entities: [], migrations: [] } as never).initialize();
+  try {
+    await cleaner.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await cleaner.destroy();
   }
 }
