@@ -17,6 +17,7 @@ describe('DurableTestingModule.create that fails', () => {
         await expect(DurableTestingModule.create({ connection: databaseUrl(), providers: [First, Second] })).rejects.toThrow(
           /Two workflows are named "same-name"/,
         );
+        expect(drawn).toHaveBeenCalledWith(6); // the schema the boot made was this one
       } finally {
         drawn.mockRestore();
       }

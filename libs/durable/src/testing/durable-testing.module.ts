@@ -75,7 +75,8 @@ export class DurableTestingModule {
       const app = await moduleRef.init();
       return new DurableTestingModule(app, schema);
     } catch (error) {
-      // A boot that fails (two workflows of one name, a bad option) leaves neither its schema nor its connections.
+      // A boot that fails (two workflows of one name, a bad option) leaves no schema. (Nest's close of a module whose
+      // init failed runs no hook, so the module's pool is left to its idle timeout.)
       await moduleRef?.close().catch(() => undefined);
       await dropSchema(connection, schema).catch(() => undefined);
       throw error;
@@ -106,14 +107,17 @@ export class DurableTestingModule {
     return this.client.getRun(runId);
   }
 
-  /** Closes the application and drops the test's schema (also when the close fails). */
+  /** Closes the application and drops the test's schema (also when the close fails, whose error is the one thrown). */
   async close(): Promise<void> {
     const { options } = this.app.get<DataSource>(DURABLE_DATA_SOURCE);
-    try {
-      await this.app.close();
-    } finally {
-      await dropSchema(options as DurableModuleOptions['connection'], this.schema);
-    }
+    const closed = await this.app.close().then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
+    const dropped = dropSchema(options as DurableModuleOptions['connection'], this.schema);
+    if (!closed) return dropped;
+    await dropped.catch(() => undefined);
+    throw closed.error;
   }
 }
 
