@@ -88,23 +88,27 @@ function encode(value: unknown, what: string, path: string, seen: Set<object>, d
   seen.add(object);
   try {
     const next = (v: unknown, p: string) => encode(v, what, p, seen, depth + 1);
-    // By their internal type, not instanceof: a Date or bytes of another realm (a vm context) are those too.
-    if (types.isDate(object)) {
-      const time = Date.prototype.getTime.call(object);
-      return { [TAG]: 'Date', v: Number.isNaN(time) ? null : new Date(time).toISOString() };
-    }
-    // A Uint8Array (what fetch and most binary APIs hand over) keeps its bytes, and comes back as a Buffer (a Uint8Array).
-    if (types.isUint8Array(object))
-      return { [TAG]: 'Buffer', v: Buffer.from(object.buffer, object.byteOffset, object.byteLength).toString('base64') };
-    const refused = unstorable(object);
-    if (refused)
-      throw new SerializationError(
-        `${what} cannot be stored: ${path} is ${refused}. Return plain data (JSON, Date, BigInt, Map, Set, Buffer).`,
-      );
     if (Array.isArray(object)) return object.map((item, i) => next(item, `${path}[${i}]`));
-    if (object instanceof Map)
-      return { [TAG]: 'Map', v: [...object].map(([k, v], i) => [next(k, `${path}.key${i}`), next(v, `${path}.get(${i})`)]) };
-    if (object instanceof Set) return { [TAG]: 'Set', v: [...object].map((item, i) => next(item, `${path}[${i}]`)) };
+    // A plain object, most of what is stored, is its fields: what else an object may be is asked of the others only.
+    const prototype = Object.getPrototypeOf(object);
+    if (prototype !== Object.prototype && prototype !== null) {
+      // By their internal type, not instanceof: a Date or bytes of another realm (a vm context) are those too.
+      if (types.isDate(object)) {
+        const time = Date.prototype.getTime.call(object);
+        return { [TAG]: 'Date', v: Number.isNaN(time) ? null : new Date(time).toISOString() };
+      }
+      // A Uint8Array (what fetch and most binary APIs hand over) keeps its bytes, and comes back as a Buffer (a Uint8Array).
+      if (types.isUint8Array(object))
+        return { [TAG]: 'Buffer', v: Buffer.from(object.buffer, object.byteOffset, object.byteLength).toString('base64') };
+      if (types.isMap(object))
+        return { [TAG]: 'Map', v: [...object].map(([k, v], i) => [next(k, `${path}.key${i}`), next(v, `${path}.get(${i})`)]) };
+      if (types.isSet(object)) return { [TAG]: 'Set', v: [...object].map((item, i) => next(item, `${path}[${i}]`)) };
+      const refused = unstorable(object);
+      if (refused)
+        throw new SerializationError(
+          `${what} cannot be stored: ${path} is ${refused}. Return plain data (JSON, Date, BigInt, Map, Set, Buffer).`,
+        );
+    }
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(object)) {
       const encoded = next((object as Record<string, unknown>)[key], `${path}.${key}`);
@@ -120,8 +124,9 @@ function encode(value: unknown, what: string, path: string, seen: Set<object>, d
 }
 
 /**
- * What an object is when its own enumerable fields would not stand for it (so it would come back as `{}` or as
- * its internals, and the replay would see other data than the first execution): undefined when they do.
+ * What an object of a class (not a plain object) is when its own enumerable fields would not stand for it (so it
+ * would come back as `{}` or as its internals, and the replay would see other data than the first execution):
+ * undefined when they do.
  */
 function unstorable(object: object): string | undefined {
   if (ArrayBuffer.isView(object) || types.isAnyArrayBuffer(object))
@@ -130,7 +135,7 @@ function unstorable(object: object): string | undefined {
   if (typeof (object as { then?: unknown }).then === 'function') return 'a Promise (an await missing?)';
   if (types.isRegExp(object)) return 'a RegExp (store its source)';
   // URL, Decimal, Luxon's DateTime, a Mongoose document: an object that says what stands for it in JSON.
-  if (!Array.isArray(object) && typeof (object as { toJSON?: unknown }).toJSON === 'function')
+  if (typeof (object as { toJSON?: unknown }).toJSON === 'function')
     return `a ${object.constructor?.name ?? 'value'} with toJSON() (store what that returns, or the fields you need)`;
   return undefined;
 }
