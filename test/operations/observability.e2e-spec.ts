@@ -1,4 +1,4 @@
-import { context, propagation, trace } from '@opentelemetry/api';
+import { context, propagation, SpanStatusCode, TextMapPropagator, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -49,6 +49,50 @@ class Yearly implements DurableWorkflow<ScheduledInput, string> {
   }
 }
 
+/** A step that throws what String() cannot print (a null prototype): the run must fail with it, not with a TypeError. */
+@Workflow('odd-thrower', { retry: { maxAttempts: 1 } })
+class OddThrower implements DurableWorkflow<null, never> {
+  async run(_: null, ctx: WorkflowContext): Promise<never> {
+    return ctx.step('throw', () => {
+      throw Object.assign(Object.create(null), { code: 'E_ODD' });
+    });
+  }
+}
+
+/** The runs holding their step, each until the test opens its gate. */
+const gates = new Map<string, () => void>();
+const hold = (ctx: WorkflowContext) => ctx.step('hold', () => new Promise<string>((open) => gates.set(ctx.runId, () => open('released'))));
+
+/** Holds its step until the test opens its gate: an execution to cancel or take over mid-step. */
+@Workflow('held', { retry: { maxAttempts: 1 } })
+class Held implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    return hold(ctx);
+  }
+}
+
+@Workflow('queued-one', { queue: 'one' })
+class QueuedOne implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    return hold(ctx);
+  }
+}
+
+/** Another propagator than W3C's (as B3 or Jaeger's): a run stores whatever the registered one writes. */
+const headerPropagator: TextMapPropagator = {
+  inject: (ctx, carrier, setter) => {
+    const span = trace.getSpanContext(ctx);
+    if (span) setter.set(carrier, 'x-trace', `${span.traceId}-${span.spanId}`);
+  },
+  extract: (ctx, carrier, getter) => {
+    const header = getter.get(carrier, 'x-trace');
+    if (typeof header !== 'string') return ctx;
+    const [traceId, spanId] = header.split('-');
+    return trace.setSpanContext(ctx, { traceId, spanId, traceFlags: 1, isRemote: true });
+  },
+  fields: () => ['x-trace'],
+};
+
 const exporter = new InMemorySpanExporter();
 
 describe('observability: spans, metrics and health', () => {
@@ -63,9 +107,9 @@ describe('observability: spans, metrics and health', () => {
     trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
     t = await startApp({
       schema,
-      providers: [Observed, Napper, Metered, Yearly],
+      providers: [Observed, Napper, Metered, Yearly, OddThrower, Held, QueuedOne],
       imports: [TerminusModule],
-      options: { metrics: { registry }, inlineWaitMs: 100 },
+      options: { metrics: { registry }, inlineWaitMs: 100, queues: { one: { concurrency: 1 } } },
     });
   });
   afterAll(async () => {
@@ -87,23 +131,31 @@ describe('observability: spans, metrics and health', () => {
       .reduce((sum, v) => sum + v.value, 0);
   };
   const attribute = (span: ReadableSpan, key: string) => span.attributes[key];
-
-  it("the run's executions, steps, waits and signal deliveries are spans in the trace of the request that started it", async () => {
-    const tracer = trace.getTracer('test');
-    const { runId, traceId } = await tracer.startActiveSpan('POST /orders', async (request) => {
+  /** Starts an `observed` run inside a request's span: the run's id and the request's trace. */
+  const startInRequest = () =>
+    trace.getTracer('test').startActiveSpan('POST /orders', async (request) => {
       const handle = await t.client.start(Observed, {});
       request.end();
       return { runId: handle.runId, traceId: request.spanContext().traceId };
     });
-    await eventually(async () => (await t.client.getRun(runId)).status === 'waiting', 'the run to park');
-    await t.signals.signal(runId, 'go', 'now');
-    expect(await t.client.handle(runId).result({ timeout: '5s' })).toBe('now');
-
-    // The execution's span ends just after the run's end reached result(): wait for it.
-    const executions = await eventually(async () => {
+  /** An `observed` run's two executions' spans (parked, then signalled on), once both ended. */
+  const bothExecutions = (runId: string) =>
+    eventually(async () => {
       const found = spans('durable.execution observed').filter((s) => attribute(s, 'durable.run_id') === runId);
       return found.length === 2 && found;
     }, "both executions' spans to end");
+  /** Signals a parked `observed` run on and awaits its result. */
+  const signalOn = async (runId: string) => {
+    await eventually(async () => (await t.client.getRun(runId)).status === 'waiting', 'the run to park');
+    await t.signals.signal(runId, 'go', 'now');
+    expect(await t.client.handle(runId).result({ timeout: '5s' })).toBe('now');
+  };
+
+  it("the run's executions, steps, waits and signal deliveries are spans in the trace of the request that started it", async () => {
+    const { runId, traceId } = await startInRequest();
+    await signalOn(runId);
+    // The execution's span ends just after the run's end reached result(): wait for it.
+    const executions = await bothExecutions(runId);
     expect(executions.map((s) => attribute(s, 'durable.outcome'))).toEqual(['park', 'completed']);
     for (const execution of executions) expect(execution.spanContext().traceId).toBe(traceId); // joined across the park
     const steps = exporter.getFinishedSpans().filter((s) => s.name.startsWith('durable.step') && attribute(s, 'durable.run_id') === runId);
@@ -157,11 +209,7 @@ describe('observability: spans, metrics and health', () => {
 
   it("a run claimed by a signal delivered inside a request span joins its own stored trace, or none: never the delivering request's", async () => {
     const tracer = trace.getTracer('test');
-    const traced = await tracer.startActiveSpan('POST /orders', async (request) => {
-      const handle = await t.client.start(Observed, {});
-      request.end();
-      return { runId: handle.runId, traceId: request.spanContext().traceId };
-    });
+    const traced = await startInRequest();
     const untraced = (await t.client.start(Observed, {})).runId; // started outside any span: no stored trace
     for (const runId of [traced.runId, untraced])
       await eventually(async () => (await t.client.getRun(runId)).status === 'waiting', 'the run to park');
@@ -173,10 +221,7 @@ describe('observability: spans, metrics and health', () => {
         return request.spanContext().traceId;
       });
       expect(await t.client.handle(runId).result({ timeout: '5s' })).toBe('now');
-      const [, second] = await eventually(async () => {
-        const found = spans('durable.execution observed').filter((s) => attribute(s, 'durable.run_id') === runId);
-        return found.length === 2 && found;
-      }, "both executions' spans to end");
+      const [, second] = await bothExecutions(runId);
       expect(second.spanContext().traceId).not.toBe(requestTrace);
       if (runId === traced.runId) expect(second.spanContext().traceId).toBe(traced.traceId);
       else expect(second.parentSpanContext).toBeUndefined();
@@ -274,5 +319,179 @@ describe('observability: spans, metrics and health', () => {
     expect(attribute(execution, 'durable.outcome')).toBe('failed');
     expect(ofRun(traced).map((s) => s.name)).toContain('durable.step prepare');
     expect(ofRun(untraced)).toEqual([]);
+  });
+
+  it("a scrape while the database hangs answers within the gauges' wait with the counters; the gauges' query still unanswered is not sent again", async () => {
+    const holder = new Db(schema); // an open transaction's lock on the runs table: the gauges' query waits, as on a hung database
+    const gaugeQueries = async () =>
+      (
+        await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%wait_kind, count(*)%' AND query LIKE $1`,
+          [`%"${schema}"%`],
+        )
+      )[0].n;
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE durable.runs IN ACCESS EXCLUSIVE MODE');
+      // Answered while the lock is still held (the statement timeout is a minute away), once the figures
+      // cached from the last scrape are older than half a second.
+      const text = await eventually(async () => {
+        const got = await registry.metrics();
+        return /^durable_wakes_overdue nan$/im.test(got) && got;
+      }, 'a scrape with the gauges unknown');
+      expect(text).toContain('durable_runs_started_total{workflow="observed"}');
+      expect(await gaugeQueries()).toBe(1);
+      await registry.metrics(); // more than the cache's half second after the first: a new query, were the first answered
+      expect(await gaugeQueries()).toBe(1);
+    } finally {
+      await holder.query('COMMIT');
+      await holder.close();
+    }
+    await eventually(async () => /^durable_wakes_overdue 0$/m.test(await registry.metrics()), 'the gauges back once the database answers');
+  });
+
+  it('a module closed and made again in one process registers its metrics anew; a second module on the same registry is refused, naming the options to set', async () => {
+    const shared = new Registry();
+    const other = uniqueSchema();
+    const open = () => startApp({ schema: other, providers: [Napper], options: { metrics: { registry: shared } } });
+    const first = await open();
+    try {
+      await expect(open()).rejects.toThrow(/durable_runs_started_total already registered.*`metrics\.registry` or `metrics\.prefix`/);
+    } finally {
+      await first.close();
+    }
+    expect(shared.getMetricsAsArray()).toEqual([]);
+    const again = await open();
+    try {
+      expect(await (await again.client.start(Napper, null)).result({ timeout: '5s' })).toBe('rested');
+      const ended = await shared.getSingleMetric('durable_runs_ended_total')!.get();
+      expect(ended.values.map((v) => v.value)).toEqual([1]);
+    } finally {
+      await again.close();
+      await new Db(other).dropSchema();
+    }
+  });
+
+  it('a step that throws what String() cannot print fails its run with that error when spans are recorded, and its span says so', async () => {
+    const handle = await t.client.start(OddThrower, null);
+    await expect(handle.result({ timeout: '5s' })).rejects.toBeDefined();
+    const run = await t.client.getRun(handle.runId);
+    expect(run.error?.message).toBe('{"code":"E_ODD"}');
+    const step = await eventually(
+      async () => spans('durable.step throw').find((s) => attribute(s, 'durable.run_id') === handle.runId),
+      "the step's span",
+    );
+    expect(step.status).toEqual({ code: SpanStatusCode.ERROR, message: '{"code":"E_ODD"}' });
+  });
+
+  it('a run whose stored trace context cannot be read executes in a trace of its own', async () => {
+    const { runId } = await startInRequest();
+    await db.query(`UPDATE durable.runs SET trace_context = '{not json' WHERE id = $1`, [runId]);
+    await signalOn(runId);
+    const [, second] = await bothExecutions(runId);
+    expect(second.parentSpanContext).toBeUndefined();
+  });
+
+  it("a run started under another propagator than W3C's (B3, Jaeger) stores that propagator's context and joins its trace", async () => {
+    propagation.disable();
+    propagation.setGlobalPropagator(headerPropagator);
+    try {
+      const { runId, traceId } = await startInRequest();
+      const [row] = await db.query<{ trace_context: string }>(`SELECT trace_context FROM durable.runs WHERE id = $1`, [runId]);
+      expect(Object.keys(JSON.parse(row.trace_context))).toEqual(['x-trace']);
+      await signalOn(runId);
+      for (const execution of await bothExecutions(runId)) expect(execution.spanContext().traceId).toBe(traceId);
+    } finally {
+      propagation.disable();
+      propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    }
+  });
+
+  it("a fork and a backfill made inside a request span execute in that request's trace", async () => {
+    const source = await t.get(ScheduleService).trigger('yearly', { overlap: 'allow' });
+    await source.result({ timeout: '5s' });
+    const { forkId, traceId } = await trace.getTracer('test').startActiveSpan('POST /runs/fork', async (request) => {
+      const fork = await t.client.fork(source.runId, { fromStep: 'tally' });
+      // The first day of 2019 at 03:00 UTC: one slot.
+      await t.get(ScheduleService).backfill('yearly', new Date('2019-01-01T00:00:00Z'), new Date('2019-01-02T00:00:00Z'));
+      request.end();
+      return { forkId: fork.runId, traceId: request.spanContext().traceId };
+    });
+    const backfilled = 'schedule:yearly:2019-01-01T03:00:00.000Z';
+    for (const runId of [forkId, backfilled]) {
+      expect(await t.client.handle(runId).result({ timeout: '5s' })).toBe('tallied');
+      const execution = await eventually(
+        async () => spans('durable.execution yearly').find((s) => attribute(s, 'durable.run_id') === runId),
+        `the execution span of ${runId}`,
+      );
+      expect(execution.spanContext().traceId).toBe(traceId);
+    }
+  });
+
+  it('a wait whose park statement fails ends its span with the error; the run parks once the statement can succeed', async () => {
+    await db.query(`ALTER TABLE durable.runs ADD CONSTRAINT park_refused CHECK (status <> 'waiting' OR workflow <> 'napper') NOT VALID`);
+    let runId: string;
+    try {
+      runId = (await t.client.start(Napper, null)).runId;
+      const wait = await eventually(
+        async () => spans('durable.wait sleep').find((s) => attribute(s, 'durable.run_id') === runId),
+        "the failed park's wait span to end",
+      );
+      expect(wait.status.code).toBe(SpanStatusCode.ERROR);
+      expect(wait.events.map((e) => e.name)).toContain('exception');
+    } finally {
+      await db.query(`ALTER TABLE durable.runs DROP CONSTRAINT park_refused`);
+    }
+    expect(await t.client.handle(runId).result({ timeout: '20s' })).toBe('rested'); // taken back once its lease lapses
+  }, 30_000);
+
+  it('a cancel, here or on another instance, is not a lease loss; a takeover is', async () => {
+    const losses = () => value('durable_lease_losses_total');
+    const before = await losses();
+    const outcome = (runId: string) =>
+      eventually(
+        async () => spans('durable.execution held').find((s) => attribute(s, 'durable.run_id') === runId),
+        `the execution span of ${runId}`,
+      ).then((span) => attribute(span, 'durable.outcome'));
+    const holding = async () => {
+      const { runId } = await t.client.start(Held, null);
+      await eventually(async () => gates.has(runId), 'the step to begin');
+      return runId;
+    };
+
+    const here = await holding();
+    await t.client.cancel(here);
+    expect(await outcome(here)).toBe('cancelled');
+
+    const elsewhere = await holding();
+    const other = await startApp({ schema, providers: [Held], options: { worker: { enabled: false } } });
+    try {
+      await other.client.cancel(elsewhere); // told here on the control channel; the renewal it makes finds the run cancelled
+      expect(await outcome(elsewhere)).toBe('cancelled');
+    } finally {
+      await other.close();
+    }
+    expect(await losses()).toBe(before);
+
+    const taken = await holding();
+    await db.query(`UPDATE durable.runs SET lease_token = lease_token + 1, lease_owner = 'another-instance' WHERE id = $1`, [taken]);
+    expect(await outcome(taken)).toBe('lease-lost'); // found by the next renewal (a third of the lease)
+    expect(await losses()).toBe(before + 1);
+    await t.client.cancel(taken); // else claimed again once the bumped lease lapses
+    for (const runId of [here, elsewhere, taken]) gates.get(runId)!();
+  }, 30_000);
+
+  it("a run admitted from a queue's backlog is timed as its wait there, by queue, not as a claim's lateness", async () => {
+    const claims = await value('durable_claim_latency_seconds_count');
+    const first = await t.client.start(QueuedOne, null); // takes the queue's one slot and executes at once
+    await eventually(async () => gates.has(first.runId), 'the first run to hold its slot');
+    const second = await t.client.start(QueuedOne, null); // waits in the backlog
+    expect((await t.client.getRun(second.runId)).status).toBe('pending');
+    gates.get(first.runId)!();
+    await eventually(async () => gates.has(second.runId), 'the second run to be admitted');
+    gates.get(second.runId)!();
+    expect(await second.result({ timeout: '5s' })).toBe('released');
+    expect(await value('durable_queue_wait_seconds_count', { queue: 'one' })).toBe(1);
+    expect(await value('durable_claim_latency_seconds_count')).toBe(claims);
   });
 });

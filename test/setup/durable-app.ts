@@ -144,6 +144,12 @@ export class Db {
 
   async dropSchema(): Promise<void> {
     await this.query(`DROP SCHEMA IF EXISTS "${this.schema}" CASCADE`);
+    await this.close();
+  }
+
+  /** Closes the connection, leaving the schema. */
+  async close(): Promise<void> {
+    await this.previous;
     await this.client.end();
   }
 }

@@ -149,11 +149,13 @@ export class ScheduleService {
   async backfill(name: string, from: Date, to: Date, opts: ActorOptions = {}): Promise<{ started: number; skipped: number }> {
     const { row, slots } = await this.backfillSlots(name, from, to);
     let started = 0;
+    const traceContext = this.telemetry.tracing.captureContext();
     for (let i = 0; i < slots.length; i += 1_000) {
       const chunk = slots.slice(i, i + 1_000).map((slot) => ({
         id: slotRunId(name, slot),
         input: slotRunInput(name, row.input, slot),
         delayMs: 0,
+        traceContext,
       }));
       started += (await this.schedules.insertRuns(name, row.workflow, scheduledWorkflow(this.registry, row.workflow), chunk, actorOf(opts)))
         .length;

@@ -140,6 +140,7 @@ export class WorkflowClient {
       appVersion: this.registry.appVersion,
       // Registered here or refused (WorkflowNotFoundError): the fork's deadline is its workflow's timeout.
       timeoutMs: this.registry.resolve(source.workflow).timeoutMs ?? null,
+      traceContext: this.telemetry.tracing.captureContext(),
     });
     if (!forked.source) throw new RunNotFoundError(runId);
     if (!forked.step)

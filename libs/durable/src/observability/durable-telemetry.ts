@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { RunRepository } from '../persistence/run.repository';
@@ -7,7 +7,7 @@ import { Tracing } from './tracing';
 
 /** Spans and metrics in one place, so the engine's code calls one thing at each point worth seeing. */
 @Injectable()
-export class DurableTelemetry {
+export class DurableTelemetry implements OnApplicationShutdown {
   readonly tracing = new Tracing();
   /** Undefined unless the `metrics` option is set. */
   readonly metrics?: Metrics;
@@ -19,6 +19,10 @@ export class DurableTelemetry {
       runs.observeStartBatches = (size) => metrics.startBatchSize.observe(size);
       this.metrics = metrics;
     }
+  }
+
+  onApplicationShutdown(): void {
+    this.metrics?.unregister();
   }
 
   /** Counts runs started outside the run starter (a schedule's slots, triggers and backfills, forks): one workflow name per run. */

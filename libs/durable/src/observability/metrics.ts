@@ -2,34 +2,49 @@ import type { Counter, Histogram, Registry } from 'prom-client';
 
 type PromClient = typeof import('prom-client');
 
-/** The figures an operator watches, as Prometheus metrics (the `metrics` option; prom-client is an optional peer). */
 /** Buckets of the group-commit batch sizes (maxBatch is at most 1,000, 64 by default). */
 const BATCH_SIZES = [1, 2, 4, 8, 16, 32, 64, 128];
+/**
+ * How long a scrape waits for the gauges' query: a database that hangs (packets dropped, the pool
+ * exhausted) would hold the whole scrape past Prometheus' timeout, this library's counters and the
+ * application's own metrics with it.
+ */
+const GAUGE_WAIT_MS = 2_000;
 
+type GaugeFigures = { waiting: Record<string, number>; overdue: number };
+
+/** The figures an operator watches, as Prometheus metrics (the `metrics` option; prom-client is an optional peer). */
 export class Metrics {
   readonly started: Counter<'workflow'>;
   readonly ended: Counter<'workflow' | 'status'>;
   readonly stepDuration: Histogram<'workflow' | 'step' | 'outcome'>;
   readonly claimLatency: Histogram<string>;
+  readonly queueWait: Histogram<'queue'>;
   readonly leaseLosses: Counter<string>;
   readonly claimPassDuration: Histogram<'trigger'>;
   readonly listenReconnects: Counter<string>;
   readonly checkpointBatchSize: Histogram<string>;
   readonly startBatchSize: Histogram<string>;
+  private readonly registry: Registry;
+  /** The metrics this module registered. */
+  private readonly names: string[];
 
-  constructor(
-    options: { registry?: unknown; prefix: string },
-    gauges: () => Promise<{ waiting: Record<string, number>; overdue: number }>,
-  ) {
+  constructor(options: { registry?: unknown; prefix: string }, gauges: () => Promise<GaugeFigures>) {
     let client: PromClient;
     try {
       client = require('prom-client') as PromClient;
     } catch {
       throw new Error('The `metrics` option needs the package prom-client: npm install prom-client.');
     }
-    const registry = (options.registry as Registry | undefined) ?? client.register;
+    this.registry = (options.registry as Registry | undefined) ?? client.register;
     const p = options.prefix;
-    const registers = [registry];
+    const taken = this.registry.getSingleMetric(`${p}runs_started_total`);
+    if (taken)
+      throw new Error(
+        `The \`metrics\` option found ${p}runs_started_total already registered: another DurableModule in this process registers its metrics in the same registry. Give each module its own \`metrics.registry\` or \`metrics.prefix\`.`,
+      );
+    const registers = [this.registry];
+    const before = new Set(this.registry.getMetricsAsArray().map((metric) => metric.name));
     this.started = new client.Counter({
       name: `${p}runs_started_total`,
       help: 'Runs started, by workflow.',
@@ -51,13 +66,20 @@ export class Metrics {
     });
     this.claimLatency = new client.Histogram({
       name: `${p}claim_latency_seconds`,
-      help: 'How late runs were claimed after their wake time.',
+      help: "How late runs were claimed after their wake time (runs admitted from a queue's backlog: queue_wait_seconds).",
       buckets: [0.005, 0.02, 0.05, 0.1, 0.5, 1, 5, 30],
+      registers,
+    });
+    this.queueWait = new client.Histogram({
+      name: `${p}queue_wait_seconds`,
+      help: "How long runs admitted from a queue's backlog waited there, from due to admission, by queue.",
+      labelNames: ['queue'],
+      buckets: [0.05, 0.5, 5, 30, 120, 600, 3600, 86400],
       registers,
     });
     this.leaseLosses = new client.Counter({
       name: `${p}lease_losses_total`,
-      help: 'Executions stopped because their lease was taken over or revoked.',
+      help: 'Executions stopped because another worker took their run over (their lease had lapsed); cancels are not counted.',
       registers,
     });
     this.claimPassDuration = new client.Histogram({
@@ -87,10 +109,15 @@ export class Metrics {
     // One query per scrape serves both gauges, whichever of them is collected first. When the database cannot
     // answer, the gauges say they do not know (no series, NaN) and the scrape goes on: one gauge failing would fail
     // the whole scrape, this library's counters and the application's own metrics with it, during the outage.
-    let latest: { at: number; figures: Promise<Awaited<ReturnType<typeof gauges>> | null> } | undefined;
+    // A query still unanswered is waited on again by the next scrape, not sent a second time.
+    let latest: { at: number; settled: boolean; figures: Promise<GaugeFigures | null> } | undefined;
     const figures = () => {
-      if (!latest || Date.now() - latest.at > 500) latest = { at: Date.now(), figures: gauges().catch(() => null) };
-      return latest.figures;
+      if (!latest || (latest.settled && Date.now() - latest.at > 500)) {
+        const query = { at: Date.now(), settled: false, figures: gauges().catch(() => null) };
+        void query.figures.then(() => (query.settled = true));
+        latest = query;
+      }
+      return answeredWithin(latest.figures, GAUGE_WAIT_MS);
     };
     new client.Gauge({
       name: `${p}runs_waiting`,
@@ -110,5 +137,21 @@ export class Metrics {
         this.set((await figures())?.overdue ?? NaN);
       },
     });
+    this.names = this.registry
+      .getMetricsAsArray()
+      .map((metric) => metric.name)
+      .filter((name) => !before.has(name));
   }
+
+  /** Takes this module's metrics out of the registry (at shutdown), so an application made again in this process registers them anew. */
+  unregister(): void {
+    for (const name of this.names) this.registry.removeSingleMetric(name);
+  }
+}
+
+/** The query's answer, or null when it fails or has not answered within `ms`. */
+function answeredWithin<T>(query: Promise<T | null>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms).unref()));
+  return Promise.race([query, late]).finally(() => clearTimeout(timer));
 }

@@ -1,4 +1,5 @@
 import type { Context, Span, Tracer } from '@opentelemetry/api';
+import { errorInfo } from '../runtime/errors';
 
 type OtelApi = typeof import('@opentelemetry/api');
 
@@ -12,6 +13,18 @@ const otel: OtelApi | undefined = (() => {
 })();
 
 const TRACER = 'nestjs-durable';
+
+/**
+ * A run's stored context, or a new trace when it cannot be read (edited by hand, or not JSON): the run
+ * must execute either way, where a throw here would fail every execution of it.
+ */
+function stored(api: OtelApi, text: string): Context {
+  try {
+    return api.propagation.extract(api.ROOT_CONTEXT, JSON.parse(text));
+  } catch {
+    return api.ROOT_CONTEXT;
+  }
+}
 
 export interface SpanHandle {
   /** Runs `fn` with this span active, so spans made inside (the app's own instrumentation too) nest under it. */
@@ -42,12 +55,15 @@ export class Tracing {
     return provider instanceof otel.ProxyTracerProvider ? provider.getDelegateTracer(TRACER) : provider.getTracer(TRACER);
   }
 
-  /** The active trace context, serialized to store with a new run (null when there is none). */
+  /**
+   * The active trace context, serialized to store with a new run (null when there is none): whatever
+   * the registered propagator writes (W3C traceparent, B3, Jaeger's header), and extracts again.
+   */
   captureContext(): string | null {
     if (!otel) return null;
     const carrier: Record<string, string> = {};
     otel.propagation.inject(otel.context.active(), carrier);
-    return carrier.traceparent ? JSON.stringify(carrier) : null;
+    return Object.keys(carrier).length ? JSON.stringify(carrier) : null;
   }
 
   /** A span under `parent` (a stored context, or another span's context), else under the active context. */
@@ -55,8 +71,7 @@ export class Tracing {
     const tracer = this.tracer;
     if (!otel || !tracer) return NOOP;
     const api = otel;
-    const base =
-      typeof parent === 'string' ? api.propagation.extract(api.ROOT_CONTEXT, JSON.parse(parent)) : (parent ?? api.context.active());
+    const base = typeof parent === 'string' ? stored(api, parent) : (parent ?? api.context.active());
     const span: Span = tracer.startSpan(name, { attributes }, base);
     const context = api.trace.setSpan(base, span);
     return {
@@ -64,8 +79,10 @@ export class Tracing {
       within: (fn) => api.context.with(context, fn),
       set: (more) => span.setAttributes(more),
       fail: (error) => {
-        span.recordException(error instanceof Error ? error : String(error));
-        span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+        // errorInfo's text: String() throws for some thrown values (a null prototype), which must not replace the error.
+        const { message } = errorInfo(error);
+        span.recordException(error instanceof Error ? error : message);
+        span.setStatus({ code: api.SpanStatusCode.ERROR, message });
       },
       end: () => span.end(),
     };

@@ -91,7 +91,7 @@ export class QueueRepository {
           );
           if (!rows.length || rows[0].held_back) heldBack.push(name);
           const answeredAt = Date.now();
-          claimed.push(...rows.map((r) => claimedFromRow(r.id, r, answeredAt, Number(r.lateness))));
+          claimed.push(...rows.map((r) => claimedFromRow(r.id, r, answeredAt, Number(r.lateness), q.name)));
         }
         return claimed;
       },

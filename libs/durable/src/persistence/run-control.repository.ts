@@ -137,6 +137,7 @@ export class RunControlRepository {
     actor: string;
     appVersion: string | null;
     timeoutMs: number | null;
+    traceContext: string | null;
   }): Promise<{ source: boolean; step: boolean; created: string | null; gone?: { spawn: string; child: string } }> {
     const params = [
       args.sourceId,
@@ -149,6 +150,7 @@ export class RunControlRepository {
       args.timeoutMs,
       this.sql.channel,
       this.sql.queueChannel,
+      args.traceContext,
     ];
     const row = await retryRolledBack(() =>
       this.db.transaction(async (client) => (await client.query<ForkRow>(this.sql.fork, params)).rows[0], READ_COMMITTED),

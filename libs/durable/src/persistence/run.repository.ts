@@ -45,8 +45,10 @@ export interface ClaimedRun {
   fresh?: boolean;
   /** The starter's trace context (W3C), so the run's spans join its trace. */
   traceContext?: string | null;
-  /** Seconds between the run's wake time and its claim. */
+  /** Seconds between the run's wake time and its claim (for a run admitted from a queue's backlog: its wait there). */
   lateness?: number;
+  /** The queue whose backlog this run was admitted from. */
+  admittedFrom?: string;
   wakeSeq?: string;
   /** A fresh run's deadline (a claimed run's comes with its journal). */
   deadline?: Date | null;
@@ -76,7 +78,7 @@ export interface ClaimedRow extends JournalRow {
   unqueued?: boolean;
 }
 
-export const claimedFromRow = (id: string, r: ClaimedRow, answeredAt: number, lateness: number): ClaimedRun => ({
+export const claimedFromRow = (id: string, r: ClaimedRow, answeredAt: number, lateness: number, admittedFrom?: string): ClaimedRun => ({
   id,
   workflow: r.workflow,
   input: r.input,
@@ -85,10 +87,19 @@ export const claimedFromRow = (id: string, r: ClaimedRow, answeredAt: number, la
   leaseToken: r.lease_token,
   traceContext: r.trace_context,
   lateness,
+  admittedFrom,
   parentless: r.parentless === true,
   unqueued: r.unqueued === true,
   journal: r.current ? journalFromRow(r, r.lease_token, answeredAt) : undefined,
 });
+
+/** A held lease as a renewal found it: still ours (running or not, renewed or skipped this beat), or cancelled since. */
+export interface RenewedLease {
+  running: boolean;
+  renewed: boolean;
+  deadline: Date | null;
+  cancelled: boolean;
+}
 
 export interface StartRunArgs {
   id: string;
@@ -552,7 +563,8 @@ export class RunRepository {
 
   /**
    * Renews held leases (skipping rows other transactions hold, see renewLeasesSql); returns the runs
-   * still ours, each with whether it was renewed (false: skipped this beat) and its stored deadline.
+   * still ours, each with whether it was renewed (false: skipped this beat) and its stored deadline,
+   * and those cancelled since (`cancelled`).
    * Retried through transient errors and deadlocks for up to `retryWithinMs`.
    */
   async renew(
@@ -562,10 +574,10 @@ export class RunRepository {
     detail: object,
     lastSweepAt: Date | null,
     retryWithinMs: number,
-  ): Promise<Map<string, { running: boolean; renewed: boolean; deadline: Date | null }>> {
+  ): Promise<Map<string, RenewedLease>> {
     const rows = await retryTransient(
       () =>
-        this.db.query<{ id: string; running: boolean; renewed: boolean; deadline: Date | null }>(this.sql.renew, [
+        this.db.query<RenewedLease & { id: string }>(this.sql.renew, [
           owner,
           held.map((h) => h.id),
           held.map((h) => h.token),

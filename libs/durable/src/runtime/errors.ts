@@ -78,10 +78,15 @@ function truncate(message: string): string {
   return message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}… (${message.length - MAX_MESSAGE} more characters)` : message;
 }
 
+/** Text for anything thrown, even what JSON and String refuse (a throwing toJSON or toString, a null prototype). */
 function safeString(value: unknown): string {
   try {
     return JSON.stringify(value) ?? String(value);
   } catch {
-    return String(value);
+    try {
+      return String(value);
+    } catch {
+      return Object.prototype.toString.call(value);
+    }
   }
 }

@@ -58,14 +58,14 @@ export class Executor implements OnModuleInit {
    * that a caller awaiting the result which starts its next run at once finds the slot free.
    */
   async execute(run: ClaimedRun, lease: Lease, actor: string): Promise<ExecutionResult> {
-    if (run.lateness !== undefined) this.telemetry.metrics?.claimLatency.observe(Math.max(0, run.lateness));
+    if (run.lateness !== undefined) this.observeLateness(run, run.lateness);
     return this.telemetry.tracing.trace(
       `durable.execution ${run.workflow}`,
       { 'durable.run_id': run.id, 'durable.workflow': run.workflow, 'durable.attempt': run.attempt },
       run.traceContext,
       async (span) => {
         const result = await this.executeInSpan(run, lease, actor, span);
-        if (lease.lost) span.set({ 'durable.outcome': 'lease-lost' });
+        if (lease.lost) span.set({ 'durable.outcome': lease.lost === 'revoked' ? 'cancelled' : 'lease-lost' });
         return result;
       },
     );
@@ -117,21 +117,29 @@ export class Executor implements OnModuleInit {
           continue;
         }
         case 'park': {
-          const wait = this.telemetry.tracing.start(`durable.wait ${outcome.wait.reason.kind}`, {
+          const attributes = {
             'durable.run_id': run.id,
             'durable.wait.kind': outcome.wait.reason.kind,
             'durable.wait.name': outcome.wait.name ?? '',
             ...(outcome.wait.wakeAt && { 'durable.wait.until': outcome.wait.wakeAt.toISOString() }),
-          });
-          const parked = await this.runs.park(
-            run,
-            outcome.wait,
-            journal.wakeSeq,
-            actor,
-            unreachedWarning(execution.journal.steps.unreached()),
+          };
+          // Ended when the park statement answers or fails (a failed one is recorded on it).
+          const parked = await this.telemetry.tracing.trace(
+            `durable.wait ${outcome.wait.reason.kind}`,
+            attributes,
+            undefined,
+            async (wait) => {
+              const done = await this.runs.park(
+                run,
+                outcome.wait,
+                journal.wakeSeq,
+                actor,
+                unreachedWarning(execution.journal.steps.unreached()),
+              );
+              wait.set({ 'durable.parked': done });
+              return done;
+            },
           );
-          wait.set({ 'durable.parked': parked });
-          wait.end();
           if (parked) return { wakeAt: outcome.wait.wakeAt ?? undefined };
           // A delivery moved wake_seq since our last look (or an awaited run not our child ended): re-execute with a fresh journal.
           journal = this.observed(await this.journals.load(run.id));
@@ -139,6 +147,14 @@ export class Executor implements OnModuleInit {
         }
       }
     }
+  }
+
+  /** A claim's lateness, or the wait in a queue's backlog of a run admitted from it (a rate limit may make that hours). */
+  private observeLateness(run: ClaimedRun, lateness: number): void {
+    const metrics = this.telemetry.metrics;
+    if (!metrics) return;
+    if (run.admittedFrom === undefined) metrics.claimLatency.observe(Math.max(0, lateness));
+    else metrics.queueWait.observe({ queue: run.admittedFrom }, Math.max(0, lateness));
   }
 
   private observed(loaded: LoadedJournal): Journal {

@@ -27,8 +27,11 @@ export interface LeaseTerms {
  * begun after that runs twice. So a step begins only on a lease that holds for a third of its length
  * more (`fresh`), else it asks for a renewal first (`confirm`).
  */
+/** How a lease was lost: taken from it (another worker's claim after it lapsed), or revoked (the run cancelled). */
+export type LeaseLoss = 'taken-over' | 'revoked';
+
 export class Lease {
-  private lostFlag = false;
+  private lostFlag: LeaseLoss | false = false;
   private closed = false;
   private holdsUntil: LeaseInstant;
   private readonly listeners = new Set<() => void>();
@@ -43,7 +46,8 @@ export class Lease {
     this.holdsUntil = this.after(claimSentAt);
   }
 
-  get lost(): boolean {
+  /** False while held; else how it was lost. */
+  get lost(): LeaseLoss | false {
     return this.lostFlag;
   }
 
@@ -107,9 +111,13 @@ export class Lease {
     for (const listener of this.deadlineListeners) listener(deadline, sentAt);
   }
 
-  markLost(): void {
+  /**
+   * A write refused by the token is taken for a loss: a cancel made elsewhere is told apart only when a
+   * renewal or this instance's cancel finds it first.
+   */
+  markLost(how: LeaseLoss = 'taken-over'): void {
     if (this.lostFlag) return;
-    this.lostFlag = true;
+    this.lostFlag = how;
     for (const listener of this.listeners) listener();
     this.listeners.clear();
   }

@@ -222,7 +222,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
 
   /** Stops local executions of runs whose lease another action took (a cancel made here). */
   revoke(runIds: Iterable<string>): void {
-    for (const id of runIds) this.held.get(id)?.markLost();
+    for (const id of runIds) this.held.get(id)?.markLost('revoked');
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -326,7 +326,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   /** Executes a run claimed for this instance by a statement sent at `sentAt`. */
   private spawn(run: ClaimedRun, sentAt: LeaseInstant): void {
     // This instance claimed back a run whose lease lapsed here (its renewals failed): the stale execution stops now.
-    this.held.get(run.id)?.markLost();
+    this.held.get(run.id)?.markLost('taken-over');
     const lease = new Lease(run.id, run.leaseToken, this.leaseTerms, sentAt);
     this.held.set(run.id, lease);
     let end: RunEnd | undefined;
@@ -340,7 +340,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
       .finally(() => {
         lease.close();
         if (this.held.get(run.id) === lease) this.held.delete(run.id);
-        if (lease.lost && this.accepting) this.telemetry.metrics?.leaseLosses.inc();
+        if (lease.lost === 'taken-over' && this.accepting) this.telemetry.metrics?.leaseLosses.inc();
         this.executions.delete(execution);
         this.slotFreed();
         // Announced once the slot is free: a caller awaiting the result that starts its next run at
@@ -411,9 +411,13 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
       for (const lease of snapshot) {
         if (this.held.get(lease.runId) !== lease) continue; // its execution ended meanwhile: nothing to tell it
         const run = kept.get(lease.runId);
+        if (run?.cancelled) {
+          lease.markLost('revoked');
+          continue;
+        }
         if (run === undefined) {
-          this.logger.warn(`Lost the lease of run ${lease.runId} (taken over or cancelled); its execution stops.`);
-          lease.markLost();
+          this.logger.warn(`Lost the lease of run ${lease.runId} (taken over); its execution stops.`);
+          lease.markLost('taken-over');
           continue;
         }
         if (!run.running) continue; // its execution ended or parked it meanwhile, and closes the lease itself

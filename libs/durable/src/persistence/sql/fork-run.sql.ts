@@ -18,7 +18,7 @@ import { DEADLINE_PASSED_KEY } from '../../durable.constants';
  * and then not found. Run in a READ COMMITTED transaction: under repeatable read, a row deleted
  * meanwhile would fail the lock instead of being found gone.
  * $1 source, $2 fromStep, $3 fork id, $4 input, $5 signals, $6 actor, $7 app version, $8 timeout ms,
- * $9 the wake channel, $10 the queue channel.
+ * $9 the wake channel, $10 the queue channel, $11 the forking code's trace context (the fork joins its trace).
  */
 export const forkRunSql = (t: Tables) => `
 WITH ${endedLocked(
@@ -40,9 +40,11 @@ WITH ${endedLocked(
         AND (r.finished_at, r.key) < (pivot.at, $2::text))
   LIMIT 1
 ), ins AS (
-  INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, keys, queue, partition_key, priority, forked_from, app_version, deadline, timeout_ms, key_format)
+  INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, keys, queue, partition_key, priority, forked_from, app_version, deadline, timeout_ms, key_format,
+                         trace_context)
   SELECT $3, src.workflow, 'pending', COALESCE($4, src.input), now(), src.keys, src.queue, src.partition_key, src.priority, src.id, $7,
-         CASE WHEN src.queue IS NULL THEN now() + $8::bigint * interval '1 millisecond' END, CASE WHEN src.queue IS NOT NULL THEN $8::bigint END, src.key_format
+         CASE WHEN src.queue IS NULL THEN now() + $8::bigint * interval '1 millisecond' END, CASE WHEN src.queue IS NOT NULL THEN $8::bigint END, src.key_format,
+         $11
   FROM src, pivot
   WHERE NOT EXISTS (SELECT 1 FROM gone)
   ON CONFLICT DO NOTHING

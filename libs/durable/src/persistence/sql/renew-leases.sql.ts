@@ -10,16 +10,20 @@ import { statusIn } from './run-status.sql';
  * statement's snapshot sees them, each saying whether it still runs (not: its execution ended or
  * parked it since the instance listed its leases; every other way off running bumps the token) and
  * whether it was renewed or skipped, with its stored deadline (an operator may set it while the run
- * executes). A run missing from the result is lost (taken over, or cancelled): its execution stops.
+ * executes). A run cancelled since comes back `cancelled` (its token bumped); a run missing from the
+ * result is lost (taken over): either way its execution stops, and only a takeover counts as a loss.
  * $1 instance, $2 run ids, $3 tokens, $4 lease ms, $5 instance detail (jsonb), $6 last sweep.
  */
 export const renewLeasesSql = (t: Tables) => `
 WITH beat AS (
   INSERT INTO ${t.instances} (id, heartbeat_at, detail, last_sweep_at) VALUES ($1, now(), $5::jsonb, $6)
   ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), detail = EXCLUDED.detail, last_sweep_at = EXCLUDED.last_sweep_at
+), asked AS (
+  SELECT r.id, r.lease_token, r.deadline, r.lease_token = h.token AS ours, ${statusIn('r.', 'running')} AS running,
+         ${statusIn('r.', 'cancelled')} AS cancelled
+  FROM ${t.runs} r JOIN unnest($2::text[], $3::bigint[]) AS h(id, token) ON r.id = h.id
 ), held AS (
-  SELECT r.id, r.lease_token, r.deadline, ${statusIn('r.', 'running')} AS running
-  FROM ${t.runs} r JOIN unnest($2::text[], $3::bigint[]) AS h(id, token) ON r.id = h.id AND r.lease_token = h.token
+  SELECT * FROM asked WHERE ours
 ), locked AS (
   SELECT r.id FROM ${t.runs} r JOIN held ON r.id = held.id AND r.lease_token = held.lease_token
   WHERE held.running AND ${statusIn('r.', 'running')}
@@ -28,7 +32,9 @@ WITH beat AS (
 ), renewed AS (
   UPDATE ${t.runs} r SET wake_at = now() + $4 * interval '1 millisecond' FROM locked WHERE r.id = locked.id
 )
-SELECT held.id, held.running, locked.id IS NOT NULL AS renewed, held.deadline FROM held LEFT JOIN locked ON locked.id = held.id`;
+SELECT held.id, held.running, locked.id IS NOT NULL AS renewed, held.deadline, false AS cancelled FROM held LEFT JOIN locked ON locked.id = held.id
+UNION ALL
+SELECT id, false, false, NULL, true FROM asked WHERE NOT ours AND cancelled`;
 
 /**
  * Gives runs back at shutdown: pending and due now, token bumped so the execution's late writes are
