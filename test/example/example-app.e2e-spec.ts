@@ -88,11 +88,15 @@ describe('the example app, started the way npm start does', () => {
   const { parent, dataDir } = dataFolder();
   let app: ChildProcess | undefined;
   let base = '';
+  /** What each process of the example printed: the one killed mid-flow and the one after it. */
+  const outputs: Array<() => string> = [];
 
   beforeAll(async () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    app = (await startExample(dataDir, port)).child;
+    const started = await startExample(dataDir, port);
+    outputs.push(started.output);
+    app = started.child;
     (app as ChildProcess & { port?: number }).port = port;
   });
   afterAll(async () => {
@@ -117,13 +121,22 @@ describe('the example app, started the way npm start does', () => {
       [{ customer: 'x'.repeat(201), amountCents: 100 }, 'customer'],
       [{ customer: 'Ada', amountCents: 2 ** 31 }, 'amountCents'],
       [{ customer: 'A\uD800da', amountCents: 100 }, 'customer'], // only the library's check of the key refuses it (a lone surrogate)
+      [{ customer: 'A\u0000da', amountCents: 100 }, 'customer'], // PostgreSQL's text column refuses it before the library sees it
     ] as const) {
       const refused = await json('POST', '/orders', bad);
       expect([refused.status, refused.body.message]).toEqual([400, expect.stringContaining(field)]);
     }
-    const placed = await json('POST', '/orders', { customer: 'Ada', amountCents: 125_000 });
+    // A client that retries with its Idempotency-Key gets the order it placed, not a second one.
+    const idempotent = { 'idempotency-key': 'ada-checkout-1' };
+    const placed = await json('POST', '/orders', { customer: 'Ada', amountCents: 125_000 }, idempotent);
     expect(placed.status).toBe(201);
     const { orderId, runId } = placed.body;
+    expect(await json('POST', '/orders', { customer: 'Ada', amountCents: 125_000 }, idempotent)).toEqual({
+      status: 201,
+      body: placed.body,
+    });
+    const reused = await json('POST', '/orders', { customer: 'Ada', amountCents: 99 }, idempotent);
+    expect([reused.status, reused.body.message]).toEqual([409, expect.stringContaining('Idempotency-Key')]);
 
     // The approval is a select (approve, reject, or an escalation timer) under the order's run deadline.
     const awaiting = await eventually(
@@ -162,7 +175,9 @@ describe('the example app, started the way npm start does', () => {
     // A hard restart mid-flow: the app and its PostgreSQL are killed; the data folder is kept.
     const port = (app as ChildProcess & { port?: number }).port!;
     await killGroup(app!);
-    app = (await startExample(dataDir, port)).child;
+    const restarted = await startExample(dataDir, port);
+    outputs.push(restarted.output);
+    app = restarted.child;
     (app as ChildProcess & { port?: number }).port = port;
 
     // The carrier knows only its tracking number: the run set it as a business key once shipped.
@@ -192,12 +207,78 @@ describe('the example app, started the way npm start does', () => {
     expect(done.order.status).toBe('closed');
     expect(done.order.tracking.map((t: { event: string }) => t.event)).toEqual(['picked-up', 'in-transit', 'delivered']);
     expect(done.payments.map((p: { kind: string }) => p.kind)).toEqual(['charge']);
+    // The ledger ignores a second insert of the charge's key: what shows a charge made once is the step executed once.
+    const charges = outputs.map((output) => output().split(`Charged 1250.00 for order ${orderId}`).length - 1);
+    expect(charges.reduce((a, b) => a + b)).toBe(1);
     // The shipment (a child run calling the carrier's API) went through the carrier queue.
     const auth = { authorization: `Bearer ${TOKEN}` };
     const ships = (await json('GET', '/durable/api/runs?workflow=ship-order', undefined, auth)).body.runs as Array<Record<string, unknown>>;
     expect(ships.find((run) => run.parentRunId === runId)).toMatchObject({ queue: 'carrier', status: 'completed' });
     const { queues } = (await json('GET', '/durable/api/queues', undefined, auth)).body;
     expect(queues).toEqual([expect.objectContaining({ name: 'carrier', concurrency: 4, rateLimit: { limit: 100, periodMs: 60_000 } })]);
+  });
+});
+
+describe('an order past its deadline (ORDER_TIMEOUT)', () => {
+  const { parent, dataDir } = dataFolder();
+  let app: ChildProcess | undefined;
+  let base = '';
+  // Long enough for the order to ship first on a busy machine; the feedback wait outlasts it.
+  const TIMEOUT_S = 30;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    app = (await startExample(dataDir, port, { ORDER_TIMEOUT: `${TIMEOUT_S}s`, FEEDBACK_TIMEOUT: '10m' })).child;
+  });
+  afterAll(async () => {
+    if (app) await killGroup(app);
+    stopPostgres(dataDir);
+    rmSync(parent, { recursive: true, force: true });
+  });
+
+  const json = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return (await response.json()) as any;
+  };
+
+  it('closes an order that shipped as it stands, without a refund; late feedback and carrier events are told the order is closed', async () => {
+    const { orderId } = await json('POST', '/orders', { customer: 'Grace', amountCents: 4_900 });
+    const shipped = await eventually(
+      async () => {
+        const current = await json('GET', `/orders/${orderId}`);
+        return current.run.waiting?.kind === 'channel' && current;
+      },
+      'the order to ship and wait for carrier events',
+      20_000,
+    );
+    const { trackingNumber } = shipped.run.keys;
+    for (const [eventId, event] of [
+      ['evt-1', 'picked-up'],
+      ['evt-2', 'delivered'],
+    ])
+      expect(await json('POST', '/webhooks/carrier', { trackingNumber, eventId, event })).toEqual({ accepted: true });
+
+    // Delivered, then waiting for feedback (ten minutes) past the order's deadline.
+    const closed = await eventually(
+      async () => {
+        const current = await json('GET', `/orders/${orderId}`);
+        return current.run.status === 'completed' && current;
+      },
+      'the deadline to close the order',
+      (TIMEOUT_S + 30) * 1_000,
+    );
+    expect(closed.run.output).toMatchObject({ orderId, outcome: 'closed', trackingNumber, rating: null });
+    expect(closed.order.status).toBe('closed');
+    expect(closed.payments.map((p: { kind: string }) => p.kind)).toEqual(['charge']);
+
+    const closedAnswer = { accepted: false, reason: 'the order is already closed' };
+    expect(await json('POST', '/webhooks/feedback', { orderId, rating: 4 })).toEqual(closedAnswer);
+    expect(await json('POST', '/webhooks/carrier', { trackingNumber, eventId: 'evt-3', event: 'delivered' })).toEqual(closedAnswer);
   });
 });
 

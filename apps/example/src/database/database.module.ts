@@ -19,6 +19,9 @@ import { CreateOrders1732950000000 } from './migrations/1732950000000-create-ord
           type: 'postgres',
           url: config.databaseUrl,
           entities: [Order, Payment],
+          // DurableModule executes runs on this pool too: its worker's slots (10 by default) plus a few
+          // for the app's requests, lease renewals and sweeps (docs/guides/transactions.md).
+          poolSize: 15,
           migrations: [CreateOrders1732950000000],
           migrationsRun: true,
         });

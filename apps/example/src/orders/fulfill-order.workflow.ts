@@ -14,11 +14,19 @@ export type FulfillOrderResult =
   | { orderId: string; outcome: 'closed'; paymentId: string; trackingNumber: string; rating: number | null }
   | { orderId: string; outcome: 'rejected' | 'approval-timed-out' | 'expired'; refundId: string };
 
+/** How far this execution has come: rebuilt on every execution, as the steps replay. */
+interface Progress {
+  paymentId?: string;
+  trackingNumber?: string;
+}
+
 /**
  * An order from payment to feedback. Every side effect is a step, so the run can be interrupted
  * anywhere (crash, deploy, days of waiting) and picks up where it was without doing anything twice.
  * The whole order runs under a deadline (OrdersService starts it with `timeout`): past it, the call
- * the run awaits throws DeadlineExceededError and the order is refunded within the grace.
+ * the run awaits throws DeadlineExceededError. An order not yet handed to the carrier is refunded
+ * within the grace; one already shipped is closed as it stands (the goods are on their way: no refund,
+ * and no feedback any more).
  */
 @Workflow('fulfill-order', {
   signals: [ManagerApproval, ManagerRejection, DeliveryFeedback],
@@ -32,19 +40,26 @@ export class FulfillOrder implements DurableWorkflow<FulfillOrderInput, FulfillO
   ) {}
 
   async run(input: FulfillOrderInput, ctx: WorkflowContext): Promise<FulfillOrderResult> {
+    const progress: Progress = {};
     try {
-      return await this.fulfil(input, ctx);
+      return await this.fulfil(input, ctx, progress);
     } catch (error) {
       if (!(error instanceof DeadlineExceededError)) throw error;
       // Cleanup inside the deadline's grace: steps still run (and once), so the refund is not lost.
-      const { refundId } = await this.payments.refund(input.orderId, input.amountCents);
-      await this.orders.setStatus(input.orderId, 'expired');
-      return { orderId: input.orderId, outcome: 'expired', refundId };
+      const { orderId } = input;
+      if (progress.paymentId && progress.trackingNumber) {
+        await this.orders.setStatus(orderId, 'closed');
+        return { orderId, outcome: 'closed', paymentId: progress.paymentId, trackingNumber: progress.trackingNumber, rating: null };
+      }
+      const { refundId } = await this.payments.refund(orderId, input.amountCents);
+      await this.orders.setStatus(orderId, 'expired');
+      return { orderId, outcome: 'expired', refundId };
     }
   }
 
-  private async fulfil({ orderId, amountCents }: FulfillOrderInput, ctx: WorkflowContext): Promise<FulfillOrderResult> {
+  private async fulfil({ orderId, amountCents }: FulfillOrderInput, ctx: WorkflowContext, progress: Progress): Promise<FulfillOrderResult> {
     const { paymentId } = await this.payments.charge(orderId, amountCents);
+    progress.paymentId = paymentId;
     await this.orders.setStatus(orderId, 'charged');
 
     // Large orders wait for a manager (from the dashboard): approved, rejected, or a reminder first.
@@ -67,6 +82,7 @@ export class FulfillOrder implements DurableWorkflow<FulfillOrderInput, FulfillO
     await this.orders.setStatus(orderId, 'shipping');
     const shipment = await ctx.startChild(ShipOrder, { orderId }, { step: 'ship' });
     const { trackingNumber } = await shipment.result();
+    progress.trackingNumber = trackingNumber;
     // The carrier knows its tracking number, not our order: a business key lets its webhook find this run.
     await ctx.setKeys({ trackingNumber });
 

@@ -1,4 +1,4 @@
-import { BadRequestException, Body, Controller, Get, NotFoundException, Param, Post } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Get, Headers, NotFoundException, Param, Post } from '@nestjs/common';
 import { InvalidArgumentError, WorkflowClient } from 'nestjs-durable';
 import { orderRunId } from './order.contracts';
 import { OrdersService } from './orders.service';
@@ -15,19 +15,23 @@ export class OrdersController {
 
   /**
    * Checked to the limits of what it feeds: the customer becomes a business key of the run (at most 200
-   * characters), the amount an integer column. Past them the start or the insert threw, a 500. What
-   * only the library can tell (a key holding a NUL, say) is its InvalidArgumentError: a 400 too, and
-   * the order's transaction rolled back.
+   * characters) and a text column (no NUL), the amount an integer column. Past them the start or the
+   * insert threw, a 500. What only the library can tell (a key holding a lone surrogate, say) is its
+   * InvalidArgumentError: a 400 too, and the order's transaction rolled back. An `Idempotency-Key`
+   * header makes a retried request answer with the order it placed the first time (OrdersService.place).
    */
   @Post()
-  async place(@Body() body: { customer?: unknown; amountCents?: unknown }) {
+  async place(@Body() body: { customer?: unknown; amountCents?: unknown }, @Headers('idempotency-key') idempotencyKey?: string) {
     const { customer, amountCents } = body ?? {};
-    if (typeof customer !== 'string' || !customer || customer.length > 200)
-      throw new BadRequestException('customer must be a string of 1 to 200 characters.');
+    // A NUL is refused by PostgreSQL's text columns before the library sees the key: checked here.
+    if (typeof customer !== 'string' || !customer || customer.length > 200 || customer.includes('\u0000'))
+      throw new BadRequestException('customer must be a string of 1 to 200 characters, without NUL.');
+    if (idempotencyKey !== undefined && (!idempotencyKey || idempotencyKey.length > 200))
+      throw new BadRequestException('The Idempotency-Key header must be 1 to 200 characters.');
     if (!Number.isInteger(amountCents) || (amountCents as number) <= 0 || (amountCents as number) > MAX_AMOUNT_CENTS)
       throw new BadRequestException(`amountCents must be a whole number from 1 to ${MAX_AMOUNT_CENTS}.`);
     try {
-      return await this.orders.place({ customer, amountCents: amountCents as number });
+      return await this.orders.place({ customer, amountCents: amountCents as number }, idempotencyKey);
     } catch (error) {
       if (error instanceof InvalidArgumentError) throw new BadRequestException(error.message);
       throw error;

@@ -1,5 +1,5 @@
-import { Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { ConflictException, Injectable } from '@nestjs/common';
+import { createHash, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Step, WorkflowClient } from 'nestjs-durable';
 import { Payment } from '../payments/payment.entity';
@@ -20,11 +20,32 @@ export class OrdersService {
     private readonly workflows: WorkflowClient,
   ) {}
 
-  /** The order row and the run that fulfils it commit together, or neither does. */
-  async place(order: PlaceOrder): Promise<{ orderId: string; runId: string }> {
-    const orderId = randomUUID().slice(0, 8);
+  /**
+   * The order row and the run that fulfils it commit together, or neither does. With an idempotency
+   * key (the client's `Idempotency-Key` header) the order's id is drawn from it, so a client that
+   * retries a request whose answer it lost gets the same order back, not a second order and a second
+   * charge; the same key for a different order is refused (ConflictException).
+   */
+  async place(order: PlaceOrder, idempotencyKey?: string): Promise<{ orderId: string; runId: string }> {
+    const orderId = (idempotencyKey === undefined ? randomUUID() : createHash('sha256').update(idempotencyKey).digest('hex'))
+      .replaceAll('-', '')
+      .slice(0, 16);
     return this.db.transaction(async (manager) => {
-      await manager.insert(Order, { id: orderId, customer: order.customer, amountCents: order.amountCents, status: 'placed' });
+      const inserted = await manager
+        .createQueryBuilder()
+        .insert()
+        .into(Order)
+        .values({ id: orderId, customer: order.customer, amountCents: order.amountCents, status: 'placed' })
+        .orIgnore()
+        .returning('id')
+        .execute();
+      if (!(inserted.raw as unknown[]).length) {
+        // Placed before under this key (or by a request racing this one, committed first: the insert waited for it).
+        const placed = await manager.findOneByOrFail(Order, { id: orderId });
+        if (placed.customer !== order.customer || placed.amountCents !== order.amountCents)
+          throw new ConflictException(`The Idempotency-Key was used for another order (${orderId}); use a new key for a new order.`);
+        return { orderId, runId: orderRunId(orderId) };
+      }
       const run = await this.workflows.start(
         FulfillOrder,
         { orderId, amountCents: order.amountCents },

@@ -45,13 +45,19 @@ export class WebhooksController {
         { rating: body.rating as number, comment: body.comment },
         { workflow: FulfillOrder, fanOut: 'one' },
       );
-      if (!delivery) throw new RunNotFoundError(orderRunId(body.orderId!));
-      return delivery;
+      if (delivery) return delivery;
+      // signalByKeys passes over runs that ended: say which it was (getRun: RunNotFoundError when there is none).
+      const run = await this.workflows.getRun(orderRunId(body.orderId!));
+      throw new RunClosedError(run.runId, run.status);
     });
   }
 
+  /**
+   * Whatever the run's status: a pending one (handed back by an instance shutting down) or a failed one
+   * (an operator may retry it) keeps the message, and a closed one answers so.
+   */
   private async runByTracking(trackingNumber: string): Promise<string> {
-    const { runs } = await this.workflows.listRuns({ keys: { trackingNumber }, status: ['running', 'waiting'], limit: 1 });
+    const { runs } = await this.workflows.listRuns({ keys: { trackingNumber }, limit: 1 });
     if (!runs.length) throw new RunNotFoundError(`tracking:${trackingNumber}`);
     return runs[0].runId;
   }
