@@ -138,13 +138,13 @@ export function checkTargets(r: Results): TargetCheck[] {
   add(`retention: dropping the journal of a day of ${day} finished runs < 1 s`, retention?.dropMs, '<', 1_000, 'ms');
   add(
     'retention: workflows running while the day is dropped keep >= 90% of their throughput (not blocked)',
-    retention && round(retention.during.perSecond / retention.before.perSecond, 3),
+    retention && retention.during.perSecond / retention.before.perSecond,
     '>=',
     0.9,
     'x before',
   );
   const queued = r.queues?.throughput;
-  add(`queued throughput at c64 >= 85% of unqueued (same process)`, queued && round(queued.ratio, 3), '>=', 0.85, 'x unqueued');
+  add(`queued throughput at c64 >= 85% of unqueued (same process)`, queued?.ratio, '>=', 0.85, 'x unqueued');
   const admission = r.queues?.admission;
   add(
     `queue admission < 10 ms with ${(admission?.pending ?? 1_000_000).toLocaleString('en-US')} pending runs over ${(admission?.partitions ?? 10_000).toLocaleString('en-US')} partitions (round trip, with a partition limit)`,
