@@ -157,6 +157,74 @@ class SchemaCheck implements DurableWorkflow<null, unknown> {
   }
 }
 
+/** Charges one card twice at once (a Promise.all over an order's lines that names one card twice). */
+@Workflow('same-key-at-once', { retry: { maxAttempts: 1 } })
+class SameKeyAtOnce implements DurableWorkflow<null, unknown[]> {
+  constructor(private readonly effects: Effects) {}
+  async run(_: null, ctx: WorkflowContext) {
+    const charge = () =>
+      ctx.step(
+        'card',
+        async () => {
+          const n = this.effects.hit('card');
+          await new Promise((resolve) => setTimeout(resolve, 20)); // both calls are in flight together
+          return { charged: n };
+        },
+        { key: () => 'card-1' },
+      );
+    return Promise.all([charge(), charge()]);
+  }
+}
+
+/** A step whose `key` option (given as input: which mistake) gives no usable key. */
+@Workflow('bad-step-key', { retry: { maxAttempts: 3, initialDelay: '10ms' } })
+class BadStepKey implements DurableWorkflow<string, string> {
+  constructor(private readonly effects: Effects) {}
+  async run(mistake: string, ctx: WorkflowContext) {
+    const keys: Record<string, () => unknown> = {
+      undefined: () => (({}) as { id?: string }).id, // a field read from the wrong object
+      empty: () => '',
+      nul: () => 'a\u0000b',
+      long: () => 'k'.repeat(1_001),
+      throws: () => {
+        throw new Error('no id on this item');
+      },
+    };
+    return ctx.step('effect', () => `${this.effects.hit(`bad-key-${mistake}`)}`, { key: keys[mistake] as () => string });
+  }
+}
+
+/** An inline step whose retry policy is invalid: the run fails, and a fallback never sees a journaled failure. */
+@Workflow('bad-step-retry', { retry: { maxAttempts: 1 } })
+class BadStepRetry implements DurableWorkflow<null, string> {
+  constructor(private readonly effects: Effects) {}
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.step('guarded', () => `${this.effects.hit('guarded')}`, { retry: { maxAttempts: 0 } });
+  }
+}
+
+/** One step fails the run at once while the other waits out its backoff. */
+@Workflow('fails-during-backoff', { retry: { maxAttempts: 1 } })
+class FailsDuringBackoff implements DurableWorkflow<null, unknown> {
+  constructor(private readonly effects: Effects) {}
+  async run(_: null, ctx: WorkflowContext) {
+    return Promise.all([
+      ctx.step(
+        'patient',
+        () => {
+          this.effects.hit('patient');
+          throw new Error('try again');
+        },
+        { retry: { maxAttempts: 2, initialDelay: '300ms' } },
+      ),
+      ctx.step('fatal', async () => {
+        await new Promise((resolve) => setTimeout(resolve, 20)); // after patient's first failure
+        throw new NonRetryableError('declined');
+      }),
+    ]);
+  }
+}
+
 describe('steps: memoization by checkpoint key', () => {
   const schema = uniqueSchema();
   const db = new Db(schema);
@@ -166,7 +234,22 @@ describe('steps: memoization by checkpoint key', () => {
   beforeAll(async () => {
     t = await startApp({
       schema,
-      providers: [Effects, Payments, Memoize, Keys, Permanent, RetryableStep, StepRetry, FailsInStep, Unserializable, SchemaCheck],
+      providers: [
+        Effects,
+        Payments,
+        Memoize,
+        Keys,
+        Permanent,
+        RetryableStep,
+        StepRetry,
+        FailsInStep,
+        Unserializable,
+        SchemaCheck,
+        SameKeyAtOnce,
+        BadStepKey,
+        BadStepRetry,
+        FailsDuringBackoff,
+      ],
     });
     effects = t.get(Effects);
   });
@@ -268,5 +351,42 @@ describe('steps: memoization by checkpoint key', () => {
     const run = await t.client.getRun(handle.runId);
     expect(run.error?.name).toBe(StepResultMismatchError.name);
     expect(run.error?.message).toContain('"shape"');
+  });
+
+  it('a keyed step called twice at once with one key runs once; both calls get its outcome', async () => {
+    const handle = await t.client.start(SameKeyAtOnce, null);
+    expect(await handle.result({ timeout: '5s' })).toEqual([{ charged: 1 }, { charged: 1 }]);
+    expect(effects.count('card')).toBe(1);
+  });
+
+  it('a step whose key option gives no usable key (undefined, empty, a NUL, too long) or throws fails the run with InvalidArgumentError naming the step; the step never runs', async () => {
+    for (const [mistake, says] of [
+      ['undefined', 'got undefined'],
+      ['empty', 'got a string of 0 characters'],
+      ['nul', 'without NUL'],
+      ['long', 'got a string of 1001 characters'],
+      ['throws', 'threw: no id on this item'],
+    ]) {
+      const handle = await t.client.start(BadStepKey, mistake);
+      await expect(handle.result({ timeout: '5s' })).rejects.toThrow(RunFailedError);
+      const run = await t.client.getRun(handle.runId);
+      expect([run.error?.name, run.attempt]).toEqual(['InvalidArgumentError', 1]); // not retried: a mistake in the code
+      expect(run.error?.message).toContain('step "effect"');
+      expect(run.error?.message).toContain(says);
+      expect(effects.count(`bad-key-${mistake}`)).toBe(0);
+    }
+  });
+
+  it("an inline step's invalid retry policy fails the run before the step runs, and journals no failure for it", async () => {
+    const handle = await t.client.start(BadStepRetry, null);
+    await expect(handle.result({ timeout: '5s' })).rejects.toThrow(/retry\.maxAttempts must be a whole number >= 1/);
+    expect(effects.count('guarded')).toBe(0);
+    expect(await db.count('steps', 'run_id = $1', [handle.runId])).toBe(0);
+  });
+
+  it('a step waiting out its backoff when the run fails is not called again', async () => {
+    const handle = await t.client.start(FailsDuringBackoff, null);
+    await expect(handle.result({ timeout: '5s' })).rejects.toThrow('declined');
+    expect(effects.count('patient')).toBe(1);
   });
 });

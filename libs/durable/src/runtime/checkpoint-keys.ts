@@ -1,4 +1,6 @@
 import { InvalidArgumentError } from '../errors';
+import { isStorableText } from '../schema/define-signal';
+import { errorInfo } from './errors';
 
 /**
  * How a run's checkpoint keys spell the names in them. A key joins a primitive's prefix, a name and
@@ -47,4 +49,30 @@ export function checkStepName(name: string, keyed: boolean): string {
     );
   }
   return name;
+}
+
+/** The longest key a step's `key` option may give: with the run's id it stays well inside an index entry. */
+const MAX_STEP_KEY = 1_000;
+
+/**
+ * What a step's `key` option gives for these arguments, checked before the step runs: a key that is
+ * not text (a field read from the wrong object gives `undefined`, which would give every item the
+ * first one's stored result), empty, too long, or not storable (a NUL) is refused, as is a key
+ * function that throws (InvalidArgumentError: a mistake in the code, which a retry would repeat).
+ */
+export function stepKey(name: string, key: (...args: any[]) => unknown, args: readonly unknown[]): string {
+  let value: unknown;
+  try {
+    value = key(...args);
+  } catch (error) {
+    throw new InvalidArgumentError(`The key option of step "${name}" threw: ${errorInfo(error).message}`);
+  }
+  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
+  if (typeof text !== 'string' || text.length === 0 || text.length > MAX_STEP_KEY || !isStorableText(text)) {
+    const got = typeof text === 'string' ? `a string of ${text.length} characters` : String(value);
+    throw new InvalidArgumentError(
+      `The key option of step "${name}" must give a non-empty string (or a finite number) of at most ${MAX_STEP_KEY} characters, without NUL or lone surrogates; got ${got}.`,
+    );
+  }
+  return text;
 }

@@ -10,12 +10,12 @@ import { errorInfo, isNonRetryable, rebuildError, tagStep } from './errors';
 import type { Journal } from './journal';
 import type { Lease } from './lease';
 import { backoffMs, NO_RETRY, resolveRetryPolicy, ResolvedRetryPolicy } from './retry-policy';
-import { keyPart } from './checkpoint-keys';
+import { keyPart, stepKey } from './checkpoint-keys';
 import { runScope } from './run-scope';
 import { deserialize, serialize } from '../schema/serializer';
 import type { ChildStarter } from './child-starter';
 import type { DurableTelemetry } from '../observability/durable-telemetry';
-import { RunDeadline } from './run-deadline';
+import { MAX_TIMER_MS, RunDeadline } from './run-deadline';
 import { DEADLINE_PASSED_KEY } from '../durable.constants';
 
 /**
@@ -57,6 +57,8 @@ export class Execution {
   private active = true;
   private readonly keyCounts = new Map<string, number>();
   private readonly inflight = new Set<Promise<unknown>>();
+  /** The keyed steps executing now, by checkpoint key. */
+  private readonly running = new Map<string, Promise<unknown>>();
   /** The last step's (or a select's winner) checkpoint, not written yet (see commitPending), and its write once sent. */
   private pending?: StepCheckpoint;
   private flushing?: Promise<boolean>;
@@ -315,7 +317,7 @@ export class Execution {
   /** The memoized call of a step: its stored outcome when journaled, else runs it and checkpoints it. */
   async step<T>(name: string, fn: () => T | Promise<T>, options: ResolvedStepOptions, args: readonly unknown[]): Promise<T> {
     if (!this.active) return never();
-    if (options.key) return this.stepAt(name, `${this.keyPart(name)}:${options.key(...args)}`, fn, options);
+    if (options.key) return this.stepAt(name, `${this.keyPart(name)}:${stepKey(name, options.key, args)}`, fn, options);
     return this.stepAt(name, this.keyFor(name), fn, options, true);
   }
 
@@ -328,7 +330,27 @@ export class Execution {
     if (!this.active) return never();
     const stored = this.journal.steps.get(key);
     if (stored) return this.replay<T>(key, stored, options);
-    return this.track(this.runFresh<T>(name, key, fn, options, generated));
+    // A keyed step called again while its first call runs (Promise.all over one item twice) waits for that call's outcome.
+    const running = this.running.get(key);
+    if (running)
+      return running.then(
+        () => this.replay<T>(key, this.journal.steps.get(key)!, options),
+        (error) => this.storedOr(key, error, options),
+      );
+    const fresh = this.track(this.runFresh<T>(name, key, fn, options, generated));
+    if (!generated) {
+      this.running.set(key, fresh);
+      const done = () => this.running.delete(key);
+      fresh.then(done, done);
+    }
+    return fresh;
+  }
+
+  /** The outcome stored under `key` once the call that failed with `error` ended: a failure it journaled, else `error` itself. */
+  private storedOr<T>(key: string, error: unknown, options: ResolvedStepOptions): Promise<T> {
+    const stored = this.journal.steps.get(key);
+    if (stored) return this.replay<T>(key, stored, options);
+    throw error;
   }
 
   /** Writes a checkpoint and records it in the journal; returns the winner's row when another writer was first. */
@@ -433,6 +455,7 @@ export class Execution {
       } catch (error) {
         if (attempt >= policy.maxAttempts || isNonRetryable(error) || !this.active) throw error;
         await this.wait(backoffMs(policy, attempt));
+        if (!this.active) throw error; // the run ended (failed, parked) during the backoff: no attempt more
       }
     }
   }
@@ -464,14 +487,14 @@ export function never(): Promise<never> {
 }
 
 export function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+  return new Promise((resolve) => setTimeout(resolve, Math.min(MAX_TIMER_MS, Math.max(0, ms))));
 }
 
 /** Waits for `work` to settle or `ms` to pass, whichever is first, and leaves no timer running: a process whose application has closed exits at once. */
 export async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))))]);
+    await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(MAX_TIMER_MS, Math.max(0, ms)))))]);
   } finally {
     clearTimeout(timer);
   }

@@ -13,7 +13,7 @@ import { errorInfo, isNonRetryable } from './errors';
 import { Execution, ExecutionDeps } from './execution';
 import { Journal } from './journal';
 import type { Lease } from './lease';
-import type { RunDeadline } from './run-deadline';
+import { MAX_TIMER_MS, type RunDeadline } from './run-deadline';
 import { backoffMs, NO_RETRY, ResolvedRetryPolicy } from './retry-policy';
 import { DeadlineExceededError } from '../errors';
 import { deserialize, serialize } from '../schema/serializer';
@@ -110,7 +110,7 @@ export class Executor implements OnModuleInit {
           if (journal.leaseToken !== run.leaseToken) return {};
           if (outcome.type === 'expired') {
             const graceEnd = journal.deadline === undefined ? Infinity : journal.deadline + workflow.deadlineGraceMs;
-            await execution.quiesce(Math.min(graceEnd - this.clock.now(), 2 ** 31 - 1));
+            await execution.quiesce(Math.min(graceEnd - this.clock.now(), MAX_TIMER_MS));
             journal = this.observed(await this.journals.load(run.id));
             if (journal.leaseToken !== run.leaseToken) return {};
           }

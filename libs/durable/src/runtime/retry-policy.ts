@@ -33,5 +33,6 @@ export function resolveRetryPolicy(policy: RetryPolicy | undefined, defaults: Re
 
 /** The delay before attempt `failedAttempts + 1`: initialDelay * factor^(failed-1), capped at maxDelay. */
 export function backoffMs(policy: ResolvedRetryPolicy, failedAttempts: number): number {
+  if (policy.initialDelayMs === 0) return 0; // else 0 * Infinity, NaN, once the factor's power overflows
   return Math.min(policy.maxDelayMs, policy.initialDelayMs * policy.backoffFactor ** Math.max(0, failedAttempts - 1));
 }

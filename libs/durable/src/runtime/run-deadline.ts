@@ -3,8 +3,8 @@ import type { Execution } from './execution';
 import { rebuildError } from './errors';
 import { DEADLINE_PASSED_KEY } from '../durable.constants';
 
-/** The longest a Node timer can be set for; a grace end further off is left to the next execution. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The longest a Node timer can be set for (a longer one fires at once); a grace end further off is left to the next execution. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * A run's deadline, as one execution enforces it. Before the deadline every wait wakes by it. Past

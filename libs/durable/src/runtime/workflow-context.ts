@@ -18,6 +18,7 @@ import type {
 import { checkName } from '../schema/define-signal';
 import { toMs } from '../schema/duration';
 import { checkStepName } from './checkpoint-keys';
+import { NO_RETRY, resolveRetryPolicy } from './retry-policy';
 import type { Execution } from './execution';
 import { runScope } from './run-scope';
 import { ack, consume, receive } from './primitives/channels';
@@ -48,7 +49,9 @@ export class DurableWorkflowContext implements WorkflowContext {
     checkName(name, 'step');
     if (runScope.getStore()?.inStep) return fn(); // a step inside a step is plain code
     checkStepName(name, Boolean(options.key));
-    return this.execution.step(name, fn, options, []);
+    // Checked before the step is looked up or run: a bad policy fails the run (InvalidArgumentError) and journals nothing.
+    const resolved = options.retry ? { ...options, resolvedRetry: resolveRetryPolicy(options.retry, NO_RETRY, `step "${name}"`) } : options;
+    return this.execution.step(name, fn, resolved, []);
   }
 
   async sleep(name: string, duration: Duration): Promise<void> {
