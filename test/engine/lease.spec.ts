@@ -38,4 +38,18 @@ describe('Lease: when a step may begin on it', () => {
       expect(renewals).toBe(before);
     }
   });
+
+  it('a loss a refused write found is told which it was by a later cancel or renewal; a takeover or a cancel once known stays', () => {
+    const refusedThenCancelled = lease();
+    refusedThenCancelled.markLost(); // a write refused by the replaced token
+    refusedThenCancelled.markLost('revoked'); // this instance's cancel, whose lock the write had waited on
+    expect(refusedThenCancelled.lost).toBe('revoked');
+    const takenThenCancelled = lease();
+    takenThenCancelled.markLost('taken-over');
+    takenThenCancelled.markLost('revoked');
+    expect(takenThenCancelled.lost).toBe('taken-over');
+    const refused = lease();
+    refused.markLost();
+    expect(refused.lost).toBe('refused');
+  });
 });

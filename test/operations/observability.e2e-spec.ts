@@ -478,7 +478,16 @@ describe('observability: spans, metrics and health', () => {
     expect(await outcome(taken)).toBe('lease-lost'); // found by the next renewal (a third of the lease)
     expect(await losses()).toBe(before + 1);
     await t.client.cancel(taken); // else claimed again once the bumped lease lapses
-    for (const runId of [here, elsewhere, taken]) gates.get(runId)!();
+
+    // Taken over, then cancelled by an operator before this instance's renewal looked: still a takeover.
+    const takenThenCancelled = await holding();
+    await db.query(
+      `UPDATE durable.runs SET lease_token = lease_token + 2, lease_owner = NULL, status = 'cancelled', finished_at = now() WHERE id = $1`,
+      [takenThenCancelled],
+    );
+    expect(await outcome(takenThenCancelled)).toBe('lease-lost');
+    expect(await losses()).toBe(before + 2);
+    for (const runId of [here, elsewhere, taken, takenThenCancelled]) gates.get(runId)!();
   }, 30_000);
 
   it("a run admitted from a queue's backlog is timed as its wait there, by queue, not as a claim's lateness", async () => {

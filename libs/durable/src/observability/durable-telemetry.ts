@@ -15,7 +15,9 @@ export class DurableTelemetry implements OnApplicationShutdown {
   constructor(@Inject(DURABLE_OPTIONS) options: ResolvedDurableOptions, runs: RunRepository) {
     if (options.metrics) {
       const sweepMs = options.sweeper ? options.sweeper.intervalMs : 1_000;
-      const metrics = new Metrics(options.metrics, () => runs.waitingFigures(2 * sweepMs));
+      // The server ends a gauge query by the statement timeout; one unanswered past it (a minute without one) was lost.
+      const abandonAfterMs = options.statementTimeoutMs || 60_000;
+      const metrics = new Metrics({ ...options.metrics, abandonAfterMs }, () => runs.waitingFigures(2 * sweepMs));
       runs.observeStartBatches = (size) => metrics.startBatchSize.observe(size);
       this.metrics = metrics;
     }

@@ -29,7 +29,8 @@ export class Metrics {
   /** The metrics this module registered. */
   private readonly names: string[];
 
-  constructor(options: { registry?: unknown; prefix: string }, gauges: () => Promise<GaugeFigures>) {
+  /** `abandonAfterMs`: how long an unanswered gauge query is waited on by later scrapes (the statement timeout). */
+  constructor(options: { registry?: unknown; prefix: string; abandonAfterMs: number }, gauges: () => Promise<GaugeFigures>) {
     let client: PromClient;
     try {
       client = require('prom-client') as PromClient;
@@ -109,10 +110,11 @@ export class Metrics {
     // One query per scrape serves both gauges, whichever of them is collected first. When the database cannot
     // answer, the gauges say they do not know (no series, NaN) and the scrape goes on: one gauge failing would fail
     // the whole scrape, this library's counters and the application's own metrics with it, during the outage.
-    // A query still unanswered is waited on again by the next scrape, not sent a second time.
+    // A query still unanswered is waited on again by the next scrape, not sent a second time, until it is
+    // older than a statement may run: one whose answer was lost (dropped packets) is then given up.
     let latest: { at: number; settled: boolean; figures: Promise<GaugeFigures | null> } | undefined;
     const figures = () => {
-      if (!latest || (latest.settled && Date.now() - latest.at > 500)) {
+      if (!latest || Date.now() - latest.at > (latest.settled ? 500 : options.abandonAfterMs)) {
         const query = { at: Date.now(), settled: false, figures: gauges().catch(() => null) };
         void query.figures.then(() => (query.settled = true));
         latest = query;

@@ -39,7 +39,7 @@ const NOOP: SpanHandle = { within: (fn) => fn(), set: () => undefined, fail: () 
 
 /**
  * Spans through @opentelemetry/api only: the application's own SDK setup decides where they go. A run
- * carries its starter's trace context (W3C traceparent, stored with the run), so its executions,
+ * carries its starter's trace context (as the propagator writes it, stored with the run), so its executions,
  * steps and waits join the trace of the request that started it, in whatever process they run.
  */
 export class Tracing {

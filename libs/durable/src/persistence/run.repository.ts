@@ -43,7 +43,7 @@ export interface ClaimedRun {
   leaseToken: string;
   /** Known when the run was started here: nothing is journaled yet, so the load can be skipped. */
   fresh?: boolean;
-  /** The starter's trace context (W3C), so the run's spans join its trace. */
+  /** The starter's trace context (as its propagator wrote it), so the run's spans join its trace. */
   traceContext?: string | null;
   /** Seconds between the run's wake time and its claim (for a run admitted from a queue's backlog: its wait there). */
   lateness?: number;

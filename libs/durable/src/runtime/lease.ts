@@ -27,8 +27,12 @@ export interface LeaseTerms {
  * begun after that runs twice. So a step begins only on a lease that holds for a third of its length
  * more (`fresh`), else it asks for a renewal first (`confirm`).
  */
-/** How a lease was lost: taken from it (another worker's claim after it lapsed), or revoked (the run cancelled). */
-export type LeaseLoss = 'taken-over' | 'revoked';
+/**
+ * How a lease was lost: taken over (another worker's claim after it lapsed), revoked (the run cancelled),
+ * or refused (a write found the token replaced: one of the two, until a renewal or this instance's
+ * cancel tells which).
+ */
+export type LeaseLoss = 'taken-over' | 'revoked' | 'refused';
 
 export class Lease {
   private lostFlag: LeaseLoss | false = false;
@@ -111,12 +115,12 @@ export class Lease {
     for (const listener of this.deadlineListeners) listener(deadline, sentAt);
   }
 
-  /**
-   * A write refused by the token is taken for a loss: a cancel made elsewhere is told apart only when a
-   * renewal or this instance's cancel finds it first.
-   */
-  markLost(how: LeaseLoss = 'taken-over'): void {
-    if (this.lostFlag) return;
+  /** A refused loss is told which it was by a later call (a cancel here whose lock the refused write had waited on). */
+  markLost(how: LeaseLoss = 'refused'): void {
+    if (this.lostFlag) {
+      if (this.lostFlag === 'refused') this.lostFlag = how;
+      return;
+    }
     this.lostFlag = how;
     for (const listener of this.listeners) listener();
     this.listeners.clear();

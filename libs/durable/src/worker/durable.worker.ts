@@ -340,7 +340,8 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
       .finally(() => {
         lease.close();
         if (this.held.get(run.id) === lease) this.held.delete(run.id);
-        if (lease.lost === 'taken-over' && this.accepting) this.telemetry.metrics?.leaseLosses.inc();
+        // A refused write not told apart counts too: a cancel elsewhere that no renewal found first.
+        if ((lease.lost === 'taken-over' || lease.lost === 'refused') && this.accepting) this.telemetry.metrics?.leaseLosses.inc();
         this.executions.delete(execution);
         this.slotFreed();
         // Announced once the slot is free: a caller awaiting the result that starts its next run at

@@ -25,7 +25,7 @@ export interface RunRow {
   wakeSeq: string;
   parentId: string | null;
   parentStep: string | null;
-  /** The W3C trace context of whoever started the run. */
+  /** The trace context of whoever started the run, as the registered propagator wrote it. */
   traceContext: string | null;
   createdAt: Date;
   /** The UTC day it was created: its journal's partition (1970-01-01 for a run from before the journal was partitioned). */

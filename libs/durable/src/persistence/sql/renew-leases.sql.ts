@@ -10,8 +10,9 @@ import { statusIn } from './run-status.sql';
  * statement's snapshot sees them, each saying whether it still runs (not: its execution ended or
  * parked it since the instance listed its leases; every other way off running bumps the token) and
  * whether it was renewed or skipped, with its stored deadline (an operator may set it while the run
- * executes). A run cancelled since comes back `cancelled` (its token bumped); a run missing from the
- * result is lost (taken over): either way its execution stops, and only a takeover counts as a loss.
+ * executes). A run cancelled since comes back `cancelled` (its token bumped once, by the cancel); a
+ * run missing from the result is lost (taken over, then maybe cancelled): either way its execution
+ * stops, and only a takeover counts as a loss.
  * $1 instance, $2 run ids, $3 tokens, $4 lease ms, $5 instance detail (jsonb), $6 last sweep.
  */
 export const renewLeasesSql = (t: Tables) => `
@@ -20,7 +21,8 @@ WITH beat AS (
   ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), detail = EXCLUDED.detail, last_sweep_at = EXCLUDED.last_sweep_at
 ), asked AS (
   SELECT r.id, r.lease_token, r.deadline, r.lease_token = h.token AS ours, ${statusIn('r.', 'running')} AS running,
-         ${statusIn('r.', 'cancelled')} AS cancelled
+         -- Cancelled from this lease (a cancel bumps the token once): one taken over first was lost before it.
+         r.lease_token = h.token + 1 AND ${statusIn('r.', 'cancelled')} AS cancelled
   FROM ${t.runs} r JOIN unnest($2::text[], $3::bigint[]) AS h(id, token) ON r.id = h.id
 ), held AS (
   SELECT * FROM asked WHERE ours
