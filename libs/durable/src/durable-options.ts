@@ -52,6 +52,7 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
   const sweeper =
     options.sweeper === false ? false : { intervalMs: options.sweeper?.intervalMs ?? 1_000, batchSize: options.sweeper?.batchSize ?? 100 };
   const leaseMs = options.leaseMs ?? 30_000;
+  const queues = resolveQueues(options.queues);
   const resolved: ResolvedDurableOptions = {
     connection: options.connection,
     schema,
@@ -65,14 +66,14 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
     deadlineGraceMs: toMs(options.deadlineGrace ?? '30s', 'deadlineGrace'),
     appVersion: resolveAppVersion(options.appVersion),
     dashboard: resolveDashboard(options.dashboard),
-    retention: resolveRetention(options.retention),
+    retention: resolveRetention(options.retention, queues),
     metrics: options.metrics ? { registry: options.metrics.registry, prefix: options.metrics.prefix ?? 'durable_' } : false,
     statementTimeoutMs: options.statementTimeoutMs ?? 60_000,
     // A transaction of the module's left idle longer than a lease (its process stalled) would hold its row
     // locks past the lease, and the takeover of a lapsed lease skips locked rows: it ends at a lease.
     idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs ?? Math.min(60_000, leaseMs),
     preparedStatements: options.preparedStatements ?? true,
-    queues: resolveQueues(options.queues),
+    queues,
     groupCommit: options.groupCommit === false ? false : { ...DEFAULT_GROUP_COMMIT, ...options.groupCommit },
   };
   // leaseMs first: the defaults of inlineWaitMs and idleInTransactionTimeoutMs follow it.
@@ -200,7 +201,10 @@ function resolveDashboard(dashboard: DashboardOptions | false | undefined): (Das
   return { ...dashboard, path };
 }
 
-function resolveRetention(retention: RetentionOptions | false | undefined): ResolvedRetention | false {
+function resolveRetention(
+  retention: RetentionOptions | false | undefined,
+  queues: ReadonlyMap<string, ResolvedQueue>,
+): ResolvedRetention | false {
   if (!retention) return false;
   const age = (kind: 'completed' | 'failed' | 'cancelled') =>
     retention[kind] === undefined ? undefined : toMs(retention[kind]!, `retention.${kind}`);
@@ -210,6 +214,7 @@ function resolveRetention(retention: RetentionOptions | false | undefined): Reso
     cancelled: age('cancelled'),
     intervalMs: retention.intervalMs ?? 60_000,
     batchSize: retention.batchSize ?? 500,
+    rateWindowMs: Math.max(0, ...[...queues.values()].map((queue) => queue.rateLimit?.periodMs ?? 0)),
   };
   if (resolved.completed === undefined && resolved.failed === undefined && resolved.cancelled === undefined) {
     throw new InvalidArgumentError(

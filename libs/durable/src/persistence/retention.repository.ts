@@ -8,6 +8,11 @@ export interface RetentionAges {
   failed?: number;
   cancelled?: number;
   batchSize: number;
+  /**
+   * The longest rate-limit period of the queues configured here (0: none): a queued run is kept while it
+   * began within it, as its queue's rate window still counts it (deleted, it made room for more starts).
+   */
+  rateWindowMs: number;
 }
 
 /**
@@ -46,7 +51,7 @@ export class RetentionRepository {
       // SKIP LOCKED passes over; a fork after the lock waits for this transaction and finds the child gone.
       const batch = await client.query<{ id: string }>(
         `SELECT id FROM ${t.runs} r WHERE ${doomedSql(t)} ORDER BY finished_at LIMIT $4 FOR UPDATE SKIP LOCKED`,
-        [...ages, retention.batchSize],
+        [...ages, retention.batchSize, retention.rateWindowMs],
       );
       const { rows } = await client.query(
         `WITH doomed AS (
@@ -67,7 +72,7 @@ export class RetentionRepository {
            DELETE FROM ${t.runs} WHERE id IN (SELECT id FROM doomed) RETURNING id
          )
          SELECT count(*)::int AS deleted FROM runs`,
-        [...ages, batch.rows.map((r) => r.id)],
+        [...ages, batch.rows.map((r) => r.id), retention.rateWindowMs],
       );
       // Instances that stopped beating a day ago are gone for good.
       await client.query(`DELETE FROM ${t.instances} WHERE heartbeat_at < now() - interval '1 day'`);
@@ -108,7 +113,7 @@ export class RetentionRepository {
 
 /**
  * The runs a batch of retention deletes (alias `r`), $1 to $3 the ages of completed, failed and
- * cancelled runs in ms (null: kept). A child goes only once its parent cannot read it again: the
+ * cancelled runs in ms (null: kept), $5 the rate window a queued run is kept for (RetentionAges). A child goes only once its parent cannot read it again: the
  * parent is gone, completed or cancelled (a failed one may be retried); a subquery, so it is one
  * primary-key lookup per row. Nor may a fork of the parent (or a fork of that fork) that is not
  * completed or cancelled: its copied journal holds the spawn, and its handle reads this child
@@ -119,6 +124,7 @@ const doomedSql = (t: Tables) => `finished_at IS NOT NULL
   AND ((status = 'completed' AND finished_at < now() - $1::bigint * interval '1 millisecond')
     OR (status = 'failed' AND finished_at < now() - $2::bigint * interval '1 millisecond')
     OR (status = 'cancelled' AND finished_at < now() - $3::bigint * interval '1 millisecond'))
+  AND (r.queue IS NULL OR r.began_at IS NULL OR r.began_at < now() - $5::bigint * interval '1 millisecond')
   AND (r.parent_id IS NULL OR (
     COALESCE((SELECT p.status IN ('completed', 'cancelled') FROM ${t.runs} p WHERE p.id = r.parent_id), true)
     AND ${noUnfinishedForkOf(t, 'r.parent_id')}))
