@@ -89,6 +89,33 @@ class Quick implements DurableWorkflow<{ n?: number }, number> {
   }
 }
 
+/** Ships each merchant's order as a child in the `tenants` queue, in the merchant's partition; express orders first. */
+@Workflow('merchant-orders', { retry: { maxAttempts: 1 } })
+class MerchantOrders implements DurableWorkflow<string[], void> {
+  async run(merchants: string[], ctx: WorkflowContext) {
+    const children = [];
+    for (const [i, merchant] of merchants.entries()) {
+      const priority = merchant === 'express' ? 10 : 100;
+      children.push(
+        await ctx.startChild(
+          Limited,
+          { partition: merchant, holdMs: 30 },
+          { step: `ship-${i}`, queue: 'tenants', partitionKey: merchant, priority },
+        ),
+      );
+    }
+    await ctx.all(children);
+  }
+}
+
+/** Places a child of an unqueued workflow in a partition: refused, naming the option. */
+@Workflow('misplaced-child', { retry: { maxAttempts: 1 } })
+class MisplacedChild implements DurableWorkflow<void, void> {
+  async run(_: void, ctx: WorkflowContext) {
+    await ctx.startChild(Quick, {}, { step: 'quick', partitionKey: 'm1' });
+  }
+}
+
 const QUEUES = {
   five: { concurrency: 5 },
   single: { concurrency: 1 },
@@ -119,7 +146,11 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     return schema;
   };
   const boot = (schema: string, options: Record<string, unknown> = {}) =>
-    startApp({ schema, providers: [Work, Limited, Approval, Quick, BrokenApproval], options: { queues: QUEUES, ...options } });
+    startApp({
+      schema,
+      providers: [Work, Limited, Approval, Quick, BrokenApproval, MerchantOrders, MisplacedChild],
+      options: { queues: QUEUES, ...options },
+    });
   const visitsTableReady = () =>
     db.query(
       `CREATE TABLE ${visitsTable} (id bigserial PRIMARY KEY, run_id text NOT NULL, partition_key text,
@@ -172,6 +203,34 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
         async () => (await db.count('runs', `partition_key LIKE 't%' AND status = 'completed'`)) === 3,
         'the other tenants ran',
       );
+    } finally {
+      await app.close();
+    }
+    expect(await maxOverlap(db, true)).toBe(1);
+  });
+
+  it("a child placed in a tenant's partition (startChild's partitionKey and priority) waits for its partition's slot; a child of an unqueued workflow given a partition is refused, naming the option", async () => {
+    const schema = await fresh();
+    const app = await boot(schema);
+    try {
+      await visitsTableReady();
+      const client = app.get(WorkflowClient);
+      const parent = await client.start(MerchantOrders, ['big', 'big', 'big', 'small', 'express']);
+      await parent.result({ timeout: '20s' });
+      const children = await db.query<{ partition_key: string; priority: number }>(
+        `SELECT partition_key, priority FROM durable.runs WHERE parent_id = $1 ORDER BY parent_step`,
+        [parent.runId],
+      );
+      expect(children).toEqual([
+        { partition_key: 'big', priority: 100 },
+        { partition_key: 'big', priority: 100 },
+        { partition_key: 'big', priority: 100 },
+        { partition_key: 'small', priority: 100 },
+        { partition_key: 'express', priority: 10 },
+      ]);
+      const misplaced = await client.start(MisplacedChild, undefined);
+      await expect(misplaced.result({ timeout: '5s' })).rejects.toThrow(/partitionKey needs a queue/);
+      expect(await db.count('runs', 'parent_id = $1', [misplaced.runId])).toBe(0);
     } finally {
       await app.close();
     }

@@ -76,6 +76,7 @@ export class RunStarter implements ChildStarter {
     workflow: RegisteredWorkflow;
     input: unknown;
     detached: boolean;
+    queueing: Pick<QueueStartOptions, 'queue' | 'partitionKey' | 'priority'>;
   }): Promise<boolean> {
     const { parentLost } = await this.insert({
       workflow: args.workflow,
@@ -87,6 +88,7 @@ export class RunStarter implements ChildStarter {
       parentToken: args.parentToken,
       actor: `run:${args.parentId}`,
       detached: args.detached,
+      queueing: args.queueing,
     });
     return !parentLost;
   }

@@ -1,3 +1,4 @@
+import type { QueueStartOptions } from '../interfaces';
 import type { RegisteredWorkflow } from './workflow.registry';
 
 /**
@@ -19,5 +20,7 @@ export interface ChildStarter {
     input: unknown;
     /** Keeps its own deadline only, and is not cancelled with the parent. */
     detached: boolean;
+    /** Its place in its queue (ChildStartOptions). */
+    queueing: Pick<QueueStartOptions, 'queue' | 'partitionKey' | 'priority'>;
   }): Promise<boolean>;
 }

@@ -35,6 +35,7 @@ export async function startChild<I, O>(
       workflow,
       input,
       detached: opts.detached ?? false,
+      queueing: { queue: opts.queue, partitionKey: opts.partitionKey, priority: opts.priority },
     });
     if (!started) return execution.lose();
     await execution.checkpoint(
