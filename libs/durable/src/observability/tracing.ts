@@ -1,5 +1,5 @@
 import type { Context, Span, Tracer } from '@opentelemetry/api';
-import { errorInfo } from '../runtime/errors';
+import { safeString } from '../schema/safe-string';
 
 type OtelApi = typeof import('@opentelemetry/api');
 
@@ -79,8 +79,8 @@ export class Tracing {
       within: (fn) => api.context.with(context, fn),
       set: (more) => span.setAttributes(more),
       fail: (error) => {
-        // errorInfo's text: String() throws for some thrown values (a null prototype), which must not replace the error.
-        const { message } = errorInfo(error);
+        // String() throws for some thrown values (a null prototype): that must not replace the error.
+        const message = error instanceof Error ? String(error.message) : safeString(error);
         span.recordException(error instanceof Error ? error : message);
         span.setStatus({ code: api.SpanStatusCode.ERROR, message });
       },

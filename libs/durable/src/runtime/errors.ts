@@ -11,6 +11,7 @@ import {
 } from '../errors';
 import type { ErrorInfo } from '../interfaces';
 import { storableText } from '../schema/define-signal';
+import { safeString } from '../schema/safe-string';
 
 const MAX_MESSAGE = 8_000;
 const MAX_STACK = 4_000;
@@ -76,17 +77,4 @@ function capStack(stack: string): string {
 
 function truncate(message: string): string {
   return message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}… (${message.length - MAX_MESSAGE} more characters)` : message;
-}
-
-/** Text for anything thrown, even what JSON and String refuse (a throwing toJSON or toString, a null prototype). */
-function safeString(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    try {
-      return String(value);
-    } catch {
-      return Object.prototype.toString.call(value);
-    }
-  }
 }
