@@ -642,3 +642,27 @@ describe('a retry after a deadline ended a run whose step was still running', ()
     }
   });
 });
+
+describe('a retry of a run whose deadline has passed', () => {
+  const { boot } = fileApps({ schema: uniqueSchema('dlp'), providers: [Waiter], options: { deadlineGrace: '100ms' } });
+
+  it('is refused, naming setDeadline, and changes nothing (the retried run failed again at once); once the deadline is moved it retries', async () => {
+    const app = await boot();
+    const run = await app.client.start(Waiter, null, { timeout: '200ms' });
+    await expect(run.result({ timeout: '10s' })).rejects.toBeInstanceOf(RunFailedError);
+    const failed = await app.client.getRun(run.runId);
+    expect(failed.error?.name).toBe('DeadlineExceededError');
+
+    const refused = app.client.retry(run.runId);
+    await expect(refused).rejects.toBeInstanceOf(InvalidTransitionError);
+    await expect(app.client.retry(run.runId)).rejects.toThrow(/deadline \(.+\) has passed.*setDeadline/);
+    const unchanged = await app.client.getRun(run.runId);
+    expect([unchanged.status, unchanged.attempt, unchanged.error?.name]).toEqual(['failed', failed.attempt, 'DeadlineExceededError']);
+
+    await app.client.setDeadline(run.runId, new Date(Date.now() + HOUR));
+    await app.client.retry(run.runId);
+    await eventually(async () => (await app.client.getRun(run.runId)).status === 'waiting', 'the retried run to wait for its signal again');
+    await app.signals.signal(run.runId, 'go', 'in time');
+    expect(await run.result({ timeout: '5s' })).toBe('in time');
+  });
+});

@@ -17,6 +17,8 @@ export interface TransitionRow {
   inherited?: string | null;
   /** retrySql: the unfinished run of the queue that holds the failed run's deduplication id. */
   heldBy?: string | null;
+  /** retrySql: the failed run's deadline, when it has passed (nothing retried). */
+  deadlinePassed?: Date | null;
 }
 
 /** What forkRunSql answers. */
@@ -105,6 +107,14 @@ export class RunControlRepository {
       },
     );
     if (row.heldBy) throw held(`run "${row.heldBy}" of its queue`);
+    if (row.deadlinePassed)
+      throw new InvalidTransitionError(
+        runId,
+        'retry',
+        'failed',
+        ['failed'],
+        `its deadline (${row.deadlinePassed.toISOString()}) has passed, so the retried run would fail at once; move or clear it first (setDeadline), then retry`,
+      );
     return this.check(runId, 'retry', row, ['failed']);
   }
 
@@ -350,7 +360,10 @@ SELECT (SELECT status FROM target) AS previous,
  */
 const retrySql = (t: Tables) => `
 WITH target AS (
-  SELECT id, run_day, status, queue, deduplication_id FROM ${t.runs} WHERE id = $1 FOR UPDATE
+  SELECT id, run_day, status, queue, deduplication_id, deadline FROM ${t.runs} WHERE id = $1 FOR UPDATE
+), passed AS (
+  -- A deadline already passed would fail the retried run at once: refused, for the operator to move or clear it first.
+  SELECT deadline FROM target WHERE status = 'failed' AND deadline <= now()
 ), held AS (
   -- A newer unfinished run of the queue with the failed run's deduplication id: both unfinished would break runs_deduplication_key.
   SELECT h.id FROM target, LATERAL (
@@ -362,7 +375,8 @@ WITH target AS (
   WHERE target.status = 'failed' AND target.deduplication_id IS NOT NULL
 ), cleared AS (
   DELETE FROM ${t.steps} s USING target
-  WHERE target.status = 'failed' AND NOT EXISTS (SELECT 1 FROM held) AND s.run_id = $1 AND s.run_day = target.run_day AND s.outcome = 'error'
+  WHERE target.status = 'failed' AND NOT EXISTS (SELECT 1 FROM held) AND NOT EXISTS (SELECT 1 FROM passed)
+    AND s.run_id = $1 AND s.run_day = target.run_day AND s.outcome = 'error'
   RETURNING s.key
 ), retried AS (
   UPDATE ${t.runs} r
@@ -370,7 +384,7 @@ WITH target AS (
       attempt = r.attempt + 1, attempt_base = r.attempt, updated_at = now(),
       -- The failed attempt's late writes (a step a deadline left running) are refused from now on, not only from the next claim.
       lease_token = r.lease_token + 1
-  FROM target WHERE r.id = target.id AND target.status = 'failed' AND NOT EXISTS (SELECT 1 FROM held)
+  FROM target WHERE r.id = target.id AND target.status = 'failed' AND NOT EXISTS (SELECT 1 FROM held) AND NOT EXISTS (SELECT 1 FROM passed)
   RETURNING r.id, r.run_day
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
@@ -379,4 +393,5 @@ WITH target AS (
 SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM retried) AS changed,
        (SELECT id FROM held) AS "heldBy",
+       (SELECT deadline FROM passed) AS "deadlinePassed",
        (SELECT count(*) FROM retried, pg_notify($3, retried.id)) AS woken`;
