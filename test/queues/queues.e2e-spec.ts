@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import {
   defineSignal,
   DurableWorkflow,
@@ -235,6 +235,35 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       await app.close();
     }
     expect(await maxOverlap(db, true)).toBe(1);
+  });
+
+  it('a run pending in a queue that a deploy removed says so (cause undeclared), and an instance booting without the queue warns, naming it', async () => {
+    const schema = await fresh();
+    const before = await startApp({
+      schema,
+      providers: [Quick],
+      options: { queues: { retired: { concurrency: 1 } }, worker: { enabled: false } },
+    });
+    let runId: string;
+    try {
+      runId = (await before.client.start(Quick, { n: 1 }, { queue: 'retired' })).runId; // pending: no worker admits it
+    } finally {
+      await before.close();
+    }
+    const warnings: string[] = [];
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => void warnings.push(String(message)));
+    let after: DurableTestApp;
+    try {
+      after = await boot(schema);
+    } finally {
+      warn.mockRestore();
+    }
+    try {
+      expect(warnings.filter((w) => w.includes('"retired"') && w.includes('does not declare'))).toHaveLength(1);
+      expect((await after.client.getRun(runId)).waiting).toMatchObject({ kind: 'queue', queue: 'retired', cause: 'undeclared' });
+    } finally {
+      await after.close();
+    }
   });
 
   it('parked runs hold no slot: a queue of 1 with 100 runs parked on a signal still executes a new run at once', async () => {

@@ -162,8 +162,9 @@ export class QueueRepository {
   }
 
   /**
-   * The wait reasons of pending queued runs (read, never stored): `partition` when its partition is at
-   * its limit, `rate` when the window is used up and the queue has room, else `concurrency`.
+   * The wait reasons of pending queued runs (read, never stored): `undeclared` when this instance
+   * declares no such queue, `partition` when its partition is at its limit, `rate` when the window is
+   * used up and the queue has room, else `concurrency`.
    */
   async reasons(
     queues: ReadonlyMap<string, ResolvedQueue>,
@@ -192,12 +193,11 @@ export class QueueRepository {
       const q = queues.get(r.queue);
       const running = counts.filter((c) => c.queue === r.queue).reduce((sum, c) => sum + c.running, 0);
       const inPartition = counts.find((c) => c.queue === r.queue && c.partition_key === r.partition_key)?.running ?? 0;
-      const cause: QueueCause =
-        q && q.partitionConcurrency !== null && r.partition_key !== null && inPartition >= q.partitionConcurrency
+      const cause: QueueCause | 'undeclared' = !q
+        ? 'undeclared'
+        : q.partitionConcurrency !== null && r.partition_key !== null && inPartition >= q.partitionConcurrency
           ? 'partition'
-          : q
-            ? this.causeOf(q, running, recent.get(r.queue) ?? null)
-            : 'concurrency';
+          : this.causeOf(q, running, recent.get(r.queue) ?? null);
       reasons.set(r.id, {
         kind: 'queue',
         queue: r.queue,
@@ -207,6 +207,25 @@ export class QueueRepository {
       });
     }
     return reasons;
+  }
+
+  /**
+   * The queues, other than `declared`, that hold pending runs: one index probe per queue found (a loose
+   * scan of runs_queue_pending_idx), however deep their backlogs.
+   */
+  async undeclaredWithPending(declared: readonly string[]): Promise<string[]> {
+    const t = this.db.tables;
+    const pending = `FROM ${t.runs} WHERE status = 'pending' AND queue IS NOT NULL`;
+    const rows = await this.db.query<{ queue: string }>(
+      `WITH RECURSIVE found AS (
+         (SELECT queue ${pending} ORDER BY queue LIMIT 1)
+         UNION ALL
+         SELECT (SELECT queue ${pending} AND queue > found.queue ORDER BY queue LIMIT 1) FROM found WHERE found.queue IS NOT NULL
+       )
+       SELECT queue FROM found WHERE queue IS NOT NULL AND NOT (queue = ANY($1::text[]))`,
+      [declared],
+    );
+    return rows.map((r) => r.queue);
   }
 
   private causeOf(q: ResolvedQueue, running: number, recent: number | null): QueueCause {

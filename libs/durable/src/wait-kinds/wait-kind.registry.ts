@@ -136,8 +136,10 @@ export const WAIT_KINDS = {
   /**
    * A `pending` run of a queue that the claim has not admitted yet: the reason is worked out when the
    * run is read (from the queue's running runs, partitions and rate window), never stored on the row.
+   * `undeclared`: the instance that read it declares no queue of that name (removed or renamed by a
+   * deploy): it executes only on an instance that does.
    */
-  queue: declare<{ queue: string; cause: 'concurrency' | 'partition' | 'rate'; partitionKey?: string; position?: number }>({
+  queue: declare<{ queue: string; cause: 'concurrency' | 'partition' | 'rate' | 'undeclared'; partitionKey?: string; position?: number }>({
     label: 'queue',
     wakes: ['slot'],
     resume: 'reinvoke',

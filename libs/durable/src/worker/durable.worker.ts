@@ -101,6 +101,11 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   async onApplicationBootstrap(): Promise<void> {
     if (!this.enabled) return;
     await this.queues.mendSlots(this.queueList);
+    const stranded = await this.queues.undeclaredWithPending(this.queueList.map((q) => q.name));
+    if (stranded.length)
+      this.logger.warn(
+        `Runs are pending in ${stranded.map((q) => `"${q}"`).join(', ')}, which this instance's \`queues\` option does not declare: they execute only on an instance that declares them (declare them again, or cancel the runs).`,
+      );
     this.accepting = true;
     this.renewTimer = setInterval(() => void this.renew(), this.renewEveryMs);
     this.renewTimer.unref();
