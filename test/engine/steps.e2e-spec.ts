@@ -186,6 +186,7 @@ class BadStepKey implements DurableWorkflow<string, string> {
       empty: () => '',
       nul: () => 'a\u0000b',
       long: () => 'k'.repeat(1_001),
+      nullproto: () => Object.create(null), // what querystring.parse gives: no String() of it
       throws: () => {
         throw new Error('no id on this item');
       },
@@ -215,7 +216,7 @@ class FailsDuringBackoff implements DurableWorkflow<null, unknown> {
           this.effects.hit('patient');
           throw new Error('try again');
         },
-        { retry: { maxAttempts: 2, initialDelay: '300ms' } },
+        { retry: { maxAttempts: 2, initialDelay: '60s' } }, // the run's end does not wait it out
       ),
       ctx.step('fatal', async () => {
         await new Promise((resolve) => setTimeout(resolve, 20)); // after patient's first failure
@@ -362,9 +363,10 @@ describe('steps: memoization by checkpoint key', () => {
   it('a step whose key option gives no usable key (undefined, empty, a NUL, too long) or throws fails the run with InvalidArgumentError naming the step; the step never runs', async () => {
     for (const [mistake, says] of [
       ['undefined', 'got undefined'],
-      ['empty', 'got a string of 0 characters'],
+      ['empty', 'got 0 bytes'],
       ['nul', 'without NUL'],
-      ['long', 'got a string of 1001 characters'],
+      ['long', 'got 1001 bytes'],
+      ['nullproto', 'got {}'],
       ['throws', 'threw: no id on this item'],
     ]) {
       const handle = await t.client.start(BadStepKey, mistake);
@@ -384,7 +386,21 @@ describe('steps: memoization by checkpoint key', () => {
     expect(await db.count('steps', 'run_id = $1', [handle.runId])).toBe(0);
   });
 
-  it('a step waiting out its backoff when the run fails is not called again', async () => {
+  it('a run in flight that journaled a key before keys were checked (an empty one) replays it', async () => {
+    const id = 'journaled-empty-key';
+    await db.query(
+      `INSERT INTO durable.runs (id, workflow, status, input, wake_at) VALUES ($1, 'bad-step-key', 'pending', '"empty"', now())`,
+      [id],
+    );
+    await db.query(
+      `INSERT INTO durable.steps (run_id, run_day, key, kind, outcome, result) SELECT id, run_day, 'effect:', 'step', 'ok', '"journaled"' FROM durable.runs WHERE id = $1`,
+      [id],
+    );
+    expect(await t.client.handle(id).result({ timeout: '5s' })).toBe('journaled');
+    expect(effects.count('bad-key-empty')).toBe(0);
+  });
+
+  it('a step waiting out its backoff when the run fails is not called again, and the run ends without waiting the backoff out', async () => {
     const handle = await t.client.start(FailsDuringBackoff, null);
     await expect(handle.result({ timeout: '5s' })).rejects.toThrow('declined');
     expect(effects.count('patient')).toBe(1);

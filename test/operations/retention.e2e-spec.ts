@@ -142,13 +142,13 @@ describe('retention: old finished runs go, with their journal; nothing else is t
     expect(await again.result({ timeout: '5s' })).toBe('fresh');
   });
 
-  it("keeps a queued run while its queue's rate window still counts it (deleted, it made room for more starts within the period); an unqueued one goes", async () => {
+  it("keeps a queued run while its queue's rate window still counts it (deleted, it made room for more starts within the period); an unqueued one, or one of a queue without a rate limit, goes", async () => {
     const other = uniqueSchema();
     const rated = await startApp({
       schema: other,
       providers: [RetentionChild],
       options: {
-        queues: { rated: { concurrency: 5, rateLimit: { limit: 2, period: '1h' } } },
+        queues: { rated: { concurrency: 5, rateLimit: { limit: 2, period: '1h' } }, unrated: { concurrency: 5 } },
         retention: { completed: '1ms', intervalMs: 3_600_000 },
       },
     });
@@ -159,12 +159,13 @@ describe('retention: old finished runs go, with their journal; nothing else is t
         await rated.client.start(RetentionChild, null, { queue: 'rated' }),
       ];
       const unqueued = await rated.client.start(RetentionChild, null);
-      for (const handle of [...queued, unqueued]) await handle.result({ timeout: '5s' });
+      const unrated = await rated.client.start(RetentionChild, null, { queue: 'unrated' }); // no window keeps it
+      for (const handle of [...queued, unqueued, unrated]) await handle.result({ timeout: '5s' });
       const third = await rated.client.start(RetentionChild, null, { queue: 'rated' });
       expect((await rated.client.getRun(third.runId)).status).toBe('pending'); // two began within the hour: the window is full
       await rated.get(RetentionService).cleanup();
       expect(await otherDb.count('runs', 'id = ANY($1)', [queued.map((h) => h.runId)])).toBe(2);
-      expect(await otherDb.count('runs', 'id = $1', [unqueued.runId])).toBe(0);
+      expect(await otherDb.count('runs', 'id = ANY($1)', [[unqueued.runId, unrated.runId]])).toBe(0);
       expect((await rated.client.getRun(third.runId)).status).toBe('pending');
     } finally {
       await rated.close();

@@ -201,6 +201,12 @@ function resolveDashboard(dashboard: DashboardOptions | false | undefined): (Das
   return { ...dashboard, path };
 }
 
+/** The rate-limited queues and their periods (RetentionAges.rateWindows). */
+function rateWindowsOf(queues: ReadonlyMap<string, ResolvedQueue>): RetentionAges['rateWindows'] {
+  const limited = [...queues.values()].filter((queue) => queue.rateLimit);
+  return { queues: limited.map((queue) => queue.name), periodsMs: limited.map((queue) => queue.rateLimit!.periodMs) };
+}
+
 function resolveRetention(
   retention: RetentionOptions | false | undefined,
   queues: ReadonlyMap<string, ResolvedQueue>,
@@ -214,7 +220,7 @@ function resolveRetention(
     cancelled: age('cancelled'),
     intervalMs: retention.intervalMs ?? 60_000,
     batchSize: retention.batchSize ?? 500,
-    rateWindowMs: Math.max(0, ...[...queues.values()].map((queue) => queue.rateLimit?.periodMs ?? 0)),
+    rateWindows: rateWindowsOf(queues),
   };
   if (resolved.completed === undefined && resolved.failed === undefined && resolved.cancelled === undefined) {
     throw new InvalidArgumentError(

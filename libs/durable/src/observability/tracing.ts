@@ -1,5 +1,5 @@
 import type { Context, Span, Tracer } from '@opentelemetry/api';
-import { safeString } from '../schema/safe-string';
+import { capMessage, safeString } from '../schema/safe-string';
 
 type OtelApi = typeof import('@opentelemetry/api');
 
@@ -79,8 +79,9 @@ export class Tracing {
       within: (fn) => api.context.with(context, fn),
       set: (more) => span.setAttributes(more),
       fail: (error) => {
-        // String() throws for some thrown values (a null prototype): that must not replace the error.
-        const message = error instanceof Error ? String(error.message) : safeString(error);
+        // String() throws for some thrown values (a null prototype): that must not replace the error. Capped as a stored error is.
+        const text = error instanceof Error ? String(error.message) : typeof error === 'string' ? error : safeString(error);
+        const message = capMessage(text);
         span.recordException(error instanceof Error ? error : message);
         span.setStatus({ code: api.SpanStatusCode.ERROR, message });
       },

@@ -9,10 +9,10 @@ export interface RetentionAges {
   cancelled?: number;
   batchSize: number;
   /**
-   * The longest rate-limit period of the queues configured here (0: none): a queued run is kept while it
-   * began within it, as its queue's rate window still counts it (deleted, it made room for more starts).
+   * The rate-limited queues declared here and their periods: a run of one is kept while it began within
+   * its queue's period, as the rate window still counts it (deleted, it made room for more starts).
    */
-  rateWindowMs: number;
+  rateWindows: { queues: string[]; periodsMs: number[] };
 }
 
 /**
@@ -51,7 +51,7 @@ export class RetentionRepository {
       // SKIP LOCKED passes over; a fork after the lock waits for this transaction and finds the child gone.
       const batch = await client.query<{ id: string }>(
         `SELECT id FROM ${t.runs} r WHERE ${doomedSql(t)} ORDER BY finished_at LIMIT $4 FOR UPDATE SKIP LOCKED`,
-        [...ages, retention.batchSize, retention.rateWindowMs],
+        [...ages, retention.batchSize, retention.rateWindows.queues, retention.rateWindows.periodsMs],
       );
       const { rows } = await client.query(
         `WITH doomed AS (
@@ -72,7 +72,7 @@ export class RetentionRepository {
            DELETE FROM ${t.runs} WHERE id IN (SELECT id FROM doomed) RETURNING id
          )
          SELECT count(*)::int AS deleted FROM runs`,
-        [...ages, batch.rows.map((r) => r.id), retention.rateWindowMs],
+        [...ages, batch.rows.map((r) => r.id), retention.rateWindows.queues, retention.rateWindows.periodsMs],
       );
       // Instances that stopped beating a day ago are gone for good.
       await client.query(`DELETE FROM ${t.instances} WHERE heartbeat_at < now() - interval '1 day'`);
@@ -113,7 +113,8 @@ export class RetentionRepository {
 
 /**
  * The runs a batch of retention deletes (alias `r`), $1 to $3 the ages of completed, failed and
- * cancelled runs in ms (null: kept), $5 the rate window a queued run is kept for (RetentionAges). A child goes only once its parent cannot read it again: the
+ * cancelled runs in ms (null: kept), $5 and $6 the rate-limited queues and their periods, within which
+ * a run of one is kept (RetentionAges). A child goes only once its parent cannot read it again: the
  * parent is gone, completed or cancelled (a failed one may be retried); a subquery, so it is one
  * primary-key lookup per row. Nor may a fork of the parent (or a fork of that fork) that is not
  * completed or cancelled: its copied journal holds the spawn, and its handle reads this child
@@ -124,7 +125,8 @@ const doomedSql = (t: Tables) => `finished_at IS NOT NULL
   AND ((status = 'completed' AND finished_at < now() - $1::bigint * interval '1 millisecond')
     OR (status = 'failed' AND finished_at < now() - $2::bigint * interval '1 millisecond')
     OR (status = 'cancelled' AND finished_at < now() - $3::bigint * interval '1 millisecond'))
-  AND (r.queue IS NULL OR r.began_at IS NULL OR r.began_at < now() - $5::bigint * interval '1 millisecond')
+  AND (r.queue IS NULL OR r.began_at IS NULL OR NOT EXISTS (
+    SELECT 1 FROM unnest($5::text[], $6::bigint[]) w(queue, ms) WHERE w.queue = r.queue AND r.began_at > now() - w.ms * interval '1 millisecond'))
   AND (r.parent_id IS NULL OR (
     COALESCE((SELECT p.status IN ('completed', 'cancelled') FROM ${t.runs} p WHERE p.id = r.parent_id), true)
     AND ${noUnfinishedForkOf(t, 'r.parent_id')}))

@@ -113,7 +113,7 @@ export class RunControlRepository {
         'retry',
         'failed',
         ['failed'],
-        `its deadline (${row.deadlinePassed.toISOString()}) has passed, so the retried run would fail at once; move or clear it first (setDeadline), then retry`,
+        `its deadline (${row.deadlinePassed.toISOString()}) has passed, so the retried run would meet it again at once; move or clear it first (setDeadline), then retry`,
       );
     return this.check(runId, 'retry', row, ['failed']);
   }

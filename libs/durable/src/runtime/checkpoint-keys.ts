@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../errors';
 import { isStorableText } from '../schema/define-signal';
 import { errorInfo } from './errors';
+import { safeString } from '../schema/safe-string';
 
 /**
  * How a run's checkpoint keys spell the names in them. A key joins a primitive's prefix, a name and
@@ -51,28 +52,53 @@ export function checkStepName(name: string, keyed: boolean): string {
   return name;
 }
 
-/** The longest key a step's `key` option may give: with the run's id it stays well inside an index entry. */
-const MAX_STEP_KEY = 1_000;
+/**
+ * The longest key a step's `key` option may give, in UTF-8 bytes: with the escaped name and the
+ * run's id it stays inside an index entry of the journal's primary key (about 2,700 bytes).
+ */
+const MAX_STEP_KEY_BYTES = 1_000;
 
 /**
- * What a step's `key` option gives for these arguments, checked before the step runs: a key that is
+ * The checkpoint key of a keyed step called with `args`, checked before the step runs: a key that is
  * not text (a field read from the wrong object gives `undefined`, which would give every item the
  * first one's stored result), empty, too long, or not storable (a NUL) is refused, as is a key
- * function that throws (InvalidArgumentError: a mistake in the code, which a retry would repeat).
+ * function that throws (InvalidArgumentError: a mistake in the code, which a retry would repeat). A
+ * key the run journaled before keys were checked (`stored`: an empty one, say) is used as it was, so a
+ * run in flight replays it. `prefix` is the escaped name and its `:`.
  */
-export function stepKey(name: string, key: (...args: any[]) => unknown, args: readonly unknown[]): string {
+export function stepKey(
+  name: string,
+  prefix: string,
+  key: (...args: any[]) => unknown,
+  args: readonly unknown[],
+  stored: (key: string) => boolean,
+): string {
   let value: unknown;
   try {
     value = key(...args);
   } catch (error) {
     throw new InvalidArgumentError(`The key option of step "${name}" threw: ${errorInfo(error).message}`);
   }
-  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
-  if (typeof text !== 'string' || text.length === 0 || text.length > MAX_STEP_KEY || !isStorableText(text)) {
-    const got = typeof text === 'string' ? `a string of ${text.length} characters` : String(value);
-    throw new InvalidArgumentError(
-      `The key option of step "${name}" must give a non-empty string (or a finite number) of at most ${MAX_STEP_KEY} characters, without NUL or lone surrogates; got ${got}.`,
-    );
+  const text =
+    typeof value === 'string'
+      ? value
+      : (typeof value === 'number' && Number.isFinite(value)) || typeof value === 'bigint'
+        ? String(value)
+        : undefined;
+  if (text !== undefined && text.length > 0 && Buffer.byteLength(text) <= MAX_STEP_KEY_BYTES && isStorableText(text)) return prefix + text;
+  const legacy = legacyText(value);
+  if (legacy !== undefined && stored(prefix + legacy)) return prefix + legacy;
+  const got = text !== undefined ? `${Buffer.byteLength(text)} bytes` : safeString(value);
+  throw new InvalidArgumentError(
+    `The key option of step "${name}" must give a non-empty string (or a finite number) of at most ${MAX_STEP_KEY_BYTES} bytes (UTF-8), without NUL or lone surrogates; got ${got}.`,
+  );
+}
+
+/** How a key was written before keys were checked: formatted into the key as it was. */
+function legacyText(value: unknown): string | undefined {
+  try {
+    return `${value as string}`;
+  } catch {
+    return undefined; // a null prototype: it never made a key
   }
-  return text;
 }

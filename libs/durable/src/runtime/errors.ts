@@ -11,9 +11,8 @@ import {
 } from '../errors';
 import type { ErrorInfo } from '../interfaces';
 import { storableText } from '../schema/define-signal';
-import { safeString } from '../schema/safe-string';
+import { capMessage, safeString } from '../schema/safe-string';
 
-const MAX_MESSAGE = 8_000;
 const MAX_STACK = 4_000;
 
 /** The step each error came out of (the innermost one), for its ErrorInfo. */
@@ -46,13 +45,13 @@ export function errorInfo(error: unknown): ErrorInfo {
   if (error instanceof Error) {
     const step = stepOf.get(error);
     return {
-      name: storableText(truncate(error.name || 'Error')),
-      message: storableText(truncate(String(error.message))),
+      name: storableText(capMessage(error.name || 'Error')),
+      message: storableText(capMessage(String(error.message))),
       ...(typeof error.stack === 'string' && { stack: storableText(capStack(error.stack)) }),
       ...(step !== undefined && { step }),
     };
   }
-  return { name: 'Error', message: storableText(truncate(typeof error === 'string' ? error : safeString(error))) };
+  return { name: 'Error', message: storableText(capMessage(typeof error === 'string' ? error : safeString(error))) };
 }
 
 /** Rebuilds a stored failure so that a replay throws what the first execution threw. */
@@ -73,8 +72,4 @@ export function rebuildError(stored: ErrorInfo & Record<string, unknown>): Error
 
 function capStack(stack: string): string {
   return stack.length > MAX_STACK ? `${stack.slice(0, MAX_STACK)}\n    … (${stack.length - MAX_STACK} more characters)` : stack;
-}
-
-function truncate(message: string): string {
-  return message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}… (${message.length - MAX_MESSAGE} more characters)` : message;
 }

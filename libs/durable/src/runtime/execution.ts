@@ -317,7 +317,10 @@ export class Execution {
   /** The memoized call of a step: its stored outcome when journaled, else runs it and checkpoints it. */
   async step<T>(name: string, fn: () => T | Promise<T>, options: ResolvedStepOptions, args: readonly unknown[]): Promise<T> {
     if (!this.active) return never();
-    if (options.key) return this.stepAt(name, `${this.keyPart(name)}:${stepKey(name, options.key, args)}`, fn, options);
+    if (options.key) {
+      const key = stepKey(name, `${this.keyPart(name)}:`, options.key, args, (stored) => this.journal.steps.has(stored));
+      return this.stepAt(name, key, fn, options);
+    }
     return this.stepAt(name, this.keyFor(name), fn, options, true);
   }
 
@@ -460,11 +463,12 @@ export class Execution {
     }
   }
 
-  /** `ms` in-process, cut short (its timer cleared) when the lease is lost: a shutdown or a cancel does not wait it out. */
+  /** `ms` in-process, cut short (its timer cleared) when the lease is lost (a shutdown or a cancel does not wait it out) or the execution ends. */
   wait(ms: number): Promise<void> {
     let unsubscribe = (): unknown => undefined;
     const lost = new Promise<void>((resolve) => (unsubscribe = this.lease.onLost(resolve)));
-    return settledWithin(lost, ms).finally(unsubscribe);
+    // Or once this execution has ended (its code failed or parked): a step's backoff must not hold the end for up to maxDelay.
+    return settledWithin(Promise.race([lost, this.outcome]), ms).finally(unsubscribe);
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {

@@ -10,3 +10,11 @@ export function safeString(value: unknown): string {
     }
   }
 }
+
+/** The longest error message kept (a stored error's, a span's). */
+const MAX_MESSAGE = 8_000;
+
+/** `message` cut to MAX_MESSAGE, saying how much was left out. */
+export function capMessage(message: string): string {
+  return message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}… (${message.length - MAX_MESSAGE} more characters)` : message;
+}
