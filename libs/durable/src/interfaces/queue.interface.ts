@@ -30,7 +30,10 @@ export interface QueueStartOptions {
   debounce?: { key: string; delay: Duration; maxDelay?: Duration };
 }
 
-/** Why a pending run of a queue does not execute yet. */
+/**
+ * Why a pending run of a queue does not execute yet (GET /queues counts them by it). A run's wait
+ * reason may also say `undeclared`: the instance that read it declares no such queue.
+ */
 export type QueueCause = 'concurrency' | 'partition' | 'rate';
 
 /** One queue as GET /queues shows it. */

@@ -88,9 +88,9 @@ export function stepKey(
   if (text !== undefined && text.length > 0 && Buffer.byteLength(text) <= MAX_STEP_KEY_BYTES && isStorableText(text)) return prefix + text;
   const legacy = legacyText(value);
   if (legacy !== undefined && stored(prefix + legacy)) return prefix + legacy;
-  const got = text !== undefined ? `${Buffer.byteLength(text)} bytes` : safeString(value);
+  const got = text !== undefined ? `${Buffer.byteLength(text)} bytes` : typeof value === 'number' ? String(value) : safeString(value);
   throw new InvalidArgumentError(
-    `The key option of step "${name}" must give a non-empty string (or a finite number) of at most ${MAX_STEP_KEY_BYTES} bytes (UTF-8), without NUL or lone surrogates; got ${got}.`,
+    `The key option of step "${name}" must give a non-empty string (or a finite number or a bigint) of at most ${MAX_STEP_KEY_BYTES} bytes (UTF-8), without NUL or lone surrogates; got ${got}.`,
   );
 }
 

@@ -101,16 +101,29 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   async onApplicationBootstrap(): Promise<void> {
     if (!this.enabled) return;
     await this.queues.mendSlots(this.queueList);
-    const stranded = await this.queues.undeclaredWithPending(this.queueList.map((q) => q.name));
-    if (stranded.length)
-      this.logger.warn(
-        `Runs are pending in ${stranded.map((q) => `"${q}"`).join(', ')}, which this instance's \`queues\` option does not declare: they execute only on an instance that declares them (declare them again, or cancel the runs).`,
-      );
+    await this.warnOfUndeclaredQueues();
     this.accepting = true;
     this.renewTimer = setInterval(() => void this.renew(), this.renewEveryMs);
     this.renewTimer.unref();
     void this.renew();
     this.nudge();
+  }
+
+  /**
+   * Warns of pending runs in queues this instance does not declare: a deploy that removed or renamed a
+   * queue strands them (only an instance that declares it admits them). Advisory: a failure to look
+   * does not stop the boot.
+   */
+  private async warnOfUndeclaredQueues(): Promise<void> {
+    try {
+      const stranded = await this.queues.undeclaredWithPending(this.queueList.map((q) => q.name));
+      if (stranded.length)
+        this.logger.warn(
+          `Runs are pending in ${stranded.map((q) => `"${q}"`).join(', ')}, which this instance's \`queues\` option does not declare: only an instance that declares a queue admits its runs. If none does any more (a deploy removed or renamed it), declare it again or cancel the runs.`,
+        );
+    } catch (error) {
+      this.logger.warn(`Could not look for runs pending in undeclared queues: ${(error as Error).message}`);
+    }
   }
 
   /**
