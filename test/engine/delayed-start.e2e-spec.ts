@@ -64,8 +64,10 @@ describe('delayed start', () => {
   it("a delay is measured from the database's clock", async () => {
     const handle = await t.client.start(Stamp, null, { delay: '2h' });
     const row = await runRow(handle.runId);
-    // created_at is the insert's now(); the instant is that now() plus the delay (to the millisecond).
-    expect(Math.abs(row.wake_at.getTime() - row.created_at.getTime() - 7_200_000)).toBeLessThanOrEqual(1);
+    // created_at is the transaction's now(); the instant is the statement's start plus the delay, cut to the
+    // millisecond. The two differ by the time between the transaction's first message and the statement's: 2 ms
+    // once on a busy CI machine, where a bound of 1 ms failed.
+    expect(Math.abs(row.wake_at.getTime() - row.created_at.getTime() - 7_200_000)).toBeLessThanOrEqual(250);
     expect((await t.client.getRun(handle.runId)).waiting).toEqual({ kind: 'start', until: row.wake_at, since: expect.any(Date) });
     await t.client.cancel(handle.runId);
   });
