@@ -5,7 +5,15 @@ import { BasicTracerProvider, InMemorySpanExporter, ReadableSpan, SimpleSpanProc
 import { Test } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
 import { Registry } from 'prom-client';
-import { DurableHealth, DurableWorkflow, ScheduledInput, ScheduleService, Workflow, WorkflowContext } from 'nestjs-durable';
+import {
+  DurableHealth,
+  DurableWorkflow,
+  NonRetryableError,
+  ScheduledInput,
+  ScheduleService,
+  Workflow,
+  WorkflowContext,
+} from 'nestjs-durable';
 import { DurableHealthIndicator } from 'nestjs-durable/health';
 import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
@@ -59,6 +67,18 @@ class OddThrower implements DurableWorkflow<null, never> {
   }
 }
 
+/** A step whose error's message and stack are longer than a stored error keeps. */
+@Workflow('long-thrower', { retry: { maxAttempts: 1 } })
+class LongThrower implements DurableWorkflow<null, never> {
+  async run(_: null, ctx: WorkflowContext): Promise<never> {
+    return ctx.step('throw', () => {
+      const error = new NonRetryableError('x'.repeat(10_000));
+      error.stack = `NonRetryableError: …\n${'    at somewhere\n'.repeat(1_000)}`;
+      throw error;
+    });
+  }
+}
+
 /** The runs holding their step, each until the test opens its gate. */
 const gates = new Map<string, () => void>();
 const hold = (ctx: WorkflowContext) => ctx.step('hold', () => new Promise<string>((open) => gates.set(ctx.runId, () => open('released'))));
@@ -107,7 +127,7 @@ describe('observability: spans, metrics and health', () => {
     trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
     t = await startApp({
       schema,
-      providers: [Observed, Napper, Metered, Yearly, OddThrower, Held, QueuedOne],
+      providers: [Observed, Napper, Metered, Yearly, OddThrower, LongThrower, Held, QueuedOne],
       imports: [TerminusModule],
       options: { metrics: { registry }, inlineWaitMs: 100, queues: { one: { concurrency: 1 } } },
     });
@@ -382,6 +402,20 @@ describe('observability: spans, metrics and health', () => {
       "the step's span",
     );
     expect(step.status).toEqual({ code: SpanStatusCode.ERROR, message: '{"code":"E_ODD"}' });
+  });
+
+  it("a step's error is recorded on its span with its message and stack capped as a stored error's, and its code", async () => {
+    const handle = await t.client.start(LongThrower, null);
+    await expect(handle.result({ timeout: '5s' })).rejects.toBeDefined();
+    const step = await eventually(
+      async () => spans('durable.step throw').find((s) => attribute(s, 'durable.run_id') === handle.runId),
+      "the step's span",
+    );
+    const exception = step.events.find((e) => e.name === 'exception')!.attributes!;
+    expect(exception['exception.message']).toBe(`${'x'.repeat(8_000)}… (2000 more characters)`);
+    expect(String(exception['exception.stacktrace']).length).toBeLessThan(4_100);
+    expect(exception['exception.type']).toBe('NON_RETRYABLE');
+    expect(step.status.message).toBe(exception['exception.message']);
   });
 
   it('a run whose stored trace context cannot be read executes in a trace of its own', async () => {

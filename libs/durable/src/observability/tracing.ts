@@ -1,5 +1,5 @@
 import type { Context, Span, Tracer } from '@opentelemetry/api';
-import { capMessage, safeString } from '../schema/safe-string';
+import { capMessage, capStack, safeString } from '../schema/safe-string';
 
 type OtelApi = typeof import('@opentelemetry/api');
 
@@ -79,10 +79,17 @@ export class Tracing {
       within: (fn) => api.context.with(context, fn),
       set: (more) => span.setAttributes(more),
       fail: (error) => {
-        // String() throws for some thrown values (a null prototype): that must not replace the error. Capped as a stored error is.
+        // String() throws for some thrown values (a null prototype): that must not replace the error. Message and
+        // stack are capped as a stored error's are: an exporter sends what the span records.
         const text = error instanceof Error ? String(error.message) : typeof error === 'string' ? error : safeString(error);
         const message = capMessage(text);
-        span.recordException(error instanceof Error ? error : message);
+        const stack = error instanceof Error && typeof error.stack === 'string' ? capStack(error.stack) : undefined;
+        const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+        span.recordException(
+          error instanceof Error
+            ? { name: error.name, message, stack, ...((typeof code === 'string' || typeof code === 'number') && { code }) }
+            : message,
+        );
         span.setStatus({ code: api.SpanStatusCode.ERROR, message });
       },
       end: () => span.end(),

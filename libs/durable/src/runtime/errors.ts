@@ -11,9 +11,7 @@ import {
 } from '../errors';
 import type { ErrorInfo } from '../interfaces';
 import { storableText } from '../schema/define-signal';
-import { capMessage, safeString } from '../schema/safe-string';
-
-const MAX_STACK = 4_000;
+import { capMessage, capStack, safeString } from '../schema/safe-string';
 
 /** The step each error came out of (the innermost one), for its ErrorInfo. */
 const stepOf = new WeakMap<object, string>();
@@ -68,8 +66,4 @@ export function rebuildError(stored: ErrorInfo & Record<string, unknown>): Error
   if (typeof stored.stack === 'string') error.stack = stored.stack;
   if (typeof stored.step === 'string') tagStep(error, stored.step);
   return error;
-}
-
-function capStack(stack: string): string {
-  return stack.length > MAX_STACK ? `${stack.slice(0, MAX_STACK)}\n    … (${stack.length - MAX_STACK} more characters)` : stack;
 }

@@ -18,3 +18,11 @@ const MAX_MESSAGE = 8_000;
 export function capMessage(message: string): string {
   return message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}… (${message.length - MAX_MESSAGE} more characters)` : message;
 }
+
+/** The longest stack kept. */
+const MAX_STACK = 4_000;
+
+/** `stack` cut to MAX_STACK, saying how much was left out. */
+export function capStack(stack: string): string {
+  return stack.length > MAX_STACK ? `${stack.slice(0, MAX_STACK)}\n    … (${stack.length - MAX_STACK} more characters)` : stack;
+}
