@@ -5,7 +5,7 @@ import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { RunConflictError } from '../errors';
 import { RunLimits, RunRepository } from '../persistence/run.repository';
-import type { ChildStarter } from '../runtime/child-starter';
+import type { ChildStartArgs, ChildStarter } from '../runtime/child-starter';
 import { serializePayload } from '../schema/serializer';
 import { DurableWorker } from '../worker/durable.worker';
 import { DurableTelemetry } from '../observability/durable-telemetry';
@@ -68,16 +68,7 @@ export class RunStarter implements ChildStarter {
     return { runId, created };
   }
 
-  async startChild(args: {
-    parentId: string;
-    parentToken: string;
-    step: string;
-    childId: string;
-    workflow: RegisteredWorkflow;
-    input: unknown;
-    detached: boolean;
-    queueing: Pick<QueueStartOptions, 'queue' | 'partitionKey' | 'priority'>;
-  }): Promise<boolean> {
+  async startChild(args: ChildStartArgs): Promise<boolean> {
     const { parentLost } = await this.insert({
       workflow: args.workflow,
       input: args.input,

@@ -30,6 +30,9 @@ export interface QueueStartOptions {
   debounce?: { key: string; delay: Duration; maxDelay?: Duration };
 }
 
+/** Where a run goes in its queue, the options a child takes too (ChildStartOptions). */
+export type QueuePlacementOptions = Pick<QueueStartOptions, 'queue' | 'partitionKey' | 'priority'>;
+
 /**
  * Why a pending run of a queue does not execute yet (GET /queues counts them by it). A run's wait
  * reason may also say `undeclared`: the instance that read it declares no such queue.

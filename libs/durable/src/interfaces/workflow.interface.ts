@@ -1,7 +1,7 @@
 import type { Type } from '@nestjs/common';
 import type { Duration } from './duration.interface';
 import type { PayloadSchema } from './payload-schema.interface';
-import type { QueueStartOptions } from './queue.interface';
+import type { QueuePlacementOptions } from './queue.interface';
 import type { RetryPolicy } from './retry-policy.interface';
 import type { ScheduleSpec } from './schedule.interface';
 import type { SelectArm, SelectArms, SelectOptions, SelectResult } from './select.interface';
@@ -84,7 +84,7 @@ export type ChildResult<H> = H extends ChildHandle<infer O> ? O : never;
  * `queue`, `partitionKey` and `priority` place the child in its queue as `start`'s options do (a tenant's
  * partition, express first); a child takes no deduplication id or debounce (its step memoizes it).
  */
-export interface ChildStartOptions extends Pick<QueueStartOptions, 'queue' | 'partitionKey' | 'priority'> {
+export interface ChildStartOptions extends QueuePlacementOptions {
   /** Memoizes the spawn: the child's id is derived from the parent's and this step. */
   step: string;
   /**
