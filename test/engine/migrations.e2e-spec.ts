@@ -289,6 +289,9 @@ describe('migrations and boot', () => {
     expect(() => DurableModule.forRoot({ connection: databaseUrl(), leaseMs: 10 })).toThrow(/leaseMs/);
     expect(() => DurableModule.forRoot({} as never)).toThrow(/needs `connection`/);
     expect(() => DurableModule.forRoot({ connection: databaseUrl(), sweeper: { intervalMs: -1 } })).toThrow(/sweeper.intervalMs/);
+    // Stamped on every run: one Postgres cannot store would fail every start after a good boot.
+    for (const appVersion of ['v1\u0000', 'v\ud800', '', 'x'.repeat(101)])
+      expect(() => DurableModule.forRoot({ connection: databaseUrl(), appVersion })).toThrow(/appVersion must be a non-empty string/);
     // Yes/no options from the environment are strings: 'false' would be true.
     for (const [option, value] of [
       ['migrationsRun', { migrationsRun: 'false' }],

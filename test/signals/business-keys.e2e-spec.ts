@@ -136,6 +136,16 @@ describe('business keys: find, signal and start runs by what they are about', ()
     await expect(app.signals.signalByKeys({}, Approval, { by: 'x' })).rejects.toThrow(/at least one key/);
     await expect(app.signals.signalByKeys({ a: 'b' }, Approval, { by: 7 } as never)).rejects.toThrow(InvalidPayloadError);
     await expect(app.signals.signalByKeys({ a: 'b' }, Approval, { by: 'x' }, { fanOut: 'many' as never })).rejects.toThrow(/fanOut/);
+    // An instance that registers no workflow taking it (a producer, or a misspelt name where every workflow declares its
+    // signals) says so, where it answered [] as if no run had the keys.
+    const producer = await startApp({ schema, providers: [Invoice], options: { worker: { enabled: false } } });
+    try {
+      await expect(producer.signals.signalByKeys({ batch: 'b-1' }, 'close', null)).rejects.toThrow(
+        /signalByKeys: no workflow registered on this instance takes signal "close" \(registered: "bk-invoice"\)/,
+      );
+    } finally {
+      await producer.close();
+    }
     expect(await db.count('runs')).toBe(before);
     expect(await db.count('signals')).toBe(signalsBefore);
   });

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidArgumentError } from './errors';
 import type { DashboardOptions, DurableModuleOptions, GroupCommitOptions, MetricsOptions, RetentionOptions } from './interfaces';
+import { isStorableText } from './schema/define-signal';
 import { toMs } from './schema/duration';
 import { keysOf, unknownKey } from './schema/known-keys';
 import type { RetentionAges } from './persistence/retention.repository';
@@ -238,14 +239,18 @@ function resolveRetention(
  */
 function resolveAppVersion(given: string | undefined): string | null {
   if (given !== undefined) {
-    if (typeof given !== 'string' || !given.length || given.length > 100)
-      throw new InvalidArgumentError(`appVersion must be a non-empty string of at most 100 characters; got ${JSON.stringify(given)}.`);
+    if (typeof given !== 'string' || !given.length || given.length > 100 || !isStorableText(given))
+      throw new InvalidArgumentError(
+        `appVersion must be a non-empty string of at most 100 characters, without a NUL character or a lone surrogate; got ${JSON.stringify(given)}.`,
+      );
     return given;
   }
-  if (process.env.npm_package_version) return process.env.npm_package_version;
+  // A found version that could not be stored (a NUL, a surrogate pair cut at 100 characters) is left out, not failed on.
+  const storable = (version: unknown) =>
+    typeof version === 'string' && isStorableText(version.slice(0, 100)) ? version.slice(0, 100) : null;
+  if (process.env.npm_package_version) return storable(process.env.npm_package_version);
   try {
-    const version = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')).version;
-    return typeof version === 'string' ? version.slice(0, 100) : null;
+    return storable(JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')).version);
   } catch {
     return null;
   }

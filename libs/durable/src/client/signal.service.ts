@@ -93,7 +93,7 @@ export class SignalService {
    * of the registered workflows that accept it (or of `workflow`): each takes it at most once (its
    * first payload stays), and is woken. `fanOut: 'one'` delivers to the oldest only. One statement:
    * every delivery is recorded or none (more than 1,000 matches refuses with InvalidArgumentError).
-   * No match: `[]`, nothing recorded.
+   * No match: `[]`, nothing recorded. No workflow registered here that takes the signal: InvalidArgumentError.
    */
   async signalByKeys<T>(
     keys: Record<string, string>,
@@ -177,7 +177,17 @@ export class SignalService {
     const shared = sharedDeliverySchema(this.registry.all(), 'signal', name, signal);
     if (shared) return shared;
     const takers = this.registry.all().filter((w) => w.signals?.has(name) ?? true);
-    if (!takers.length) return { workflows: [], schema: undefined };
+    // Else the delivery would match no run and answer [], as if no run had the keys: a misspelt name or an
+    // instance that does not register the workflow (its payload could not be validated here) must not look like that.
+    if (!takers.length)
+      throw new InvalidArgumentError(
+        `signalByKeys: no workflow registered on this instance takes signal "${name}" (registered: ${
+          this.registry
+            .all()
+            .map((w) => `"${w.name}"`)
+            .join(', ') || 'none'
+        }); a run's signal is validated by its workflow, so send it from an instance that registers one.`,
+      );
     throw new InvalidArgumentError(
       `signalByKeys: the workflows ${takers.map((w) => `"${w.name}"`).join(', ')} validate signal "${name}" differently; name the one you mean with { workflow }.`,
     );
