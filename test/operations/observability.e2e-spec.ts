@@ -4,6 +4,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Test } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
+import { Client } from 'pg';
 import { Registry } from 'prom-client';
 import {
   DurableHealth,
@@ -15,7 +16,7 @@ import {
   WorkflowContext,
 } from 'nestjs-durable';
 import { DurableHealthIndicator } from 'nestjs-durable/health';
-import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 @Workflow('observed', { retry: { maxAttempts: 1 } })
 class Observed implements DurableWorkflow<{ fail?: boolean }, string> {
@@ -319,6 +320,31 @@ describe('observability: spans, metrics and health', () => {
     await eventually(async () => (await indicator.isHealthy()).durable.status === 'up', 'health to come back', 15_000);
     const reconnects = await registry.getSingleMetric('durable_listen_reconnects_total')!.get();
     expect(reconnects.values[0].value).toBeGreaterThanOrEqual(1);
+  });
+
+  it('health: a sweeper whose claim pass waits on a lock is down (not the time it was asked); a database probe that hangs is down within 2 s', async () => {
+    const health = t.get(DurableHealth);
+    await eventually(async () => (await health.check()).healthy, 'health to be up');
+    const locker = new Client(databaseUrl());
+    await locker.connect();
+    try {
+      // Every claim waits on this lock (a migration, a stuck session): the sweeper is called, and achieves nothing.
+      await locker.query(`BEGIN; LOCK TABLE "${schema}".runs IN ACCESS EXCLUSIVE MODE`);
+      await eventually(async () => (await health.check()).sweeper.up === false, 'the sweeper to read as down');
+      expect(await health.check()).toMatchObject({ healthy: false, database: { up: true }, listener: { up: true } });
+      await locker.query('ROLLBACK');
+      await eventually(async () => (await health.check()).healthy, 'health to come back once the claims go through');
+
+      // A probe that does not answer (its table locked; a dropped connection alike) is down after its wait, not hung.
+      await locker.query(`BEGIN; LOCK TABLE "${schema}".migrations IN ACCESS EXCLUSIVE MODE`);
+      const asked = Date.now();
+      expect(await health.check()).toMatchObject({ healthy: false, database: { up: false, error: 'no answer within 2000 ms' } });
+      expect(Date.now() - asked).toBeLessThan(10_000); // the statement timeout is 30 s
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await locker.end();
+    }
+    await eventually(async () => (await health.check()).healthy, 'health to be up again');
   });
 
   it('without a tracer provider no spans are made; a provider registered while the app runs is used from then on', async () => {

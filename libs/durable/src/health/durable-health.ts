@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
+import { answeredWithin } from '../observability/answered-within';
 import { DurableDatabase } from '../persistence/durable-database';
 import { DURABLE_MIGRATIONS } from '../persistence/migrations';
 import { DurableWorker } from '../worker/durable.worker';
@@ -12,12 +13,16 @@ export interface DurableHealthReport {
   migrations: { up: boolean; pending: string[] };
   /** `disabled` on an instance whose worker is off (it listens for nothing). */
   listener: { up: boolean | 'disabled' };
+  /** `lastSweepAt`: the last sweep whose schedule pass and claim pass succeeded. */
   sweeper: { up: boolean | 'disabled'; lastSweepAt: string | null };
 }
 
+/** How long the check waits for each of its probes: a database that hangs must read as down, not hang the probe. */
+const PROBE_WAIT_MS = 2_000;
+
 /**
  * Whether this instance can do its work: the database answers, the library's migrations are all
- * applied, the LISTEN session is alive, and the sweeper ticks. For a readiness probe; the terminus
+ * applied, the LISTEN session is alive, and the sweeper's passes succeed (each probe answers within two seconds). For a readiness probe; the terminus
  * indicator in `nestjs-durable/health` reports it.
  */
 @Injectable()
@@ -32,20 +37,28 @@ export class DurableHealth {
   ) {}
 
   async check(): Promise<DurableHealthReport> {
-    const database = await this.db
-      .query<{ name: string }>(`SELECT name FROM "${this.db.tables.schema}".migrations`)
-      .then((rows) => ({ up: true, applied: new Set(rows.map((r) => r.name)) }))
-      .catch((error: Error) => ({ up: false, error: error.message, applied: new Set<string>() }));
-    const pending = database.up ? DURABLE_MIGRATIONS.map((m) => m.name).filter((name) => !database.applied.has(name)) : [];
     const working = this.worker.enabled;
-    const listener = working ? await this.listener.alive() : ('disabled' as const);
+    const [answer, listening] = await Promise.all([
+      answeredWithin(
+        this.db
+          .query<{ name: string }>(`SELECT name FROM "${this.db.tables.schema}".migrations`)
+          .then((rows) => ({ up: true, error: '', applied: new Set(rows.map((r) => r.name)) }))
+          .catch((error: Error) => ({ up: false, error: error.message, applied: new Set<string>() })),
+        PROBE_WAIT_MS,
+      ),
+      working ? answeredWithin(this.listener.alive(), PROBE_WAIT_MS) : ('disabled' as const),
+    ]);
+    const database = answer ?? { up: false, error: `no answer within ${PROBE_WAIT_MS} ms`, applied: new Set<string>() };
+    const pending = database.up ? DURABLE_MIGRATIONS.map((m) => m.name).filter((name) => !database.applied.has(name)) : [];
+    const listener = listening ?? false;
     const sweep = this.options.sweeper;
     const last = this.worker.lastSweep;
-    // Ticking: a sweep within three intervals (the first one comes an interval after boot).
+    // Ticking: a sweep that did its work (its schedule pass and its claim pass) within three intervals (the first
+    // one comes an interval after boot). One whose statements fail or wait on a lock does not count.
     const sweeper = !working || !sweep ? ('disabled' as const) : Date.now() - (last?.getTime() ?? this.bootedAt) < 3 * sweep.intervalMs;
     const report: DurableHealthReport = {
       healthy: false,
-      database: database.up ? { up: true } : { up: false, error: (database as { error: string }).error },
+      database: database.up ? { up: true } : { up: false, error: database.error },
       migrations: { up: database.up && pending.length === 0, pending },
       listener: { up: listener },
       sweeper: { up: sweeper, lastSweepAt: last?.toISOString() ?? null },

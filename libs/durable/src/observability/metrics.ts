@@ -1,4 +1,5 @@
 import type { Counter, Histogram, Registry } from 'prom-client';
+import { answeredWithin } from './answered-within';
 
 type PromClient = typeof import('prom-client');
 
@@ -149,11 +150,4 @@ export class Metrics {
   unregister(): void {
     for (const name of this.names) this.registry.removeSingleMetric(name);
   }
-}
-
-/** The query's answer, or null when it fails or has not answered within `ms`. */
-function answeredWithin<T>(query: Promise<T | null>, ms: number): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms).unref()));
-  return Promise.race([query, late]).finally(() => clearTimeout(timer));
 }

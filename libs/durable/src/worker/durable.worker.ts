@@ -52,7 +52,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   /** Shut down, its leases given back: no renewal (nor heartbeat) is sent any more. */
   private retired = false;
   private lastSweepAt?: Date;
-  private sweepPending = false;
+  private sweepPending?: { at: Date; scheduled: boolean };
   /** Its instants are the database's (journaled from now()): measured on the database's clock as this process sees it. */
   private readonly wakeTimer = new WakeTimer(
     () => this.nudge(),
@@ -164,10 +164,12 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
       });
   }
 
-  /** The sweeper's tick: a claim pass, remembered for the operators' stats. */
-  sweep(): void {
-    this.lastSweepAt = new Date();
-    this.sweepPending = true;
+  /**
+   * The sweeper's tick: a claim pass. Remembered for the operators' stats and the health check once that
+   * pass succeeds, if the tick's schedule pass did (`scheduled`; true while an earlier one is still in flight).
+   */
+  sweep(scheduled: boolean): void {
+    this.sweepPending = { at: new Date(), scheduled };
     this.nudge();
   }
 
@@ -185,7 +187,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
     return lease !== undefined && !lease.lost;
   }
 
-  /** When the sweeper last ticked here (undefined before its first tick). */
+  /** When a sweep last did its work here (undefined before the first that did). */
   get lastSweep(): Date | undefined {
     return this.lastSweepAt;
   }
@@ -302,13 +304,15 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
       this.wantedQueues.clear();
       for (;;) {
         const ask = Math.min(this.free, batch);
+        const sweep = this.sweepPending;
+        this.sweepPending = undefined;
         if (ask <= 0) {
+          this.sweptAt(sweep); // no slot to claim for: a sweep with nothing it could do, not a failed one
           this.saturated = true;
           break;
         }
         let claimed: ClaimedRun[];
-        const timer = this.telemetry.metrics?.claimPassDuration.startTimer({ trigger: this.sweepPending ? 'sweep' : 'wake' });
-        this.sweepPending = false;
+        const timer = this.telemetry.metrics?.claimPassDuration.startTimer({ trigger: sweep ? 'sweep' : 'wake' });
         const sentAt = leaseClock();
         try {
           claimed = plain ? await this.runs.claim(this.id, this.options.leaseMs, ask, this.registry.names()) : [];
@@ -322,6 +326,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
             for (const name of admitted.heldBack) this.queuesHeldBack.add(name);
           }
           timer?.();
+          this.sweptAt(sweep);
         } catch (error) {
           this.logger.warn(`Claiming runs failed (the sweeper tries again): ${(error as Error).message}`);
           return;
@@ -339,6 +344,10 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
       }
       for (const id of this.wantedFor) if (this.isExecuting(id)) this.wantedFor.delete(id);
     }
+  }
+
+  private sweptAt(sweep: { at: Date; scheduled: boolean } | undefined): void {
+    if (sweep?.scheduled) this.lastSweepAt = sweep.at;
   }
 
   /** Executes a run claimed for this instance by a statement sent at `sentAt`. */

@@ -65,19 +65,23 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
    */
   private tick(): void {
     if (this.stopped) return;
-    if (this.firing) return this.worker.sweep();
+    if (this.firing) return this.worker.sweep(true);
+    let scheduled = true;
     this.firing = this.schedules
       .run()
       .then(
         (pass) => this.aimAt(pass.nextDueInMs),
-        (error: Error) => this.logger.error(`The schedule pass failed; the next sweep tries again: ${error.stack ?? error}`),
+        (error: Error) => {
+          scheduled = false;
+          this.logger.error(`The schedule pass failed; the next sweep tries again: ${error.stack ?? error}`);
+        },
       )
       .then(() => (this.stopped ? undefined : this.schedules.watchWorkflows(this.options.leaseMs)))
       .catch((error: Error) =>
         this.logger.error(`Deciding workflowMissing failed; a sweep a lease on tries again: ${error.stack ?? error}`),
       )
       .finally(() => (this.firing = undefined));
-    void this.firing.then(() => this.worker.sweep());
+    void this.firing.then(() => this.worker.sweep(scheduled));
   }
 
   /**
