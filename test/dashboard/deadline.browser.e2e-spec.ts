@@ -125,6 +125,16 @@ describe('a run deadline on the dashboard, in a real browser', () => {
       .filter({ hasText: 'deadline-passed' })
       .filter({ hasText: /DeadlineExceededError: Run ".+" passed its deadline/ })
       .waitFor();
+
+    // A retry would meet the passed deadline at once, and the server refuses it: the page says to move it first.
+    await page.getByTestId('retry-needs-deadline').waitFor();
+    await expect(page.getByTestId('action-retry').isDisabled()).resolves.toBe(true);
+    await page.getByTestId('deadline-extend-1h').click();
+    await page.locator('[data-testid=action-retry]:not([disabled])').waitFor();
+    await expect(page.getByTestId('retry-needs-deadline').count()).resolves.toBe(0);
+    await page.getByTestId('action-retry').click();
+    await eventually(async () => (await t.client.getRun(run.runId)).waiting?.kind === 'signal', 'the retried run to wait again');
+    await t.client.cancel(run.runId);
   });
 
   it("shows the server's refusal when the run ended behind a stale page (409)", async () => {
@@ -154,7 +164,30 @@ describe('a run deadline on the dashboard, in a real browser', () => {
     await page.getByTestId('tab-children').click();
     await page.getByTestId('child-row').locator('a').click();
     await expect(page.getByTestId('detached').innerText()).resolves.toBe('detached');
-    await t.client.cancel(parent.runId);
+    const child = `${parent.runId}/helper`; // a child's id: its parent's and its step's
+
+    // The timeline draws the child from its own detail, which the live feed refreshes: not polled (every 2 s) while it is up.
+    await page.goto(`${runUrl(t, parent.runId)}?tab=timeline`);
+    await page.locator('[data-testid=live-status][data-mode=live]').waitFor();
+    await page.locator(`[data-testid=timeline-child-lane][data-run-id="${child}"] [data-testid=timeline-status]`).waitFor();
+    const asked: string[] = [];
+    const count = (request: { url(): string }) => {
+      if (decodeURIComponent(new URL(request.url()).pathname) === `/durable/api/runs/${child}`) asked.push(request.url());
+    };
+    page.on('request', count);
+    await page.waitForTimeout(6_000); // an absence: three polling intervals (polled, at least three requests)
+    page.off('request', count);
+    expect(asked.length).toBeLessThanOrEqual(1); // the feed's opening refreshes every page once
+
+    // The parent's cancel leaves it be, and its dialog does not count it among the children it cancels.
+    await openRun(parent.runId);
+    await page.getByTestId('action-cancel').click();
+    const dialog = page.getByRole('dialog');
+    await expect(dialog.innerText()).resolves.toContain('stops for good. A step in flight');
+    await page.getByTestId('confirm').click();
+    await eventually(async () => (await t.client.getRun(parent.runId)).status === 'cancelled', 'the parent to be cancelled');
+    expect((await t.client.getRun(child)).status).toBe('waiting');
+    await t.client.cancel(child);
   });
 });
 

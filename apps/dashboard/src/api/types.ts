@@ -155,6 +155,8 @@ export interface ChildRun extends RunSummary {
   step: string | null;
   /** A fork's child spawned before its fromStep: the run that started it (the source), whose child the fork reuses. */
   reusedFrom: string | null;
+  /** Started with `{ detached: true }`: the parent's cancel and deadline do not reach it. */
+  detached?: true;
 }
 
 export interface HistoryEntry {

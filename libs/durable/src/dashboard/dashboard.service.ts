@@ -174,6 +174,7 @@ export class DashboardService {
         status: c.status,
         step: c.parent_step,
         reusedFrom: c.reused_from,
+        ...(c.detached ? { detached: true as const } : {}),
       })),
       parent: rows.parent ? { runId: rows.parent.id, workflow: rows.parent.workflow, status: rows.parent.status } : null,
       forks: rows.forks,

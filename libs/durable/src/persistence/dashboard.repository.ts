@@ -25,7 +25,14 @@ export interface RunJournalRows {
   }>;
   signals: Array<{ name: string; payload: string | null; delivered_at: Date; source: string | null }>;
   messages: Array<{ channel: string; key: string; seq: string; payload: string | null; sent_at: Date; acked_at: Date | null }>;
-  children: Array<{ id: string; workflow: string; status: RunStatus; parent_step: string | null; reused_from: string | null }>;
+  children: Array<{
+    id: string;
+    workflow: string;
+    status: RunStatus;
+    parent_step: string | null;
+    reused_from: string | null;
+    detached: boolean;
+  }>;
   parent: { id: string; workflow: string; status: RunStatus } | null;
   /** The runs forked from this one, oldest first. */
   forks: string[];
@@ -121,10 +128,10 @@ export class DashboardRepository {
         (SELECT COALESCE(json_agg(s ORDER BY s.delivered_at), '[]') FROM (SELECT name, payload, delivered_at, source FROM ${t.signals} WHERE run_id = $1 AND run_day = ${day}) s) AS signals,
         (SELECT COALESCE(json_agg(m ORDER BY m.channel, m.seq), '[]') FROM (SELECT channel, key, seq, payload, sent_at, acked_at FROM ${t.messages} WHERE run_id = $1 AND run_day = ${day}) m) AS messages,
         (SELECT COALESCE(json_agg(c ORDER BY c.seq), '[]') FROM (
-           SELECT id, workflow, status, parent_step, seq, NULL AS reused_from FROM ${t.runs} WHERE parent_id = $1
+           SELECT id, workflow, status, parent_step, seq, NULL AS reused_from, detached FROM ${t.runs} WHERE parent_id = $1
            UNION ALL
            -- A fork's children spawned before its fromStep are another run's, reused: its journal's spawns name them.
-           SELECT c.id, c.workflow, c.status, c.parent_step, c.seq, c.parent_id FROM ${t.steps} s JOIN ${t.runs} c ON c.id = s.result::jsonb->>'runId'
+           SELECT c.id, c.workflow, c.status, c.parent_step, c.seq, c.parent_id, c.detached FROM ${t.steps} s JOIN ${t.runs} c ON c.id = s.result::jsonb->>'runId'
            WHERE s.run_id = $1 AND s.run_day = ${day} AND s.kind = 'child' AND c.parent_id <> $1
              AND EXISTS (SELECT 1 FROM ${t.runs} f WHERE f.id = $1 AND f.forked_from IS NOT NULL)) c) AS children,
         (SELECT row_to_json(p) FROM (SELECT p.id, p.workflow, p.status FROM ${t.runs} r JOIN ${t.runs} p ON p.id = r.parent_id WHERE r.id = $1) p) AS parent,

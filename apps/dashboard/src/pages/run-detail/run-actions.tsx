@@ -5,7 +5,8 @@ import type { RunDetail } from '../../api/types';
 import { Button } from '../../components/button';
 import { ConfirmDialog } from '../../components/confirm-dialog';
 import { ErrorBox } from '../../components/error-box';
-import { canCancel, canResume, canRetry } from '../../lib/run-status';
+import { serverNow } from '../../lib/clock';
+import { cancelReaches, canCancel, canResume, canRetry, retryNeedsDeadline } from '../../lib/run-status';
 import { CancelDialog } from './cancel-dialog';
 import styles from './run-detail.module.css';
 
@@ -40,8 +41,10 @@ export function RunActions({ detail }: { detail: RunDetail }) {
   useShortcut({ keys: 'r', label: 'Resume this run (asks first)', group: 'This run' }, () => setConfirmKey('resume'), {
     enabled: !busy && canResume(run.status),
   });
+  // Its deadline passed: the server would refuse (409), so the button says to move it first (the form below).
+  const deadlineFirst = retryNeedsDeadline(run, serverNow());
   useShortcut({ keys: 't', label: 'Retry this run (asks first)', group: 'This run' }, () => setConfirmKey('retry'), {
-    enabled: !busy && canRetry(run.status),
+    enabled: !busy && canRetry(run.status) && !deadlineFirst,
   });
   useShortcut({ keys: 'c', label: 'Cancel this run (asks first)', group: 'This run' }, askCancel, {
     enabled: !busy && canCancel(run.status),
@@ -73,8 +76,12 @@ export function RunActions({ detail }: { detail: RunDetail }) {
         {retriable && (
           <Button
             variant="primary"
-            disabled={busy}
-            title="Run again from its checkpoints; failed steps run again. (key: t)"
+            disabled={busy || deadlineFirst}
+            title={
+              deadlineFirst
+                ? 'Its deadline has passed: a retried run would meet it at once. Move or clear the deadline first.'
+                : 'Run again from its checkpoints; failed steps run again. (key: t)'
+            }
             aria-keyshortcuts="t"
             onClick={doRetry}
             data-testid="action-retry"
@@ -99,6 +106,11 @@ export function RunActions({ detail }: { detail: RunDetail }) {
           </Button>
         )}
       </div>
+      {retriable && deadlineFirst && (
+        <p className="muted" data-testid="retry-needs-deadline">
+          Its deadline has passed: move or clear it (Deadline, below) to retry it.
+        </p>
+      )}
       <ErrorBox error={lastError} testId="action-error" />
       {confirmKey && (
         <ConfirmDialog
@@ -114,8 +126,8 @@ export function RunActions({ detail }: { detail: RunDetail }) {
       {confirmCancel && (
         <CancelDialog
           runId={run.runId}
-          // A fork's reused children are the source's: cancelling the fork leaves them be.
-          childCount={detail.children.filter((c) => !c.reusedFrom && c.status !== 'completed' && c.status !== 'cancelled').length}
+          // As the server's cascade: a fork's reused children are the source's, a detached or failed one is left be.
+          childCount={detail.children.filter(cancelReaches).length}
           busy={cancel.isPending}
           error={cancel.error}
           onConfirm={(reason) => cancel.mutate({ runId: run.runId, reason }, { onSuccess: () => setConfirmCancel(false) })}

@@ -1,5 +1,6 @@
 import { useQueries } from '@tanstack/react-query';
 import { type CSSProperties, type ReactNode, useCallback, useRef, useState } from 'react';
+import { useLiveRefresh } from '../../../api/live';
 import { runQueryOptions } from '../../../api/runs';
 import type { ChildRun, RunDetail } from '../../../api/types';
 import { RunLink } from '../../../components/run-link';
@@ -21,7 +22,9 @@ export const MAX_CHILD_LANES = 20;
  */
 export function TimelineTab({ detail }: { detail: RunDetail }) {
   const drawn = detail.children.slice(0, MAX_CHILD_LANES);
-  const childDetails = useQueries({ queries: drawn.map((child) => runQueryOptions(child.runId)) });
+  // Polled only while live updates are down, as the run's own page: the feed refreshes a child's detail when it changes.
+  const { refetchInterval } = useLiveRefresh();
+  const childDetails = useQueries({ queries: drawn.map((child) => runQueryOptions(child.runId, refetchInterval)) });
   const now = serverNow();
   const lane = buildLane(detail, now);
   const childLanes = drawn.map((child, index) => {
