@@ -44,6 +44,33 @@ class OrderV3 implements DurableWorkflow<null, unknown> {
   }
 }
 
+/** Version 1 with an audit step before the wait for go. */
+@Workflow('pt-audited', { signals })
+class AuditedV1 implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.step('a', () => 'a');
+    await ctx.step('audit', () => 'audited');
+    await ctx.waitForSignal(Go);
+    await ctx.step('b', () => 'b');
+    await ctx.waitForSignal(End);
+    return { fraudChecked: false };
+  }
+}
+
+/** Version 2 removes the audit step (safe alone) and adds a patch after go. */
+@Workflow('pt-audited', { signals })
+class AuditedV2 implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.step('a', () => 'a');
+    await ctx.waitForSignal(Go);
+    const fraudChecked = await ctx.patched('fraud-check');
+    if (fraudChecked) await ctx.step('fraud-check', () => 'checked');
+    await ctx.step('b', () => 'b');
+    await ctx.waitForSignal(End);
+    return { fraudChecked };
+  }
+}
+
 /** A signal wait under a timeout, then another wait: the first's deadline checkpoint is passed on every re-execution. */
 @Workflow('pt-timed', { signals })
 class TimedThenEnd implements DurableWorkflow<null, unknown> {
@@ -157,5 +184,20 @@ describe('ctx.patched: one deploy changes a live workflow, old runs keep the old
     expect(warned).toMatchObject({ code: 'UNREACHED_CHECKPOINTS', keys: ['b'], message: expect.stringMatching(/renamed step/) });
     await current.signals.signal(run.runId, End, null);
     expect(await current.client.handle(run.runId).result({ timeout: '10s' })).toEqual({ renamed: true });
+  });
+
+  it("a checkpoint the code no longer reaches (a removed step) counts as past every patch point met after it: the old path, and the run's warning names it", async () => {
+    let current = await deploy(AuditedV1);
+    const run = await current.client.start(AuditedV1, null);
+    await waitingOn(run.runId, 'go'); // a and audit recorded, before the point the patch will sit at
+
+    current = await deploy(AuditedV2);
+    await current.signals.signal(run.runId, Go, null);
+    await waitingOn(run.runId, 'end');
+    const warned = await eventually(async () => (await current.client.getRun(run.runId)).warning, 'the warning');
+    expect(warned).toMatchObject({ code: 'UNREACHED_CHECKPOINTS', keys: ['audit'] });
+    await current.signals.signal(run.runId, End, null);
+    // It cannot be told from a checkpoint recorded past the point: the run keeps the path its old code had.
+    expect(await current.client.handle(run.runId).result({ timeout: '10s' })).toEqual({ fraudChecked: false });
   });
 });
