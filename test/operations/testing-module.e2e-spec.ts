@@ -41,6 +41,14 @@ class Inbox implements DurableWorkflow<null, string> {
   }
 }
 
+/** One send a minute: a rate-limited queue. */
+@Workflow('paced-send', { queue: 'paced' })
+class PacedSend implements DurableWorkflow<string, string> {
+  async run(to: string) {
+    return `sent to ${to}`;
+  }
+}
+
 describe('DurableTestingModule: a fake clock and drain() for your own workflow tests', () => {
   let durable: DurableTestingModule;
 
@@ -88,5 +96,44 @@ describe('DurableTestingModule: a fake clock and drain() for your own workflow t
     await durable.drain();
     expect(await durable.waitReason(run.runId)).toBeUndefined();
     expect(await run.result()).toBe('paid');
+  });
+});
+
+describe('DurableTestingModule: the clock moves queues rate windows and debounces too', () => {
+  let durable: DurableTestingModule;
+  beforeAll(async () => {
+    durable = await DurableTestingModule.create({
+      providers: [PacedSend],
+      options: { queues: { paced: { rateLimit: { limit: 1, period: '1m' } }, debounced: {} } },
+    });
+  });
+  afterAll(() => durable.close());
+
+  it('a run held by its rate window: drain() leaves it waiting, and the clock opens the window, one run a minute', async () => {
+    const started = Date.now();
+    const runs = [];
+    for (const to of ['a', 'b', 'c']) runs.push(await durable.client.start(PacedSend, to));
+    await durable.drain();
+    expect((await durable.run(runs[0].runId)).status).toBe('completed');
+    expect(await durable.waitReason(runs[1].runId)).toMatchObject({ kind: 'queue', cause: 'rate' });
+    await durable.clock.advance('1m');
+    expect((await durable.run(runs[1].runId)).status).toBe('completed');
+    expect(await durable.waitReason(runs[2].runId)).toMatchObject({ kind: 'queue', cause: 'rate' });
+    await durable.clock.advance('1m');
+    expect(await runs[2].result({ timeout: '5s' })).toBe('sent to c');
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("a debounce's cap (maxDelay from its first start) moves with the clock", async () => {
+    const debounce = { key: 'k', delay: '1m', maxDelay: '2m' } as const;
+    const first = await durable.client.start(PacedSend, 'first', { queue: 'debounced', debounce });
+    await durable.clock.advance('50s');
+    await durable.client.start(PacedSend, 'second', { queue: 'debounced', debounce });
+    await durable.clock.advance('50s');
+    await durable.client.start(PacedSend, 'third', { queue: 'debounced', debounce }); // at 1m40s: capped at 2m
+    await durable.clock.advance('19s');
+    expect((await durable.run(first.runId)).status).not.toBe('completed');
+    await durable.clock.advance('2s');
+    expect(await first.result({ timeout: '5s' })).toBe('sent to third');
   });
 });

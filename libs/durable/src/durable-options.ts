@@ -7,7 +7,7 @@ import { toMs } from './schema/duration';
 import { keysOf, unknownKey } from './schema/known-keys';
 import type { RetentionAges } from './persistence/retention.repository';
 import { tablesFor } from './persistence/tables';
-import { ResolvedQueue, resolveQueues } from './queues/queue-config';
+import { rateWindowsOf, ResolvedQueue, resolveQueues } from './queues/queue-config';
 import { DEFAULT_GROUP_COMMIT, GroupCommitPolicy } from './persistence/group-commit';
 
 /** Module options with every default filled in and every value checked. */
@@ -200,12 +200,6 @@ function resolveDashboard(dashboard: DashboardOptions | false | undefined): (Das
       `dashboard.path "${dashboard.path}" must look like "/durable" or "/ops/durable" (letters, digits, . _ ~ -).`,
     );
   return { ...dashboard, path };
-}
-
-/** The rate-limited queues and their periods (RetentionAges.rateWindows). */
-function rateWindowsOf(queues: ReadonlyMap<string, ResolvedQueue>): RetentionAges['rateWindows'] {
-  const limited = [...queues.values()].filter((queue) => queue.rateLimit);
-  return { queues: limited.map((queue) => queue.name), periodsMs: limited.map((queue) => queue.rateLimit!.periodMs) };
 }
 
 function resolveRetention(

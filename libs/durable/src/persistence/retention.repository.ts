@@ -1,4 +1,5 @@
 import { DurableDatabase, READ_COMMITTED } from './durable-database';
+import type { RateWindows } from '../queues/queue-config';
 import type { Tables } from './tables';
 import { dropEmptiedJournalDays, LEGACY_DAY } from './journal-partitions';
 
@@ -12,7 +13,7 @@ export interface RetentionAges {
    * The rate-limited queues declared here and their periods: a run of one is kept while it began within
    * its queue's period, as the rate window still counts it (deleted, it made room for more starts).
    */
-  rateWindows: { queues: string[]; periodsMs: number[] };
+  rateWindows: RateWindows;
 }
 
 /**

@@ -617,11 +617,16 @@ export class RunRepository {
     return { waiting, overdue: row.overdue };
   }
 
-  /** Runs due now that this application could claim (pending or waiting, wake time come). */
-  async countDue(workflows: string[]): Promise<number> {
+  /**
+   * Runs due now that this application could claim (pending or waiting, wake time come), but for the
+   * pending runs of `heldBack` queues: their queue's limit (its concurrency, its rate window) holds them.
+   */
+  async countDue(workflows: string[], heldBack: string[]): Promise<number> {
     const [row] = await this.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM ${this.db.tables.runs} WHERE wake_at <= now() AND status IN ('pending', 'waiting') AND workflow = ANY($1::text[])`,
-      [workflows],
+      `SELECT count(*)::int AS n FROM ${this.db.tables.runs}
+       WHERE wake_at <= now() AND status IN ('pending', 'waiting') AND workflow = ANY($1::text[])
+         AND NOT (status = 'pending' AND queue = ANY($2::text[]))`,
+      [workflows, heldBack],
     );
     return row.n;
   }

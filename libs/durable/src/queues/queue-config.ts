@@ -11,6 +11,17 @@ export interface ResolvedQueue {
   rateLimit: { limit: number; periodMs: number } | null;
 }
 
+/** The rate-limited queues and their periods, as two arrays a statement unnests together. */
+export interface RateWindows {
+  queues: string[];
+  periodsMs: number[];
+}
+
+export function rateWindowsOf(queues: ReadonlyMap<string, ResolvedQueue>): RateWindows {
+  const limited = [...queues.values()].filter((queue) => queue.rateLimit);
+  return { queues: limited.map((queue) => queue.name), periodsMs: limited.map((queue) => queue.rateLimit!.periodMs) };
+}
+
 /** A queue's name: shown in wait reasons and URLs, so short and plain. */
 const NAME = /^[A-Za-z0-9._:-]{1,100}$/;
 const MAX_LIMIT = 1_000_000;

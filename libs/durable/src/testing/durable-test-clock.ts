@@ -3,6 +3,7 @@ import type { Duration } from '../interfaces';
 import { toMs } from '../schema/duration';
 import { clockMovesSql } from '../persistence/sql/wait-kinds.sql';
 import type { Tables } from '../persistence/tables';
+import type { RateWindows } from '../queues/queue-config';
 import { WAIT_KINDS, waitKindsWhere } from '../wait-kinds/wait-kind.registry';
 import type { DbClock } from '../runtime/db-clock';
 
@@ -14,7 +15,8 @@ const MOVED_FIELDS = [...new Set(waitKindsWhere((kind) => kind.clock).flatMap((k
  * retry backoffs, wake times of the wait kinds the registry lets the clock move, run deadlines) is brought nearer by the step, which is what the passing of that time
  * would do. It advances from one wake to the next and lets each due run execute before going on, so
  * timers set by a run woken on the way fire in order too. Schedules' time moves with it (their slots
- * fire on the way, in order). Date.now() itself does not move.
+ * fire on the way, in order), and so do debounces' caps and queues' rate windows (a window opens on
+ * the way when its oldest start leaves it). Date.now() itself does not move.
  */
 export class DurableTestClock {
   /**
@@ -30,6 +32,8 @@ export class DurableTestClock {
     private readonly tables: Tables,
     private readonly drain: () => Promise<void>,
     private readonly dbClock: DbClock,
+    /** The rate-limited queues and their periods: a window opens when its oldest run's start leaves it. */
+    private readonly rateWindows: RateWindows,
   ) {}
 
   async advance(duration: Duration): Promise<void> {
@@ -52,9 +56,13 @@ export class DurableTestClock {
     const [row] = await this.dataSource.query(
       `SELECT ceil(extract(epoch FROM least(
          (SELECT min(wake_at) - now() FROM ${this.tables.runs} WHERE ${this.movable} AND wake_at > now()),
-         (SELECT min(next_fire_at) - ${scheduleNow} FROM ${this.tables.schedules} WHERE next_fire_at > ${scheduleNow})
+         (SELECT min(next_fire_at) - ${scheduleNow} FROM ${this.tables.schedules} WHERE next_fire_at > ${scheduleNow}),
+         (SELECT min(r.began_at + q.period * interval '1 millisecond') - now()
+          FROM unnest($2::text[], $3::bigint[]) q(queue, period) JOIN ${this.tables.runs} r ON r.queue = q.queue
+          WHERE r.began_at + q.period * interval '1 millisecond' > now()
+            AND EXISTS (SELECT 1 FROM ${this.tables.runs} p WHERE p.queue = q.queue AND p.status = 'pending'))
        )) * 1000)::bigint AS ms`,
-      [this.dbClock.shiftMs],
+      [this.dbClock.shiftMs, this.rateWindows.queues, this.rateWindows.periodsMs],
     );
     return row.ms === null ? null : Math.max(0, Number(row.ms));
   }
@@ -77,6 +85,13 @@ export class DurableTestClock {
         `UPDATE ${t.runs} SET deadline = deadline - ${back} WHERE deadline IS NOT NULL AND status IN ('pending', 'running', 'waiting')`,
         [ms],
       );
+      // A debounce's cap (maxDelay from its first start), and the starts a queue's rate window counts.
+      await manager.query(`UPDATE ${t.runs} SET debounce_until = debounce_until - ${back} WHERE debounce_until IS NOT NULL`, [ms]);
+      if (this.rateWindows.queues.length)
+        await manager.query(`UPDATE ${t.runs} SET began_at = began_at - ${back} WHERE queue = ANY($2::text[]) AND began_at IS NOT NULL`, [
+          ms,
+          this.rateWindows.queues,
+        ]);
       await manager.query(
         `UPDATE ${t.steps}
          SET result = json_build_object('$t', 'Date', 'v', to_char(((result::json->>'v')::timestamptz - ${back}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text

@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { SignalService } from '../client/signal.service';
 import { WorkflowClient } from '../client/workflow.client';
-import { DURABLE_DATA_SOURCE } from '../durable.constants';
+import { DURABLE_DATA_SOURCE, DURABLE_OPTIONS } from '../durable.constants';
+import type { ResolvedDurableOptions } from '../durable-options';
 import { DurableModule } from '../durable.module';
 import { InvalidArgumentError } from '../errors';
 import type { DurableModuleOptions, RunView, WaitReason } from '../interfaces';
@@ -14,6 +15,7 @@ import { DurableWorker } from '../worker/durable.worker';
 import { SchedulePass } from '../worker/schedule-pass';
 import { ScheduleService } from '../client/schedule.service';
 import { DbClock } from '../runtime/db-clock';
+import { rateWindowsOf } from '../queues/queue-config';
 import { DurableTestClock } from './durable-test-clock';
 
 export interface DurableTestingOptions extends Pick<ModuleMetadata, 'imports' | 'providers'> {
@@ -55,7 +57,14 @@ export class DurableTestingModule {
     this.schedules = app.get(ScheduleService);
     this.worker = app.get(DurableWorker);
     this.schedulePass = app.get(SchedulePass);
-    this.clock = new DurableTestClock(app.get<DataSource>(DURABLE_DATA_SOURCE), tablesFor(schema), () => this.drain(), app.get(DbClock));
+    const rateWindows = rateWindowsOf(app.get<ResolvedDurableOptions>(DURABLE_OPTIONS).queues);
+    this.clock = new DurableTestClock(
+      app.get<DataSource>(DURABLE_DATA_SOURCE),
+      tablesFor(schema),
+      () => this.drain(),
+      app.get(DbClock),
+      rateWindows,
+    );
   }
 
   static async create(options: DurableTestingOptions = {}): Promise<DurableTestingModule> {

@@ -222,7 +222,8 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
 
   /**
    * Claims and executes everything due, again and again, until nothing is due and nothing executes
-   * here. For tests and scripts; a running application does this by itself.
+   * here, but queued runs their queue's limit holds back (a rate window is left for time to open: the
+   * test clock's advance). For tests and scripts; a running application does this by itself.
    */
   async drain(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
@@ -233,7 +234,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
         await Promise.allSettled([...this.executions]);
         continue;
       }
-      if (!(await this.runs.countDue(this.registry.names()))) return;
+      if (!(await this.runs.countDue(this.registry.names(), [...this.queuesHeldBack]))) return;
       if (Date.now() > deadline)
         throw new Error(`drain() gave up after ${timeoutMs} ms: runs are still due (is the worker enabled, with free slots?).`);
       await delay(10); // due, but not claimable yet (a lease being released): look again shortly
