@@ -47,6 +47,14 @@ class Slow implements DurableWorkflow<null, unknown> {
   }
 }
 
+/** Fails at once; it takes approvals (a retry would read one). */
+@Workflow('bk-fails', { signals: [Approval], retry: { maxAttempts: 1 } })
+class Fails implements DurableWorkflow<null, unknown> {
+  async run(): Promise<unknown> {
+    throw new Error('declined');
+  }
+}
+
 /** Tries to hold more than 16 keys. */
 @Workflow('bk-greedy', { retry: { maxAttempts: 1 } })
 class Greedy implements DurableWorkflow<null, unknown> {
@@ -61,7 +69,7 @@ describe('business keys: find, signal and start runs by what they are about', ()
   const schema = uniqueSchema('bk');
   const { db, boot } = fileApps({
     schema,
-    providers: [Order, Invoice, Greedy],
+    providers: [Order, Invoice, Greedy, Fails],
     options: { dashboard: { auth: { insecureNoAuth: true } } },
     listen: true,
   });
@@ -115,6 +123,20 @@ describe('business keys: find, signal and start runs by what they are about', ()
     expect(await invoice.result({ timeout: '10s' })).toEqual({ by: 'rest' });
     expect(await db.count('signals', `payload LIKE '%again%'`)).toBe(0);
     expect(await db.count('history', `event = 'signal-delivered' AND detail->'byKeys' = '{"batch": "b-1"}'::jsonb`)).toBe(4);
+  });
+
+  it("fanOut 'one' takes a failed run last: an older failed run's successor (a fork, a new run) gets the signal", async () => {
+    const failed = await app.client.start(Fails, null, { keys: { claim: 'c-1' } });
+    await expect(failed.result({ timeout: '10s' })).rejects.toThrow('declined');
+    const live = await app.client.start(Invoice, null, { keys: { claim: 'c-1' } });
+    const [delivery] = await app.signals.signalByKeys({ claim: 'c-1' }, Approval, { by: 'one' }, { fanOut: 'one' });
+    expect(delivery).toMatchObject({ runId: live.runId, accepted: true });
+    expect(await live.result({ timeout: '10s' })).toEqual({ by: 'one' });
+    // With no other match the failed run takes it: a retry reads it.
+    const alone = await app.client.start(Fails, null, { keys: { claim: 'c-2' } });
+    await expect(alone.result({ timeout: '10s' })).rejects.toThrow('declined');
+    const [buffered] = await app.signals.signalByKeys({ claim: 'c-2' }, Approval, { by: 'one' }, { fanOut: 'one' });
+    expect(buffered).toMatchObject({ runId: alone.runId, accepted: true });
   });
 
   it('bad keys and bad payloads: a clear error, nothing recorded', async () => {

@@ -91,7 +91,8 @@ export class SignalService {
   /**
    * Delivers the signal to the open runs (not completed or cancelled) that have every one of `keys`,
    * of the registered workflows that accept it (or of `workflow`): each takes it at most once (its
-   * first payload stays), and is woken. `fanOut: 'one'` delivers to the oldest only. One statement:
+   * first payload stays), and is woken. `fanOut: 'one'` delivers to the oldest only, one that has not
+   * failed if any matches (a failed run's fork or successor is the one that goes on). One statement:
    * every delivery is recorded or none (more than 1,000 matches refuses with InvalidArgumentError).
    * No match: `[]`, nothing recorded. No workflow registered here that takes the signal: InvalidArgumentError.
    */

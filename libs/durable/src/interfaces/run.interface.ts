@@ -134,7 +134,7 @@ export interface MessageDelivery {
 export interface SignalByKeysOptions {
   /** Only runs of this workflow (also picks the schema when workflows declare the signal differently). */
   workflow?: WorkflowRef<any, any>;
-  /** 'all' (default): every matched run; 'one': the oldest. */
+  /** 'all' (default): every matched run; 'one': the oldest, taking a failed run last (its fork or successor goes on). */
   fanOut?: 'all' | 'one';
 }
 

@@ -4,7 +4,8 @@ import { wokenBySql } from './wait-kinds.sql';
 
 /**
  * A signal delivered by business keys in one statement: to the open runs (not completed or
- * cancelled) of the workflows $6 that have every key of $1, oldest first, at most $7 of them. With
+ * cancelled) of the workflows $6 that have every key of $1, oldest first, at most $7 of them; a
+ * fan-out to one takes a failed run last (its fork or a newer run is the one that goes on). With
  * $8 set (fan-out to all), more than $8 matches writes nothing (`ok` false): the delivery is whole
  * or not at all. Each run takes the signal at most once (its first payload stays; a redelivery is not
  * accepted); an accepted one bumps the run's wake_seq and makes a run parked on it due now, NOTIFYed
@@ -16,7 +17,7 @@ export const deliverByKeysSql = (t: Tables) => `
 WITH found AS (
   SELECT id, run_day, seq, status, wait, wait_kind, wait_name FROM ${t.runs}
   WHERE keys @> $1::jsonb AND status IN ('pending', 'running', 'waiting', 'failed') AND workflow = ANY($6::text[])
-  ORDER BY seq LIMIT $7
+  ORDER BY $8::int IS NULL AND status = 'failed', seq LIMIT $7
   FOR UPDATE
 ), verdict AS (
   SELECT $8::int IS NULL OR count(*) <= $8::int AS ok FROM found
