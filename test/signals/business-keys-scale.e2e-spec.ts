@@ -96,4 +96,18 @@ describe('business keys at scale: 1M runs, 5M keys, a lookup is an index probe',
     const delivery = sent.find((s) => s.sql.includes('keys @>'))!;
     probesKeys(await planOf(delivery));
   });
+
+  it('more than 1,000 matches refuse the whole delivery, nothing recorded; 1,000 are delivered whole', async () => {
+    const [signals, history] = [await db.count('signals'), await db.count('history')];
+    // Every waiting run (a multiple of 100) is in region r0: 10,000 of them.
+    await expect(app.signals.signalByKeys({ region: 'r0' }, Approval, { by: 'ops' })).rejects.toThrow(
+      /signalByKeys: more than 1000 open runs have the keys \{"region":"r0"\}; nothing was delivered. Narrow the keys/,
+    );
+    expect([await db.count('signals'), await db.count('history')]).toEqual([signals, history]);
+    // Narrowed to sku s0 (a multiple of 1,000): exactly 1,000 runs, every one of them delivered.
+    const deliveries = await app.signals.signalByKeys({ region: 'r0', sku: 's0' }, Approval, { by: 'ops' });
+    expect(deliveries).toHaveLength(1_000);
+    expect(deliveries.every((d) => d.accepted)).toBe(true);
+    expect(await db.count('signals')).toBe(signals + 1_000);
+  });
 });
