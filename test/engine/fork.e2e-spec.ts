@@ -85,6 +85,16 @@ class Long implements DurableWorkflow<null, string> {
   }
 }
 
+/** Under a one-hour timeout; `fail` breaks it between its two steps. */
+@Workflow('fk-timed', { timeout: '1h', retry: { maxAttempts: 1 } })
+class Timed implements DurableWorkflow<{ fail?: boolean }, string> {
+  async run(input: { fail?: boolean }, ctx: WorkflowContext) {
+    await ctx.step('first', () => 'one');
+    if (input.fail) throw new NonRetryableError('broken between the steps');
+    return ctx.step('second', () => 'two');
+  }
+}
+
 @Workflow('fk-ship')
 class Ship implements DurableWorkflow<null, string> {
   async run(_: null, ctx: WorkflowContext) {
@@ -97,7 +107,11 @@ describe('fork: a new run from a step of another, the steps before it not run ag
   const db = new Db(schema);
   let app: DurableTestApp;
   beforeAll(async () => {
-    app = await startApp({ schema, providers: [Order, Ship, Busy, Parent, Selecting, Held, Long], options: { appVersion: '2.4.0' } });
+    app = await startApp({
+      schema,
+      providers: [Order, Ship, Busy, Parent, Selecting, Held, Long, Timed],
+      options: { appVersion: '2.4.0', queues: { 'fk-q': { concurrency: 4 } } },
+    });
   });
   afterAll(async () => {
     await app.close();
@@ -128,6 +142,26 @@ describe('fork: a new run from a step of another, the steps before it not run ag
     ).toBe(1);
     expect(await db.count('history', `run_id = $1 AND event = 'forked-from' AND detail->>'source' = $2`, [fork.runId, source])).toBe(1);
     expect((await app.client.listRuns({ forkedFrom: source })).runs.map((r) => r.runId)).toEqual([fork.runId]);
+  });
+
+  it("copies the source's keys and queue place, and takes the workflow's timeout from its own admission (a passed deadline is not copied)", async () => {
+    const source = await app.client.start(
+      Timed,
+      { fail: true },
+      { keys: { order: 'o-7' }, queue: 'fk-q', partitionKey: 't-1', priority: 7 },
+    );
+    await expect(source.result({ timeout: '10s' })).rejects.toThrow(/broken between the steps/);
+    await app.client.setDeadline(source.runId, new Date(Date.now() - 60_000));
+    const before = Date.now();
+    const fork = await app.client.fork(source.runId, { fromStep: 'first', input: {} });
+    expect(await fork.result({ timeout: '10s' })).toBe('two');
+    const view = await app.client.getRun(fork.runId);
+    expect(view).toMatchObject({ keys: { order: 'o-7' }, queue: 'fk-q', partitionKey: 't-1', priority: 7, status: 'completed' });
+    expect(view.deadline!.getTime()).toBeGreaterThanOrEqual(before + 3_600_000 - 1_000); // the database's clock, a second's leeway
+    expect(view.deadline!.getTime()).toBeLessThanOrEqual(Date.now() + 3_600_000 + 1_000);
+    expect((await app.client.listRuns({ keys: { order: 'o-7' } })).runs.map((r) => r.runId).sort()).toEqual(
+      [source.runId, fork.runId].sort(),
+    );
   });
 
   it("from a middle step (the child's spawn): the child is started anew, signals 'before' leaves out the later one, 'all' copies it", async () => {
