@@ -52,5 +52,9 @@ describe('the Queues page in a real browser', () => {
     await expect(rows.count()).resolves.toBe(4);
     await expect(rows.allInnerTexts()).resolves.toEqual(expect.arrayContaining([expect.stringContaining('queue llm (partition)')]));
     await expect(rows.allInnerTexts()).resolves.toEqual(expect.arrayContaining([expect.stringContaining('queue llm (concurrency)')]));
+    // The link's queue filter shows as a filter of its own, and is lifted there.
+    await expect(page.getByTestId('filter-queue').inputValue()).resolves.toBe('llm');
+    await page.getByTestId('filter-queue').selectOption('');
+    await page.waitForURL((url) => url.hash.startsWith('#/runs?waitingFor=queue') && !url.hash.includes('queue=llm'));
   });
 });

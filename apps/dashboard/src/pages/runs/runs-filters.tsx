@@ -1,3 +1,4 @@
+import { useQueueNames } from '../../api/queues';
 import { useSchedules } from '../../api/schedules';
 import { useWorkflows } from '../../api/workflows';
 import { RUN_STATUSES, WAIT_KIND_DECLARATIONS, WAIT_KINDS } from '../../api/types';
@@ -20,6 +21,8 @@ export function RunsFilters({ view }: { view: RunsView }) {
   if (view.workflow && !names.includes(view.workflow)) names.unshift(view.workflow); // a workflow not registered on this instance
   const scheduleNames = schedules.data?.map((s) => s.name) ?? [];
   if (view.schedule && !scheduleNames.includes(view.schedule)) scheduleNames.unshift(view.schedule); // linked before the list loads
+  const queueNames = useQueueNames();
+  if (view.queue && !queueNames.includes(view.queue)) queueNames.unshift(view.queue); // linked before the list loads, or no longer declared
   const statusIsCustom = view.status !== 'all' && !RUN_STATUSES.includes(view.status as never);
 
   // `/` focuses the search, here or (through a focus request) from any other page.
@@ -63,6 +66,18 @@ export function RunsFilters({ view }: { view: RunsView }) {
           ))}
         </select>
       </Field>
+      {(queueNames.length > 0 || view.queue) && (
+        <Field label="Queue">
+          <select value={view.queue} onChange={(e) => apply({ queue: e.target.value })} data-testid="filter-queue">
+            <option value="">any</option>
+            {queueNames.map((name) => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </Field>
+      )}
       <Field label="Waiting for">
         <select value={view.waitingFor} onChange={(e) => apply({ waitingFor: e.target.value })} data-testid="filter-kind">
           <option value="">anything</option>
