@@ -46,38 +46,9 @@ export function RunsFilters({ view }: { view: RunsView }) {
           {statusIsCustom && <option value={view.status}>{view.status}</option>}
         </select>
       </Field>
-      <Field label="Workflow">
-        <select value={view.workflow} onChange={(e) => apply({ workflow: e.target.value })} data-testid="filter-workflow">
-          <option value="">any</option>
-          {names.map((name) => (
-            <option key={name} value={name}>
-              {name}
-            </option>
-          ))}
-        </select>
-      </Field>
-      <Field label="Schedule">
-        <select value={view.schedule} onChange={(e) => apply({ schedule: e.target.value })} data-testid="filter-schedule">
-          <option value="">any</option>
-          {scheduleNames.map((name) => (
-            <option key={name} value={name}>
-              {name}
-            </option>
-          ))}
-        </select>
-      </Field>
-      {(queueNames.length > 0 || view.queue) && (
-        <Field label="Queue">
-          <select value={view.queue} onChange={(e) => apply({ queue: e.target.value })} data-testid="filter-queue">
-            <option value="">any</option>
-            {queueNames.map((name) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </Field>
-      )}
+      <NameFilter label="Workflow" field="workflow" names={names} view={view} apply={apply} />
+      <NameFilter label="Schedule" field="schedule" names={scheduleNames} view={view} apply={apply} />
+      {queueNames.length > 0 && <NameFilter label="Queue" field="queue" names={queueNames} view={view} apply={apply} />}
       <Field label="Waiting for">
         <select value={view.waitingFor} onChange={(e) => apply({ waitingFor: e.target.value })} data-testid="filter-kind">
           <option value="">anything</option>
@@ -150,5 +121,33 @@ export function RunsFilters({ view }: { view: RunsView }) {
         </a>
       )}
     </div>
+  );
+}
+
+/** A filter by one of a list of names (a workflow, a schedule, a queue), or any. */
+function NameFilter({
+  label,
+  field,
+  names,
+  view,
+  apply,
+}: {
+  label: string;
+  field: 'workflow' | 'schedule' | 'queue';
+  names: string[];
+  view: RunsView;
+  apply: (change: Partial<RunsView>) => void;
+}) {
+  return (
+    <Field label={label}>
+      <select value={view[field]} onChange={(e) => apply({ [field]: e.target.value })} data-testid={`filter-${field}`}>
+        <option value="">any</option>
+        {names.map((name) => (
+          <option key={name} value={name}>
+            {name}
+          </option>
+        ))}
+      </select>
+    </Field>
   );
 }
