@@ -335,11 +335,20 @@ describe('observability: spans, metrics and health', () => {
       await locker.query('ROLLBACK');
       await eventually(async () => (await health.check()).healthy, 'health to come back once the claims go through');
 
-      // A probe that does not answer (its table locked; a dropped connection alike) is down after its wait, not hung.
+      // A probe that does not answer (its table locked; a dropped connection alike) is down after its wait, not hung;
+      // checks at once share its one query, so a hung database holds one connection, not one per probe.
       await locker.query(`BEGIN; LOCK TABLE "${schema}".migrations IN ACCESS EXCLUSIVE MODE`);
       const asked = Date.now();
-      expect(await health.check()).toMatchObject({ healthy: false, database: { up: false, error: 'no answer within 2000 ms' } });
+      await eventually(async () => (await health.check()).database.up === false, 'the database probe to read as down');
       expect(Date.now() - asked).toBeLessThan(10_000); // the statement timeout is 30 s
+      const reports = await Promise.all([health.check(), health.check(), health.check()]);
+      for (const report of reports)
+        expect(report).toMatchObject({ healthy: false, database: { up: false, error: 'no answer within 2000 ms' } });
+      const [{ n }] = await db.query<{ n: string }>(
+        `SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+        [`SELECT name FROM "${schema}".migrations%`],
+      );
+      expect(Number(n)).toBe(1);
     } finally {
       await locker.query('ROLLBACK').catch(() => undefined);
       await locker.end();

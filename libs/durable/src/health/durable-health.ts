@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
-import { answeredWithin } from '../observability/answered-within';
+import { sharedProbe } from '../observability/answered-within';
 import { DurableDatabase } from '../persistence/durable-database';
 import { DURABLE_MIGRATIONS } from '../persistence/migrations';
 import { DurableWorker } from '../worker/durable.worker';
@@ -28,26 +28,32 @@ const PROBE_WAIT_MS = 2_000;
 @Injectable()
 export class DurableHealth {
   private readonly bootedAt = Date.now();
+  /** Probes shared by concurrent checks (a readiness and a liveness probe): a hung database holds one query, not one per check. */
+  private readonly migrationsApplied: () => Promise<{ up: boolean; error: string; applied: Set<string> } | null>;
+  private readonly listening: () => Promise<boolean | null>;
 
   constructor(
     @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
     private readonly db: DurableDatabase,
     private readonly worker: DurableWorker,
-    private readonly listener: WakeListener,
-  ) {}
+    listener: WakeListener,
+  ) {
+    // An answer is not reused: a check reads the state now (a LISTEN session lost a moment ago).
+    const probe = { waitMs: PROBE_WAIT_MS, abandonAfterMs: options.statementTimeoutMs || 60_000, reuseMs: 0 };
+    this.migrationsApplied = sharedProbe(
+      () =>
+        db
+          .query<{ name: string }>(`SELECT name FROM "${db.tables.schema}".migrations`)
+          .then((rows) => ({ up: true, error: '', applied: new Set(rows.map((r) => r.name)) }))
+          .catch((error: Error) => ({ up: false, error: error.message, applied: new Set<string>() })),
+      probe,
+    );
+    this.listening = sharedProbe(() => listener.alive(), probe);
+  }
 
   async check(): Promise<DurableHealthReport> {
     const working = this.worker.enabled;
-    const [answer, listening] = await Promise.all([
-      answeredWithin(
-        this.db
-          .query<{ name: string }>(`SELECT name FROM "${this.db.tables.schema}".migrations`)
-          .then((rows) => ({ up: true, error: '', applied: new Set(rows.map((r) => r.name)) }))
-          .catch((error: Error) => ({ up: false, error: error.message, applied: new Set<string>() })),
-        PROBE_WAIT_MS,
-      ),
-      working ? answeredWithin(this.listener.alive(), PROBE_WAIT_MS) : ('disabled' as const),
-    ]);
+    const [answer, listening] = await Promise.all([this.migrationsApplied(), working ? this.listening() : ('disabled' as const)]);
     const database = answer ?? { up: false, error: `no answer within ${PROBE_WAIT_MS} ms`, applied: new Set<string>() };
     const pending = database.up ? DURABLE_MIGRATIONS.map((m) => m.name).filter((name) => !database.applied.has(name)) : [];
     const listener = listening ?? false;

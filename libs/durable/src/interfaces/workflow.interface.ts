@@ -144,7 +144,7 @@ export interface WorkflowContext {
   /**
    * A deploy's change at this point: true for a run that reaches it with nothing recorded past it
    * (take the new path), false for one whose older code already went past it (keep the old path).
-   * Journaled on first encounter.
+   * A checkpoint the code no longer reaches (a removed step) counts as recorded past it. Journaled on first encounter.
    */
   patched(id: string): Promise<boolean>;
 }

@@ -1,5 +1,5 @@
 import type { Counter, Histogram, Registry } from 'prom-client';
-import { answeredWithin } from './answered-within';
+import { sharedProbe } from './answered-within';
 
 type PromClient = typeof import('prom-client');
 
@@ -111,17 +111,7 @@ export class Metrics {
     // One query per scrape serves both gauges, whichever of them is collected first. When the database cannot
     // answer, the gauges say they do not know (no series, NaN) and the scrape goes on: one gauge failing would fail
     // the whole scrape, this library's counters and the application's own metrics with it, during the outage.
-    // A query still unanswered is waited on again by the next scrape, not sent a second time, until it is
-    // older than a statement may run: one whose answer was lost (dropped packets) is then given up.
-    let latest: { at: number; settled: boolean; figures: Promise<GaugeFigures | null> } | undefined;
-    const figures = () => {
-      if (!latest || Date.now() - latest.at > (latest.settled ? 500 : options.abandonAfterMs)) {
-        const query = { at: Date.now(), settled: false, figures: gauges().catch(() => null) };
-        void query.figures.then(() => (query.settled = true));
-        latest = query;
-      }
-      return answeredWithin(latest.figures, GAUGE_WAIT_MS);
-    };
+    const figures = sharedProbe(gauges, { waitMs: GAUGE_WAIT_MS, abandonAfterMs: options.abandonAfterMs, reuseMs: 500 });
     new client.Gauge({
       name: `${p}runs_waiting`,
       help: 'Waiting runs, by what they wait for (no series while the database cannot answer).',

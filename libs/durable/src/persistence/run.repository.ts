@@ -625,7 +625,7 @@ export class RunRepository {
     const [row] = await this.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM ${this.db.tables.runs}
        WHERE wake_at <= now() AND status IN ('pending', 'waiting') AND workflow = ANY($1::text[])
-         AND NOT (status = 'pending' AND queue = ANY($2::text[]))`,
+         AND NOT (status = 'pending' AND COALESCE(queue = ANY($2::text[]), false))`,
       [workflows, heldBack],
     );
     return row.n;

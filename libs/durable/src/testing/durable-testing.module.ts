@@ -96,7 +96,10 @@ export class DurableTestingModule {
     return this.app.get(type);
   }
 
-  /** Fires the schedules due now, then runs everything due (and what that makes due), until nothing is left to do. */
+  /**
+   * Fires the schedules due now, then runs everything due (and what that makes due), until nothing is left
+   * to do but queued runs their queue's limit holds back (a rate window opens as the clock advances).
+   */
   async drain(): Promise<void> {
     await this.schedulePass.run();
     await this.worker.drain();

@@ -166,7 +166,8 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
 
   /**
    * The sweeper's tick: a claim pass. Remembered for the operators' stats and the health check once that
-   * pass succeeds, if the tick's schedule pass did (`scheduled`; true while an earlier one is still in flight).
+   * pass succeeds, if the tick's schedule pass did (`scheduled`: false while one is still in flight, or for
+   * a claim pass the listener asks for on reconnecting).
    */
   sweep(scheduled: boolean): void {
     this.sweepPending = { at: new Date(), scheduled };
@@ -305,8 +306,9 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
       this.wantedQueues.clear();
       for (;;) {
         const ask = Math.min(this.free, batch);
-        const sweep = this.sweepPending;
-        this.sweepPending = undefined;
+        // A pass of queues alone does not do a sweep's claim: the sweep waits for the plain pass it asked for.
+        const sweep = plain ? this.sweepPending : undefined;
+        if (plain) this.sweepPending = undefined;
         if (ask <= 0) {
           this.sweptAt(sweep); // no slot to claim for: a sweep with nothing it could do, not a failed one
           this.saturated = true;

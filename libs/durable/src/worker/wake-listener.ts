@@ -93,7 +93,7 @@ export class WakeListener implements OnApplicationBootstrap, BeforeApplicationSh
       this.reconnects++;
       this.telemetry.metrics?.listenReconnects.inc();
       this.logger.log('LISTEN connection re-established; sweeping for wakes sent meanwhile.');
-      this.worker.sweep(true); // a claim pass, with no schedule pass of its own to fail
+      this.worker.sweep(false); // a claim pass, not a sweep the health check counts: it has no schedule pass
     }
     this.failures = 0;
   }

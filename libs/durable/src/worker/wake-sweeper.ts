@@ -65,7 +65,7 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
    */
   private tick(): void {
     if (this.stopped) return;
-    if (this.firing) return this.worker.sweep(true);
+    if (this.firing) return this.worker.sweep(false); // a claim pass now; the pass in flight counts when it ends
     let scheduled = true;
     this.firing = this.schedules
       .run()
@@ -77,9 +77,10 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
         },
       )
       .then(() => (this.stopped ? undefined : this.schedules.watchWorkflows(this.options.leaseMs)))
-      .catch((error: Error) =>
-        this.logger.error(`Deciding workflowMissing failed; a sweep a lease on tries again: ${error.stack ?? error}`),
-      )
+      .catch((error: Error) => {
+        scheduled = false;
+        this.logger.error(`Deciding workflowMissing failed; a sweep a lease on tries again: ${error.stack ?? error}`);
+      })
       .finally(() => (this.firing = undefined));
     void this.firing.then(() => this.worker.sweep(scheduled));
   }

@@ -5,8 +5,8 @@ import type { RunDetail } from '../../api/types';
 import { Button } from '../../components/button';
 import { ConfirmDialog } from '../../components/confirm-dialog';
 import { ErrorBox } from '../../components/error-box';
-import { serverNow } from '../../lib/clock';
 import { cancelReaches, canCancel, canResume, canRetry, retryNeedsDeadline } from '../../lib/run-status';
+import { useNow } from '../../lib/use-now';
 import { CancelDialog } from './cancel-dialog';
 import styles from './run-detail.module.css';
 
@@ -41,8 +41,8 @@ export function RunActions({ detail }: { detail: RunDetail }) {
   useShortcut({ keys: 'r', label: 'Resume this run (asks first)', group: 'This run' }, () => setConfirmKey('resume'), {
     enabled: !busy && canResume(run.status),
   });
-  // Its deadline passed: the server would refuse (409), so the button says to move it first (the form below).
-  const deadlineFirst = retryNeedsDeadline(run, serverNow());
+  // Its deadline passed (or passes while the page is open): the server would refuse (409), so the button says to move it first.
+  const deadlineFirst = retryNeedsDeadline(run, useNow());
   useShortcut({ keys: 't', label: 'Retry this run (asks first)', group: 'This run' }, () => setConfirmKey('retry'), {
     enabled: !busy && canRetry(run.status) && !deadlineFirst,
   });

@@ -23,8 +23,10 @@ export const MAX_CHILD_LANES = 20;
 export function TimelineTab({ detail }: { detail: RunDetail }) {
   const drawn = detail.children.slice(0, MAX_CHILD_LANES);
   // Polled only while live updates are down, as the run's own page: the feed refreshes a child's detail when it changes.
-  const { refetchInterval } = useLiveRefresh();
-  const childDetails = useQueries({ queries: drawn.map((child) => runQueryOptions(child.runId, refetchInterval)) });
+  const { refetchInterval, refetchOnWindowFocus } = useLiveRefresh();
+  const childDetails = useQueries({
+    queries: drawn.map((child) => ({ ...runQueryOptions(child.runId, refetchInterval), refetchOnWindowFocus })),
+  });
   const now = serverNow();
   const lane = buildLane(detail, now);
   const childLanes = drawn.map((child, index) => {
