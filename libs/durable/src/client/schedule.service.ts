@@ -272,7 +272,7 @@ function viewOf(row: StoredSchedule, now: number): ScheduleView {
     catchup: row.catchup,
     input: deserialize(row.input),
     jitter: Number(row.jitter_ms),
-    // Held reads as paused (API.md: "kept, paused, and flagged"); workflowMissing tells it from an operator's pause.
+    // Held reads as paused (docs/guides/schedules.md: kept, paused and flagged); workflowMissing tells it from an operator's pause.
     paused: row.paused || row.workflow_missing,
     source: row.source,
     workflowMissing: row.workflow_missing,

@@ -44,7 +44,7 @@ export interface DurableModuleOptions {
    */
   statementTimeoutMs?: number;
   idleInTransactionTimeoutMs?: number;
-  /** Named queues with cluster-wide limits; a workflow joins one with `@Workflow({ queue })` or `start(…, { queue })`. */
+  /** Named queues with cluster-wide limits; a workflow joins one with `@Workflow(name, { queue })` or `start(…, { queue })`. */
   queues?: Record<string, QueueOptions>;
   /** Send the library's statements as named prepared statements (default true); false behind PgBouncer in transaction mode. */
   preparedStatements?: boolean;

@@ -13,7 +13,7 @@ export interface QueueOptions {
   rateLimit?: { limit: number; period: Duration };
 }
 
-/** How `start` places a run in its queue (all optional; see API.md section 8). */
+/** How `start` places a run in its queue (all optional; see docs/guides/flow-control.md). */
 export interface QueueStartOptions {
   /** Overrides the workflow's queue. */
   queue?: string;

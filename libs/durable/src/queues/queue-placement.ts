@@ -30,7 +30,7 @@ export function queuePlacementOf(
   const queue = opts.queue === undefined ? workflowQueue : queueNamed(queues, opts.queue, 'The start option queue').name;
   const inQueue = (option: string) => {
     if (queue === null)
-      throw new InvalidArgumentError(`The start option ${option} needs a queue: give queue, or declare @Workflow({ queue }).`);
+      throw new InvalidArgumentError(`The start option ${option} needs a queue: give queue, or declare @Workflow(name, { queue }).`);
   };
   const text = (option: string, value: unknown): string | null => {
     if (value === undefined) return null;

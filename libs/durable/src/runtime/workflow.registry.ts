@@ -16,9 +16,9 @@ export interface RegisteredWorkflow {
   channels?: Map<string, ChannelDefinition<unknown>>;
   /** Its declared schedules, checked. */
   schedules: ResolvedSchedule[];
-  /** The queue its runs wait in (`@Workflow({ queue })`, a name the module declares); null: none. */
+  /** The queue its runs wait in (`@Workflow(name, { queue })`, a name the module declares); null: none. */
   queue: string | null;
-  /** `@Workflow({ timeout })` in milliseconds; undefined: no deadline unless a start gives one. */
+  /** `@Workflow(name, { timeout })` in milliseconds; undefined: no deadline unless a start gives one. */
   timeoutMs?: number;
   /** How long its runs go on after their deadline before they are failed. */
   deadlineGraceMs: number;

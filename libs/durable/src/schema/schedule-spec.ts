@@ -9,7 +9,7 @@ import { serializePayload, serializePayloadWith } from './serializer';
 
 /**
  * Cron arithmetic for schedules, through croner (a maintained library without dependencies, whose
- * timezone handling follows the rules API.md states: a slot in a skipped local hour runs at the first
+ * timezone handling follows the rules docs/guides/schedules.md states: a slot in a skipped local hour runs at the first
  * valid instant after it, a repeated hour's slot at its first occurrence). Nothing here keeps a timer.
  */
 
