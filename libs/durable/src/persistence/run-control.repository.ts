@@ -199,31 +199,38 @@ const setDeadlineSql = (t: Tables) => `
 WITH RECURSIVE target AS (
   SELECT id, status, deadline FROM ${t.runs} WHERE id = $1 FOR UPDATE
 ), inherited AS (
-  SELECT CASE WHEN cardinality($7::text[]) = 0 THEN (SELECT deadline FROM target) ELSE $6::timestamptz END AS deadline
+  SELECT CASE WHEN cardinality($7::text[]) = 0 THEN (SELECT deadline FROM target) ELSE $6::timestamptz END AS deadline,
+         CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END AS new
 ), tree AS (
-  SELECT id FROM ${t.runs}
+  -- An attached descendant follows when it had the deadline it inherited, or when the new one comes before its own
+  -- (its deadline is the earlier of its own and its parent's).
+  SELECT id, deadline AS before FROM ${t.runs}
   WHERE (id = $1 AND cardinality($7::text[]) = 0 AND status IN ('pending', 'running', 'waiting', 'failed'))
      OR (parent_id = ANY($7::text[]) AND NOT id = ANY($7::text[]) AND status IN ('pending', 'running', 'waiting') AND NOT detached
-         AND deadline IS NOT DISTINCT FROM (SELECT deadline FROM inherited))
+         AND (deadline IS NOT DISTINCT FROM (SELECT deadline FROM inherited)
+              OR COALESCE(deadline > (SELECT new FROM inherited), (SELECT new FROM inherited) IS NOT NULL)))
   UNION
   -- Through ended children too (see cancelSql); changed below are only the unfinished.
-  SELECT r.id FROM ${t.runs} r JOIN tree ON r.parent_id = tree.id
-  WHERE NOT r.detached AND r.deadline IS NOT DISTINCT FROM (SELECT deadline FROM inherited)
+  SELECT r.id, r.deadline FROM ${t.runs} r JOIN tree ON r.parent_id = tree.id
+  WHERE NOT r.detached
+    AND (r.deadline IS NOT DISTINCT FROM (SELECT deadline FROM inherited)
+         OR COALESCE(r.deadline > (SELECT new FROM inherited), (SELECT new FROM inherited) IS NOT NULL))
 ), changed AS (
   UPDATE ${t.runs} r
-  SET deadline = CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END, timeout_ms = CASE WHEN r.id = $1 THEN NULL ELSE r.timeout_ms END, wake_seq = r.wake_seq + 1,
+  SET deadline = (SELECT new FROM inherited), timeout_ms = CASE WHEN r.id = $1 THEN NULL ELSE r.timeout_ms END, wake_seq = r.wake_seq + 1,
       wake_at = CASE WHEN r.status <> 'waiting' OR r.wait_kind = ${waitKindSql('start')} THEN r.wake_at
                      -- A backoff wakes at its own end or the new deadline, whichever comes first (scheduleRetrySql).
                      WHEN r.wait_kind = ${waitKindSql('retry')} THEN LEAST((r.wait->>'until')::timestamptz, CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END)
                      ELSE now() END,
       updated_at = now()
+  FROM tree
   -- A descendant that ended while this waited for its row is rechecked on its new version and left as it ended.
-  WHERE r.id IN (SELECT id FROM tree) AND (r.id = $1 OR r.status IN ('pending', 'running', 'waiting'))
-  RETURNING r.id, r.run_day, r.status
+  WHERE r.id = tree.id AND (r.id = $1 OR r.status IN ('pending', 'running', 'waiting'))
+  RETURNING r.id, r.run_day, r.status, tree.before
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
   SELECT id, run_day, 'deadline-set', $3,
-         jsonb_strip_nulls(jsonb_build_object('from', (SELECT deadline FROM inherited), 'to', CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END,
+         jsonb_strip_nulls(jsonb_build_object('from', before, 'to', (SELECT new FROM inherited),
                                               'inheritedFrom', CASE WHEN id = $1 THEN NULL ELSE $1::text END))
   FROM changed
 )
