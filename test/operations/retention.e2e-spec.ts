@@ -1,4 +1,4 @@
-import { DurableWorkflow, RetentionService, RunNotFoundError, Workflow, WorkflowContext } from 'nestjs-durable';
+import { DurableWorkflow, NonRetryableError, RetentionService, RunNotFoundError, Workflow, WorkflowContext } from 'nestjs-durable';
 import { createJournalPartitionsSql } from 'nestjs-durable/persistence/journal-partitions';
 import { tablesFor } from 'nestjs-durable/persistence/tables';
 import { Client } from 'pg';
@@ -17,6 +17,25 @@ class KeptBusy implements DurableWorkflow<null, string> {
 class RetentionChild implements DurableWorkflow<null, string> {
   async run() {
     return 'child-output';
+  }
+}
+
+@Workflow('retention-failing-child', { retry: { maxAttempts: 1 } })
+class FailingChild implements DurableWorkflow<null, string> {
+  async run(): Promise<string> {
+    throw new NonRetryableError('out of stock');
+  }
+}
+
+/** Ships in a child, and gets over its failure. */
+@Workflow('retention-catching-parent')
+class CatchingParent implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    const shipment = await ctx.startChild(FailingChild, null, { step: 'ship' });
+    return shipment.result().then(
+      () => 'shipped',
+      () => 'caught',
+    );
   }
 }
 
@@ -140,6 +159,30 @@ describe('retention: old finished runs go, with their journal; nothing else is t
     ]);
     await a.signals.signal(again.runId, 'finish', 'fresh');
     expect(await again.result({ timeout: '5s' })).toBe('fresh');
+  });
+
+  it("a run started again under the id of a deleted parent does not take the earlier run's child, kept by its own age, as its own", async () => {
+    const other = uniqueSchema();
+    const app = await startApp({
+      schema: other,
+      providers: [FailingChild, CatchingParent],
+      options: { retention: { completed: '1ms', failed: '90d', intervalMs: 3_600_000 } },
+    });
+    const otherDb = new Db(other);
+    try {
+      const first = await app.client.start(CatchingParent, null, { runId: 'reused-parent' });
+      expect(await first.result({ timeout: '5s' })).toBe('caught');
+      await app.get(RetentionService).cleanup();
+      expect(await otherDb.count('runs', 'id = $1', ['reused-parent'])).toBe(0);
+      expect(await otherDb.count('runs', 'id = $1', ['reused-parent/ship'])).toBe(1); // failed: kept 90 days
+
+      const again = await app.client.start(CatchingParent, null, { runId: 'reused-parent' });
+      await expect(again.result({ timeout: '5s' })).rejects.toThrow(/is the child of an earlier run "reused-parent", deleted by retention/);
+      expect(await otherDb.count('history', `run_id = 'reused-parent/ship' AND event = 'started'`)).toBe(1);
+    } finally {
+      await app.close();
+      await otherDb.dropSchema();
+    }
   });
 
   it("keeps a queued run while its queue's rate window still counts it (deleted, it made room for more starts within the period); an unqueued one, or one of a queue without a rate limit, goes", async () => {

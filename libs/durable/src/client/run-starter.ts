@@ -147,6 +147,16 @@ export class RunStarter implements ChildStarter {
             'give that child step another name.',
         );
       }
+      // Nor is the child of an earlier run under the parent's id, which retention deleted and kept the child of (by its own age).
+      if (existing?.beforeParent && args.parentId !== undefined) {
+        throw new RunConflictError(
+          runId,
+          existing.workflow,
+          args.workflow.name,
+          `Run "${runId}" is the child of an earlier run "${args.parentId}", deleted by retention while its child was kept; ` +
+            'this run cannot take it as its own: start the parent under another id, or wait for retention to delete the child.',
+        );
+      }
       return { runId, created: false };
     }
     this.telemetry.metrics?.started.inc({ workflow: args.workflow.name });

@@ -225,6 +225,14 @@ const DEDUPLICATED_TRIES = 3;
 const START_BATCH_LOCK_TIMEOUT = '100ms';
 
 /** The runs table: starting, claiming, leasing, parking and ending runs, and reading them back. */
+export interface RunBrief {
+  workflow: string;
+  status: RunStatus;
+  parentId: string | null;
+  parentStep: string | null;
+  beforeParent: boolean;
+}
+
 export class RunRepository {
   private readonly sql;
   private readonly starts: (start: StartRunArgs) => Promise<ClaimedRun | null>;
@@ -631,13 +639,15 @@ export class RunRepository {
     return row.n;
   }
 
-  /** The workflow and status of a run, without its payloads. */
-  async brief(
-    runId: string,
-    manager?: EntityManager,
-  ): Promise<{ workflow: string; status: RunStatus; parentId: string | null; parentStep: string | null } | undefined> {
-    const rows = await this.db.query<{ workflow: string; status: RunStatus; parentId: string | null; parentStep: string | null }>(
-      `SELECT workflow, status, parent_id AS "parentId", parent_step AS "parentStep" FROM ${this.db.tables.runs} WHERE id = $1`,
+  /**
+   * The workflow and status of a run, without its payloads, and its parent; `beforeParent`: the run is older
+   * than the run its parent id names now (a child of an earlier run under that id, which retention deleted).
+   */
+  async brief(runId: string, manager?: EntityManager): Promise<RunBrief | undefined> {
+    const rows = await this.db.query<RunBrief>(
+      `SELECT r.workflow, r.status, r.parent_id AS "parentId", r.parent_step AS "parentStep",
+              EXISTS (SELECT 1 FROM ${this.db.tables.runs} p WHERE p.id = r.parent_id AND p.created_at > r.created_at) AS "beforeParent"
+       FROM ${this.db.tables.runs} r WHERE r.id = $1`,
       [runId],
       manager,
     );
