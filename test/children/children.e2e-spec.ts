@@ -89,6 +89,24 @@ class Propagates implements DurableWorkflow<null, unknown> {
   }
 }
 
+/** Fails its first attempt only (per run): a retry of it completes. */
+@Workflow('fails-once', { retry: { maxAttempts: 1 } })
+class FailsOnce implements DurableWorkflow<null, string> {
+  constructor(private readonly counter: Counter) {}
+  async run(_: null, ctx: WorkflowContext) {
+    if (this.counter.hit(`fails-once:${ctx.runId}`) === 1) throw new Error('first attempt fails');
+    return 'second attempt';
+  }
+}
+
+@Workflow('propagates-once')
+class PropagatesOnce implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    const child = await ctx.startChild(FailsOnce, null, { step: 'flaky' });
+    return child.result();
+  }
+}
+
 @Workflow('fan-out')
 class FanOut implements DurableWorkflow<number, number> {
   async run(n: number, ctx: WorkflowContext) {
@@ -247,6 +265,8 @@ describe('child workflows', () => {
         Reattach,
         Catches,
         Propagates,
+        FailsOnce,
+        PropagatesOnce,
         FanOut,
         WaitsOnChild,
         TwoWaitingChildren,
@@ -292,6 +312,17 @@ describe('child workflows', () => {
       handle.runId,
     ]);
     expect(memo).toMatchObject({ kind: 'child-result', outcome: 'error', error: { childStatus: 'failed', childError: { message: 'no' } } });
+  });
+
+  it("the guide's recovery: retry the failed child, then the parent, which reads the child's new outcome", async () => {
+    const parent = await t.client.start(PropagatesOnce, null);
+    await expect(parent.result({ timeout: '10s' })).rejects.toMatchObject({ error: { name: 'ChildWorkflowFailedError' } });
+    const child = `${parent.runId}/flaky`;
+    await t.client.retry(child);
+    expect(await t.client.handle(child).result({ timeout: '10s' })).toBe('second attempt');
+    await t.client.retry(parent.runId);
+    expect(await t.client.handle(parent.runId).result({ timeout: '10s' })).toBe('second attempt');
+    expect(await db.count('runs', 'parent_id = $1', [parent.runId])).toBe(1); // the same child, not a second
   });
 
   it('a parent whose lease token moved (taken over) inserts no child: the child is inserted by the execution that took it over', async () => {
