@@ -108,23 +108,6 @@ class Waiter implements DurableWorkflow<null, string> {
   }
 }
 
-/** A waiter under a half-hour timeout of its own. */
-@Workflow('dl-short-waiter', { timeout: '30m' })
-class ShortWaiter implements DurableWorkflow<null, string> {
-  async run(_: null, ctx: WorkflowContext) {
-    return ctx.waitForSignal<string>('go');
-  }
-}
-
-/** Starts a child whose own timeout ends before the parent's deadline, then waits. */
-@Workflow('dl-short-parent')
-class ShortChildParent implements DurableWorkflow<null, string> {
-  async run(_: null, ctx: WorkflowContext) {
-    await ctx.startChild(ShortWaiter, null, { step: 'short' });
-    return ctx.waitForSignal<string>('done');
-  }
-}
-
 /** Starts an attached and a detached child, then waits. */
 @Workflow('dl-parent')
 class Parent implements DurableWorkflow<null, string> {
@@ -222,8 +205,6 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
       SelectUnder,
       Waiter,
       Parent,
-      ShortWaiter,
-      ShortChildParent,
       Timed,
       ExtendedWhileRunning,
       LongStepExtended,
@@ -404,24 +385,6 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
     }
     return id;
   };
-
-  it("an operator's shorter deadline reaches a child whose own came first: a child's deadline is the earlier of its own and its parent's", async () => {
-    const parent = await app.client.start(ShortChildParent, null, { deadline: new Date(Date.now() + 2 * HOUR) });
-    await eventually(async () => (await waitingFor(parent.runId)) === 'done', 'parent parked');
-    const child = `${parent.runId}/short`;
-    const own = (await app.client.getRun(child)).deadline!.getTime();
-    expect(own).toBeLessThan(Date.now() + HOUR); // its own half hour, before the parent's two
-
-    const sooner = new Date(Date.now() + 5 * 60_000);
-    await app.client.setDeadline(parent.runId, sooner, { actor: 'ops' });
-    expect((await app.client.getRun(child)).deadline?.getTime()).toBe(sooner.getTime());
-    const [row] = await db.query<{ detail: { from: string; to: string } }>(
-      `SELECT detail FROM durable.history WHERE run_id = $1 AND event = 'deadline-set'`,
-      [child],
-    );
-    expect(Date.parse(row.detail.from)).toBe(own); // its own, not the parent's it never had
-    await app.client.cancel(parent.runId);
-  });
 
   it("an operator extends a deadline while an inheriting child's passing of it commits: the child's passing is cleared too", async () => {
     const child = await extendWhileChildHeld(async (client, { id, token, deadline }) => {

@@ -199,38 +199,31 @@ const setDeadlineSql = (t: Tables) => `
 WITH RECURSIVE target AS (
   SELECT id, status, deadline FROM ${t.runs} WHERE id = $1 FOR UPDATE
 ), inherited AS (
-  SELECT CASE WHEN cardinality($7::text[]) = 0 THEN (SELECT deadline FROM target) ELSE $6::timestamptz END AS deadline,
-         CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END AS new
+  SELECT CASE WHEN cardinality($7::text[]) = 0 THEN (SELECT deadline FROM target) ELSE $6::timestamptz END AS deadline
 ), tree AS (
-  -- An attached descendant follows when it had the deadline it inherited, or when the new one comes before its own
-  -- (its deadline is the earlier of its own and its parent's).
-  SELECT id, deadline AS before FROM ${t.runs}
+  SELECT id FROM ${t.runs}
   WHERE (id = $1 AND cardinality($7::text[]) = 0 AND status IN ('pending', 'running', 'waiting', 'failed'))
      OR (parent_id = ANY($7::text[]) AND NOT id = ANY($7::text[]) AND status IN ('pending', 'running', 'waiting') AND NOT detached
-         AND (deadline IS NOT DISTINCT FROM (SELECT deadline FROM inherited)
-              OR COALESCE(deadline > (SELECT new FROM inherited), (SELECT new FROM inherited) IS NOT NULL)))
+         AND deadline IS NOT DISTINCT FROM (SELECT deadline FROM inherited))
   UNION
   -- Through ended children too (see cancelSql); changed below are only the unfinished.
-  SELECT r.id, r.deadline FROM ${t.runs} r JOIN tree ON r.parent_id = tree.id
-  WHERE NOT r.detached
-    AND (r.deadline IS NOT DISTINCT FROM (SELECT deadline FROM inherited)
-         OR COALESCE(r.deadline > (SELECT new FROM inherited), (SELECT new FROM inherited) IS NOT NULL))
+  SELECT r.id FROM ${t.runs} r JOIN tree ON r.parent_id = tree.id
+  WHERE NOT r.detached AND r.deadline IS NOT DISTINCT FROM (SELECT deadline FROM inherited)
 ), changed AS (
   UPDATE ${t.runs} r
-  SET deadline = (SELECT new FROM inherited), timeout_ms = CASE WHEN r.id = $1 THEN NULL ELSE r.timeout_ms END, wake_seq = r.wake_seq + 1,
+  SET deadline = CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END, timeout_ms = CASE WHEN r.id = $1 THEN NULL ELSE r.timeout_ms END, wake_seq = r.wake_seq + 1,
       wake_at = CASE WHEN r.status <> 'waiting' OR r.wait_kind = ${waitKindSql('start')} THEN r.wake_at
                      -- A backoff wakes at its own end or the new deadline, whichever comes first (scheduleRetrySql).
                      WHEN r.wait_kind = ${waitKindSql('retry')} THEN LEAST((r.wait->>'until')::timestamptz, CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END)
                      ELSE now() END,
       updated_at = now()
-  FROM tree
   -- A descendant that ended while this waited for its row is rechecked on its new version and left as it ended.
-  WHERE r.id = tree.id AND (r.id = $1 OR r.status IN ('pending', 'running', 'waiting'))
-  RETURNING r.id, r.run_day, r.status, tree.before
+  WHERE r.id IN (SELECT id FROM tree) AND (r.id = $1 OR r.status IN ('pending', 'running', 'waiting'))
+  RETURNING r.id, r.run_day, r.status
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
   SELECT id, run_day, 'deadline-set', $3,
-         jsonb_strip_nulls(jsonb_build_object('from', before, 'to', (SELECT new FROM inherited),
+         jsonb_strip_nulls(jsonb_build_object('from', (SELECT deadline FROM inherited), 'to', CASE WHEN $2::timestamptz IS NOT NULL THEN GREATEST($2::timestamptz, now()) END,
                                               'inheritedFrom', CASE WHEN id = $1 THEN NULL ELSE $1::text END))
   FROM changed
 )
