@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { defineChannel, defineSignal, DurableWorkflow, Step, Workflow, WorkflowContext } from 'nestjs-durable';
+import { RunRepository } from 'nestjs-durable/persistence/run.repository';
 import { DurableTestingModule } from 'nestjs-durable/testing';
 
 /** What a team's own workflow looks like; the test below is what a team's own test looks like. */
@@ -44,6 +45,14 @@ class Inbox implements DurableWorkflow<null, string> {
 /** One send a minute: a rate-limited queue. */
 @Workflow('paced-send', { queue: 'paced' })
 class PacedSend implements DurableWorkflow<string, string> {
+  async run(to: string) {
+    return `sent to ${to}`;
+  }
+}
+
+/** The same send, in no queue. */
+@Workflow('unpaced-send')
+class UnpacedSend implements DurableWorkflow<string, string> {
   async run(to: string) {
     return `sent to ${to}`;
   }
@@ -122,6 +131,23 @@ describe('DurableTestingModule: the clock moves queues rate windows and debounce
     await durable.clock.advance('1m');
     expect(await runs[2].result({ timeout: '5s' })).toBe('sent to c');
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('drain() leaves out the pending runs of a held-back queue only: a due unqueued run still counts', async () => {
+    const idle = await DurableTestingModule.create({
+      providers: [PacedSend, UnpacedSend],
+      options: { worker: { enabled: false }, queues: { paced: { rateLimit: { limit: 1, period: '1m' } } } },
+    });
+    try {
+      await idle.client.start(UnpacedSend, 'unqueued');
+      await idle.client.start(PacedSend, 'queued');
+      const runs = idle.get(RunRepository);
+      const workflows = ['paced-send', 'unpaced-send'];
+      expect(await runs.countDue(workflows, ['paced'])).toBe(1); // the unqueued one: its NULL queue is in no list
+      expect(await runs.countDue(workflows, [])).toBe(2);
+    } finally {
+      await idle.close();
+    }
   });
 
   it("a debounce's cap (maxDelay from its first start) moves with the clock", async () => {

@@ -154,7 +154,7 @@ export class RunStarter implements ChildStarter {
           existing.workflow,
           args.workflow.name,
           `Run "${runId}" is the child of an earlier run "${args.parentId}", deleted by retention while its child was kept; ` +
-            'this run cannot take it as its own: start the parent under another id, or wait for retention to delete the child.',
+            'this run cannot take it as its own: start the parent under another id.',
         );
       }
       return { runId, created: false };

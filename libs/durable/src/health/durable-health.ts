@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
-import { sharedProbe } from '../observability/answered-within';
+import { probeAbandonMs, sharedProbe } from '../observability/answered-within';
 import { DurableDatabase } from '../persistence/durable-database';
 import { DURABLE_MIGRATIONS } from '../persistence/migrations';
 import { DurableWorker } from '../worker/durable.worker';
@@ -39,7 +39,7 @@ export class DurableHealth {
     listener: WakeListener,
   ) {
     // An answer is not reused: a check reads the state now (a LISTEN session lost a moment ago).
-    const probe = { waitMs: PROBE_WAIT_MS, abandonAfterMs: options.statementTimeoutMs || 60_000, reuseMs: 0 };
+    const probe = { waitMs: PROBE_WAIT_MS, abandonAfterMs: probeAbandonMs(options.statementTimeoutMs), reuseMs: 0 };
     this.migrationsApplied = sharedProbe(
       () =>
         db

@@ -30,3 +30,8 @@ export function sharedProbe<T>(
     return answeredWithin(latest.answer, waitMs);
   };
 }
+
+/** How long an unanswered probe is waited on before it is sent again: as long as a statement may run (a minute without a statement timeout). */
+export function probeAbandonMs(statementTimeoutMs: number | undefined): number {
+  return statementTimeoutMs || 60_000;
+}

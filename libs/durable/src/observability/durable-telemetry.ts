@@ -2,6 +2,7 @@ import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { RunRepository } from '../persistence/run.repository';
+import { probeAbandonMs } from './answered-within';
 import { Metrics } from './metrics';
 import { Tracing } from './tracing';
 
@@ -16,7 +17,7 @@ export class DurableTelemetry implements OnApplicationShutdown {
     if (options.metrics) {
       const sweepMs = options.sweeper ? options.sweeper.intervalMs : 1_000;
       // The server ends a gauge query by the statement timeout; one unanswered past it (a minute without one) was lost.
-      const abandonAfterMs = options.statementTimeoutMs || 60_000;
+      const abandonAfterMs = probeAbandonMs(options.statementTimeoutMs);
       const metrics = new Metrics({ ...options.metrics, abandonAfterMs }, () => runs.waitingFigures(2 * sweepMs));
       runs.observeStartBatches = (size) => metrics.startBatchSize.observe(size);
       this.metrics = metrics;

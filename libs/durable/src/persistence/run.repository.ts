@@ -224,7 +224,7 @@ const DEDUPLICATED_TRIES = 3;
 /** How long a batch of starts waits for a lock (another transaction inserting one of its ids) before it is split. */
 const START_BATCH_LOCK_TIMEOUT = '100ms';
 
-/** The runs table: starting, claiming, leasing, parking and ending runs, and reading them back. */
+/** A run's workflow, status and parent (RunRepository.brief). */
 export interface RunBrief {
   workflow: string;
   status: RunStatus;
@@ -233,6 +233,7 @@ export interface RunBrief {
   beforeParent: boolean;
 }
 
+/** The runs table: starting, claiming, leasing, parking and ending runs, and reading them back. */
 export class RunRepository {
   private readonly sql;
   private readonly starts: (start: StartRunArgs) => Promise<ClaimedRun | null>;

@@ -166,10 +166,11 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
 
   /**
    * The sweeper's tick: a claim pass. Remembered for the operators' stats and the health check once that
-   * pass succeeds, if the tick's schedule pass did (`scheduled`: false while one is still in flight, or for
-   * a claim pass the listener asks for on reconnecting).
+   * pass succeeds, if the tick's schedule pass did (`scheduled`; true while one is still in flight, false for
+   * a claim pass the listener asks for on reconnecting). A sweep that would count is not replaced by one that would not.
    */
   sweep(scheduled: boolean): void {
+    if (this.sweepPending?.scheduled && !scheduled) return this.nudge();
     this.sweepPending = { at: new Date(), scheduled };
     this.nudge();
   }

@@ -65,7 +65,8 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
    */
   private tick(): void {
     if (this.stopped) return;
-    if (this.firing) return this.worker.sweep(false); // a claim pass now; the pass in flight counts when it ends
+    // A claim pass now. The pass in flight counts as going well (a crowd of due schedules takes seconds); one that fails does not.
+    if (this.firing) return this.worker.sweep(true);
     let scheduled = true;
     this.firing = this.schedules
       .run()
