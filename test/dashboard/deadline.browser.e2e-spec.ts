@@ -1,5 +1,5 @@
 import type { Page } from 'playwright-core';
-import { DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
+import { DurableWorkflow, NonRetryableError, Workflow, WorkflowContext } from 'nestjs-durable';
 import { dashboardSuite } from '../setup/browser';
 import { DurableTestApp, eventually, uniqueSchema } from '../setup/durable-app';
 
@@ -13,6 +13,14 @@ const HOUR = 60 * MINUTE;
 export class AwaitGo implements DurableWorkflow<null, unknown> {
   async run(_: null, ctx: WorkflowContext) {
     return ctx.waitForSignal('go');
+  }
+}
+
+/** Fails at once, for good: a failed run whose deadline is still ahead. */
+@Workflow('fails-at-once', { retry: { maxAttempts: 1 } })
+export class FailsAtOnce implements DurableWorkflow<null, never> {
+  async run(): Promise<never> {
+    throw new NonRetryableError('declined');
   }
 }
 
@@ -41,7 +49,7 @@ describe('a run deadline on the dashboard, in a real browser', () => {
   const suite = dashboardSuite({
     schema: uniqueSchema(),
     token: TOKEN,
-    providers: [AwaitGo, SpawnDetached],
+    providers: [AwaitGo, SpawnDetached, FailsAtOnce],
     options: { inlineWaitMs: 0 },
     page: { timezoneId: 'UTC' },
   });
@@ -134,6 +142,16 @@ describe('a run deadline on the dashboard, in a real browser', () => {
     await expect(page.getByTestId('retry-needs-deadline').count()).resolves.toBe(0);
     await page.getByTestId('action-retry').click();
     await eventually(async () => (await t.client.getRun(run.runId)).waiting?.kind === 'signal', 'the retried run to wait again');
+    await t.client.cancel(run.runId);
+  });
+
+  it("a failed run's Retry turns to 'move the deadline first' when its deadline passes while the page is open", async () => {
+    const run = await t.client.start(FailsAtOnce, null, { deadline: new Date(Date.now() + 8_000) });
+    await expect(run.result({ timeout: '10s' })).rejects.toThrow('declined');
+    await openRun(run.runId);
+    await page.locator('[data-testid=action-retry]:not([disabled])').waitFor();
+    await page.getByTestId('retry-needs-deadline').waitFor({ timeout: 15_000 }); // no reload: the page follows the clock
+    await expect(page.getByTestId('action-retry').isDisabled()).resolves.toBe(true);
     await t.client.cancel(run.runId);
   });
 
