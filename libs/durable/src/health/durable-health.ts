@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
-import { probeAbandonMs, sharedProbe } from '../observability/answered-within';
+import { probeAbandonMs, sharedProbe } from '../observability/shared-probe';
 import { DurableDatabase } from '../persistence/durable-database';
 import { DURABLE_MIGRATIONS } from '../persistence/migrations';
 import { DurableWorker } from '../worker/durable.worker';
@@ -13,7 +13,7 @@ export interface DurableHealthReport {
   migrations: { up: boolean; pending: string[] };
   /** `disabled` on an instance whose worker is off (it listens for nothing). */
   listener: { up: boolean | 'disabled' };
-  /** `lastSweepAt`: the last sweep whose schedule pass and claim pass succeeded. */
+  /** `lastSweepAt`: the last sweep whose claim pass succeeded, its schedule pass not failed. */
   sweeper: { up: boolean | 'disabled'; lastSweepAt: string | null };
 }
 
@@ -59,8 +59,8 @@ export class DurableHealth {
     const listener = listening ?? false;
     const sweep = this.options.sweeper;
     const last = this.worker.lastSweep;
-    // Ticking: a sweep that did its work (its schedule pass and its claim pass) within three intervals (the first
-    // one comes an interval after boot). One whose statements fail or wait on a lock does not count.
+    // Ticking: a sweep that did its work within three intervals (the first one comes an interval after boot): its claim
+    // pass succeeded, its schedule pass did or is still running. One whose claims fail or wait on a lock does not count.
     const sweeper = !working || !sweep ? ('disabled' as const) : Date.now() - (last?.getTime() ?? this.bootedAt) < 3 * sweep.intervalMs;
     const report: DurableHealthReport = {
       healthy: false,

@@ -2,7 +2,7 @@ import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import { RunRepository } from '../persistence/run.repository';
-import { probeAbandonMs } from './answered-within';
+import { probeAbandonMs } from './shared-probe';
 import { Metrics } from './metrics';
 import { Tracing } from './tracing';
 

@@ -1,5 +1,5 @@
 import type { Counter, Histogram, Registry } from 'prom-client';
-import { sharedProbe } from './answered-within';
+import { sharedProbe } from './shared-probe';
 
 type PromClient = typeof import('prom-client');
 
