@@ -29,6 +29,15 @@ class Observed implements DurableWorkflow<{ fail?: boolean }, string> {
   }
 }
 
+/** Parks on an `observed` child: a cancel of it cascades to the child. */
+@Workflow('observed-parent')
+class ObservedParent implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    const child = await ctx.startChild(Observed, {}, { step: 'child' });
+    return child.result();
+  }
+}
+
 @Workflow('napper')
 class Napper implements DurableWorkflow<null, string> {
   async run(_: null, ctx: WorkflowContext) {
@@ -128,7 +137,7 @@ describe('observability: spans, metrics and health', () => {
     trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
     t = await startApp({
       schema,
-      providers: [Observed, Napper, Metered, Yearly, OddThrower, LongThrower, Held, QueuedOne],
+      providers: [Observed, ObservedParent, Napper, Metered, Yearly, OddThrower, LongThrower, Held, QueuedOne],
       imports: [TerminusModule],
       options: { metrics: { registry }, inlineWaitMs: 100, queues: { one: { concurrency: 1 } } },
     });
@@ -263,6 +272,43 @@ describe('observability: spans, metrics and health', () => {
     expect(await value('durable_runs_waiting', { reason: 'signal' })).toBeGreaterThanOrEqual(1);
     expect(await value('durable_wakes_overdue')).toBe(0);
     expect(await registry.metrics()).toContain('durable_claim_pass_duration_seconds_bucket');
+  });
+
+  it("runs_ended_total counts a cancel's runs as cancelled, its cascade and a schedule's cancelOther among them; a failed run cancelled is not counted again", async () => {
+    const ended = (workflow: string, status: string) => value('durable_runs_ended_total', { workflow, status });
+    const [parents, children, failed, held] = await Promise.all([
+      ended('observed-parent', 'cancelled'),
+      ended('observed', 'cancelled'),
+      ended('observed', 'failed'),
+      ended('held', 'cancelled'),
+    ]);
+
+    const parent = await t.client.start(ObservedParent, null);
+    await eventually(async () => (await t.client.getRun(parent.runId)).status === 'waiting', 'the parent to park on its child');
+    await t.client.cancel(parent.runId);
+    expect(await ended('observed-parent', 'cancelled')).toBe(parents + 1);
+    expect(await ended('observed', 'cancelled')).toBe(children + 1); // the child, cancelled by the cascade
+
+    const failing = await t.client.start(Observed, { fail: true });
+    await expect(failing.result({ timeout: '5s' })).rejects.toThrow('observed failure');
+    expect(await ended('observed', 'failed')).toBe(failed + 1);
+    await t.client.cancel(failing.runId); // its end was counted when it failed
+    expect(await ended('observed', 'cancelled')).toBe(children + 1);
+
+    const schedules = t.get(ScheduleService);
+    await schedules.create({ name: 'held-yearly', workflow: Held, cron: '0 3 1 1 *', overlap: 'cancelOther' });
+    try {
+      const first = await schedules.trigger('held-yearly');
+      await eventually(async () => gates.has(first.runId), 'the first run to hold its step');
+      const second = await schedules.trigger('held-yearly'); // cancels the first
+      expect((await t.client.getRun(first.runId)).status).toBe('cancelled');
+      expect(await ended('held', 'cancelled')).toBe(held + 1);
+      await t.client.cancel(second.runId);
+      expect(await ended('held', 'cancelled')).toBe(held + 2);
+      for (const { runId } of [first, second]) gates.get(runId)?.();
+    } finally {
+      await schedules.delete('held-yearly');
+    }
   });
 
   it('a scrape while the database cannot answer still has the counters; the gauges it reads from the database say they are unknown, until it answers again', async () => {

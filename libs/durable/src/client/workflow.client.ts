@@ -88,11 +88,12 @@ export class WorkflowClient {
 
   /** Cancels the run and its unfinished children at once; a running execution's later writes are refused. */
   async cancel(runId: string, reason?: string, opts: ActorOptions = {}): Promise<void> {
-    const { changed } = await this.control.cancel(
+    const { changed, ended } = await this.control.cancel(
       knownRunId(runId),
       reason === undefined ? undefined : storableText(String(reason)),
       actorOf(opts),
     );
+    this.telemetry.ended(ended ?? [], 'cancelled');
     this.worker.revoke(changed);
   }
 

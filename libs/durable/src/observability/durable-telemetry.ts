@@ -30,9 +30,18 @@ export class DurableTelemetry implements OnApplicationShutdown {
 
   /** Counts runs started outside the run starter (a schedule's slots, triggers and backfills, forks): one workflow name per run. */
   started(workflows: readonly string[]): void {
-    if (!this.metrics) return;
-    const counts = new Map<string, number>();
-    for (const workflow of workflows) counts.set(workflow, (counts.get(workflow) ?? 0) + 1);
-    for (const [workflow, n] of counts) this.metrics.started.inc({ workflow }, n);
+    if (this.metrics) countBy(workflows, (workflow, n) => this.metrics!.started.inc({ workflow }, n));
   }
+
+  /** Counts runs ended outside an execution (by a cancel): one workflow name per run. */
+  ended(workflows: readonly string[], status: 'cancelled'): void {
+    if (this.metrics) countBy(workflows, (workflow, n) => this.metrics!.ended.inc({ workflow, status }, n));
+  }
+}
+
+/** Calls `inc` once per distinct workflow, with its count. */
+function countBy(workflows: readonly string[], inc: (workflow: string, n: number) => void): void {
+  const counts = new Map<string, number>();
+  for (const workflow of workflows) counts.set(workflow, (counts.get(workflow) ?? 0) + 1);
+  for (const [workflow, n] of counts) inc(workflow, n);
 }

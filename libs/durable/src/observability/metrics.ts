@@ -55,7 +55,7 @@ export class Metrics {
     });
     this.ended = new client.Counter({
       name: `${p}runs_ended_total`,
-      help: 'Runs that ended, by workflow and status (completed, failed).',
+      help: 'Runs that ended, by workflow and status (completed, failed, cancelled).',
       labelNames: ['workflow', 'status'],
       registers,
     });

@@ -13,6 +13,8 @@ import { resumeFinishesSql, waitKindSql } from './sql/wait-kinds.sql';
 export interface TransitionRow {
   previous: string | null;
   changed: string[] | null;
+  /** cancelSql: the workflow of each run it cancelled that had not ended (a failed run's end is counted already). */
+  ended?: string[] | null;
   /** setDeadlineSql: the deadline the run's attached descendants inherited (its own before the change), as text. */
   inherited?: string | null;
   /** retrySql: the unfinished run of the queue that holds the failed run's deduplication id. */
@@ -36,6 +38,8 @@ export interface ControlResult {
   previous: string;
   /** Runs the action changed (for cancel: the run and its cascaded children). */
   changed: string[];
+  /** Cancel: the workflow of each run it ended, the failed run it cancelled left out (runs_ended_total counted that end). */
+  ended?: string[];
 }
 
 /**
@@ -79,7 +83,7 @@ export class RunControlRepository {
         return cascade(client, this.sql.cancel, params);
       }, READ_COMMITTED),
     );
-    return this.check(runId, 'cancel', row, ['pending', 'running', 'waiting', 'failed']);
+    return { ...this.check(runId, 'cancel', row, ['pending', 'running', 'waiting', 'failed']), ended: row.ended ?? [] };
   }
 
   async resume(runId: string, actor: string): Promise<ControlResult> {
@@ -251,7 +255,7 @@ WHERE r.id = ANY($1::text[]) AND s.run_id = r.id AND s.run_day = r.run_day AND s
  * to check the parent's lease) is not in that statement's snapshot: the next statement, with a
  * snapshot of its own, changes the children of the runs changed so far, until one finds none.
  * `followUp` gives those statements' params from the first's answer (by default the same). A spawn
- * that comes after its parent's change sees the change.
+ * that comes after its parent's change sees the change. Answers every run changed, and every `ended` (a cancel's).
  */
 export async function cascade(
   client: PoolClient,
@@ -263,12 +267,14 @@ export async function cascade(
   const first = await query(params, []);
   const rest = followUp(first);
   const changed = [...(first.changed ?? [])];
+  const ended = [...(first.ended ?? [])];
   while (changed.length) {
-    const more = (await query(rest, changed)).changed ?? [];
-    if (!more.length) break;
-    changed.push(...more);
+    const more = await query(rest, changed);
+    if (!more.changed?.length) break;
+    changed.push(...more.changed);
+    ended.push(...(more.ended ?? []));
   }
-  return { previous: first.previous, changed };
+  return { previous: first.previous, changed, ended };
 }
 
 /**
@@ -300,7 +306,7 @@ WITH RECURSIVE target AS (
       lease_token = lease_token + 1, finished_at = now(), updated_at = now()
   WHERE id IN (SELECT id FROM tree)
     AND (status IN ('pending', 'running', 'waiting') OR (id = $1 AND status = 'failed'))
-  RETURNING id, run_day, parent_id, queue
+  RETURNING id, run_day, parent_id, queue, workflow
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
   SELECT id, run_day, 'cancelled', $3, jsonb_strip_nulls(jsonb_build_object('reason', $5::text, 'cascadedFrom', CASE WHEN id = $1 THEN NULL ELSE $1::text END))
@@ -316,6 +322,8 @@ WITH RECURSIVE target AS (
 ), ${queueSlotFreedSql(t, 'executed', '$6')}
 SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM cancelled) AS changed,
+       -- Every run but the target was unfinished (the update takes no other); the target, unless it had failed.
+       (SELECT array_agg(workflow) FROM cancelled WHERE id <> $1 OR (SELECT status FROM target) <> 'failed') AS ended,
        (SELECT count(*) FROM parent, pg_notify($4, parent.id)) AS woken,
        (SELECT count(*) FROM cancelled c, pg_notify($7, c.id) WHERE octet_length(c.id) < 8000) AS told,
        (SELECT notified FROM freed) AS freed`;

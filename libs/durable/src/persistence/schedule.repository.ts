@@ -78,6 +78,13 @@ export interface ScheduleFiring {
   lastRunId: string | null;
 }
 
+/** What a firing wrote: the workflow of each run it started; the runs its cancels stopped, and the workflow of each that had not ended. */
+export interface Fired {
+  started: string[];
+  cancelled: string[];
+  ended: string[];
+}
+
 const ACTOR = (name: string) => `schedule:${name}`;
 
 /**
@@ -238,8 +245,8 @@ export class ScheduleRepository {
   /**
    * One schedule pass: locks up to `batch` due schedules of `workflows` (those this instance executes:
    * their runs take its queue and timeout from the workflow's registration), asks `decide` for each
-   * (given the database's now), and writes every decision in the same transaction. Returns the workflow
-   * of each run it started and the runs its cancels stopped (to stop their executions here at once).
+   * (given the database's now), and writes every decision in the same transaction. Returns what it
+   * wrote (Fired): the runs its cancels stopped, to stop their executions here at once.
    */
   async fire(
     batch: number,
@@ -247,13 +254,13 @@ export class ScheduleRepository {
     workflows: string[],
     decide: (row: DueSchedule, now: Date) => ScheduleFiring,
     settingsOf: (workflow: string) => ScheduledWorkflow,
-  ): Promise<{ started: string[]; cancelled: string[] }> {
+  ): Promise<Fired> {
     return this.db.transaction(async (client) => {
       // Locked first, read after, as fireNow: read by the locking statement, a schedule that a trigger
       // changed after that statement's snapshot came back with its new last run joined to no status (as
       // if ended), and overlap 'skip' started a slot beside the triggered run.
       const locked = await client.query<{ name: string }>(this.sql.lockDue, [batch, shiftMs, workflows]);
-      if (!locked.rows.length) return { started: [], cancelled: [] };
+      if (!locked.rows.length) return { started: [], cancelled: [], ended: [] };
       const names = locked.rows.map((row) => row.name);
       const { rows } = await client.query<DueSchedule & { db_now: number }>(this.sql.lockedDue, [names, shiftMs]);
       const now = new Date(rows[0].db_now); // the transaction's now: one instant for every row
@@ -274,7 +281,7 @@ export class ScheduleRepository {
     shiftMs: number,
     decide: (row: TriggeredSchedule, now: Date) => ScheduleFiring,
     settingsOf: (workflow: string) => ScheduledWorkflow,
-  ): Promise<{ started: string[]; cancelled: string[] } | null> {
+  ): Promise<Fired | null> {
     return this.db.transaction(async (client) => {
       // Locked first, read after: a read that waited in its own lock would join the last run the pass replaced.
       if (!(await client.query(this.sql.lockOne, [name])).rows.length) return null;
@@ -291,13 +298,14 @@ export class ScheduleRepository {
     client: PoolClient,
     firings: Array<{ row: DueSchedule; firing: ScheduleFiring }>,
     settingsOf: (workflow: string) => ScheduledWorkflow,
-  ): Promise<{ started: string[]; cancelled: string[] }> {
+  ): Promise<Fired> {
     const [wake, queue] = this.channels;
     const control = controlChannel(this.db.tables.schema);
     const cancelled: string[] = [];
+    const ended: string[] = [];
     for (const { row, firing } of firings) {
       if (!firing.cancel) continue;
-      const { changed } = await cascade(client, this.sql.cancel, [
+      const done = await cascade(client, this.sql.cancel, [
         firing.cancel,
         `Cancelled by schedule "${row.name}": a newer run of it started (overlap: cancelOther).`,
         firing.actor ?? ACTOR(row.name),
@@ -306,7 +314,8 @@ export class ScheduleRepository {
         queue,
         control,
       ]);
-      cancelled.push(...(changed ?? []));
+      cancelled.push(...(done.changed ?? []));
+      ended.push(...(done.ended ?? []));
     }
     const runs = firings.flatMap(({ row, firing }) => {
       const settings = settingsOf(row.workflow);
@@ -330,7 +339,7 @@ export class ScheduleRepository {
       last_run_id: firing.lastRunId,
     }));
     await client.query(this.sql.advance, [JSON.stringify(advances)]);
-    return { started, cancelled };
+    return { started, cancelled, ended };
   }
 }
 
