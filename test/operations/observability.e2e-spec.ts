@@ -303,12 +303,49 @@ describe('observability: spans, metrics and health', () => {
       const second = await schedules.trigger('held-yearly'); // cancels the first
       expect((await t.client.getRun(first.runId)).status).toBe('cancelled');
       expect(await ended('held', 'cancelled')).toBe(held + 1);
-      await t.client.cancel(second.runId);
-      expect(await ended('held', 'cancelled')).toBe(held + 2);
-      for (const { runId } of [first, second]) gates.get(runId)?.();
+
+      // The run fails while the next trigger's cancel waits for its row: it is judged as it ended, not as it was
+      // in the snapshot the cancel's statement would have taken before the wait, and its end is not counted twice.
+      await eventually(async () => gates.has(second.runId), 'the second run to hold its step');
+      const locker = new Client(databaseUrl());
+      await locker.connect();
+      try {
+        await locker.query('BEGIN');
+        await locker.query(`UPDATE "${schema}".runs SET status = 'failed', lease_owner = NULL, finished_at = now() WHERE id = $1`, [
+          second.runId,
+        ]);
+        const third = schedules.trigger('held-yearly');
+        await eventually(
+          async () =>
+            (await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`)).length > 0,
+          "the trigger's cancel to wait for the run's row",
+        );
+        await locker.query('COMMIT');
+        const { runId } = await third;
+        expect((await t.client.getRun(second.runId)).status).toBe('cancelled');
+        expect(await ended('held', 'cancelled')).toBe(held + 1);
+        await t.client.cancel(runId);
+        expect(await ended('held', 'cancelled')).toBe(held + 2);
+        for (const id of [first.runId, second.runId, runId]) gates.get(id)?.();
+      } finally {
+        await locker.end();
+      }
     } finally {
       await schedules.delete('held-yearly');
     }
+
+    // The schedule pass: each slot of a per-second schedule cancels the run of the slot before.
+    const slots = () => db.query<{ id: string }>(`SELECT id FROM durable.runs WHERE id LIKE 'schedule:held-every-second:%'`);
+    await schedules.create({ name: 'held-every-second', workflow: Held, cron: '* * * * * *', overlap: 'cancelOther' });
+    try {
+      await eventually(async () => (await ended('held', 'cancelled')) > held + 2, 'a slot to cancel the run of the slot before');
+    } finally {
+      await schedules.delete('held-every-second');
+    }
+    const left = (await slots()).map((r) => r.id);
+    for (const runId of left) await t.client.cancel(runId).catch(() => undefined); // the last slot's run holds its step
+    expect(await ended('held', 'cancelled')).toBe(held + 2 + left.length);
+    for (const runId of left) gates.get(runId)?.();
   });
 
   it('a scrape while the database cannot answer still has the counters; the gauges it reads from the database say they are unknown, until it answers again', async () => {

@@ -93,7 +93,7 @@ export class WorkflowClient {
       reason === undefined ? undefined : storableText(String(reason)),
       actorOf(opts),
     );
-    this.telemetry.ended(ended ?? [], 'cancelled');
+    this.telemetry.cancelled(ended);
     this.worker.revoke(changed);
   }
 

@@ -33,9 +33,9 @@ export class DurableTelemetry implements OnApplicationShutdown {
     if (this.metrics) countBy(workflows, (workflow, n) => this.metrics!.started.inc({ workflow }, n));
   }
 
-  /** Counts runs ended outside an execution (by a cancel): one workflow name per run. */
-  ended(workflows: readonly string[], status: 'cancelled'): void {
-    if (this.metrics) countBy(workflows, (workflow, n) => this.metrics!.ended.inc({ workflow, status }, n));
+  /** Counts runs a cancel ended (runs_ended_total, status "cancelled"): one workflow name per run. */
+  cancelled(workflows: readonly string[]): void {
+    if (this.metrics) countBy(workflows, (workflow, n) => this.metrics!.ended.inc({ workflow, status: 'cancelled' }, n));
   }
 }
 

@@ -38,8 +38,6 @@ export interface ControlResult {
   previous: string;
   /** Runs the action changed (for cancel: the run and its cascaded children). */
   changed: string[];
-  /** Cancel: the workflow of each run it ended, the failed run it cancelled left out (runs_ended_total counted that end). */
-  ended?: string[];
 }
 
 /**
@@ -65,7 +63,7 @@ export class RunControlRepository {
     };
   }
 
-  async cancel(runId: string, reason: string | undefined, actor: string): Promise<ControlResult> {
+  async cancel(runId: string, reason: string | undefined, actor: string): Promise<ControlResult & Pick<CascadeRow, 'ended'>> {
     const params = [
       runId,
       reason ?? 'cancelled',
@@ -76,14 +74,9 @@ export class RunControlRepository {
       this.sql.controlChannel,
     ] as const;
     const row = await retryRolledBack(() =>
-      this.db.transaction(async (client) => {
-        // The run's row first, so the cascade's snapshot has its status after the lock: a run that completed
-        // while the cancel waited for it refuses the cancel, instead of its children being cancelled from an older snapshot.
-        await client.query(`SELECT 1 FROM ${this.db.tables.runs} WHERE id = $1 FOR UPDATE`, [runId]);
-        return cascade(client, this.sql.cancel, params);
-      }, READ_COMMITTED),
+      this.db.transaction((client) => cancelTree(client, this.db.tables, this.sql.cancel, params), READ_COMMITTED),
     );
-    return { ...this.check(runId, 'cancel', row, ['pending', 'running', 'waiting', 'failed']), ended: row.ended ?? [] };
+    return { ...this.check(runId, 'cancel', row, ['pending', 'running', 'waiting', 'failed']), ended: row.ended };
   }
 
   async resume(runId: string, actor: string): Promise<ControlResult> {
@@ -248,6 +241,20 @@ const clearPassingsSql = (t: Tables) => `
 DELETE FROM ${t.steps} s USING ${t.runs} r
 WHERE r.id = ANY($1::text[]) AND s.run_id = r.id AND s.run_day = r.run_day AND s.key = '${DEADLINE_PASSED_KEY}'`;
 
+/** What a cascade changed: every run, and for a cancel the workflow of each run it ended (runs_ended_total). */
+export type CascadeRow = Pick<TransitionRow, 'previous'> & { changed: string[]; ended: string[] };
+
+/**
+ * A cancel (cancelSql, `params` from its $1 the run) in the caller's READ COMMITTED transaction, the run's
+ * row locked first, so the cascade's snapshot has its status after the lock: a run that ended while the
+ * cancel waited for it is judged as it ended (completed: the cancel is refused; failed: it is not counted
+ * as ended again), and its children are not cancelled from an older snapshot.
+ */
+export async function cancelTree(client: PoolClient, t: Tables, sql: string, params: readonly unknown[]): Promise<CascadeRow> {
+  await client.query(`SELECT 1 FROM ${t.runs} WHERE id = $1 FOR UPDATE`, [params[0]]);
+  return cascade(client, sql, params);
+}
+
 /**
  * Changes a run and its attached descendants (a cancel, a deadline) in the caller's transaction, in
  * one or more statements; `sql` takes `params`, then the runs changed so far (empty at first). A child
@@ -255,14 +262,14 @@ WHERE r.id = ANY($1::text[]) AND s.run_id = r.id AND s.run_day = r.run_day AND s
  * to check the parent's lease) is not in that statement's snapshot: the next statement, with a
  * snapshot of its own, changes the children of the runs changed so far, until one finds none.
  * `followUp` gives those statements' params from the first's answer (by default the same). A spawn
- * that comes after its parent's change sees the change. Answers every run changed, and every `ended` (a cancel's).
+ * that comes after its parent's change sees the change. Answers every run changed, and for a cancel the workflow of every run it ended.
  */
 export async function cascade(
   client: PoolClient,
   sql: string,
   params: readonly unknown[],
   followUp: (first: TransitionRow) => readonly unknown[] = () => params,
-): Promise<TransitionRow> {
+): Promise<CascadeRow> {
   const query = async (p: readonly unknown[], reached: string[]) => (await client.query<TransitionRow>(sql, [...p, reached])).rows[0];
   const first = await query(params, []);
   const rest = followUp(first);

@@ -5,7 +5,7 @@ import type { RunStatus, ScheduleSkipReason } from '../interfaces';
 import type { ResolvedSchedule } from '../schema/schedule-spec';
 import { DurableDatabase, READ_COMMITTED } from './durable-database';
 import { NO_RUN_DAY } from './journal-partitions';
-import { cancelSql, cascade } from './run-control.repository';
+import { cancelSql, cancelTree } from './run-control.repository';
 import { waitKindSql } from './sql/wait-kinds.sql';
 import type { Tables } from './tables';
 
@@ -272,9 +272,8 @@ export class ScheduleRepository {
   /**
    * Fires one schedule now, outside its slots (a trigger): its row locked (waiting for a pass that holds
    * it), then read, so `decide` sees its last run as that pass left it, at the database's now; the
-   * decision is written as a pass writes its own. Null when there is no such schedule, else the run it
-   * started (its workflow) and the runs its cancel stopped (to stop their executions here at once); what
-   * `decide` throws writes nothing.
+   * decision is written as a pass writes its own. Null when there is no such schedule, else what it
+   * wrote (Fired); what `decide` throws writes nothing.
    */
   async fireNow(
     name: string,
@@ -305,7 +304,7 @@ export class ScheduleRepository {
     const ended: string[] = [];
     for (const { row, firing } of firings) {
       if (!firing.cancel) continue;
-      const done = await cascade(client, this.sql.cancel, [
+      const done = await cancelTree(client, this.db.tables, this.sql.cancel, [
         firing.cancel,
         `Cancelled by schedule "${row.name}": a newer run of it started (overlap: cancelOther).`,
         firing.actor ?? ACTOR(row.name),
@@ -314,8 +313,8 @@ export class ScheduleRepository {
         queue,
         control,
       ]);
-      cancelled.push(...(done.changed ?? []));
-      ended.push(...(done.ended ?? []));
+      cancelled.push(...done.changed);
+      ended.push(...done.ended);
     }
     const runs = firings.flatMap(({ row, firing }) => {
       const settings = settingsOf(row.workflow);
