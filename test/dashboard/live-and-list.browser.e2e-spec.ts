@@ -192,6 +192,43 @@ describe('live updates, the runs list (time ranges, sorting, totals, summary) an
     await live();
   });
 
+  it("shares one event stream among a browser's tabs: eight tabs all load and update live, and another tab takes the stream over when its tab closes", async () => {
+    // Browsers open six connections to a host over HTTP/1.1: a stream per tab left the seventh tab's requests waiting forever.
+    const [first, second] = [await start(Hold, 'live-tabs-a'), await start(Hold, 'live-tabs-b')];
+    const context = await page
+      .context()
+      .browser()!
+      .newContext({ viewport: { width: 1280, height: 800 } });
+    let streams = 0;
+    context.on('request', (request) => void (new URL(request.url()).pathname.endsWith('/durable/api/events') && streams++));
+    try {
+      const tabs: Page[] = [];
+      for (let i = 0; i < 8; i++) {
+        const tab = await context.newPage();
+        tab.setDefaultTimeout(10_000);
+        await tab.goto(`${t.url}/durable/`);
+        await tab.getByTestId('login-token').fill(TOKEN);
+        await tab.getByTestId('login-submit').click();
+        await tab.goto(`${t.url}/durable/#/runs?status=all&workflow=live-hold`);
+        await tab.locator(rowSelector(first)).waitFor();
+        tabs.push(tab);
+      }
+      for (const tab of tabs) await tab.locator('[data-testid=live-status][data-mode=live]').waitFor();
+      expect(streams).toBe(1);
+
+      await deliver(first);
+      for (const tab of tabs) await tab.locator(`${rowSelector(first)} [data-testid=status][data-status=completed]`).waitFor();
+
+      await tabs[0].close(); // the tab that read the stream (the first to open): another one takes it over
+      await eventually(async () => streams === 2 || null, 'another tab to open the stream');
+      await deliver(second);
+      for (const tab of tabs.slice(1)) await tab.locator(`${rowSelector(second)} [data-testid=status][data-status=completed]`).waitFor();
+      expect(streams).toBe(2);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
   it('filters by a created or updated time range: presets ending now, and a custom range typed in the operator zone', async () => {
     // Created, oldest first, then moved back in time: 10 days, 2 days, 3 hours, 30 minutes, and now.
     const ages = [10 * DAY, 2 * DAY, 3 * HOUR, 30 * MINUTE, 0];

@@ -2,12 +2,14 @@ import type { Query, QueryClient } from '@tanstack/react-query';
 import { useSyncExternalStore } from 'react';
 import { type SseEvent, SseParser } from '../lib/sse';
 import { apiStream, isApiError } from './client';
+import { type SharedStreamState, StreamShare } from './live-share';
 import { queryKeys } from './query-keys';
 
 // Live updates: while the dashboard is open it listens to GET /api/events (server-sent events, read
 // with fetch so that the Authorization header goes along) and, when runs change, refreshes the queries
 // that show them: the runs lists, the stats, and the page of a run that changed. Polling is only the
 // fallback: the queries below ask for an interval (`usePollInterval`) only while the stream is down.
+// Tabs of one dashboard share one stream where the browser allows it (live-share.ts).
 
 /** How often the runs, a run and the stats refresh themselves while the stream is down. */
 export const FALLBACK_POLL_MS = 2_000;
@@ -71,6 +73,8 @@ type Changed = ReadonlySet<string> | 'all';
 /** The stream and what it refreshes; one per page, started by the app shell once signed in. */
 class LiveFeed {
   private client: QueryClient | undefined;
+  /** The stream shared with this dashboard's other tabs: read here only while this tab leads. */
+  private share: StreamShare | undefined;
   private stopCache: (() => void) | undefined;
   private abort: AbortController | undefined;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -90,12 +94,22 @@ class LiveFeed {
       }
     });
     update({ mode: 'connecting', paused: false, changedWhilePaused: 0, problem: undefined, retryAt: undefined });
-    void this.connect();
+    if (!StreamShare.available()) void this.connect();
+    else
+      this.share = new StreamShare({
+        lead: () => this.lead(),
+        event: (event) => this.onEvent(event),
+        state: (shared) => this.follow(shared),
+        retry: () => this.retryNow(),
+        current: () => ({ mode: state.mode, problem: state.problem, retryAt: state.retryAt }),
+      });
     return () => this.stop();
   }
 
   stop(): void {
     this.client = undefined;
+    this.share?.close();
+    this.share = undefined;
     this.stopCache?.();
     this.abort?.abort();
     this.abort = undefined;
@@ -120,7 +134,8 @@ class LiveFeed {
   /** Tries the stream again now rather than at the end of the backoff. */
   retryNow(): void {
     if (state.mode !== 'down' || !this.client) return;
-    void this.connect();
+    if (this.share && !this.share.leading) this.share.requestRetry();
+    else void this.connect();
   }
 
   private async connect(): Promise<void> {
@@ -128,11 +143,14 @@ class LiveFeed {
     this.abort?.abort();
     const abort = new AbortController();
     this.abort = abort;
-    update({ retryAt: undefined });
+    this.streamState({ retryAt: undefined });
     try {
       const response = await apiStream('/events', abort.signal);
       const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-      const parser = new SseParser((event) => this.onEvent(event));
+      const parser = new SseParser((event) => {
+        this.share?.shareEvent(event); // before this tab's own handling: a `ready` reaches the others before the state it makes
+        this.onEvent(event);
+      });
       for (;;) {
         this.expectWithin(abort);
         const { value, done } = await reader.read();
@@ -159,14 +177,14 @@ class LiveFeed {
     if (!this.client) return;
     const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** this.failures) * (0.8 + Math.random() * 0.4);
     this.failures++;
-    update({ mode: 'down', problem, retryAt: Date.now() + delay });
+    this.streamState({ mode: 'down', problem, retryAt: Date.now() + delay });
     this.retryTimer = setTimeout(() => void this.connect(), delay);
   }
 
   private onEvent(event: SseEvent): void {
     if (event.type === 'ready') {
       this.failures = 0;
-      update({ mode: 'live', problem: undefined, retryAt: undefined });
+      this.streamState({ mode: 'live', problem: undefined, retryAt: undefined });
       // What changed before the stream was ready (since the page loaded, or while it was down).
       if (!state.paused) this.changed('all');
     } else if (event.type === 'runs') {
@@ -177,6 +195,26 @@ class LiveFeed {
         update({ changedWhilePaused: this.missed.size });
       }
     }
+  }
+
+  /** This tab takes over reading the stream for the others (the tab that read it closed): connecting, until `ready`. */
+  private lead(): void {
+    if (!this.client) return;
+    this.streamState({ mode: 'connecting', problem: undefined, retryAt: undefined });
+    void this.connect();
+  }
+
+  /** The stream's state changed in this tab: shown here, and told to the other tabs when this tab reads it for them. */
+  private streamState(change: Partial<SharedStreamState>): void {
+    update(change);
+    this.share?.shareState({ mode: state.mode, problem: state.problem, retryAt: state.retryAt });
+  }
+
+  /** The stream's state in the tab that reads it for this one; becoming live, this tab refreshes what it shows, as on `ready`. */
+  private follow(shared: SharedStreamState): void {
+    const wasLive = state.mode === 'live';
+    update({ mode: shared.mode, problem: shared.problem, retryAt: shared.retryAt });
+    if (shared.mode === 'live' && !wasLive && !state.paused) this.changed('all');
   }
 
   private changed(runIds: Changed): void {
