@@ -32,6 +32,14 @@ class Dunning implements DurableWorkflow<null, string> {
   }
 }
 
+/** Paid, or a reminder in two days: a select whose timer arm the clock moves. */
+@Workflow('chase')
+class Chase implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    return (await ctx.select('paid-or-reminder', { paid: ctx.signal(Paid), reminder: ctx.timer('2d') })).key;
+  }
+}
+
 const Orders = defineChannel<string>('orders');
 
 /** Waits on a channel under a run deadline of an hour: a wait the clock does not move, which the deadline still ends. */
@@ -62,7 +70,7 @@ describe('DurableTestingModule: a fake clock and drain() for your own workflow t
   let durable: DurableTestingModule;
 
   beforeAll(async () => {
-    durable = await DurableTestingModule.create({ providers: [Reminders, Dunning, Inbox] });
+    durable = await DurableTestingModule.create({ providers: [Reminders, Dunning, Inbox, Chase] });
   });
   afterAll(() => durable.close());
 
@@ -96,6 +104,20 @@ describe('DurableTestingModule: a fake clock and drain() for your own workflow t
     await expect(run.result({ timeout: '5s' })).rejects.toMatchObject({ name: 'RunFailedError' });
     expect((await durable.run(run.runId)).error).toMatchObject({ name: 'DeadlineExceededError' });
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("a select's timer arm comes nearer with the clock, in its wait reason too", async () => {
+    const run = await durable.client.start(Chase, null);
+    const reminder = async () => {
+      const reason = await durable.waitReason(run.runId);
+      return reason?.kind === 'select' ? reason.arms.find((arm) => arm.arm === 'reminder')?.until : undefined;
+    };
+    const first = await reminder();
+    expect(first).toBeInstanceOf(Date);
+    await durable.clock.advance('1d');
+    expect(first!.getTime() - (await reminder())!.getTime()).toBe(86_400_000);
+    await durable.clock.advance('1d');
+    expect(await run.result()).toBe('reminder');
   });
 
   it('a signal before the deadline wins; waitReason is undefined once the run ends', async () => {

@@ -202,7 +202,7 @@ describe('ctx.select: the first of several things, journaled once', () => {
         { arm: 'approved', kind: 'signal', name: 'approved' },
         { arm: 'rejected', kind: 'signal', name: 'rejected' },
         { arm: 'shipped', kind: 'channel', name: 'carrier' },
-        { arm: 'reminder', kind: 'timer' },
+        { arm: 'reminder', kind: 'timer', until: expect.any(Date) },
       ],
     });
     await sender.signals.send(run.runId, Carrier, 'm1', 'picked up');

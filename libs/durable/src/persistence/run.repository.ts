@@ -840,6 +840,11 @@ export function toRunView(r: RunRecord): RunView {
   if (r.status === 'waiting' && r.wait) {
     const wait: Record<string, unknown> = { ...r.wait };
     for (const key of WAIT_DATES) if (typeof wait[key] === 'string') wait[key] = new Date(wait[key] as string);
+    // A select's timer arms hold an instant each.
+    if (Array.isArray(wait.arms))
+      wait.arms = (wait.arms as Array<Record<string, unknown>>).map((arm) =>
+        typeof arm.until === 'string' ? { ...arm, until: new Date(arm.until) } : arm,
+      );
     view.waiting = wait as unknown as WaitReason;
   }
   if (r.parent_id) view.parentRunId = r.parent_id;

@@ -73,11 +73,15 @@ export class DurableTestClock {
     const t = this.tables;
     const back = `$1::bigint * interval '1 millisecond'`;
     const shifted = (iso: string) => `to_jsonb(((${iso})::timestamptz - ${back}))`;
+    // A select's timer arms, each with its instant, in their order.
+    const movedArms = `CASE WHEN jsonb_typeof(wait->'arms') = 'array' THEN jsonb_set(wait, '{arms}', (
+        SELECT jsonb_agg(CASE WHEN arm ? 'until' THEN jsonb_set(arm, '{until}', ${shifted(`arm->>'until'`)}) ELSE arm END ORDER BY n)
+        FROM jsonb_array_elements(wait->'arms') WITH ORDINALITY AS arms(arm, n))) ELSE wait END`;
     await this.dataSource.transaction(async (manager) => {
       await manager.query(
         `UPDATE ${t.runs}
          SET wake_at = wake_at - ${back},
-             wait = ${MOVED_FIELDS.reduce((wait, field) => `CASE WHEN wait ? '${field}' THEN jsonb_set(${wait}, '{${field}}', ${shifted(`wait->>'${field}'`)}) ELSE ${wait} END`, 'wait')}
+             wait = ${MOVED_FIELDS.reduce((wait, field) => `CASE WHEN wait ? '${field}' THEN jsonb_set(${wait}, '{${field}}', ${shifted(`wait->>'${field}'`)}) ELSE ${wait} END`, movedArms)}
          WHERE ${this.movable} AND wake_at IS NOT NULL`,
         [ms],
       );
