@@ -133,6 +133,8 @@ describe('bad input: a named error or a 4xx, never a 500 or a hang, and nothing 
       ['a signal to a run id with a NUL character', () => t.signals.signal('a\u0000b', 'done', 1), RunNotFoundError],
       ['a getRun of an id with a NUL character', () => t.client.getRun('a\u0000b'), RunNotFoundError],
       ['a cancel of an id with a NUL character', () => t.client.cancel('a\u0000b'), RunNotFoundError],
+      ['a cancel reason of 1,001 characters', () => t.client.cancel(open.runId, 'r'.repeat(1_001)), InvalidArgumentError],
+      ['a cancel reason that is not text', () => t.client.cancel(open.runId, 42 as never), InvalidArgumentError],
       ['a signal name with a NUL character', () => t.signals.signal(open.runId, 'do\u0000ne', 1), InvalidArgumentError],
       ['a message key with a lone surrogate', () => t.signals.send(open.runId, 'c', 'k\udc00', 1), InvalidArgumentError],
       [

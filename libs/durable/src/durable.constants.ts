@@ -43,3 +43,6 @@ export const DEADLINE_PASSED_KEY = 'run-deadline:passed';
  * its format, so one in flight across an upgrade is re-executed as it was first decided.
  */
 export const KEY_FORMAT = 3;
+
+/** The longest reason a cancel takes (WorkflowClient.cancel and the REST API): it is stored on every run its cascade reaches. */
+export const MAX_CANCEL_REASON = 1_000;

@@ -15,6 +15,7 @@ import { DurableRunHandle } from './run-handle';
 import { RunStarter } from './run-starter';
 import { QueueReasons } from './queue-reasons';
 import { DurableTelemetry } from '../observability/durable-telemetry';
+import { MAX_CANCEL_REASON } from '../durable.constants';
 
 /** Starts runs and acts on them from outside: controllers, webhooks, scripts, the dashboard. */
 @Injectable()
@@ -86,13 +87,12 @@ export class WorkflowClient {
     await this.control.resume(knownRunId(runId), actorOf(opts));
   }
 
-  /** Cancels the run and its unfinished children at once; a running execution's later writes are refused. */
+  /**
+   * Cancels the run and its unfinished children at once; a running execution's later writes are refused.
+   * `reason` (stored on each run cancelled) is text of at most 1,000 characters: anything else is refused (InvalidArgumentError) and nothing changes.
+   */
   async cancel(runId: string, reason?: string, opts: ActorOptions = {}): Promise<void> {
-    const { changed, ended } = await this.control.cancel(
-      knownRunId(runId),
-      reason === undefined ? undefined : storableText(String(reason)),
-      actorOf(opts),
-    );
+    const { changed, ended } = await this.control.cancel(knownRunId(runId), cancelReason(reason), actorOf(opts));
     this.telemetry.cancelled(ended);
     this.worker.revoke(changed);
   }
@@ -173,4 +173,14 @@ function checkpointKey(key: unknown): string {
       `fork fromStep must be a checkpoint key: a non-empty string of at most 10,000 characters, without NUL or lone surrogates; got ${typeof key === 'string' ? `${key.length} characters` : typeof key}.`,
     );
   return key;
+}
+
+/** A cancel's reason as stored: none (undefined or null), or text of at most MAX_CANCEL_REASON characters. */
+function cancelReason(reason: unknown): string | undefined {
+  if (reason === undefined || reason === null) return undefined;
+  if (typeof reason !== 'string' || reason.length > MAX_CANCEL_REASON)
+    throw new InvalidArgumentError(
+      `cancel's reason must be text of at most ${MAX_CANCEL_REASON} characters; got ${typeof reason === 'string' ? `${reason.length} characters` : typeof reason}.`,
+    );
+  return storableText(reason);
 }

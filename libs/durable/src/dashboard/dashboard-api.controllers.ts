@@ -22,7 +22,7 @@ import type { Observable } from 'rxjs';
 import { z } from 'zod';
 import { SignalService } from '../client/signal.service';
 import { WorkflowClient } from '../client/workflow.client';
-import { DURABLE_OPTIONS } from '../durable.constants';
+import { DURABLE_OPTIONS, MAX_CANCEL_REASON } from '../durable.constants';
 import type { ResolvedDurableOptions } from '../durable-options';
 import type { DashboardOptions, Duration, RunFilter } from '../interfaces';
 import { isRunCursor, RUN_STATUSES } from '../persistence/run.repository';
@@ -236,7 +236,10 @@ export class DashboardRunsController {
     return { runId: params.id, status: (await this.client.getRun(params.id)).status };
   }
 
-  static readonly cancel = endpoint({ params: z.strictObject(runId), body: z.strictObject({ reason: text(1_000).nullish() }).optional() });
+  static readonly cancel = endpoint({
+    params: z.strictObject(runId),
+    body: z.strictObject({ reason: text(MAX_CANCEL_REASON).nullish() }).optional(),
+  });
   @Post(':id/cancel')
   @Action()
   async cancel(
@@ -332,7 +335,9 @@ export class DashboardBulkController {
     });
   }
 
-  static readonly cancel = endpoint({ body: z.strictObject({ ...targets, reason: text(1_000).nullish() }).refine(oneTarget, ONE_TARGET) });
+  static readonly cancel = endpoint({
+    body: z.strictObject({ ...targets, reason: text(MAX_CANCEL_REASON).nullish() }).refine(oneTarget, ONE_TARGET),
+  });
   @Post('cancel')
   @Action()
   async cancel(
