@@ -83,6 +83,7 @@ describe('migrations and boot', () => {
       { name: 'ListedStatus1732900000018' },
       { name: 'UnkeyedPending1732900000019' },
       { name: 'KeyFormat1732900000020' },
+      { name: 'JournalPartitionVacuum1732900000021' },
     ]);
     await db.dropSchema();
   });
@@ -111,6 +112,7 @@ describe('migrations and boot', () => {
       'ListedStatus1732900000018',
       'UnkeyedPending1732900000019',
       'KeyFormat1732900000020',
+      'JournalPartitionVacuum1732900000021',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

@@ -67,6 +67,22 @@ describe('the journal partitioned by the day its run was created; retention drop
     }
   });
 
+  it('every partition vacuums after 5% of its rows changed or were inserted, as the plain tables did: the days made at boot, history_standing, and a day made later', async () => {
+    await db.query(`SELECT "${schema}".make_journal_partitions(3, 4)`);
+    const options = await db.query<{ name: string; options: string[] | null }>(
+      `SELECT c.relname AS name, c.reloptions AS options
+       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+       WHERE p.relnamespace = $1::regnamespace AND c.relkind = 'r'`,
+      [schema],
+    );
+    expect(options.map((o) => o.name)).toEqual(expect.arrayContaining(['history_standing', `steps_d${await day(db, 4)}`]));
+    for (const { name, options: set } of options)
+      expect([name, set]).toEqual([
+        name,
+        expect.arrayContaining(['autovacuum_vacuum_scale_factor=0.05', 'autovacuum_vacuum_insert_scale_factor=0.05']),
+      ]);
+  });
+
   it("a claim of runs of several days reads each run's journal from its own day's partitions (journals_of, one call per claim)", async () => {
     await db.query(createJournalPartitionsSql(tablesFor(schema), -2, -1));
     // Three runs of each of three days, due at once, each with a checkpoint and the signal it waits for.

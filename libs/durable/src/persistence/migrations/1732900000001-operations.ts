@@ -1,6 +1,9 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { schemaOf, tablesFor } from '../tables';
 
+/** The journal tables' autovacuum: after 5% of their rows changed or were inserted (PostgreSQL's default is 20%). */
+export const JOURNAL_VACUUM = 'autovacuum_vacuum_scale_factor = 0.05, autovacuum_vacuum_insert_scale_factor = 0.05';
+
 /**
  * An index for the retention cleanup, the caller's trace context on each run (so a run's spans join the trace that started it), and
  * autovacuum tuned for the hot tables: runs are updated at every claim, park and end, so vacuum them
@@ -18,9 +21,7 @@ export class Operations1732900000001 implements MigrationInterface {
       `ALTER TABLE ${t.runs} SET (autovacuum_vacuum_scale_factor = 0.05, autovacuum_analyze_scale_factor = 0.05, fillfactor = 80)`,
     );
     for (const table of [t.steps, t.history, t.messages, t.signals]) {
-      await queryRunner.query(
-        `ALTER TABLE ${table} SET (autovacuum_vacuum_scale_factor = 0.05, autovacuum_vacuum_insert_scale_factor = 0.05)`,
-      );
+      await queryRunner.query(`ALTER TABLE ${table} SET (${JOURNAL_VACUUM})`);
     }
   }
 

@@ -1,5 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { schemaOf, Tables, tablesFor } from '../tables';
+import { JOURNAL_VACUUM } from './1732900000001-operations';
 
 /**
  * A run's journal as JSON, `run` and `day` SQL expressions: what journal_of returns, and, since
@@ -18,6 +19,41 @@ export const journalJsonSql = (t: Tables, run: string, day: string) => `json_bui
                          AND child.status IN ('completed', 'failed', 'cancelled')
                          AND NOT EXISTS (SELECT 1 FROM ${t.steps} taken
                                          WHERE taken.run_id = ${run} AND taken.run_day = ${day} AND taken.key = 'child-result:' || child.parent_step)))`;
+
+/**
+ * The function that makes the journal's day partitions (JournalPartitions calls it): `vacuumed`, each
+ * new partition vacuums after 5% of its rows changed or were inserted, as the migrations set for the
+ * plain tables before them (JournalPartitionVacuum1732900000021); a partition made by LIKE takes none
+ * of its parent's table options.
+ */
+export const makeJournalPartitionsSql = (t: Tables, vacuumed = false) => `
+      CREATE OR REPLACE FUNCTION ${t.makeJournalPartitions}(p_from integer, p_to integer) RETURNS void LANGUAGE plpgsql
+      SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+      DECLARE
+        day date;
+        parent text;
+        part text;
+      BEGIN
+        IF p_from < -31 OR p_to > 7 OR p_from > p_to THEN
+          RAISE EXCEPTION 'make_journal_partitions: days % to % are outside a month back and a week ahead', p_from, p_to;
+        END IF;
+        PERFORM pg_advisory_xact_lock(hashtext('nestjs-durable:partitions:${t.schema}'));
+        FOR day IN SELECT timezone('UTC', now())::date + g FROM generate_series(p_from, p_to) g LOOP
+          FOREACH parent IN ARRAY ARRAY['steps', 'signals', 'messages', 'history'] LOOP
+            part := parent || '_d' || to_char(day, 'YYYYMMDD');
+            IF to_regclass(format('%I.%I', '${t.schema}', part)) IS NULL THEN
+              EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', '${t.schema}', part, '${t.schema}', parent);${
+                vacuumed
+                  ? `
+              EXECUTE format('ALTER TABLE %I.%I SET (${JOURNAL_VACUUM})', '${t.schema}', part);`
+                  : ''
+              }
+              EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
+                             '${t.schema}', parent, '${t.schema}', part, day, day + 1);
+            END IF;
+          END LOOP;
+        END LOOP;
+      END $$`;
 
 /**
  * The journal (steps, signals, messages, history) partitioned by `run_day`, the UTC day its run was
@@ -99,29 +135,7 @@ export class PartitionedJournal1732900000013 implements MigrationInterface {
     await queryRunner.query(
       `UPDATE ${t.history} h SET run_day = '-infinity' WHERE run_id LIKE 'schedule:%' AND NOT EXISTS (SELECT 1 FROM ${t.runs} r WHERE r.id = h.run_id)`,
     );
-    await queryRunner.query(`
-      CREATE FUNCTION ${t.makeJournalPartitions}(p_from integer, p_to integer) RETURNS void LANGUAGE plpgsql
-      SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-      DECLARE
-        day date;
-        parent text;
-        part text;
-      BEGIN
-        IF p_from < -31 OR p_to > 7 OR p_from > p_to THEN
-          RAISE EXCEPTION 'make_journal_partitions: days % to % are outside a month back and a week ahead', p_from, p_to;
-        END IF;
-        PERFORM pg_advisory_xact_lock(hashtext('nestjs-durable:partitions:${t.schema}'));
-        FOR day IN SELECT timezone('UTC', now())::date + g FROM generate_series(p_from, p_to) g LOOP
-          FOREACH parent IN ARRAY ARRAY['steps', 'signals', 'messages', 'history'] LOOP
-            part := parent || '_d' || to_char(day, 'YYYYMMDD');
-            IF to_regclass(format('%I.%I', '${t.schema}', part)) IS NULL THEN
-              EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', '${t.schema}', part, '${t.schema}', parent);
-              EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
-                             '${t.schema}', parent, '${t.schema}', part, day, day + 1);
-            END IF;
-          END LOOP;
-        END LOOP;
-      END $$`);
+    await queryRunner.query(makeJournalPartitionsSql(t));
     await queryRunner.query(`
       CREATE FUNCTION ${t.journalOf}(p_run text, p_day date) RETURNS json LANGUAGE plpgsql STABLE
       SET plan_cache_mode = force_generic_plan AS $$

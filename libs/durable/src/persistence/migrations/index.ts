@@ -19,6 +19,7 @@ import { QueueSlotHolders1732900000017 } from './1732900000017-queue-slot-holder
 import { ListedStatus1732900000018 } from './1732900000018-listed-status';
 import { UnkeyedPending1732900000019 } from './1732900000019-unkeyed-pending';
 import { KeyFormat1732900000020 } from './1732900000020-key-format';
+import { JournalPartitionVacuum1732900000021 } from './1732900000021-journal-partition-vacuum';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -43,4 +44,5 @@ export const DURABLE_MIGRATIONS = [
   ListedStatus1732900000018,
   UnkeyedPending1732900000019,
   KeyFormat1732900000020,
+  JournalPartitionVacuum1732900000021,
 ];
