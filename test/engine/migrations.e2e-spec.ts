@@ -84,6 +84,7 @@ describe('migrations and boot', () => {
       { name: 'UnkeyedPending1732900000019' },
       { name: 'KeyFormat1732900000020' },
       { name: 'JournalPartitionVacuum1732900000021' },
+      { name: 'RetentionByStatus1732900000022' },
     ]);
     await db.dropSchema();
   });
@@ -113,6 +114,7 @@ describe('migrations and boot', () => {
       'UnkeyedPending1732900000019',
       'KeyFormat1732900000020',
       'JournalPartitionVacuum1732900000021',
+      'RetentionByStatus1732900000022',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

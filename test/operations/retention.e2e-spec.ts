@@ -1,5 +1,6 @@
 import { DurableWorkflow, NonRetryableError, RetentionService, RunNotFoundError, Workflow, WorkflowContext } from 'nestjs-durable';
 import { createJournalPartitionsSql } from 'nestjs-durable/persistence/journal-partitions';
+import { pickBatchSql } from 'nestjs-durable/persistence/retention.repository';
 import { tablesFor } from 'nestjs-durable/persistence/tables';
 import { Client } from 'pg';
 import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
@@ -136,6 +137,28 @@ describe('retention: old finished runs go, with their journal; nothing else is t
     }
     for (const run of live) await a.signals.signal(run.runId, 'finish', 'ok');
     for (const run of live) expect(await run.result({ timeout: '5s' })).toBe('ok');
+  });
+
+  it('a batch reads each status from its own age on: thousands of failed runs that a longer age keeps are never read', async () => {
+    const runs = tablesFor(schema).runs;
+    await db.query(
+      `INSERT INTO ${runs} (id, workflow, status, input, created_at, finished_at)
+       SELECT 'kept-failure-' || g, 'kept-busy', 'failed', 'null', now() - interval '60 days', now() - interval '10 days' FROM generate_series(1, 5000) g`,
+    );
+    for (let i = 0; i < 3; i++) await seed(`aged-completed-${i}`, 'completed', 8);
+    await db.query(`ANALYZE ${runs}`);
+    const day = 86_400_000;
+    const [{ 'QUERY PLAN': plan }] = await db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${pickBatchSql(tablesFor(schema))}`,
+      [7 * day, 30 * day, null, 7, [], []],
+    );
+    // Every row a scan of the runs table read, kept or not.
+    const read = (node: PlanNode): number =>
+      (node['Relation Name'] === 'runs' ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops'] : 0) +
+      (node.Plans ?? []).reduce((sum, child) => sum + read(child), 0);
+    expect(read(plan[0].Plan)).toBeLessThan(100);
+    expect(await a.get(RetentionService).cleanup()).toBe(3);
+    await db.query(`DELETE FROM ${runs} WHERE id LIKE 'kept-failure-%'`);
   });
 
   it("a run started again under the id of a run deleted from today's or yesterday's partition starts with an empty journal, not the deleted run's", async () => {
@@ -472,3 +495,12 @@ describe('retention racing a fork that reuses a child: the fork keeps the child,
     expect(await db.count('runs', 'id = ANY($1)', [[first.runId, `${first.runId}-fork`]])).toBe(0);
   });
 });
+
+/** A node of EXPLAIN's JSON plan, as much of it as the tests read. */
+interface PlanNode {
+  'Relation Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
+  Plans?: PlanNode[];
+}

@@ -50,10 +50,12 @@ export class RetentionRepository {
       // Locked first, then read again: a fork of a child's parent that committed after the locking statement's snapshot
       // is seen by the second statement's, and one not yet committed holds the child FOR KEY SHARE (forkRunSql), which
       // SKIP LOCKED passes over; a fork after the lock waits for this transaction and finds the child gone.
-      const batch = await client.query<{ id: string }>(
-        `SELECT id FROM ${t.runs} r WHERE ${doomedSql(t)} ORDER BY finished_at LIMIT $4 FOR UPDATE SKIP LOCKED`,
-        [...ages, retention.batchSize, retention.rateWindows.queues, retention.rateWindows.periodsMs],
-      );
+      const batch = await client.query<{ id: string }>(pickBatchSql(t), [
+        ...ages,
+        retention.batchSize,
+        retention.rateWindows.queues,
+        retention.rateWindows.periodsMs,
+      ]);
       const { rows } = await client.query(
         `WITH doomed AS (
            SELECT id, run_day FROM ${t.runs} r WHERE r.id = ANY($4::text[]) AND ${doomedSql(t)}
@@ -114,24 +116,52 @@ export class RetentionRepository {
 
 /**
  * The runs a batch of retention deletes (alias `r`), $1 to $3 the ages of completed, failed and
- * cancelled runs in ms (null: kept), $5 and $6 the rate-limited queues and their periods, within which
- * a run of one is kept (RetentionAges). A child goes only once its parent cannot read it again: the
- * parent is gone, completed or cancelled (a failed one may be retried); a subquery, so it is one
- * primary-key lookup per row. Nor may a fork of the parent (or a fork of that fork) that is not
+ * cancelled runs in ms (null: kept), unless keptNotSql keeps them.
+ */
+const doomedSql = (t: Tables) => `finished_at IS NOT NULL
+  AND (${ENDS.map((status, i) => agedSql(status, i + 1)).join(' OR ')})
+  AND ${keptNotSql(t)}`;
+
+/** The statuses retention deletes, in the order of their ages ($1 to $3). */
+const ENDS = ['completed', 'failed', 'cancelled'] as const;
+
+/** A run that ended `status` longer ago than the age in `$param` (null: never). */
+const agedSql = (status: (typeof ENDS)[number], param: number) =>
+  `(status = '${status}' AND finished_at < now() - $${param}::bigint * interval '1 millisecond')`;
+
+/**
+ * The oldest $4 runs of doomedSql, locked (SKIP LOCKED; up to $4 of each status, the others' oldest
+ * ones too, until the batch commits): the oldest of each status, through
+ * its own index by finished_at (runs_completed_idx…), then the oldest of those. Each status is read from its own
+ * age on: a run its age keeps (a failed run under a longer age, or under none) is never read. Read as
+ * one range of finished_at, every batch read again every old run kept, a longer age's failures among
+ * them. The runs doomedSql's other terms keep (a child whose parent may read it, a fork's, a rate
+ * window's) are still read by each batch; they are few. Exported for its test.
+ */
+export const pickBatchSql = (t: Tables) => `
+WITH ${ENDS.map(
+  (status, i) => `${status} AS (
+  SELECT id, finished_at FROM ${t.runs} r WHERE ${agedSql(status, i + 1)} AND ${keptNotSql(t)}
+  ORDER BY finished_at LIMIT $4 FOR UPDATE SKIP LOCKED
+)`,
+).join(', ')}
+SELECT id FROM (${ENDS.map((status) => `SELECT * FROM ${status}`).join(' UNION ALL ')}) picked ORDER BY finished_at LIMIT $4`;
+
+/**
+ * Not kept, though it ended long enough ago: $5 and $6 the rate-limited queues and their periods,
+ * within which a run of one is kept (RetentionAges). A child goes only once its parent cannot read it
+ * again: the parent is gone, completed or cancelled (a failed one may be retried); a subquery, so it
+ * is one primary-key lookup per row. Nor may a fork of the parent (or a fork of that fork) that is not
  * completed or cancelled: its copied journal holds the spawn, and its handle reads this child
  * (runs_forked_from_idx, per child only). A fork is the link from a child's parent to the forks of
  * the fork, so it stays too while one of those is unfinished (per fork only).
  */
-const doomedSql = (t: Tables) => `finished_at IS NOT NULL
-  AND ((status = 'completed' AND finished_at < now() - $1::bigint * interval '1 millisecond')
-    OR (status = 'failed' AND finished_at < now() - $2::bigint * interval '1 millisecond')
-    OR (status = 'cancelled' AND finished_at < now() - $3::bigint * interval '1 millisecond'))
-  AND (r.queue IS NULL OR r.began_at IS NULL OR NOT EXISTS (
+const keptNotSql = (t: Tables) => `((r.queue IS NULL OR r.began_at IS NULL OR NOT EXISTS (
     SELECT 1 FROM unnest($5::text[], $6::bigint[]) w(queue, ms) WHERE w.queue = r.queue AND r.began_at > now() - w.ms * interval '1 millisecond'))
   AND (r.parent_id IS NULL OR (
     COALESCE((SELECT p.status IN ('completed', 'cancelled') FROM ${t.runs} p WHERE p.id = r.parent_id), true)
     AND ${noUnfinishedForkOf(t, 'r.parent_id')}))
-  AND (r.forked_from IS NULL OR ${noUnfinishedForkOf(t, 'r.id')})`;
+  AND (r.forked_from IS NULL OR ${noUnfinishedForkOf(t, 'r.id')}))`;
 
 /** No fork of the run `id` (nor a fork of that fork, and so on) is unfinished. */
 const noUnfinishedForkOf = (t: Tables, id: string) => `NOT EXISTS (

@@ -135,7 +135,9 @@ export const runEntity = (schema: string) =>
       { name: 'runs_waiting_idx', columns: ['waitKind', 'waitName'], where: `status = 'waiting'` },
       { name: 'runs_parent_idx', columns: ['parentId'], where: 'parent_id IS NOT NULL' },
       { name: 'runs_forked_from_idx', columns: ['forkedFrom'], where: 'forked_from IS NOT NULL' },
-      { name: 'runs_finished_idx', columns: ['finishedAt'], where: 'finished_at IS NOT NULL' },
+      { name: 'runs_completed_idx', columns: ['finishedAt'], where: `status = 'completed'` },
+      { name: 'runs_failed_idx', columns: ['finishedAt'], where: `status = 'failed'` },
+      { name: 'runs_cancelled_idx', columns: ['finishedAt'], where: `status = 'cancelled'` },
       { name: 'runs_day_idx', columns: ['runDay'] },
       // On an expression (wait_since(wait)), which entity metadata cannot describe: the migration owns it.
       { name: 'runs_waiting_since_idx', columns: ['wait'], where: `lower(status) = 'waiting'`, synchronize: false },

@@ -20,6 +20,7 @@ import { ListedStatus1732900000018 } from './1732900000018-listed-status';
 import { UnkeyedPending1732900000019 } from './1732900000019-unkeyed-pending';
 import { KeyFormat1732900000020 } from './1732900000020-key-format';
 import { JournalPartitionVacuum1732900000021 } from './1732900000021-journal-partition-vacuum';
+import { RetentionByStatus1732900000022 } from './1732900000022-retention-by-status';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -45,4 +46,5 @@ export const DURABLE_MIGRATIONS = [
   UnkeyedPending1732900000019,
   KeyFormat1732900000020,
   JournalPartitionVacuum1732900000021,
+  RetentionByStatus1732900000022,
 ];
