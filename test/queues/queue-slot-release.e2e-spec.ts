@@ -109,7 +109,7 @@ describe('a cancel that waited on its run while an admission gave the run a slot
     );
     await admission.query('COMMIT');
     // The cancelling statement's snapshot was taken before the admission committed: it saw the run pending.
-    expect(await cancelling).toEqual({ previous: 'pending', changed: ['first'] });
+    expect(await cancelling).toEqual({ previous: 'pending', changed: ['first'], ended: ['w'] });
     expect(await db.count('queue_slots', `queue = 'one' AND holder IS NOT NULL`)).toBe(0);
     await eventually(async () => heard.includes('one'), "the queue's NOTIFY (the next run is pending)");
   });

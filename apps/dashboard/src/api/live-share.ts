@@ -47,6 +47,7 @@ export class StreamShare {
     this.channel.onmessage = ({ data }: MessageEvent<Message>) => this.receive(data);
     navigator.locks
       .request(name, { signal: this.abort.signal }, () => {
+        if (this.abort.signal.aborted) return undefined; // closed as its turn came: the lock goes on to the next tab
         this.leading = true;
         handlers.lead();
         return new Promise<void>((resolve) => (this.release = resolve)); // held until close()

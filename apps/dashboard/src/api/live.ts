@@ -101,7 +101,7 @@ class LiveFeed {
         event: (event) => this.onEvent(event),
         state: (shared) => this.follow(shared),
         retry: () => this.retryNow(),
-        current: () => ({ mode: state.mode, problem: state.problem, retryAt: state.retryAt }),
+        current: streamStateNow,
       });
     return () => this.stop();
   }
@@ -207,7 +207,7 @@ class LiveFeed {
   /** The stream's state changed in this tab: shown here, and told to the other tabs when this tab reads it for them. */
   private streamState(change: Partial<SharedStreamState>): void {
     update(change);
-    this.share?.shareState({ mode: state.mode, problem: state.problem, retryAt: state.retryAt });
+    this.share?.shareState(streamStateNow());
   }
 
   /** The stream's state in the tab that reads it for this one; becoming live, this tab refreshes what it shows, as on `ready`. */
@@ -240,6 +240,11 @@ class LiveFeed {
       this.refreshing = false;
     }
   }
+}
+
+/** The stream's part of this tab's state, as the other tabs show it. */
+function streamStateNow(): SharedStreamState {
+  return { mode: state.mode, problem: state.problem, retryAt: state.retryAt };
 }
 
 const feed = new LiveFeed();

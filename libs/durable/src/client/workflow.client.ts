@@ -175,12 +175,13 @@ function checkpointKey(key: unknown): string {
   return key;
 }
 
-/** A cancel's reason as stored: none (undefined or null), or text of at most MAX_CANCEL_REASON characters. */
+/** A cancel's reason as stored: none (undefined or null), or text of at most MAX_CANCEL_REASON characters once made storable. */
 function cancelReason(reason: unknown): string | undefined {
   if (reason === undefined || reason === null) return undefined;
-  if (typeof reason !== 'string' || reason.length > MAX_CANCEL_REASON)
+  const stored = typeof reason === 'string' ? storableText(reason) : undefined;
+  if (stored === undefined || stored.length > MAX_CANCEL_REASON)
     throw new InvalidArgumentError(
-      `cancel's reason must be text of at most ${MAX_CANCEL_REASON} characters; got ${typeof reason === 'string' ? `${reason.length} characters` : typeof reason}.`,
+      `cancel's reason must be text of at most ${MAX_CANCEL_REASON} characters as stored (a NUL takes two); got ${stored === undefined ? typeof reason : `${stored.length} characters`}.`,
     );
-  return storableText(reason);
+  return stored;
 }

@@ -130,22 +130,24 @@ const agedSql = (status: (typeof ENDS)[number], param: number) =>
   `(status = '${status}' AND finished_at < now() - $${param}::bigint * interval '1 millisecond')`;
 
 /**
- * The oldest $4 runs of doomedSql, locked (SKIP LOCKED; up to $4 of each status, the others' oldest
- * ones too, until the batch commits): the oldest of each status, through
- * its own index by finished_at (runs_completed_idx…), then the oldest of those. Each status is read from its own
- * age on: a run its age keeps (a failed run under a longer age, or under none) is never read. Read as
- * one range of finished_at, every batch read again every old run kept, a longer age's failures among
- * them. The runs doomedSql's other terms keep (a child whose parent may read it, a fork's, a rate
- * window's) are still read by each batch; they are few. Exported for its test.
+ * The oldest $4 runs of doomedSql, locked (those another transaction holds are skipped: SKIP LOCKED):
+ * the oldest of each status, each through its own index by finished_at (runs_completed_idx…), then the
+ * oldest of those. Each status is read from its own age on: a run its age keeps (a failed run under a
+ * longer age, or under none) is never read. Read as one range of finished_at, every batch read again
+ * every old run kept, a longer age's failures among them. The runs keptNotSql keeps (a child whose
+ * parent may read it, a fork's, a rate window's) are still read by each batch; they are few. Only the
+ * runs picked are locked, not every status's oldest. Exported for its test.
  */
 export const pickBatchSql = (t: Tables) => `
-WITH ${ENDS.map(
-  (status, i) => `${status} AS (
-  SELECT id, finished_at FROM ${t.runs} r WHERE ${agedSql(status, i + 1)} AND ${keptNotSql(t)}
-  ORDER BY finished_at LIMIT $4 FOR UPDATE SKIP LOCKED
-)`,
-).join(', ')}
-SELECT id FROM (${ENDS.map((status) => `SELECT * FROM ${status}`).join(' UNION ALL ')}) picked ORDER BY finished_at LIMIT $4`;
+SELECT r.id FROM ${t.runs} r
+WHERE r.id IN (
+  SELECT id FROM (${ENDS.map(
+    (status, i) => `
+    (SELECT id, finished_at FROM ${t.runs} r WHERE ${agedSql(status, i + 1)} AND ${keptNotSql(t)} ORDER BY finished_at LIMIT $4)`,
+  ).join(' UNION ALL')}
+  ) oldest ORDER BY finished_at LIMIT $4
+)
+ORDER BY r.finished_at FOR UPDATE SKIP LOCKED`;
 
 /**
  * Not kept, though it ended long enough ago: $5 and $6 the rate-limited queues and their periods,

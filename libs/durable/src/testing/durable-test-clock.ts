@@ -75,7 +75,7 @@ export class DurableTestClock {
     const shifted = (iso: string) => `to_jsonb(((${iso})::timestamptz - ${back}))`;
     // A select's timer arms, each with its instant, in their order.
     const movedArms = `CASE WHEN jsonb_typeof(wait->'arms') = 'array' THEN jsonb_set(wait, '{arms}', (
-        SELECT jsonb_agg(CASE WHEN arm ? 'until' THEN jsonb_set(arm, '{until}', ${shifted(`arm->>'until'`)}) ELSE arm END ORDER BY n)
+        SELECT COALESCE(jsonb_agg(CASE WHEN arm ? 'until' THEN jsonb_set(arm, '{until}', ${shifted(`arm->>'until'`)}) ELSE arm END ORDER BY n), '[]')
         FROM jsonb_array_elements(wait->'arms') WITH ORDINALITY AS arms(arm, n))) ELSE wait END`;
     await this.dataSource.transaction(async (manager) => {
       await manager.query(

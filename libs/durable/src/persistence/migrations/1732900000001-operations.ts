@@ -2,7 +2,10 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 import { schemaOf, tablesFor } from '../tables';
 
 /** The journal tables' autovacuum: after 5% of their rows changed or were inserted (PostgreSQL's default is 20%). */
-export const JOURNAL_VACUUM = 'autovacuum_vacuum_scale_factor = 0.05, autovacuum_vacuum_insert_scale_factor = 0.05';
+const JOURNAL_VACUUM_OPTIONS = ['autovacuum_vacuum_scale_factor', 'autovacuum_vacuum_insert_scale_factor'].map((name) => `${name}=0.05`);
+/** JOURNAL_VACUUM_OPTIONS as ALTER TABLE … SET takes them, and as pg_class.reloptions holds them (an array literal). */
+export const JOURNAL_VACUUM = JOURNAL_VACUUM_OPTIONS.join(', ').replace(/=/g, ' = ');
+export const JOURNAL_VACUUM_RELOPTIONS = `ARRAY[${JOURNAL_VACUUM_OPTIONS.map((option) => `'${option}'`).join(', ')}]`;
 
 /**
  * An index for the retention cleanup, the caller's trace context on each run (so a run's spans join the trace that started it), and

@@ -1,6 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { schemaOf, Tables, tablesFor } from '../tables';
-import { JOURNAL_VACUUM } from './1732900000001-operations';
+import { JOURNAL_VACUUM, JOURNAL_VACUUM_RELOPTIONS } from './1732900000001-operations';
 
 /**
  * A run's journal as JSON, `run` and `day` SQL expressions: what journal_of returns, and, since
@@ -22,9 +22,9 @@ export const journalJsonSql = (t: Tables, run: string, day: string) => `json_bui
 
 /**
  * The function that makes the journal's day partitions (JournalPartitions calls it): `vacuumed`, each
- * new partition vacuums after 5% of its rows changed or were inserted, as the migrations set for the
- * plain tables before them (JournalPartitionVacuum1732900000021); a partition made by LIKE takes none
- * of its parent's table options.
+ * day's partitions vacuum after 5% of their rows changed or were inserted, as the migrations set for
+ * the plain tables before them (JournalPartitionVacuum1732900000021); a partition made by LIKE takes
+ * none of its parent's table options.
  */
 export const makeJournalPartitionsSql = (t: Tables, vacuumed = false) => `
       CREATE OR REPLACE FUNCTION ${t.makeJournalPartitions}(p_from integer, p_to integer) RETURNS void LANGUAGE plpgsql
@@ -42,15 +42,18 @@ export const makeJournalPartitionsSql = (t: Tables, vacuumed = false) => `
           FOREACH parent IN ARRAY ARRAY['steps', 'signals', 'messages', 'history'] LOOP
             part := parent || '_d' || to_char(day, 'YYYYMMDD');
             IF to_regclass(format('%I.%I', '${t.schema}', part)) IS NULL THEN
-              EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', '${t.schema}', part, '${t.schema}', parent);${
-                vacuumed
-                  ? `
-              EXECUTE format('ALTER TABLE %I.%I SET (${JOURNAL_VACUUM})', '${t.schema}', part);`
-                  : ''
-              }
+              EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', '${t.schema}', part, '${t.schema}', parent);
               EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
                              '${t.schema}', parent, '${t.schema}', part, day, day + 1);
-            END IF;
+            END IF;${
+              vacuumed
+                ? `
+            -- Also on a day made without it (by the function of before, while the migration that replaced it ran).
+            IF NOT (SELECT COALESCE(reloptions, '{}') @> ${JOURNAL_VACUUM_RELOPTIONS} FROM pg_class WHERE oid = to_regclass(format('%I.%I', '${t.schema}', part))) THEN
+              EXECUTE format('ALTER TABLE %I.%I SET (${JOURNAL_VACUUM})', '${t.schema}', part);
+            END IF;`
+                : ''
+            }
           END LOOP;
         END LOOP;
       END $$`;
