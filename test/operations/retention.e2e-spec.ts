@@ -122,6 +122,10 @@ describe('retention: old finished runs go, with their journal; nothing else is t
       await seed(id, status, days);
       kept.push(id);
     }
+    // An instance that stopped a day ago goes; one that stopped an hour ago stays.
+    await db.query(
+      `INSERT INTO durable.instances (id, heartbeat_at) VALUES ('stopped-yesterday', now() - interval '25 hours'), ('stopped-lately', now() - interval '1 hour')`,
+    );
     // Live runs keep executing while the cleanup runs.
     const live = await Promise.all(Array.from({ length: 10 }, () => a.client.start(KeptBusy, null)));
 
@@ -135,6 +139,7 @@ describe('retention: old finished runs go, with their journal; nothing else is t
       expect(await db.count(table, 'run_id = ANY($1)', [doomed])).toBe(0);
       expect(await db.count(table, 'run_id = ANY($1)', [kept])).toBe(kept.length);
     }
+    expect((await db.query(`SELECT id FROM durable.instances WHERE id LIKE 'stopped-%'`)).map((r) => r.id)).toEqual(['stopped-lately']);
     for (const run of live) await a.signals.signal(run.runId, 'finish', 'ok');
     for (const run of live) expect(await run.result({ timeout: '5s' })).toBe('ok');
   });
