@@ -166,6 +166,26 @@ describe('retention: old finished runs go, with their journal; nothing else is t
     await db.query(`DELETE FROM ${runs} WHERE id LIKE 'kept-failure-%'`);
   });
 
+  it('a run another transaction holds is skipped, not taken for the end of the pass: the batches go on past it', async () => {
+    await seed('held-oldest', 'completed', 10);
+    const rest = Array.from({ length: 14 }, (_, i) => `held-behind-${i}`); // two batches of 7 after the held one
+    for (const id of rest) await seed(id, 'completed', 8);
+    const locker = new Client(databaseUrl());
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`SELECT 1 FROM "${schema}".runs WHERE id = 'held-oldest' FOR KEY SHARE`); // as a fork holds the child it reuses
+      await a.get(RetentionService).cleanup();
+      expect(await db.count('runs', 'id = ANY($1)', [rest])).toBe(0);
+      expect(await db.count('runs', `id = 'held-oldest'`)).toBe(1);
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    await a.get(RetentionService).cleanup();
+    expect(await db.count('runs', `id = 'held-oldest'`)).toBe(0);
+  });
+
   it("a run started again under the id of a run deleted from today's or yesterday's partition starts with an empty journal, not the deleted run's", async () => {
     // A day's partitions go only once no run of it is left, so a deleted run's rows stay until then; a run
     // started again under its id on its day would get the same key and take its step results and signals.
@@ -361,7 +381,7 @@ describe('retention racing a fork that reuses a child: the fork keeps the child,
   let gate: StatementGate;
   let app: DurableTestApp;
   /** Retention's statement that picks the runs it deletes (and, in a transaction of its own since, locks them). */
-  const picks = ['FOR UPDATE SKIP LOCKED', 'finished_at < now() - $1::bigint'];
+  const picks = ['SKIP LOCKED', 'finished_at < now() - $1::bigint'];
   /** Retention's statement that deletes the runs it locked. */
   const deletes = ['WITH doomed AS', 'r.id = ANY($4::text[])'];
 

@@ -36,8 +36,9 @@ export class RetentionRepository {
   constructor(private readonly db: DurableDatabase) {}
 
   /**
-   * Deletes one batch: how many runs it picked and how many of them it deleted (those a fork committed
-   * meanwhile keeps are not), or null when another instance holds the lock.
+   * Deletes one batch: how many runs it picked (the oldest due, whether another transaction held them or
+   * not, so that a held one does not end the pass) and how many of them it deleted (those held, and those a
+   * fork committed meanwhile keeps, are not), or null when another instance holds the lock.
    */
   async deleteBatch(retention: RetentionAges): Promise<{ picked: number; deleted: number } | null> {
     const t = this.db.tables;
@@ -50,7 +51,7 @@ export class RetentionRepository {
       // Locked first, then read again: a fork of a child's parent that committed after the locking statement's snapshot
       // is seen by the second statement's, and one not yet committed holds the child FOR KEY SHARE (forkRunSql), which
       // SKIP LOCKED passes over; a fork after the lock waits for this transaction and finds the child gone.
-      const batch = await client.query<{ id: string }>(pickBatchSql(t), [
+      const batch = await client.query<{ id: string; candidates: number }>(pickBatchSql(t), [
         ...ages,
         retention.batchSize,
         retention.rateWindows.queues,
@@ -79,7 +80,7 @@ export class RetentionRepository {
       );
       // Instances that stopped beating a day ago are gone for good.
       await client.query(`DELETE FROM ${t.instances} WHERE heartbeat_at < now() - interval '1 day'`);
-      return { picked: batch.rows.length, deleted: rows[0].deleted as number };
+      return { picked: batch.rows[0]?.candidates ?? 0, deleted: rows[0].deleted as number };
     }, READ_COMMITTED); // the second statement needs its own snapshot
   }
 
@@ -136,18 +137,21 @@ const agedSql = (status: (typeof ENDS)[number], param: number) =>
  * longer age, or under none) is never read. Read as one range of finished_at, every batch read again
  * every old run kept, a longer age's failures among them. The runs keptNotSql keeps (a child whose
  * parent may read it, a fork's, a rate window's) are still read by each batch; they are few. Only the
- * runs picked are locked, not every status's oldest. Exported for its test.
+ * runs picked are locked, not every status's oldest; each row also says how many were picked
+ * (`candidates`), locked or not. Exported for its test.
  */
 export const pickBatchSql = (t: Tables) => `
-SELECT r.id FROM ${t.runs} r
-WHERE r.id IN (
+WITH candidates AS (
   SELECT id FROM (${ENDS.map(
     (status, i) => `
     (SELECT id, finished_at FROM ${t.runs} r WHERE ${agedSql(status, i + 1)} AND ${keptNotSql(t)} ORDER BY finished_at LIMIT $4)`,
   ).join(' UNION ALL')}
   ) oldest ORDER BY finished_at LIMIT $4
 )
-ORDER BY r.finished_at FOR UPDATE SKIP LOCKED`;
+SELECT r.id, (SELECT count(*) FROM candidates)::int AS candidates FROM ${t.runs} r
+-- Still ended when locked: a run retried since the snapshot is left alone, not held until the batch commits.
+WHERE r.id IN (SELECT id FROM candidates) AND r.status IN (${ENDS.map((status) => `'${status}'`).join(', ')})
+ORDER BY r.finished_at FOR UPDATE OF r SKIP LOCKED`;
 
 /**
  * Not kept, though it ended long enough ago: $5 and $6 the rate-limited queues and their periods,
