@@ -89,6 +89,21 @@ class Sleeper implements DurableWorkflow<null, string> {
   }
 }
 
+/** Sleeps an hour, then takes a step; at the deadline, sleeps an hour more in its grace (its cleanup), then says so. */
+@Workflow('dl-resumed-sleep', { deadlineGrace: '1h' })
+class ResumedSleep implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    try {
+      await ctx.sleep('nap', '1h');
+    } catch (error) {
+      if (!isDeadline(error)) throw error;
+      await ctx.sleep('cleanup-nap', '1h');
+      return 'woken by the deadline';
+    }
+    return ctx.step('after', () => count(ctx.runId, 'after'));
+  }
+}
+
 /** A select with its own deadline, under the run's: whichever is earlier decides. */
 @Workflow('dl-select')
 class SelectUnder implements DurableWorkflow<{ selectDeadline: Duration }, unknown> {
@@ -664,5 +679,31 @@ describe('a retry of a run whose deadline has passed', () => {
     await eventually(async () => (await app.client.getRun(run.runId)).status === 'waiting', 'the retried run to wait for its signal again');
     await app.signals.signal(run.runId, 'go', 'in time');
     expect(await run.result({ timeout: '5s' })).toBe('in time');
+  });
+});
+
+describe("an operator's resume of a sleep after the run's deadline passed, no worker up meanwhile", () => {
+  const schema = uniqueSchema('dlr');
+  const { db, boot } = fileApps({ schema, providers: [ResumedSleep] });
+
+  it('does not end the sleep: the run meets its deadline there, as without the resume; in the grace a resume ends the sleep', async () => {
+    const first = await boot();
+    const run = await first.client.start(ResumedSleep, null, { timeout: '1s' });
+    await eventually(async () => (await first.client.getRun(run.runId)).status === 'waiting', 'the run asleep');
+    await first.close(); // no instance executes runs when the deadline passes (a deploy, say)
+    await eventually(async () => (await db.count('runs', 'id = $1 AND deadline < now()', [run.runId])) === 1, 'the deadline passed');
+    const operator = await boot({ worker: { enabled: false }, sweeper: false });
+    await operator.client.resume(run.runId); // before: the sleep ended, and the run went on past its deadline
+
+    const worker = await boot();
+    await eventually(async () => {
+      const waiting = (await worker.client.getRun(run.runId)).waiting;
+      return waiting?.kind === 'sleep' && waiting.name === 'cleanup-nap';
+    }, 'the cleanup asleep in the grace');
+    expect(ran.get(`${run.runId}:after`)).toBeUndefined();
+    // The deadline thrown, the grace's sleep is the operator's to end as any other.
+    await operator.client.resume(run.runId);
+    expect(await worker.client.handle(run.runId).result({ timeout: '20s' })).toBe('woken by the deadline');
+    expect(ran.get(`${run.runId}:after`)).toBeUndefined();
   });
 });

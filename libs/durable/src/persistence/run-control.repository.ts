@@ -342,19 +342,27 @@ SELECT (SELECT status FROM target) AS previous,
  * due already (resumed a moment ago, signalled, its instant past) is on its way: nothing changes and
  * nothing is recorded (concurrent resumes record one `resumed`), and it is NOTIFYed again. Except a
  * journaled instant still ahead: a deadline change makes a sleeping run due only to park again by
- * the new deadline, and a resume then still ends its sleep. $1 run, $2 actor, $3 wake channel.
+ * the new deadline, and a resume then still ends its sleep. Nor is an instant ended once the run's
+ * deadline has passed, not yet thrown (no instance executed the run since): the run is due by its
+ * deadline, and the wait throws DeadlineExceededError there as it would have without the resume;
+ * ended, the sleep would return and the run go on past its deadline. In the grace, it is ended as
+ * before. $1 run, $2 actor, $3 wake channel.
  */
 const resumeSql = (t: Tables) => `
 WITH target AS (
   -- clock_timestamp: a resume that waited for this row's lock reads it after the other resume
   -- committed, whose now() (its wake_at) may be later than this statement's now().
-  SELECT id, run_day, status, wait_kind, wait_name, status = 'waiting' AND NOT COALESCE(wake_at <= clock_timestamp(), false) AS waits
-  FROM ${t.runs} WHERE id = $1 FOR UPDATE
+  SELECT id, run_day, status, wait_kind, wait_name, status = 'waiting' AND NOT COALESCE(wake_at <= clock_timestamp(), false) AS waits,
+         COALESCE(deadline <= clock_timestamp(), false) AND NOT EXISTS (
+           SELECT 1 FROM ${t.steps} p WHERE p.run_id = $1 AND p.run_day = r.run_day AND p.key = '${DEADLINE_PASSED_KEY}'
+         ) AS deadline_unthrown
+  FROM ${t.runs} r WHERE id = $1 FOR UPDATE
 ), instant_ended AS (
   UPDATE ${t.steps} s
   SET result = json_build_object('$t', 'Date', 'v', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
   FROM target
-  WHERE target.status = 'waiting' AND ${resumeFinishesSql('target.wait_kind')} AND s.run_id = $1 AND s.run_day = target.run_day AND s.key = target.wait_name
+  WHERE target.status = 'waiting' AND ${resumeFinishesSql('target.wait_kind')} AND NOT target.deadline_unthrown
+    AND s.run_id = $1 AND s.run_day = target.run_day AND s.key = target.wait_name
     AND (target.waits OR CASE WHEN s.result::jsonb->>'$t' = 'Date' THEN (s.result::jsonb->>'v')::timestamptz > clock_timestamp() ELSE false END)
   RETURNING 1
 ), resumed AS (
