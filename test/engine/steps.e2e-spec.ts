@@ -83,17 +83,24 @@ class Keys implements DurableWorkflow<null, string[]> {
   }
 }
 
+/** NonRetryableError of a second copy of the library (two installs in a monorepo): another class, of the same code. */
+let OtherCopysNonRetryable!: typeof NonRetryableError;
+jest.isolateModules(() => {
+  OtherCopysNonRetryable = (require('nestjs-durable/errors') as { NonRetryableError: typeof NonRetryableError }).NonRetryableError;
+});
+
+/** Its step throws a NonRetryableError of this copy of the library, or of another (input `other-copy`). */
 @Workflow('permanent', { retry: fast })
-class Permanent implements DurableWorkflow<null, string> {
+class Permanent implements DurableWorkflow<'this-copy' | 'other-copy', string> {
   constructor(private readonly effects: Effects) {}
-  async run(_: null, ctx: WorkflowContext) {
+  async run(copy: 'this-copy' | 'other-copy', ctx: WorkflowContext) {
     try {
       await ctx.step('declined', () => {
-        this.effects.hit('declined');
-        throw new NonRetryableError('card declined');
+        this.effects.hit(`declined:${copy}`);
+        throw new (copy === 'this-copy' ? NonRetryableError : OtherCopysNonRetryable)('card declined');
       });
     } catch (error) {
-      this.effects.hit(`caught:${(error as Error).message}`);
+      this.effects.hit(`caught:${copy}:${(error as Error).message}`);
     }
     if (ctx.attempt === 1) throw new Error('replay me');
     return 'handled';
@@ -293,16 +300,24 @@ describe('steps: memoization by checkpoint key', () => {
     expect(effects.count('item:a')).toBe(1);
   });
 
-  it('a NonRetryableError is stored and thrown again on replay without running the step', async () => {
-    const handle = await t.client.start(Permanent, null);
-    expect(await handle.result()).toBe('handled');
-    expect(effects.count('declined')).toBe(1);
-    expect(effects.count('caught:card declined')).toBe(2);
-    const [step] = await db.query(`SELECT outcome, error FROM durable.steps WHERE run_id = $1`, [handle.runId]);
-    expect(step).toEqual({
-      outcome: 'error',
-      error: { name: 'NonRetryableError', message: 'card declined', step: 'declined', stack: expect.stringContaining('steps.e2e-spec.ts') },
-    });
+  it('a NonRetryableError is stored and thrown again on replay without running the step, one of another copy of the library too', async () => {
+    expect(new OtherCopysNonRetryable('') instanceof NonRetryableError).toBe(false); // what made it retried
+    for (const copy of ['this-copy', 'other-copy'] as const) {
+      const handle = await t.client.start(Permanent, copy);
+      expect(await handle.result()).toBe('handled');
+      expect(effects.count(`declined:${copy}`)).toBe(1); // another copy's ran again on the replay before: not known as one
+      expect(effects.count(`caught:${copy}:card declined`)).toBe(2);
+      const [step] = await db.query(`SELECT outcome, error FROM durable.steps WHERE run_id = $1`, [handle.runId]);
+      expect(step).toEqual({
+        outcome: 'error',
+        error: {
+          name: 'NonRetryableError',
+          message: 'card declined',
+          step: 'declined',
+          stack: expect.stringContaining('steps.e2e-spec.ts'),
+        },
+      });
+    }
   });
 
   it("a failed run stores the step it failed in and the error's stack, capped, where it was first thrown", async () => {

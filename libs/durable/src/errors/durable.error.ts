@@ -1,3 +1,5 @@
+import { DURABLE_ERROR_BRAND } from '../durable.constants';
+
 /** The base of every error this library throws. `code` is stable: match on it, not on the message. */
 export abstract class DurableError extends Error {
   abstract readonly code: string;
@@ -10,3 +12,6 @@ export abstract class DurableError extends Error {
     if (details !== undefined) this.details = details;
   }
 }
+
+// On the prototype, not each error: a logged error does not show it.
+Object.defineProperty(DurableError.prototype, DURABLE_ERROR_BRAND, { value: true });

@@ -1,6 +1,7 @@
 import {
   ChildWorkflowFailedError,
   DeadlineExceededError,
+  DurableError,
   InvalidArgumentError,
   InvalidPayloadError,
   NonRetryableError,
@@ -10,6 +11,7 @@ import {
   WorkflowNotFoundError,
 } from '../errors';
 import type { ErrorInfo } from '../interfaces';
+import { DURABLE_ERROR_BRAND } from '../durable.constants';
 import { storableText } from '../schema/define-signal';
 import { capMessage, capStack, safeString } from '../schema/safe-string';
 
@@ -21,21 +23,41 @@ export function tagStep(error: unknown, key: string): void {
   if (error instanceof Error && !stepOf.has(error)) stepOf.set(error, key);
 }
 
-/** Errors that retrying cannot fix (stored failures, mistakes in the workflow's code): they fail the step or the run at once. */
-const NON_RETRYABLE = [
-  NonRetryableError,
-  ChildWorkflowFailedError,
-  StepResultMismatchError,
-  WorkflowNotFoundError,
-  UnknownSignalError,
-  InvalidArgumentError,
-  InvalidPayloadError,
-  RunConflictError,
-  DeadlineExceededError,
-];
+/**
+ * The codes of the errors that retrying cannot fix (stored failures, mistakes in the workflow's code): they
+ * fail the step or the run at once. Known by code and brand, not by class: a NonRetryableError of another
+ * copy of the library (a second install) is another class, and was retried.
+ */
+const NON_RETRYABLE = new Set<
+  (
+    | NonRetryableError
+    | ChildWorkflowFailedError
+    | StepResultMismatchError
+    | WorkflowNotFoundError
+    | UnknownSignalError
+    | InvalidArgumentError
+    | InvalidPayloadError
+    | RunConflictError
+    | DeadlineExceededError
+  )['code']
+>([
+  'NON_RETRYABLE',
+  'CHILD_WORKFLOW_FAILED',
+  'STEP_RESULT_MISMATCH',
+  'WORKFLOW_NOT_FOUND',
+  'UNKNOWN_SIGNAL',
+  'INVALID_ARGUMENT',
+  'INVALID_PAYLOAD',
+  'RUN_CONFLICT',
+  'DEADLINE_EXCEEDED',
+]);
 
 export function isNonRetryable(error: unknown): boolean {
-  return NON_RETRYABLE.some((type) => error instanceof type);
+  return (
+    error instanceof Error &&
+    (error as unknown as Record<symbol, unknown>)[DURABLE_ERROR_BRAND] === true &&
+    NON_RETRYABLE.has((error as DurableError).code as never)
+  );
 }
 
 /** The name and message of anything thrown, bounded in size, with its stack (capped) and the step it came out of. */
