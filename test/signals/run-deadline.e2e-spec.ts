@@ -688,12 +688,22 @@ describe("an operator's resume of a sleep after the run's deadline passed, no wo
 
   it('does not end the sleep: the run meets its deadline there, as without the resume; in the grace a resume ends the sleep', async () => {
     const first = await boot();
-    const run = await first.client.start(ResumedSleep, null, { timeout: '1s' });
-    await eventually(async () => (await first.client.getRun(run.runId)).status === 'waiting', 'the run asleep');
+    const run = await first.client.start(ResumedSleep, null, { timeout: '3s' });
+    const asleepIn = async (name: string) => {
+      const waiting = (await first.client.getRun(run.runId)).waiting;
+      return waiting?.kind === 'sleep' && waiting.name === name;
+    };
+    await eventually(() => asleepIn('nap'), 'the run asleep');
     await first.close(); // no instance executes runs when the deadline passes (a deploy, say)
     await eventually(async () => (await db.count('runs', 'id = $1 AND deadline < now()', [run.runId])) === 1, 'the deadline passed');
     const operator = await boot({ worker: { enabled: false }, sweeper: false });
-    await operator.client.resume(run.runId); // before: the sleep ended, and the run went on past its deadline
+    const napUntil = () => db.query(`SELECT result FROM durable.steps WHERE run_id = $1 AND key = 'sleep:nap'`, [run.runId]);
+    const before = await napUntil();
+    expect(before).toHaveLength(1);
+    await operator.client.resume(run.runId);
+    // Before: the nap's instant became now, and the run took its step after the nap, past its deadline.
+    expect(await napUntil()).toEqual(before);
+    expect(await db.count('history', `run_id = $1 AND event = 'resumed'`, [run.runId])).toBe(0);
 
     const worker = await boot();
     await eventually(async () => {
@@ -701,7 +711,7 @@ describe("an operator's resume of a sleep after the run's deadline passed, no wo
       return waiting?.kind === 'sleep' && waiting.name === 'cleanup-nap';
     }, 'the cleanup asleep in the grace');
     expect(ran.get(`${run.runId}:after`)).toBeUndefined();
-    // The deadline thrown, the grace's sleep is the operator's to end as any other.
+    // The deadline met, the grace's sleep is the operator's to end as any other.
     await operator.client.resume(run.runId);
     expect(await worker.client.handle(run.runId).result({ timeout: '20s' })).toBe('woken by the deadline');
     expect(ran.get(`${run.runId}:after`)).toBeUndefined();

@@ -82,7 +82,11 @@ export class WorkflowClient {
     return page;
   }
 
-  /** Ends the current wait early: a sleep or backoff finishes now; other waits are re-checked now. */
+  /**
+   * Ends the current wait early: a sleep or backoff finishes now; other waits are re-checked now. A sleep
+   * whose run's deadline has passed and is not yet met is not ended: the run is due by its deadline
+   * already, and meets it there.
+   */
   async resume(runId: string, opts: ActorOptions = {}): Promise<void> {
     await this.control.resume(knownRunId(runId), actorOf(opts));
   }

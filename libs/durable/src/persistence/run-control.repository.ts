@@ -343,10 +343,11 @@ SELECT (SELECT status FROM target) AS previous,
  * nothing is recorded (concurrent resumes record one `resumed`), and it is NOTIFYed again. Except a
  * journaled instant still ahead: a deadline change makes a sleeping run due only to park again by
  * the new deadline, and a resume then still ends its sleep. Nor is an instant ended once the run's
- * deadline has passed, not yet thrown (no instance executed the run since): the run is due by its
- * deadline, and the wait throws DeadlineExceededError there as it would have without the resume;
- * ended, the sleep would return and the run go on past its deadline. In the grace, it is ended as
- * before. $1 run, $2 actor, $3 wake channel.
+ * deadline has passed and is not yet met (no passing journaled: no instance executed the run since,
+ * or setDeadline moved it to an instant past, clearing the passing): the run is due by its deadline,
+ * and the wait throws DeadlineExceededError there as it would have without the resume; ended, the
+ * sleep would return and the run go on past its deadline. In the grace, it is ended as before.
+ * $1 run, $2 actor, $3 wake channel.
  */
 const resumeSql = (t: Tables) => `
 WITH target AS (
