@@ -219,7 +219,7 @@ describe('the example app, started the way npm start does', () => {
   });
 });
 
-describe('an order past its deadline (ORDER_TIMEOUT)', () => {
+describe('an order past its deadline (ORDER_TIMEOUT), and one the carrier refuses (CARRIER_INSURANCE_LIMIT_CENTS)', () => {
   const { parent, dataDir } = dataFolder();
   let app: ChildProcess | undefined;
   let base = '';
@@ -229,7 +229,9 @@ describe('an order past its deadline (ORDER_TIMEOUT)', () => {
   beforeAll(async () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    app = (await startExample(dataDir, port, { ORDER_TIMEOUT: `${TIMEOUT_S}s`, FEEDBACK_TIMEOUT: '10m' })).child;
+    app = (
+      await startExample(dataDir, port, { ORDER_TIMEOUT: `${TIMEOUT_S}s`, FEEDBACK_TIMEOUT: '10m', CARRIER_INSURANCE_LIMIT_CENTS: '5000' })
+    ).child;
   });
   afterAll(async () => {
     if (app) await killGroup(app);
@@ -240,11 +242,33 @@ describe('an order past its deadline (ORDER_TIMEOUT)', () => {
   const json = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${base}${path}`, {
       method,
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return (await response.json()) as any;
   };
+
+  it('refunds an order whose shipment fails for good (the carrier refuses a parcel worth more than it insures)', async () => {
+    const { orderId, runId } = await json('POST', '/orders', { customer: 'Edsger', amountCents: 6_000 });
+    const ended = await eventually(
+      async () => {
+        const current = await json('GET', `/orders/${orderId}`);
+        return ['completed', 'failed'].includes(current.run.status) && current;
+      },
+      'the order to end',
+      20_000,
+    );
+    // Before: the child's failure failed the order's run, the customer charged and never refunded.
+    expect(ended.run.status).toBe('completed');
+    expect(ended.run.output).toEqual({ orderId, outcome: 'undeliverable', refundId: expect.any(String) });
+    expect(ended.order.status).toBe('undeliverable');
+    expect(ended.payments.map((p: { kind: string }) => p.kind)).toEqual(['charge', 'refund']);
+    const shipment = await json('GET', `/durable/api/runs/${encodeURIComponent(`${runId}/ship`)}`);
+    expect(shipment.run).toMatchObject({
+      status: 'failed',
+      error: { name: 'NonRetryableError', message: expect.stringContaining('insures parcels up to 50.00') },
+    });
+  });
 
   it('closes an order that shipped as it stands, without a refund; late feedback and carrier events are told the order is closed', async () => {
     const { orderId } = await json('POST', '/orders', { customer: 'Grace', amountCents: 4_900 });

@@ -25,6 +25,8 @@ export const config = {
   /** The whole order must close by then (a run deadline): a late order is refunded. */
   orderTimeout: (process.env.ORDER_TIMEOUT ?? '1h') as Duration,
   deliveryWindow: (process.env.DELIVERY_WINDOW ?? '30s') as Duration,
+  /** The stand-in carrier refuses a parcel worth more (cents): the order is refunded. */
+  carrierInsuranceLimitCents: Number(process.env.CARRIER_INSURANCE_LIMIT_CENTS ?? 2_000_000),
   feedbackTimeout: (process.env.FEEDBACK_TIMEOUT ?? '2m') as Duration,
 };
 

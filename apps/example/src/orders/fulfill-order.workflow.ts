@@ -1,4 +1,4 @@
-import { DeadlineExceededError, DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
+import { ChildWorkflowFailedError, DeadlineExceededError, DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
 import { config } from '../config';
 import { PaymentsService } from '../payments/payments.service';
 import { ShipOrder } from '../shipping/ship-order.workflow';
@@ -12,7 +12,7 @@ export interface FulfillOrderInput {
 
 export type FulfillOrderResult =
   | { orderId: string; outcome: 'closed'; paymentId: string; trackingNumber: string; rating: number | null }
-  | { orderId: string; outcome: 'rejected' | 'approval-timed-out' | 'expired'; refundId: string };
+  | { orderId: string; outcome: 'rejected' | 'approval-timed-out' | 'expired' | 'undeliverable'; refundId: string };
 
 /** How far this execution has come: rebuilt on every execution, as the steps replay. */
 interface Progress {
@@ -80,8 +80,17 @@ export class FulfillOrder implements DurableWorkflow<FulfillOrderInput, FulfillO
     }
 
     await this.orders.setStatus(orderId, 'shipping');
-    const shipment = await ctx.startChild(ShipOrder, { orderId }, { step: 'ship' });
-    const { trackingNumber } = await shipment.result();
+    const shipment = await ctx.startChild(ShipOrder, { orderId, valueCents: amountCents }, { step: 'ship' });
+    let trackingNumber: string;
+    try {
+      ({ trackingNumber } = await shipment.result());
+    } catch (error) {
+      if (!(error instanceof ChildWorkflowFailedError)) throw error;
+      // The shipment failed for good (the carrier refused the parcel): the customer gets the money back.
+      const { refundId } = await this.payments.refund(orderId, amountCents);
+      await this.orders.setStatus(orderId, 'undeliverable');
+      return { orderId, outcome: 'undeliverable', refundId };
+    }
     progress.trackingNumber = trackingNumber;
     // The carrier knows its tracking number, not our order: a business key lets its webhook find this run.
     await ctx.setKeys({ trackingNumber });

@@ -11,6 +11,7 @@ export type OrderStatus =
   | 'closed'
   | 'rejected'
   | 'expired'
+  | 'undeliverable'
   | 'unpaid';
 
 @Entity('orders')

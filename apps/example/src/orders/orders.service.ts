@@ -70,7 +70,7 @@ export class OrdersService {
   async findUnpaid(placedBefore: Date): Promise<string[]> {
     const rows: Array<{ id: string }> = await this.db.query(
       `SELECT o.id FROM orders o
-        WHERE o.created_at < $1 AND o.status NOT IN ('rejected', 'closed', 'unpaid', 'expired')
+        WHERE o.created_at < $1 AND o.status NOT IN ('rejected', 'closed', 'unpaid', 'expired', 'undeliverable')
           AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.kind = 'charge')
         ORDER BY o.created_at`,
       [placedBefore],
