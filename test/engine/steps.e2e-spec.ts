@@ -112,7 +112,8 @@ class RetryableStep implements DurableWorkflow<null, string> {
   constructor(private readonly effects: Effects) {}
   async run(_: null, ctx: WorkflowContext) {
     return ctx.step('flaky', () => {
-      if (this.effects.hit('flaky') < 2) throw new Error('flaky once');
+      // A code of the library's alone does not make an error the library's (its brand does): retried.
+      if (this.effects.hit('flaky') < 2) throw Object.assign(new Error('flaky once'), { code: 'NON_RETRYABLE' });
       return 'ok';
     });
   }
