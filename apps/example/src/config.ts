@@ -26,7 +26,7 @@ export const config = {
   orderTimeout: (process.env.ORDER_TIMEOUT ?? '1h') as Duration,
   deliveryWindow: (process.env.DELIVERY_WINDOW ?? '30s') as Duration,
   /** The stand-in carrier refuses a parcel worth more (cents): the order is refunded. */
-  carrierInsuranceLimitCents: Number(process.env.CARRIER_INSURANCE_LIMIT_CENTS ?? 2_000_000),
+  carrierInsuranceLimitCents: cents('CARRIER_INSURANCE_LIMIT_CENTS', 2_000_000),
   feedbackTimeout: (process.env.FEEDBACK_TIMEOUT ?? '2m') as Duration,
 };
 
@@ -35,4 +35,12 @@ function required(name: string): string {
   if (!value)
     throw new Error(`${name} is not set. Start the example with \`npm start\` (it provides an embedded PostgreSQL), or set ${name}.`);
   return value;
+}
+
+/** A whole number of cents from the environment, or `fallback` when unset; anything else stops the start, naming it. */
+function cents(name: string, fallback: number): number {
+  const value = process.env[name];
+  if (value === undefined || value === '') return fallback;
+  if (!/^\d{1,15}$/.test(value)) throw new Error(`${name} must be a whole number of cents; got "${value}".`);
+  return Number(value);
 }

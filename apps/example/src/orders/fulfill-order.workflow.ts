@@ -1,6 +1,7 @@
 import { ChildWorkflowFailedError, DeadlineExceededError, DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
 import { config } from '../config';
 import { PaymentsService } from '../payments/payments.service';
+import { ParcelRefusedError } from '../shipping/parcel-refused.error';
 import { ShipOrder } from '../shipping/ship-order.workflow';
 import { APPROVAL_THRESHOLD_CENTS, CarrierEvents, DeliveryFeedback, ManagerApproval, ManagerRejection } from './order.contracts';
 import { OrdersService } from './orders.service';
@@ -26,7 +27,7 @@ interface Progress {
  * The whole order runs under a deadline (OrdersService starts it with `timeout`): past it, the call
  * the run awaits throws DeadlineExceededError. An order not yet handed to the carrier is refunded
  * within the grace; one already shipped is closed as it stands (the goods are on their way: no refund,
- * and no feedback any more).
+ * and no feedback any more). An order the carrier refuses to ship is refunded (outcome `undeliverable`).
  */
 @Workflow('fulfill-order', {
   signals: [ManagerApproval, ManagerRejection, DeliveryFeedback],
@@ -85,8 +86,10 @@ export class FulfillOrder implements DurableWorkflow<FulfillOrderInput, FulfillO
     try {
       ({ trackingNumber } = await shipment.result());
     } catch (error) {
-      if (!(error instanceof ChildWorkflowFailedError)) throw error;
-      // The shipment failed for good (the carrier refused the parcel): the customer gets the money back.
+      // The carrier refused the parcel: the order cannot ship, and the customer gets the money back. A shipment that
+      // failed otherwise (an outage past its retries, a bug) or was cancelled fails this run too, the money kept,
+      // for an operator to retry (the shipment, then the order) or cancel.
+      if (!(error instanceof ChildWorkflowFailedError && error.childError.name === ParcelRefusedError.name)) throw error;
       const { refundId } = await this.payments.refund(orderId, amountCents);
       await this.orders.setStatus(orderId, 'undeliverable');
       return { orderId, outcome: 'undeliverable', refundId };

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { NonRetryableError, Step } from 'nestjs-durable';
+import { Step } from 'nestjs-durable';
 import { config } from '../config';
+import { ParcelRefusedError } from './parcel-refused.error';
 
 /** The carrier's API (a stand-in): label creation and pickup booking, each a step. */
 @Injectable()
@@ -8,12 +9,12 @@ export class ShippingService {
   /**
    * The order id is the call's idempotency key: a crash between the carrier's answer and the step's
    * checkpoint calls it again, and the carrier answers with the label it made (one parcel, one number).
-   * A parcel worth more than the carrier insures is refused: no retry changes that (NonRetryableError).
+   * A parcel worth more than the carrier insures is refused (ParcelRefusedError, which no retry changes).
    */
   @Step('create-label')
   async createLabel(orderId: string, valueCents: number): Promise<{ trackingNumber: string }> {
     if (valueCents > config.carrierInsuranceLimitCents)
-      throw new NonRetryableError(
+      throw new ParcelRefusedError(
         `The carrier insures parcels up to ${(config.carrierInsuranceLimitCents / 100).toFixed(2)}; order ${orderId} is worth ${(valueCents / 100).toFixed(2)}.`,
       );
     return { trackingNumber: `TRK-${orderId.toUpperCase()}` };
