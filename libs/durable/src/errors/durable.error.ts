@@ -1,4 +1,4 @@
-import { DURABLE_ERROR_BRAND } from '../durable.constants';
+import { DURABLE_ERROR_BRAND } from './durable-error-brand';
 
 /** The base of every error this library throws. `code` is stable: match on it, not on the message. */
 export abstract class DurableError extends Error {

@@ -11,7 +11,7 @@ import {
   WorkflowNotFoundError,
 } from '../errors';
 import type { ErrorInfo } from '../interfaces';
-import { DURABLE_ERROR_BRAND } from '../durable.constants';
+import { DURABLE_ERROR_BRAND } from '../errors/durable-error-brand';
 import { storableText } from '../schema/define-signal';
 import { capMessage, capStack, safeString } from '../schema/safe-string';
 
@@ -28,7 +28,7 @@ export function tagStep(error: unknown, key: string): void {
  * fail the step or the run at once. Known by code and brand, not by class: a NonRetryableError of another
  * copy of the library (a second install) is another class, and was retried.
  */
-const NON_RETRYABLE = new Set<
+const NON_RETRYABLE: ReadonlySet<string> = new Set<
   (
     | NonRetryableError
     | ChildWorkflowFailedError
@@ -56,7 +56,7 @@ export function isNonRetryable(error: unknown): boolean {
   return (
     error instanceof Error &&
     (error as unknown as Record<symbol, unknown>)[DURABLE_ERROR_BRAND] === true &&
-    NON_RETRYABLE.has((error as DurableError).code as never)
+    NON_RETRYABLE.has((error as DurableError).code)
   );
 }
 
