@@ -49,6 +49,17 @@ const Broken = defineSignal(
     throw new TypeError('the refine is broken');
   }),
 );
+/** The runs executing, each held until the test opens its gate: a run that is running, with nothing to resume. */
+const gates = new Map<string, () => void>();
+
+@Workflow('gated')
+class Gated implements DurableWorkflow<null, null> {
+  async run(_: null, ctx: WorkflowContext) {
+    await new Promise<void>((open) => gates.set(ctx.runId, open));
+    return null;
+  }
+}
+
 @Workflow('broken-schema', { signals: [Broken] })
 class BrokenSchema implements DurableWorkflow<null, unknown> {
   run(_: null, ctx: WorkflowContext) {
@@ -80,7 +91,7 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
   beforeAll(async () => {
     t = await startApp({
       schema,
-      providers: [...operatorWorkflows, Dispatch, BrokenSchema],
+      providers: [...operatorWorkflows, Dispatch, BrokenSchema, Gated],
       listen: true,
       platform,
       options: { dashboard: { auth: { token: TOKEN } } },
@@ -290,8 +301,15 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     const nap = await t.client.start(NapLong, null);
     await waiting(nap.runId);
     const resumed = await call(t, 'POST', `/runs/${nap.runId}/resume`, mutation);
-    expect(resumed.status).toBe(200);
+    expect([resumed.status, resumed.body.resumed]).toEqual([200, true]);
     expect(await nap.result({ timeout: '5s' })).toBe('rested');
+    // A run on its way (running) has nothing to end: the answer says so, where it read as a resume before.
+    const gated = await t.client.start(Gated, null);
+    await eventually(async () => gates.has(gated.runId), 'the gated run running');
+    const onItsWay = await call(t, 'POST', `/runs/${gated.runId}/resume`, mutation);
+    expect([onItsWay.status, onItsWay.body]).toEqual([200, { runId: gated.runId, status: 'running', resumed: false }]);
+    gates.get(gated.runId)!();
+    await gated.result({ timeout: '5s' });
     expect((await call(t, 'POST', `/runs/${nap.runId}/cancel`, mutation, { reason: 'late' })).status).toBe(409);
     expect((await call(t, 'POST', `/runs/${nap.runId}/retry`, mutation)).status).toBe(409);
 
@@ -310,7 +328,7 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     for (const action of ['resume', 'cancel', 'retry']) expect((await call(t, 'POST', `/runs/nope/${action}`, mutation)).status).toBe(404);
   });
 
-  it("bulk actions report each run's outcome: accepted, duplicate, refused with its reason", async () => {
+  it("bulk actions report each run's outcome: accepted, duplicate, unchanged, refused with its reason", async () => {
     const a = await t.client.start(Review, { orderId: 'bulk-a' });
     const b = await t.client.start(Review, { orderId: 'bulk-b' });
     await Promise.all([waiting(a.runId), waiting(b.runId)]);
@@ -342,6 +360,14 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     await waiting(c.runId);
     const resume = await call(t, 'POST', '/bulk/resume', mutation, { filter: { workflow: 'nap-long', status: 'waiting' } });
     expect(resume.body.results).toContainEqual({ runId: c.runId, outcome: 'accepted' });
+    // A run with nothing to end is `unchanged` (it read as accepted before).
+    const gated = await t.client.start(Gated, null);
+    await eventually(async () => gates.has(gated.runId), 'the gated run running');
+    expect((await call(t, 'POST', '/bulk/resume', mutation, { runIds: [gated.runId] })).body).toEqual({
+      results: [{ runId: gated.runId, outcome: 'unchanged' }],
+    });
+    gates.get(gated.runId)!();
+    await gated.result({ timeout: '5s' });
     await t.client.handle(c.runId).result({ timeout: '5s' });
     const cancel = await call(t, 'POST', '/bulk/cancel', mutation, { runIds: [c.runId], reason: 'bulk' });
     expect(cancel.body).toEqual({

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { DurableWorkflow, NonRetryableError, Workflow, WorkflowContext } from 'nestjs-durable';
 import { dashboardSuite } from '../setup/browser';
-import { DurableTestApp, eventually, uniqueSchema } from '../setup/durable-app';
+import { DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 const TOKEN = 'deadline-token-0123456789abcdef';
 const MINUTE = 60_000;
@@ -29,6 +29,15 @@ export class SpawnDetached implements DurableWorkflow<null, unknown> {
   async run(_: null, ctx: WorkflowContext) {
     await ctx.startChild(AwaitGo, null, { step: 'helper', detached: true });
     return ctx.waitForSignal('done');
+  }
+}
+
+/** Sleeps an hour: under a shorter deadline, the sleep meets it. */
+@Workflow('sleeps-an-hour', { deadlineGrace: '10m' })
+export class SleepsAnHour implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.sleep('nap', '1h');
+    return 'slept';
   }
 }
 
@@ -223,6 +232,35 @@ describe('a run deadline on a read-only dashboard', () => {
     await page.goto(runUrl(app, run.runId));
     await page.getByTestId('run-deadline').getByTestId('deadline-countdown').waitFor();
     await expect(page.getByTestId('deadline-form').count()).resolves.toBe(0);
+    await app.client.cancel(run.runId);
+  });
+});
+
+describe('a Resume with nothing to end, in a real browser', () => {
+  // The dashboard's instance executes nothing: the run's deadline passes with no worker up (a deploy, say).
+  const schema = uniqueSchema();
+  const suite = dashboardSuite({
+    schema,
+    token: TOKEN,
+    providers: [SleepsAnHour],
+    options: { inlineWaitMs: 0, worker: { enabled: false }, sweeper: false },
+    page: { timezoneId: 'UTC' },
+  });
+
+  it('says so, and why: a sleep past its deadline meets it, it is not ended', async () => {
+    const { app, page, db } = suite;
+    const worker = await startApp({ schema, providers: [SleepsAnHour], options: { inlineWaitMs: 0 } });
+    const run = await worker.client.start(SleepsAnHour, null, { timeout: '2s' });
+    await eventually(async () => (await app.client.getRun(run.runId)).waiting?.kind === 'sleep', 'the run asleep');
+    await worker.close();
+    await eventually(async () => (await db.count('runs', 'id = $1 AND deadline < now()', [run.runId])) === 1, 'the deadline passed');
+
+    await page.goto(runUrl(app, run.runId));
+    await page.getByTestId('action-resume').click();
+    // Before: the answer read as a resume, and nothing on the page changed.
+    const notice = page.getByTestId('resume-unchanged');
+    await expect(notice.innerText()).resolves.toContain('its deadline has passed, so the run meets it at this wait');
+    expect((await app.client.getRun(run.runId)).status).toBe('waiting');
     await app.client.cancel(run.runId);
   });
 });

@@ -1,7 +1,7 @@
 import { useMutation } from '@tanstack/react-query';
 import { apiPost, runPath } from './client';
 import { useInvalidateRuns } from './invalidate';
-import type { DeadlineResult, ForkBody, ForkResult, MessageDelivery, SignalDelivery, TransitionResult } from './types';
+import type { DeadlineResult, ForkBody, ForkResult, MessageDelivery, ResumeResult, SignalDelivery, TransitionResult } from './types';
 
 // Operator actions on one run. Each settles by invalidating runs and stats, also on failure:
 // a 409 usually means the page was stale.
@@ -27,8 +27,8 @@ export function sendMessage({ runId, channel, key, payload }: SendMessageInput):
   return apiPost<MessageDelivery>(`${runPath(runId)}/channels/${encodeURIComponent(channel)}`, { key, payload });
 }
 
-export function resumeRun(runId: string): Promise<TransitionResult> {
-  return apiPost<TransitionResult>(`${runPath(runId)}/resume`);
+export function resumeRun(runId: string): Promise<ResumeResult> {
+  return apiPost<ResumeResult>(`${runPath(runId)}/resume`);
 }
 
 export function cancelRun({ runId, reason }: { runId: string; reason?: string }): Promise<TransitionResult> {

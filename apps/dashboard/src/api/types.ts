@@ -245,6 +245,11 @@ export interface TransitionResult {
   status: RunStatus;
 }
 
+/** POST /runs/:id/resume: whether it ended a wait (false: the run was on its way already, nothing changed). */
+export interface ResumeResult extends TransitionResult {
+  resumed: boolean;
+}
+
 /** Which signals and messages a fork copies: those delivered before its step, or all of them. */
 export type SignalPolicy = 'before' | 'all';
 
@@ -266,7 +271,8 @@ export interface DeadlineResult extends TransitionResult {
 
 export interface Outcome {
   runId: string;
-  outcome: 'accepted' | 'duplicate' | 'refused';
+  /** `unchanged`: a resume that found nothing to end. */
+  outcome: 'accepted' | 'duplicate' | 'unchanged' | 'refused';
   code?: string;
   message?: string;
 }

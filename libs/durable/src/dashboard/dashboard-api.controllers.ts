@@ -232,8 +232,8 @@ export class DashboardRunsController {
     @Input(DashboardRunsController.resume) { params }: EndpointInput<typeof DashboardRunsController.resume>,
     @Req() request: DashboardRequest,
   ) {
-    await this.client.resume(params.id, { actor: actor(request) });
-    return { runId: params.id, status: (await this.client.getRun(params.id)).status };
+    const resumed = await this.service.resume(params.id, actor(request));
+    return { runId: params.id, status: (await this.client.getRun(params.id)).status, resumed };
   }
 
   static readonly cancel = endpoint({
@@ -329,10 +329,7 @@ export class DashboardBulkController {
     @Req() request: DashboardRequest,
   ) {
     const runIds = await this.service.targets(body);
-    return this.service.bulk(runIds, async (runId) => {
-      await this.client.resume(runId, { actor: actor(request) });
-      return 'accepted';
-    });
+    return this.service.bulk(runIds, async (runId) => ((await this.service.resume(runId, actor(request))) ? 'accepted' : 'unchanged'));
   }
 
   static readonly cancel = endpoint({

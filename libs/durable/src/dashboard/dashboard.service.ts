@@ -7,6 +7,9 @@ import type { RunFilter, RunView } from '../interfaces';
 import { DashboardRepository, HISTORY_PAGE, HistoryRow, STATS_EXACT_UP_TO } from '../persistence/dashboard.repository';
 import { DASHBOARD_QUEUE_READS, DASHBOARD_RUN_READS } from './dashboard-reads';
 import { RunRepository } from '../persistence/run.repository';
+import { RunControlRepository } from '../persistence/run-control.repository';
+import { actorOf } from '../client/actor';
+import { knownRunId } from '../client/run-id';
 import { QueueRepository } from '../persistence/queue.repository';
 import { QueueReasons } from '../client/queue-reasons';
 import { deserialize } from '../schema/serializer';
@@ -34,7 +37,8 @@ export interface BulkTarget {
 
 export interface BulkOutcome {
   runId: string;
-  outcome: 'accepted' | 'duplicate' | 'refused';
+  /** `unchanged`: a resume that found nothing to end (the run on its way already). */
+  outcome: 'accepted' | 'duplicate' | 'unchanged' | 'refused';
   code?: string;
   message?: string;
 }
@@ -61,6 +65,7 @@ export class DashboardService {
     private readonly dashboard: DashboardRepository,
     /** The queues' views and reasons: from the read replica when there is one. */
     @Inject(DASHBOARD_QUEUE_READS) private readonly queues: QueueRepository,
+    private readonly control: RunControlRepository,
   ) {
     this.queueReasons = new QueueReasons(options, queues);
   }
@@ -264,13 +269,25 @@ export class DashboardService {
   }
 
   /**
+   * Resumes a run as WorkflowClient.resume does, answering whether it ended a wait: false when there was
+   * nothing to end (the run pending, running, or waiting but due already: a sleep past its deadline, not
+   * yet met, is left to meet it), so the operator is told that nothing changed.
+   */
+  async resume(runId: string, actor: string): Promise<boolean> {
+    return (await this.control.resume(knownRunId(runId), actorOf({ actor }))).changed.length > 0;
+  }
+
+  /**
    * Applies `action` to each run, a few at a time, and reports each run's outcome on its own: any error
    * refuses its run only (with its code, INTERNAL for one not the library's, logged), so the answer
    * says what was done. One rethrown failed the request while the other lanes went on acting. The
    * server errors are logged once per error (its name and message) with the runs they refused: an
    * outage refuses every run with one error, which is one stack trace, not a thousand.
    */
-  async bulk(runIds: string[], action: (runId: string) => Promise<'accepted' | 'duplicate'>): Promise<{ results: BulkOutcome[] }> {
+  async bulk(
+    runIds: string[],
+    action: (runId: string) => Promise<Exclude<BulkOutcome['outcome'], 'refused'>>,
+  ): Promise<{ results: BulkOutcome[] }> {
     const results: BulkOutcome[] = new Array(runIds.length);
     const failures = new Map<string, { error: unknown; at: number[] }>();
     let next = 0;

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useShortcut } from '../../app/shortcuts';
 import { useCancelRun, useResumeRun, useRetryRun } from '../../api/run-actions';
 import type { RunDetail } from '../../api/types';
@@ -42,7 +42,12 @@ export function RunActions({ detail }: { detail: RunDetail }) {
     enabled: !busy && canResume(run.status),
   });
   // Its deadline passed (or passes while the page is open): the server would refuse (409), so the button says to move it first.
-  const deadlineFirst = retryNeedsDeadline(run, useNow());
+  const now = useNow();
+  const deadlineFirst = retryNeedsDeadline(run, now);
+  const deadlinePassed = run.deadline !== undefined && Date.parse(run.deadline) <= now;
+  // A resume's answer holds for the run as it was: once the run changes (executed, parked again), it is dropped.
+  const { reset: forgetResume } = resume;
+  useEffect(() => forgetResume(), [run.updatedAt, forgetResume]);
   useShortcut({ keys: 't', label: 'Retry this run (asks first)', group: 'This run' }, () => setConfirmKey('retry'), {
     enabled: !busy && canRetry(run.status) && !deadlineFirst,
   });
@@ -106,6 +111,13 @@ export function RunActions({ detail }: { detail: RunDetail }) {
           </Button>
         )}
       </div>
+      {resumable && resume.data?.resumed === false && (
+        <p className="muted" data-testid="resume-unchanged">
+          {deadlinePassed
+            ? 'Nothing to end: its deadline has passed, so the run meets it at this wait. It is due now, and runs as soon as an instance takes it up.'
+            : 'Nothing to end: the run is due already, and runs as soon as an instance takes it up.'}
+        </p>
+      )}
       {retriable && deadlineFirst && (
         <p className="muted" data-testid="retry-needs-deadline">
           Its deadline has passed: move or clear it (Deadline, below) to retry it.

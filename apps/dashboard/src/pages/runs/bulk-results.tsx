@@ -11,14 +11,16 @@ export interface BulkReport {
   expected?: number;
 }
 
-/** What a bulk action did, run by run: accepted, duplicate (a redelivery), or refused and why. */
+/** What a bulk action did, run by run: accepted, duplicate (a redelivery), unchanged (a resume with nothing to end), or refused and why. */
 export function BulkResults({ report, onDismiss }: { report: BulkReport; onDismiss: () => void }) {
   const count = (outcome: Outcome['outcome']) => report.results.filter((r) => r.outcome === outcome).length;
   const drift =
     report.expected !== undefined && report.expected !== report.results.length
       ? ` · ${report.results.length} runs matched when sent, ${report.expected} when counted`
       : '';
-  const summary = `${count('accepted')} accepted · ${count('duplicate')} duplicate · ${count('refused')} refused${drift}`;
+  // `unchanged` only where a resume met one: the other actions never answer it.
+  const unchanged = count('unchanged') ? ` · ${count('unchanged')} unchanged (nothing to end)` : '';
+  const summary = `${count('accepted')} accepted · ${count('duplicate')} duplicate${unchanged} · ${count('refused')} refused${drift}`;
   return (
     <Panel
       testId="bulk-results"
