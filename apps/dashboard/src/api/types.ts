@@ -245,7 +245,7 @@ export interface TransitionResult {
   status: RunStatus;
 }
 
-/** POST /runs/:id/resume: whether it ended a wait (false: the run was on its way already, nothing changed). */
+/** POST /runs/:id/resume: whether the run was made due now, `resumed` recorded (false: it was on its way already, nothing changed). */
 export interface ResumeResult extends TransitionResult {
   resumed: boolean;
 }

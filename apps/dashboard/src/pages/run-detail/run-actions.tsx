@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { useShortcut } from '../../app/shortcuts';
 import { useCancelRun, useResumeRun, useRetryRun } from '../../api/run-actions';
 import type { RunDetail } from '../../api/types';
@@ -28,7 +28,8 @@ export function RunActions({ detail }: { detail: RunDetail }) {
   // The buttons' own handlers, bound to keys while the action applies (the help overlay lists only those).
   const doResume = () => {
     retry.reset();
-    resume.mutate(run.runId);
+    const asItWas = run.updatedAt;
+    resume.mutate(run.runId, { onSuccess: () => setResumeAnsweredFor(asItWas) });
   };
   const doRetry = () => {
     resume.reset();
@@ -45,9 +46,8 @@ export function RunActions({ detail }: { detail: RunDetail }) {
   const now = useNow();
   const deadlineFirst = retryNeedsDeadline(run, now);
   const deadlinePassed = run.deadline !== undefined && Date.parse(run.deadline) <= now;
-  // A resume's answer holds for the run as it was: once the run changes (executed, parked again), it is dropped.
-  const { reset: forgetResume } = resume;
-  useEffect(() => forgetResume(), [run.updatedAt, forgetResume]);
+  /** The run as it was when a resume answered (its updatedAt): the answer holds only until the run changes. */
+  const [resumeAnsweredFor, setResumeAnsweredFor] = useState<string>();
   useShortcut({ keys: 't', label: 'Retry this run (asks first)', group: 'This run' }, () => setConfirmKey('retry'), {
     enabled: !busy && canRetry(run.status) && !deadlineFirst,
   });
@@ -111,11 +111,9 @@ export function RunActions({ detail }: { detail: RunDetail }) {
           </Button>
         )}
       </div>
-      {resumable && resume.data?.resumed === false && (
+      {resumable && resume.data?.resumed === false && resumeAnsweredFor === run.updatedAt && (
         <p className="muted" data-testid="resume-unchanged">
-          {deadlinePassed
-            ? 'Nothing to end: its deadline has passed, so the run meets it at this wait. It is due now, and runs as soon as an instance takes it up.'
-            : 'Nothing to end: the run is due already, and runs as soon as an instance takes it up.'}
+          {`Nothing to end: the run is due already${deadlinePassed ? ' (its deadline has passed)' : ''}, and runs as soon as an instance takes it up.`}
         </p>
       )}
       {retriable && deadlineFirst && (
