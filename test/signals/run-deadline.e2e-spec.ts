@@ -689,11 +689,11 @@ describe("an operator's resume of a sleep after the run's deadline passed, no wo
   it('does not end the sleep: the run meets its deadline there, as without the resume; in the grace a resume ends the sleep', async () => {
     const first = await boot();
     const run = await first.client.start(ResumedSleep, null, { timeout: '1h' });
-    const asleepIn = async (name: string) => {
-      const waiting = (await first.client.getRun(run.runId)).waiting;
+    const asleepIn = async (app: DurableTestApp, name: string) => {
+      const waiting = (await app.client.getRun(run.runId)).waiting;
       return waiting?.kind === 'sleep' && waiting.name === name;
     };
-    await eventually(() => asleepIn('nap'), 'the run asleep');
+    await eventually(() => asleepIn(first, 'nap'), 'the run asleep');
     await first.close(); // no instance executes runs when the deadline passes (a deploy, say)
     // The deadline passes while none is up: moved to now here, where a test could not close the instance before a short one.
     const operator = await boot({ worker: { enabled: false }, sweeper: false });
@@ -707,10 +707,7 @@ describe("an operator's resume of a sleep after the run's deadline passed, no wo
     expect(await db.count('history', `run_id = $1 AND event = 'resumed'`, [run.runId])).toBe(0);
 
     const worker = await boot();
-    await eventually(async () => {
-      const waiting = (await worker.client.getRun(run.runId)).waiting;
-      return waiting?.kind === 'sleep' && waiting.name === 'cleanup-nap';
-    }, 'the cleanup asleep in the grace');
+    await eventually(() => asleepIn(worker, 'cleanup-nap'), 'the cleanup asleep in the grace');
     expect(ran.get(`${run.runId}:after`)).toBeUndefined();
     // The deadline met, the grace's sleep is the operator's to end as any other.
     await operator.client.resume(run.runId);

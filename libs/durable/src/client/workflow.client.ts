@@ -13,6 +13,7 @@ import { DurableWorker } from '../worker/durable.worker';
 import { WakeBus } from '../runtime/wake-bus';
 import { DurableRunHandle } from './run-handle';
 import { RunStarter } from './run-starter';
+import { resumeRun } from './resume-run';
 import { QueueReasons } from './queue-reasons';
 import { DurableTelemetry } from '../observability/durable-telemetry';
 import { MAX_CANCEL_REASON } from '../durable.constants';
@@ -88,7 +89,7 @@ export class WorkflowClient {
    * already, and meets it there.
    */
   async resume(runId: string, opts: ActorOptions = {}): Promise<void> {
-    await this.control.resume(knownRunId(runId), actorOf(opts));
+    await resumeRun(this.control, runId, opts);
   }
 
   /**

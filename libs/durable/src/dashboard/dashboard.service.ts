@@ -8,8 +8,7 @@ import { DashboardRepository, HISTORY_PAGE, HistoryRow, STATS_EXACT_UP_TO } from
 import { DASHBOARD_QUEUE_READS, DASHBOARD_RUN_READS } from './dashboard-reads';
 import { RunRepository } from '../persistence/run.repository';
 import { RunControlRepository } from '../persistence/run-control.repository';
-import { actorOf } from '../client/actor';
-import { knownRunId } from '../client/run-id';
+import { resumeRun } from '../client/resume-run';
 import { QueueRepository } from '../persistence/queue.repository';
 import { QueueReasons } from '../client/queue-reasons';
 import { deserialize } from '../schema/serializer';
@@ -268,13 +267,9 @@ export class DashboardService {
     return runs.map((r) => r.runId);
   }
 
-  /**
-   * Resumes a run as WorkflowClient.resume does, answering whether it ended a wait: false when there was
-   * nothing to end (the run pending, running, or waiting but due already: a sleep past its deadline, not
-   * yet met, is left to meet it), so the operator is told that nothing changed.
-   */
-  async resume(runId: string, actor: string): Promise<boolean> {
-    return (await this.control.resume(knownRunId(runId), actorOf({ actor }))).changed.length > 0;
+  /** Resumes a run as WorkflowClient.resume does, answering whether anything changed (resumeRun), so the operator is told. */
+  resume(runId: string, actor: string): Promise<boolean> {
+    return resumeRun(this.control, runId, { actor });
   }
 
   /**
