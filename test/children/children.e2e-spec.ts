@@ -171,6 +171,23 @@ class AwaitsTheLeaver implements DurableWorkflow<null, string> {
   }
 }
 
+/** Spawns a child that fails and goes on without awaiting it: ends (`leaves`), or waits for a signal that never comes. */
+@Workflow('spawns-doomed')
+class SpawnsDoomed implements DurableWorkflow<{ detached: boolean; leaves: boolean }, string> {
+  async run({ detached, leaves }: { detached: boolean; leaves: boolean }, ctx: WorkflowContext) {
+    await ctx.startChild(Doomed, 'no', { step: 'doomed', detached });
+    return leaves ? 'left it' : ctx.waitForSignal<string>('never');
+  }
+}
+
+@Workflow('awaits-the-doomed-leaver')
+class AwaitsTheDoomedLeaver implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    await (await ctx.startChild(SpawnsDoomed, { detached: false, leaves: true }, { step: 'leaver' })).result();
+    return ctx.waitForSignal<string>('never');
+  }
+}
+
 @Workflow('doubles-at-d')
 class DoublesAtD implements DurableWorkflow<number, number> {
   async run(input: number, ctx: WorkflowContext) {
@@ -274,6 +291,8 @@ describe('child workflows', () => {
         LeavesAChild,
         AwaitsTheLeaver,
         DoublesAtD,
+        SpawnsDoomed,
+        AwaitsTheDoomedLeaver,
       ],
       options: { leaseMs: 1_000, inlineWaitMs: 200, sweeper: { intervalMs: 100 } },
     });
@@ -282,6 +301,27 @@ describe('child workflows', () => {
     await t.close();
     await db.dropSchema();
   });
+
+  /** A statement of this schema like `pattern` waiting for a lock. */
+  const waitingOnLock = (pattern: string, what: string) =>
+    eventually(
+      async () =>
+        (
+          await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1 AND query LIKE $2`, [
+            pattern,
+            `%"${schema}"%`,
+          ])
+        ).length > 0,
+      what,
+    );
+
+  /** The run `top` waiting and its descendant `failed` failed (spawned by then). */
+  const failedUnderWaiting = (top: string, failed: string) =>
+    eventually(
+      async () =>
+        (await db.count('runs', `id = $1 AND status = 'failed'`, [failed])) === 1 && (await t.client.getRun(top)).status === 'waiting',
+      'the child to fail and the run above it to wait',
+    );
 
   it('a parent replay reattaches to the child it spawned, never a second one; the child links back to its parent', async () => {
     const handle = await t.client.start(Reattach, 21);
@@ -484,16 +524,7 @@ describe('child workflows', () => {
         [childId, parent.runId],
       );
       const cancelling = t.client.cancel(parent.runId, 'withdrawn');
-      await eventually(
-        async () =>
-          (
-            await db.query(
-              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%' AND query LIKE $1`,
-              [`%"${schema}"%`],
-            )
-          ).length > 0,
-        "the cancel to wait for the parent's row",
-      );
+      await waitingOnLock('%FOR UPDATE%', "the cancel to wait for the parent's row");
       await spawn.query('COMMIT');
       await cancelling;
     } finally {
@@ -503,6 +534,58 @@ describe('child workflows', () => {
       { id: parent.runId, status: 'cancelled' },
       { id: childId, status: 'cancelled' },
     ]);
+  });
+
+  it('a failed attached child is not retried once its parent or an ancestor is cancelled (refused, naming it); a detached one is', async () => {
+    const parent = await t.client.start(SpawnsDoomed, { detached: false, leaves: false });
+    const child = `${parent.runId}/doomed`;
+    await failedUnderWaiting(parent.runId, child);
+    await t.client.cancel(parent.runId, 'withdrawn');
+    expect((await t.client.getRun(child)).status).toBe('failed'); // a cancel leaves an ended child as it is
+    // Before: the child ran again, under a cancelled parent.
+    await expect(t.client.retry(child)).rejects.toThrow(
+      `Cannot retry run "${child}": its parent, run "${parent.runId}", was cancelled, and an attached child ends with its parent; start the work anew instead.`,
+    );
+    expect((await t.client.getRun(child)).status).toBe('failed');
+    expect(await db.count('history', `run_id = $1 AND event = 'retried'`, [child])).toBe(0);
+
+    const top = await t.client.start(AwaitsTheDoomedLeaver, null);
+    const grandchild = `${top.runId}/leaver/doomed`;
+    await failedUnderWaiting(top.runId, grandchild);
+    await t.client.cancel(top.runId, 'withdrawn');
+    await expect(t.client.retry(grandchild)).rejects.toThrow(`run "${top.runId}", an ancestor it is attached to, was cancelled`);
+
+    const detaching = await t.client.start(SpawnsDoomed, { detached: true, leaves: false });
+    const detached = `${detaching.runId}/doomed`;
+    await failedUnderWaiting(detaching.runId, detached);
+    await t.client.cancel(detaching.runId, 'withdrawn');
+    await t.client.retry(detached);
+    expect(await db.count('history', `run_id = $1 AND event = 'retried'`, [detached])).toBe(1);
+  });
+
+  it("a retry of a failed child waits for a cancel that holds its parent's row, and is refused once that cancel commits", async () => {
+    const parent = await t.client.start(SpawnsDoomed, { detached: false, leaves: false });
+    const child = `${parent.runId}/doomed`;
+    await failedUnderWaiting(parent.runId, child);
+    // A cancel in flight, as cancelTree makes it: the parent's row FOR UPDATE, then the parent cancelled.
+    const cancel = new Client(databaseUrl());
+    await cancel.connect();
+    try {
+      await cancel.query('BEGIN');
+      await cancel.query(`SELECT 1 FROM "${schema}".runs WHERE id = $1 FOR UPDATE`, [parent.runId]);
+      const retrying = t.client.retry(child).then(
+        () => 'retried',
+        (error: Error) => error.message,
+      );
+      // Before: the retry did not wait, and ran the child again under the parent cancelled a moment later.
+      await waitingOnLock('%FOR SHARE OF r%', "the retry to wait for the parent's row");
+      await cancel.query(`UPDATE "${schema}".runs SET status = 'cancelled' WHERE id = $1`, [parent.runId]);
+      await cancel.query('COMMIT');
+      expect(await retrying).toContain(`its parent, run "${parent.runId}", was cancelled`);
+    } finally {
+      await cancel.end();
+    }
+    expect((await t.client.getRun(child)).status).toBe('failed');
   });
 
   it('a cancelled child makes result() throw ChildWorkflowFailedError with status cancelled', async () => {

@@ -161,7 +161,12 @@ export class WorkflowClient {
     return new DurableRunHandle<O>(forkId, true, this.runs, this.bus, this.executingHere);
   }
 
-  /** Runs a failed run again from its checkpoints, its stored permanent step failures cleared. */
+  /**
+   * Runs a failed run again from its checkpoints, its stored permanent step failures cleared. Refused
+   * (InvalidTransitionError, nothing changed) for a run not failed, one whose deadline has passed, one
+   * whose deduplication id an unfinished run of its queue holds, and an attached child whose parent (or
+   * an ancestor it is attached to) was cancelled.
+   */
   async retry(runId: string, opts: ActorOptions = {}): Promise<void> {
     await this.control.retry(knownRunId(runId), actorOf(opts));
     this.worker.nudge();

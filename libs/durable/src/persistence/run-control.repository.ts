@@ -54,6 +54,7 @@ export class RunControlRepository {
       cancel: cancelSql(t),
       resume: resumeSql(t),
       retry: retrySql(t),
+      attachedAncestors: attachedAncestorsSql(t),
       deadline: setDeadlineSql(t),
       clearPassings: clearPassingsSql(t),
       fork: forkRunSql(t),
@@ -96,13 +97,30 @@ export class RunControlRepository {
         ['failed'],
         `${by} holds its deduplication id and has not ended; retry once it has, or cancel it`,
       );
-    const [row] = await this.transition(this.sql.retry, [runId, actor, this.sql.channel]).catch(
-      (error: { code?: string; constraint?: string }) => {
-        // A start that took the id after the statement's look (retrySql's `held`) and committed first.
-        if (error.code === '23505' && error.constraint === 'runs_deduplication_key') throw held('another run of its queue');
-        throw error;
-      },
-    );
+    const { row, cancelled } = await retryRolledBack(() =>
+      this.db.transaction(async (client) => {
+        // The attached ancestors' rows first, FOR SHARE: a cancel of one waits for this retry, then cancels
+        // the run as it does any unfinished descendant; one cancelled already refuses the retry.
+        const { rows } = await client.query<{ id: string; status: string; depth: number }>(this.sql.attachedAncestors, [runId]);
+        const cancelled = rows.filter((a) => a.status === 'cancelled').sort((a, b) => a.depth - b.depth)[0];
+        if (!cancelled) return { row: (await client.query<TransitionRow>(this.sql.retry, [runId, actor, this.sql.channel])).rows[0] };
+        const [own] = (await client.query<{ status: string }>(`SELECT status FROM ${this.db.tables.runs} WHERE id = $1`, [runId])).rows;
+        const row: TransitionRow = { previous: own?.status ?? null, changed: null };
+        return { row, cancelled };
+      }, READ_COMMITTED),
+    ).catch((error: { code?: string; constraint?: string }) => {
+      // A start that took the id after the statement's look (retrySql's `held`) and committed first.
+      if (error.code === '23505' && error.constraint === 'runs_deduplication_key') throw held('another run of its queue');
+      throw error;
+    });
+    if (cancelled && row.previous === 'failed')
+      throw new InvalidTransitionError(
+        runId,
+        'retry',
+        'failed',
+        ['failed'],
+        `${cancelled.depth === 1 ? `its parent, run "${cancelled.id}",` : `run "${cancelled.id}", an ancestor it is attached to,`} was cancelled, and an attached child ends with its parent; start the work anew instead`,
+      );
     if (row.heldBy) throw held(`run "${row.heldBy}" of its queue`);
     if (row.deadlinePassed)
       throw new InvalidTransitionError(
@@ -382,6 +400,19 @@ SELECT (SELECT status FROM target) AS previous,
  * Runs a failed run again from its checkpoints: stored permanent step failures are cleared so those
  * steps run again, and the retry budget starts afresh. $1 run, $2 actor, $3 wake channel.
  */
+/**
+ * $1's attached ancestors (its parent, unless $1 is detached; that one's parent, unless it is detached;
+ * …), with their status and how many levels up each is: a cancel of any of them reaches $1 while it is
+ * unfinished. Their rows are locked FOR SHARE, in id order, so a cancel of one waits.
+ */
+const attachedAncestorsSql = (t: Tables) => `
+WITH RECURSIVE chain AS (
+  SELECT parent_id AS id, 1 AS depth FROM ${t.runs} WHERE id = $1 AND parent_id IS NOT NULL AND NOT detached
+  UNION ALL
+  SELECT r.parent_id, chain.depth + 1 FROM ${t.runs} r JOIN chain ON r.id = chain.id WHERE r.parent_id IS NOT NULL AND NOT r.detached
+)
+SELECT r.id, r.status, chain.depth FROM ${t.runs} r JOIN chain USING (id) ORDER BY r.id FOR SHARE OF r`;
+
 const retrySql = (t: Tables) => `
 WITH target AS (
   SELECT id, run_day, status, queue, deduplication_id, deadline FROM ${t.runs} WHERE id = $1 FOR UPDATE
