@@ -552,6 +552,7 @@ describe('child workflows', () => {
     const top = await t.client.start(AwaitsTheDoomedLeaver, null);
     const grandchild = `${top.runId}/leaver/doomed`;
     await failedUnderWaiting(top.runId, grandchild);
+    await eventually(async () => (await t.client.getRun(`${top.runId}/leaver`)).status === 'completed', 'the middle run to end'); // not cancelled with the top
     await t.client.cancel(top.runId, 'withdrawn');
     await expect(t.client.retry(grandchild)).rejects.toThrow(`run "${top.runId}", an ancestor it is attached to, was cancelled`);
 
@@ -578,7 +579,7 @@ describe('child workflows', () => {
         (error: Error) => error.message,
       );
       // Before: the retry did not wait, and ran the child again under the parent cancelled a moment later.
-      await waitingOnLock('%FOR SHARE OF r%', "the retry to wait for the parent's row");
+      await waitingOnLock('%FOR KEY SHARE OF r%', "the retry to wait for the parent's row");
       await cancel.query(`UPDATE "${schema}".runs SET status = 'cancelled' WHERE id = $1`, [parent.runId]);
       await cancel.query('COMMIT');
       expect(await retrying).toContain(`its parent, run "${parent.runId}", was cancelled`);

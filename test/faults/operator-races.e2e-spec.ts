@@ -77,7 +77,7 @@ describe('operator races: cancel, resume and retry against completions and timer
     const random = prng(20261129);
     const iterations = Array.from({ length: 100 }, async (_, i) => {
       const run = await t.client.start(ShortNap, { ms: 20 + Math.floor(random() * 60) });
-      const actions = [
+      const actions: Array<() => Promise<unknown>> = [
         async () => t.client.cancel(run.runId, `race ${i}`),
         async () => t.client.resume(run.runId),
         async () => t.client.resume(run.runId),
@@ -128,8 +128,9 @@ describe('operator races: cancel, resume and retry against completions and timer
     expect(answers.filter((a) => a.status === 'fulfilled').length).toBeGreaterThanOrEqual(1);
     for (const answer of answers) if (answer.status === 'rejected') expect(answer.reason).toBeInstanceOf(InvalidTransitionError);
     await expect(t.client.resume(run.runId)).rejects.toThrow(InvalidTransitionError); // completed: nothing to resume
-    // The resumes that found the run due already changed nothing: one `resumed` in its history.
+    // The resumes that found the run due already changed nothing and answer false: one `resumed` in its history.
     expect(await db.count('history', `run_id = '${run.runId}' AND event = 'resumed'`)).toBe(1);
+    expect(answers.filter((a) => a.status === 'fulfilled' && a.value)).toHaveLength(1);
   });
 
   it('user code that wraps durable calls in try/catch/finally still pauses; neither catch nor finally runs for a pause', async () => {

@@ -701,7 +701,7 @@ describe("an operator's resume of a sleep after the run's deadline passed, no wo
     const napUntil = () => db.query(`SELECT result FROM durable.steps WHERE run_id = $1 AND key = 'sleep:nap'`, [run.runId]);
     const before = await napUntil();
     expect(before).toHaveLength(1);
-    await operator.client.resume(run.runId);
+    expect(await operator.client.resume(run.runId)).toBe(false); // nothing ended
     // Before: the nap's instant became now, and the run took its step after the nap, past its deadline.
     expect(await napUntil()).toEqual(before);
     expect(await db.count('history', `run_id = $1 AND event = 'resumed'`, [run.runId])).toBe(0);
@@ -710,7 +710,7 @@ describe("an operator's resume of a sleep after the run's deadline passed, no wo
     await eventually(() => asleepIn(worker, 'cleanup-nap'), 'the cleanup asleep in the grace');
     expect(ran.get(`${run.runId}:after`)).toBeUndefined();
     // The deadline met, the grace's sleep is the operator's to end as any other.
-    await operator.client.resume(run.runId);
+    expect(await operator.client.resume(run.runId)).toBe(true);
     expect(await worker.client.handle(run.runId).result({ timeout: '20s' })).toBe('woken by the deadline');
     expect(ran.get(`${run.runId}:after`)).toBeUndefined();
   });

@@ -13,7 +13,6 @@ import { DurableWorker } from '../worker/durable.worker';
 import { WakeBus } from '../runtime/wake-bus';
 import { DurableRunHandle } from './run-handle';
 import { RunStarter } from './run-starter';
-import { resumeRun } from './resume-run';
 import { QueueReasons } from './queue-reasons';
 import { DurableTelemetry } from '../observability/durable-telemetry';
 import { MAX_CANCEL_REASON } from '../durable.constants';
@@ -86,10 +85,11 @@ export class WorkflowClient {
   /**
    * Ends the current wait early: a sleep or backoff finishes now; other waits are re-checked now. A sleep
    * whose run's deadline has passed and is not yet met is not ended: the run is due by its deadline
-   * already, and meets it there.
+   * already, and meets it there. Answers true when the run was made due now (a `resumed` in its history),
+   * false when there was nothing to end (the run pending, running, or waiting but due already).
    */
-  async resume(runId: string, opts: ActorOptions = {}): Promise<void> {
-    await resumeRun(this.control, runId, opts);
+  async resume(runId: string, opts: ActorOptions = {}): Promise<boolean> {
+    return (await this.control.resume(knownRunId(runId), actorOf(opts))).changed.length > 0;
   }
 
   /**
@@ -162,10 +162,10 @@ export class WorkflowClient {
   }
 
   /**
-   * Runs a failed run again from its checkpoints, its stored permanent step failures cleared. Refused
-   * (InvalidTransitionError, nothing changed) for a run not failed, one whose deadline has passed, one
-   * whose deduplication id an unfinished run of its queue holds, and an attached child whose parent (or
-   * an ancestor it is attached to) was cancelled.
+   * Runs a failed run again from its checkpoints, its stored permanent step failures cleared. Unknown
+   * run: RunNotFoundError. Refused (InvalidTransitionError, nothing changed) for a run not failed, one
+   * whose deadline has passed, one whose deduplication id an unfinished run of its queue holds, and an
+   * attached child whose parent (or an ancestor it is attached to) was cancelled.
    */
   async retry(runId: string, opts: ActorOptions = {}): Promise<void> {
     await this.control.retry(knownRunId(runId), actorOf(opts));

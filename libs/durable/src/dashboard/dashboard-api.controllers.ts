@@ -232,7 +232,7 @@ export class DashboardRunsController {
     @Input(DashboardRunsController.resume) { params }: EndpointInput<typeof DashboardRunsController.resume>,
     @Req() request: DashboardRequest,
   ) {
-    const resumed = await this.service.resume(params.id, actor(request));
+    const resumed = await this.client.resume(params.id, { actor: actor(request) });
     return { runId: params.id, status: (await this.client.getRun(params.id)).status, resumed };
   }
 
@@ -329,7 +329,9 @@ export class DashboardBulkController {
     @Req() request: DashboardRequest,
   ) {
     const runIds = await this.service.targets(body);
-    return this.service.bulk(runIds, async (runId) => ((await this.service.resume(runId, actor(request))) ? 'accepted' : 'unchanged'));
+    return this.service.bulk(runIds, async (runId) =>
+      (await this.client.resume(runId, { actor: actor(request) })) ? 'accepted' : 'unchanged',
+    );
   }
 
   static readonly cancel = endpoint({

@@ -7,8 +7,6 @@ import type { RunFilter, RunView } from '../interfaces';
 import { DashboardRepository, HISTORY_PAGE, HistoryRow, STATS_EXACT_UP_TO } from '../persistence/dashboard.repository';
 import { DASHBOARD_QUEUE_READS, DASHBOARD_RUN_READS } from './dashboard-reads';
 import { RunRepository } from '../persistence/run.repository';
-import { RunControlRepository } from '../persistence/run-control.repository';
-import { resumeRun } from '../client/resume-run';
 import { QueueRepository } from '../persistence/queue.repository';
 import { QueueReasons } from '../client/queue-reasons';
 import { deserialize } from '../schema/serializer';
@@ -64,7 +62,6 @@ export class DashboardService {
     private readonly dashboard: DashboardRepository,
     /** The queues' views and reasons: from the read replica when there is one. */
     @Inject(DASHBOARD_QUEUE_READS) private readonly queues: QueueRepository,
-    private readonly control: RunControlRepository,
   ) {
     this.queueReasons = new QueueReasons(options, queues);
   }
@@ -265,11 +262,6 @@ export class DashboardService {
         `The filter matches more than ${BULK_LIMIT} runs; narrow it (a status, a workflow, a time range) and act again.`,
       );
     return runs.map((r) => r.runId);
-  }
-
-  /** Resumes a run as WorkflowClient.resume does, answering whether anything changed (resumeRun), so the operator is told. */
-  resume(runId: string, actor: string): Promise<boolean> {
-    return resumeRun(this.control, runId, { actor });
   }
 
   /**

@@ -42,8 +42,8 @@ export interface ControlResult {
 
 /**
  * The operator's transitions: cancel, resume, retry. Each checks and changes the status in one
- * statement (so a racing completion or wake cannot slip between), writes history with its actor,
- * and NOTIFYs where a run became due.
+ * statement (so a racing completion or wake cannot slip between; a cancel and a retry lock other
+ * runs' rows first), writes history with its actor, and NOTIFYs where a run became due.
  */
 export class RunControlRepository {
   private readonly sql;
@@ -89,24 +89,16 @@ export class RunControlRepository {
   }
 
   async retry(runId: string, actor: string): Promise<ControlResult> {
-    const held = (by: string) =>
-      new InvalidTransitionError(
-        runId,
-        'retry',
-        'failed',
-        ['failed'],
-        `${by} holds its deduplication id and has not ended; retry once it has, or cancel it`,
-      );
+    const refused = (because: string) => new InvalidTransitionError(runId, 'retry', 'failed', ['failed'], because);
+    const held = (by: string) => refused(`${by} holds its deduplication id and has not ended; retry once it has, or cancel it`);
     const { row, cancelled } = await retryRolledBack(() =>
-      this.db.transaction(async (client) => {
-        // The attached ancestors' rows first, FOR SHARE: a cancel of one waits for this retry, then cancels
-        // the run as it does any unfinished descendant; one cancelled already refuses the retry.
-        const { rows } = await client.query<{ id: string; status: string; depth: number }>(this.sql.attachedAncestors, [runId]);
+      this.db.transaction(async (client): Promise<{ row: TransitionRow; cancelled?: AncestorRow }> => {
+        // The attached ancestors' rows first: a cancel of one waits for this retry, then cancels the run
+        // as it does any unfinished descendant; one cancelled already refuses the retry.
+        const { rows } = await client.query<AncestorRow>(this.sql.attachedAncestors, [runId]);
         const cancelled = rows.filter((a) => a.status === 'cancelled').sort((a, b) => a.depth - b.depth)[0];
-        if (!cancelled) return { row: (await client.query<TransitionRow>(this.sql.retry, [runId, actor, this.sql.channel])).rows[0] };
-        const [own] = (await client.query<{ status: string }>(`SELECT status FROM ${this.db.tables.runs} WHERE id = $1`, [runId])).rows;
-        const row: TransitionRow = { previous: own?.status ?? null, changed: null };
-        return { row, cancelled };
+        if (cancelled) return { row: { previous: cancelled.own, changed: null }, cancelled };
+        return { row: (await client.query<TransitionRow>(this.sql.retry, [runId, actor, this.sql.channel])).rows[0] };
       }, READ_COMMITTED),
     ).catch((error: { code?: string; constraint?: string }) => {
       // A start that took the id after the statement's look (retrySql's `held`) and committed first.
@@ -114,20 +106,12 @@ export class RunControlRepository {
       throw error;
     });
     if (cancelled && row.previous === 'failed')
-      throw new InvalidTransitionError(
-        runId,
-        'retry',
-        'failed',
-        ['failed'],
+      throw refused(
         `${cancelled.depth === 1 ? `its parent, run "${cancelled.id}",` : `run "${cancelled.id}", an ancestor it is attached to,`} was cancelled, and an attached child ends with its parent; start the work anew instead`,
       );
     if (row.heldBy) throw held(`run "${row.heldBy}" of its queue`);
     if (row.deadlinePassed)
-      throw new InvalidTransitionError(
-        runId,
-        'retry',
-        'failed',
-        ['failed'],
+      throw refused(
         `its deadline (${row.deadlinePassed.toISOString()}) has passed, so the retried run would meet it again at once; move or clear it first (setDeadline), then retry`,
       );
     return this.check(runId, 'retry', row, ['failed']);
@@ -397,13 +381,11 @@ SELECT (SELECT status FROM target) AS previous,
        (SELECT count(*) FROM target, pg_notify($3, target.id) WHERE target.status = 'waiting') AS woken`;
 
 /**
- * Runs a failed run again from its checkpoints: stored permanent step failures are cleared so those
- * steps run again, and the retry budget starts afresh. $1 run, $2 actor, $3 wake channel.
- */
-/**
  * $1's attached ancestors (its parent, unless $1 is detached; that one's parent, unless it is detached;
- * …), with their status and how many levels up each is: a cancel of any of them reaches $1 while it is
- * unfinished. Their rows are locked FOR SHARE, in id order, so a cancel of one waits.
+ * …) that exist, with their status, how many levels up each is, and $1's own status: a cancel of any of
+ * them reaches $1 while it is unfinished. FOR KEY SHARE: a cancel's FOR UPDATE of one waits for this
+ * retry, while the wakes and parks of a running ancestor (no key changed) do not; in id order, which
+ * for derived child ids (`<parent>/<step>`) is the cascade's, top down.
  */
 const attachedAncestorsSql = (t: Tables) => `
 WITH RECURSIVE chain AS (
@@ -411,8 +393,21 @@ WITH RECURSIVE chain AS (
   UNION ALL
   SELECT r.parent_id, chain.depth + 1 FROM ${t.runs} r JOIN chain ON r.id = chain.id WHERE r.parent_id IS NOT NULL AND NOT r.detached
 )
-SELECT r.id, r.status, chain.depth FROM ${t.runs} r JOIN chain USING (id) ORDER BY r.id FOR SHARE OF r`;
+SELECT r.id, r.status, chain.depth, (SELECT status FROM ${t.runs} WHERE id = $1) AS own
+FROM ${t.runs} r JOIN chain USING (id) ORDER BY r.id FOR KEY SHARE OF r`;
 
+/** What attachedAncestorsSql answers for each ancestor. */
+interface AncestorRow {
+  id: string;
+  status: string;
+  depth: number;
+  own: string;
+}
+
+/**
+ * Runs a failed run again from its checkpoints: stored permanent step failures are cleared so those
+ * steps run again, and the retry budget starts afresh. $1 run, $2 actor, $3 wake channel.
+ */
 const retrySql = (t: Tables) => `
 WITH target AS (
   SELECT id, run_day, status, queue, deduplication_id, deadline FROM ${t.runs} WHERE id = $1 FOR UPDATE
