@@ -23,6 +23,13 @@ export interface TransitionRow {
   deadlinePassed?: Date | null;
 }
 
+/** What attachedAncestorsSql answers for each ancestor. */
+interface AncestorRow {
+  id: string;
+  status: string;
+  depth: number;
+}
+
 /** What forkRunSql answers. */
 interface ForkRow {
   source: boolean;
@@ -42,8 +49,9 @@ export interface ControlResult {
 
 /**
  * The operator's transitions: cancel, resume, retry. Each checks and changes the status in one
- * statement (so a racing completion or wake cannot slip between; a cancel and a retry lock other
- * runs' rows first), writes history with its actor, and NOTIFYs where a run became due.
+ * statement (so a racing completion or wake cannot slip between), after the row locks that order it
+ * with others (a cancel its run's, a retry its attached ancestors'), writes history with its actor,
+ * and NOTIFYs where a run became due.
  */
 export class RunControlRepository {
   private readonly sql;
@@ -97,8 +105,10 @@ export class RunControlRepository {
         // as it does any unfinished descendant; one cancelled already refuses the retry.
         const { rows } = await client.query<AncestorRow>(this.sql.attachedAncestors, [runId]);
         const cancelled = rows.filter((a) => a.status === 'cancelled').sort((a, b) => a.depth - b.depth)[0];
-        if (cancelled) return { row: { previous: cancelled.own, changed: null }, cancelled };
-        return { row: (await client.query<TransitionRow>(this.sql.retry, [runId, actor, this.sql.channel])).rows[0] };
+        if (!cancelled) return { row: (await client.query<TransitionRow>(this.sql.retry, [runId, actor, this.sql.channel])).rows[0] };
+        // Read after the locks: a run changed while the retry waited (a cancel's cascade) is answered as it is now.
+        const [own] = (await client.query<{ status: string }>(`SELECT status FROM ${this.db.tables.runs} WHERE id = $1`, [runId])).rows;
+        return { row: { previous: own?.status ?? null, changed: null }, cancelled };
       }, READ_COMMITTED),
     ).catch((error: { code?: string; constraint?: string }) => {
       // A start that took the id after the statement's look (retrySql's `held`) and committed first.
@@ -250,7 +260,8 @@ export type CascadeRow = Pick<TransitionRow, 'previous'> & { changed: string[]; 
  * A cancel (cancelSql, `params` from its $1 the run) in the caller's READ COMMITTED transaction, the run's
  * row locked first, so the cascade's snapshot has its status after the lock: a run that ended while the
  * cancel waited for it is judged as it ended (completed: the cancel is refused; failed: it is not counted
- * as ended again), and its children are not cancelled from an older snapshot.
+ * as ended again), and its children are not cancelled from an older snapshot. A retry of a failed
+ * descendant relies on that lock too (attachedAncestorsSql): keep it ahead of the cancel's update.
  */
 export async function cancelTree(client: PoolClient, t: Tables, sql: string, params: readonly unknown[]): Promise<CascadeRow> {
   await client.query(`SELECT 1 FROM ${t.runs} WHERE id = $1 FOR UPDATE`, [params[0]]);
@@ -382,10 +393,10 @@ SELECT (SELECT status FROM target) AS previous,
 
 /**
  * $1's attached ancestors (its parent, unless $1 is detached; that one's parent, unless it is detached;
- * …) that exist, with their status, how many levels up each is, and $1's own status: a cancel of any of
- * them reaches $1 while it is unfinished. FOR KEY SHARE: a cancel's FOR UPDATE of one waits for this
- * retry, while the wakes and parks of a running ancestor (no key changed) do not; in id order, which
- * for derived child ids (`<parent>/<step>`) is the cascade's, top down.
+ * …) that exist, with their status and how many levels up each is: a cancel of any of them reaches $1
+ * while it is unfinished. FOR KEY SHARE: the FOR UPDATE a cancel takes on its run first (cancelTree)
+ * waits for this retry, or this retry for it, then reads the cancelled row; the wakes and parks of a
+ * running ancestor (no key changed) are not held up. In id order, as finishRunsSql locks its batch.
  */
 const attachedAncestorsSql = (t: Tables) => `
 WITH RECURSIVE chain AS (
@@ -393,16 +404,7 @@ WITH RECURSIVE chain AS (
   UNION ALL
   SELECT r.parent_id, chain.depth + 1 FROM ${t.runs} r JOIN chain ON r.id = chain.id WHERE r.parent_id IS NOT NULL AND NOT r.detached
 )
-SELECT r.id, r.status, chain.depth, (SELECT status FROM ${t.runs} WHERE id = $1) AS own
-FROM ${t.runs} r JOIN chain USING (id) ORDER BY r.id FOR KEY SHARE OF r`;
-
-/** What attachedAncestorsSql answers for each ancestor. */
-interface AncestorRow {
-  id: string;
-  status: string;
-  depth: number;
-  own: string;
-}
+SELECT r.id, r.status, chain.depth FROM ${t.runs} r JOIN chain USING (id) ORDER BY r.id FOR KEY SHARE OF r`;
 
 /**
  * Runs a failed run again from its checkpoints: stored permanent step failures are cleared so those
