@@ -85,6 +85,7 @@ describe('migrations and boot', () => {
       { name: 'KeyFormat1732900000020' },
       { name: 'JournalPartitionVacuum1732900000021' },
       { name: 'RetentionByStatus1732900000022' },
+      { name: 'UnbegunDeadline1732900000023' },
     ]);
     await db.dropSchema();
   });
@@ -115,6 +116,7 @@ describe('migrations and boot', () => {
       'KeyFormat1732900000020',
       'JournalPartitionVacuum1732900000021',
       'RetentionByStatus1732900000022',
+      'UnbegunDeadline1732900000023',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

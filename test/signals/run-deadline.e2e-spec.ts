@@ -152,6 +152,18 @@ class Timed implements DurableWorkflow<null, string> {
   }
 }
 
+/** Opened by the test: holds the one lane of the queue `held-lane`. */
+const heldLane = gate();
+
+/** Holds the lane of its queue until the test opens it; answers its input. */
+@Workflow('dl-held-lane', { queue: 'held-lane' })
+class HeldLane implements DurableWorkflow<string, string> {
+  async run(label: string, ctx: WorkflowContext) {
+    await ctx.step('hold', () => heldLane.opened.then(() => 'held'));
+    return label;
+  }
+}
+
 /** Opened by the test: holds the step in which an operator moves the deadline; `entered` once the step runs. */
 const stepHeld = gate();
 const entered = gate();
@@ -713,5 +725,42 @@ describe("an operator's resume of a sleep after the run's deadline passed, no wo
     expect(await operator.client.resume(run.runId)).toBe(true);
     expect(await worker.client.handle(run.runId).result({ timeout: '20s' })).toBe('woken by the deadline');
     expect(ran.get(`${run.runId}:after`)).toBeUndefined();
+  });
+});
+
+describe('a queued run whose deadline passes before it begins', () => {
+  const { db, boot } = fileApps({
+    schema: uniqueSchema('dlq'),
+    providers: [HeldLane],
+    options: { queues: { 'held-lane': { concurrency: 1 } }, sweeper: { intervalMs: 100, batchSize: 2 } },
+  });
+
+  it('is failed at its deadline with DeadlineExceededError, once, by any instance: never executed, holding no slot; a run without one still waits', async () => {
+    const [one] = await Promise.all([boot(), boot()]); // two sweepers on one database
+    const blocker = await one.client.start(HeldLane, 'blocker');
+    await eventually(async () => (await one.client.getRun(blocker.runId)).status === 'running', 'the lane taken');
+    const late = await Promise.all(
+      [1, 2, 3, 4].map((i) => one.client.start(HeldLane, `late-${i}`, { timeout: '1s', timeoutIncludesQueue: true })),
+    );
+    late.push(await one.client.start(HeldLane, 'by-instant', { deadline: new Date(Date.now() + 1_000) }));
+    const patient = await one.client.start(HeldLane, 'patient');
+    // Before: each stayed queued past its deadline, to be admitted and run its steps once the lane opened.
+    for (const run of late)
+      await expect(run.result({ timeout: '15s' })).rejects.toMatchObject({
+        error: {
+          name: 'DeadlineExceededError',
+          message: expect.stringMatching(
+            /^Run ".+" passed its deadline \(\d{4}-.+Z\) while it waited in queue "held-lane", before it began\.$/,
+          ),
+        },
+      });
+    const ids = late.map((run) => run.runId);
+    expect(await db.count('history', `run_id = ANY($1) AND event = 'failed'`, [ids])).toBe(5); // once each
+    expect(await db.count('runs', `id = ANY($1) AND status = 'failed' AND began_at IS NULL`, [ids])).toBe(5);
+    expect(await db.count('steps', 'run_id = ANY($1)', [ids])).toBe(0);
+    expect((await one.client.getRun(patient.runId)).status).toBe('pending');
+    heldLane.open();
+    expect(await patient.result({ timeout: '10s' })).toBe('patient');
+    expect(await blocker.result({ timeout: '10s' })).toBe('blocker');
   });
 });

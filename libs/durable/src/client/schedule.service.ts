@@ -133,7 +133,7 @@ export class ScheduleService {
     );
     if (!fired) throw new ScheduleNotFoundError(name);
     this.telemetry.started(fired.started);
-    this.telemetry.cancelled(fired.ended);
+    this.telemetry.ended('cancelled', fired.ended);
     this.worker.revoke(fired.cancelled); // as WorkflowClient.cancel: an execution here stops now, not at its next write or renewal
     this.worker.nudge();
     return new DurableRunHandle(id, true, this.runs, this.bus, (runId) => this.worker.isExecuting(runId));

@@ -98,7 +98,7 @@ export class WorkflowClient {
    */
   async cancel(runId: string, reason?: string, opts: ActorOptions = {}): Promise<void> {
     const { changed, ended } = await this.control.cancel(knownRunId(runId), cancelReason(reason), actorOf(opts));
-    this.telemetry.cancelled(ended);
+    this.telemetry.ended('cancelled', ended);
     this.worker.revoke(changed);
   }
 

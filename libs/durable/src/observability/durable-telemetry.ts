@@ -33,9 +33,9 @@ export class DurableTelemetry implements OnApplicationShutdown {
     if (this.metrics) countBy(workflows, (workflow, n) => this.metrics!.started.inc({ workflow }, n));
   }
 
-  /** Counts runs a cancel ended (runs_ended_total, status "cancelled"): one workflow name per run. */
-  cancelled(workflows: readonly string[]): void {
-    if (this.metrics) countBy(workflows, (workflow, n) => this.metrics!.ended.inc({ workflow, status: 'cancelled' }, n));
+  /** Counts runs ended outside an execution (runs_ended_total): by a cancel, or failed by the sweeper. One workflow name per run. */
+  ended(status: 'cancelled' | 'failed', workflows: readonly string[]): void {
+    if (this.metrics) countBy(workflows, (workflow, n) => this.metrics!.ended.inc({ workflow, status }, n));
   }
 }
 

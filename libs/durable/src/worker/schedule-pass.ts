@@ -107,7 +107,7 @@ export class SchedulePass {
       );
       started += fired.started.length;
       this.telemetry.started(fired.started);
-      this.telemetry.cancelled(fired.ended);
+      this.telemetry.ended('cancelled', fired.ended);
       this.worker.revoke(fired.cancelled); // as a trigger's cancel: an execution here stops now, not at its next write or renewal
       return seen === SCHEDULES_PER_TRANSACTION;
     };

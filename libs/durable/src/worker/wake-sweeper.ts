@@ -6,12 +6,15 @@ import { DurableWorker } from './durable.worker';
 import { DurableDatabase } from '../persistence/durable-database';
 import { PARALLEL_TRANSACTIONS, SchedulePass } from './schedule-pass';
 import { scheduleInterval, stopInterval } from './scheduled-interval';
+import { QueueRepository } from '../persistence/queue.repository';
+import { DurableTelemetry } from '../observability/durable-telemetry';
 
 /**
  * The fallback that makes every wake certain: on an interval registered with @nestjs/schedule it
- * fires the due schedules, then claims due runs and runs whose lease lapsed. Its cost follows the due
- * schedules and runs (index ranges on next_fire_at and wake_at), not the number of waiting ones, but
- * for one read of every schedule once a lease (watchWorkflows).
+ * fires the due schedules, then claims due runs and runs whose lease lapsed; beside them it fails the
+ * queued runs whose deadline passed before they began. Its cost follows the due schedules and runs
+ * (index ranges on next_fire_at, wake_at and deadline), not the number of waiting ones, but for one
+ * read of every schedule once a lease (watchWorkflows).
  * When the next schedule is due before the next interval, one extra sweep is aimed at that instant
  * (one timer per instance, whatever the number of schedules), so a slot fires on time, not up to an
  * interval late.
@@ -32,10 +35,13 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly worker: DurableWorker,
     private readonly schedules: SchedulePass,
     private readonly db: DurableDatabase,
+    private readonly queues: QueueRepository,
+    private readonly telemetry: DurableTelemetry,
   ) {}
 
   private readonly logger = new Logger('DurableSweeper');
   private firing?: Promise<void>;
+  private expiring?: Promise<void>;
   private nextSlot?: NodeJS.Timeout;
   private warming?: NodeJS.Timeout;
   /** Shutdown began: a pass that ends now aims at nothing (its timers would fire on a closed pool). */
@@ -84,6 +90,30 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
       })
       .finally(() => (this.firing = undefined));
     void this.firing.then(() => this.worker.sweep(scheduled));
+    this.expireUnbegun();
+  }
+
+  /**
+   * Fails the queued runs whose deadline passed before they began, a batch at a time until none is
+   * left; one pass at a time (a slow one is not stacked). It needs no free slot, so a saturated
+   * instance does it too.
+   */
+  private expireUnbegun(): void {
+    if (this.expiring || !this.options.sweeper) return;
+    const { batchSize } = this.options.sweeper;
+    this.expiring = (async () => {
+      let failed: number;
+      do {
+        const workflows = await this.queues.expireUnbegun(batchSize, this.worker.id);
+        if (workflows.length) this.logger.warn(`${workflows.length} queued run(s) passed their deadline before they began: failed`);
+        this.telemetry.ended('failed', workflows);
+        failed = workflows.length;
+      } while (failed === batchSize && !this.stopped);
+    })()
+      .catch((error: Error) =>
+        this.logger.error(`Failing queued runs past their deadline failed; the next sweep tries again: ${error.stack ?? error}`),
+      )
+      .finally(() => (this.expiring = undefined));
   }
 
   /**
@@ -114,6 +144,6 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
     clearTimeout(this.nextSlot);
     clearTimeout(this.warming);
     stopInterval(this.scheduler, this.name);
-    await this.firing;
+    await Promise.all([this.firing, this.expiring]);
   }
 }

@@ -3,6 +3,7 @@ import { EntitySchema } from 'typeorm';
 import type { WaitKind } from '../../wait-kinds/wait-kind.registry';
 import { waitKindCheck } from '../sql/wait-kinds.sql';
 import { PLAIN_CLAIMABLE } from '../sql/claim-runs.sql';
+import { unbegunWithDeadlineSql } from '../sql/expire-unbegun.sql';
 
 /** A row of `runs`: one workflow run, its status, its wait and its lease. */
 export interface RunRow {
@@ -119,6 +120,8 @@ export const runEntity = (schema: string) =>
       },
       { name: 'runs_queue_waking_idx', columns: ['wakeAt'], where: `status = 'waiting' AND queue IS NOT NULL AND wake_at IS NOT NULL` },
       { name: 'runs_queue_began_idx', columns: ['queue', 'beganAt'], where: 'queue IS NOT NULL AND began_at IS NOT NULL' },
+      // What the sweeper fails once their deadline passed (migration 23).
+      { name: 'runs_unbegun_deadline_idx', columns: ['deadline'], where: unbegunWithDeadlineSql() },
       {
         name: 'runs_deduplication_key',
         columns: ['queue', 'deduplicationId'],

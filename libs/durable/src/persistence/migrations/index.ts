@@ -21,6 +21,7 @@ import { UnkeyedPending1732900000019 } from './1732900000019-unkeyed-pending';
 import { KeyFormat1732900000020 } from './1732900000020-key-format';
 import { JournalPartitionVacuum1732900000021 } from './1732900000021-journal-partition-vacuum';
 import { RetentionByStatus1732900000022 } from './1732900000022-retention-by-status';
+import { UnbegunDeadline1732900000023 } from './1732900000023-unbegun-deadline';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -47,4 +48,5 @@ export const DURABLE_MIGRATIONS = [
   KeyFormat1732900000020,
   JournalPartitionVacuum1732900000021,
   RetentionByStatus1732900000022,
+  UnbegunDeadline1732900000023,
 ];

@@ -1,0 +1,36 @@
+import type { Tables } from '../tables';
+import { wakeParentSql } from './wake.sql';
+
+/** Where expireUnbegunSql finds its runs (the predicate of runs_unbegun_deadline_idx): pending in a queue, never begun, with a deadline. */
+export const unbegunWithDeadlineSql = (r = '') =>
+  `${r}status = 'pending' AND ${r}queue IS NOT NULL AND ${r}began_at IS NULL AND ${r}deadline IS NOT NULL`;
+
+/** An instant as the engine writes one in its messages (Date.toISOString). */
+const isoSql = (at: string) => `to_char(${at} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * Fails with DeadlineExceededError up to $1 queued runs whose deadline passed before they began (one set
+ * at the start with `deadline` or `timeoutIncludesQueue`, inherited from a parent, or an operator's): it
+ * was not admitted in time, and admitted now it would only run its first steps past the deadline until
+ * the grace ended it. A run that began and waits for a slot again is not one: it meets its deadline at
+ * the wait it resumes, with its grace for cleanup. Locked SKIP LOCKED (an admission or another
+ * instance's pass holds it: left to that one) and tested again on the locked row. Each is recorded in
+ * its history (actor $2) and its parent woken, NOTIFYed on $3; no slot to give back, it held none.
+ * Answers the workflow of each run failed.
+ */
+export const expireUnbegunSql = (t: Tables) => `
+WITH due AS (
+  SELECT id FROM ${t.runs} WHERE ${unbegunWithDeadlineSql()} AND deadline <= now()
+  ORDER BY deadline LIMIT $1
+  FOR UPDATE SKIP LOCKED
+), expired AS (
+  UPDATE ${t.runs} r
+  SET status = 'failed', wake_at = NULL, finished_at = now(), updated_at = now(),
+      error = jsonb_build_object('name', 'DeadlineExceededError', 'message',
+        format('Run "%s" passed its deadline (%s) while it waited in queue "%s", before it began.', r.id, ${isoSql('r.deadline')}, r.queue))
+  FROM due WHERE r.id = due.id AND ${unbegunWithDeadlineSql('r.')} AND r.deadline <= now()
+  RETURNING r.id, r.run_day, r.parent_id, r.workflow, r.error
+), history AS (
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, 'failed', $2, error FROM expired
+), ${wakeParentSql(t, 'expired')}
+SELECT (SELECT array_agg(workflow) FROM expired) AS workflows, (SELECT count(*) FROM parent, pg_notify($3, parent.id)) AS woken`;
