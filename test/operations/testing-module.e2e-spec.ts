@@ -172,6 +172,20 @@ describe('DurableTestingModule: the clock moves queues rate windows and debounce
     }
   });
 
+  it('a queued run whose deadline the clock passes before its queue admits it is failed by the drain, never run', async () => {
+    await durable.clock.advance('1m'); // a rate window of its own
+    const first = await durable.client.start(PacedSend, 'first');
+    const late = await durable.client.start(PacedSend, 'late', { timeout: '30s', timeoutIncludesQueue: true });
+    await durable.drain();
+    expect((await durable.run(first.runId)).status).toBe('completed');
+    expect(await durable.waitReason(late.runId)).toMatchObject({ kind: 'queue', cause: 'rate' });
+    await durable.clock.advance('1m'); // the window opens 30 s after the deadline passed
+    // Before: admitted as the window opened, it ran past its deadline.
+    await expect(late.result({ timeout: '5s' })).rejects.toMatchObject({
+      error: { name: 'DeadlineExceededError', message: expect.stringContaining('while it waited in queue "paced", before it began') },
+    });
+  });
+
   it("a debounce's cap (maxDelay from its first start) moves with the clock", async () => {
     const debounce = { key: 'k', delay: '1m', maxDelay: '2m' } as const;
     const first = await durable.client.start(PacedSend, 'first', { queue: 'debounced', debounce });

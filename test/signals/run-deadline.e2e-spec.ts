@@ -152,14 +152,17 @@ class Timed implements DurableWorkflow<null, string> {
   }
 }
 
-/** Opened by the test: holds the one lane of the queue `held-lane`. */
-const heldLane = gate();
+/** The gates the test opens, by label: a run of HeldLane with one holds the lane of its queue until then. */
+const lanes = new Map<string, ReturnType<typeof gate>>();
 
-/** Holds the lane of its queue until the test opens it; answers its input. */
+/** Holds the lane of its queue while its label's gate is closed; answers its label. */
 @Workflow('dl-held-lane', { queue: 'held-lane' })
 class HeldLane implements DurableWorkflow<string, string> {
   async run(label: string, ctx: WorkflowContext) {
-    await ctx.step('hold', () => heldLane.opened.then(() => 'held'));
+    await ctx.step('hold', async () => {
+      await lanes.get(label)?.opened;
+      return 'held';
+    });
     return label;
   }
 }
@@ -593,6 +596,9 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
       [{ timeout: 'soon' }, /timeout/],
       [{ timeout: 0 }, /timeout must be more than 0/],
       [{ timeout: '1h', timeoutIncludesQueue: 'yes' }, /timeoutIncludesQueue must be a boolean/],
+      // A deadline before the delayed start: the run would pass it before it began.
+      [{ delay: '2h', deadline: new Date(Date.now() + HOUR) }, /deadline \(.+\) comes before its delayed start/],
+      [{ startAt: new Date(Date.now() + HOUR), timeout: '30m', timeoutIncludesQueue: true }, /comes before its delayed start/],
     ];
     for (const [opts, message] of cases) {
       await expect(app.client.start(Waiter, null, opts as never)).rejects.toThrow(InvalidArgumentError);
@@ -737,6 +743,8 @@ describe('a queued run whose deadline passes before it begins', () => {
 
   it('is failed at its deadline with DeadlineExceededError, once, by any instance: never executed, holding no slot; a run without one still waits', async () => {
     const [one] = await Promise.all([boot(), boot()]); // two sweepers on one database
+    const hold = gate();
+    lanes.set('blocker', hold);
     const blocker = await one.client.start(HeldLane, 'blocker');
     await eventually(async () => (await one.client.getRun(blocker.runId)).status === 'running', 'the lane taken');
     const late = await Promise.all(
@@ -758,9 +766,37 @@ describe('a queued run whose deadline passes before it begins', () => {
     expect(await db.count('history', `run_id = ANY($1) AND event = 'failed'`, [ids])).toBe(5); // once each
     expect(await db.count('runs', `id = ANY($1) AND status = 'failed' AND began_at IS NULL`, [ids])).toBe(5);
     expect(await db.count('steps', 'run_id = ANY($1)', [ids])).toBe(0);
+    expect(await db.count('queue_slots', 'holder = ANY($1)', [ids])).toBe(0);
     expect((await one.client.getRun(patient.runId)).status).toBe('pending');
-    heldLane.open();
+    hold.open();
     expect(await patient.result({ timeout: '10s' })).toBe('patient');
     expect(await blocker.result({ timeout: '10s' })).toBe('blocker');
+  });
+});
+
+describe('a queued run whose deadline passed, with no sweeper up', () => {
+  const { db, boot } = fileApps({
+    schema: uniqueSchema('dlq'),
+    providers: [HeldLane],
+    options: { queues: { 'held-lane': { concurrency: 1 } }, sweeper: false },
+  });
+
+  it('is not admitted: the slot that frees goes to the run behind it; a sweeper then fails it', async () => {
+    const app = await boot();
+    const hold = gate();
+    lanes.set('held', hold);
+    const blocker = await app.client.start(HeldLane, 'held');
+    await eventually(async () => (await app.client.getRun(blocker.runId)).status === 'running', 'the lane taken');
+    const late = await app.client.start(HeldLane, 'late', { timeout: '1s', timeoutIncludesQueue: true });
+    const behind = await app.client.start(HeldLane, 'behind');
+    const { deadline } = await app.client.getRun(late.runId);
+    await eventually(async () => Date.now() > deadline!.getTime() + 200, 'the deadline to pass');
+    hold.open();
+    // Before: the freed slot admitted the late run, which ran past its deadline.
+    expect(await behind.result({ timeout: '10s' })).toBe('behind');
+    expect(await db.count('runs', `id = $1 AND status = 'pending' AND began_at IS NULL`, [late.runId])).toBe(1);
+    expect(await db.count('steps', 'run_id = $1', [late.runId])).toBe(0);
+    await boot({ sweeper: { intervalMs: 100 } });
+    await expect(late.result({ timeout: '10s' })).rejects.toMatchObject({ error: { name: 'DeadlineExceededError' } });
   });
 });

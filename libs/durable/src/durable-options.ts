@@ -10,6 +10,9 @@ import { tablesFor } from './persistence/tables';
 import { rateWindowsOf, ResolvedQueue, resolveQueues } from './queues/queue-config';
 import { DEFAULT_GROUP_COMMIT, GroupCommitPolicy } from './persistence/group-commit';
 
+/** How many runs a sweep claims, or fails past their deadline, per statement, unless `sweeper.batchSize` says otherwise. */
+export const DEFAULT_SWEEP_BATCH = 100;
+
 /** Module options with every default filled in and every value checked. */
 export interface ResolvedDurableOptions {
   connection: DurableModuleOptions['connection'];
@@ -51,7 +54,9 @@ export function resolveDurableOptions(options: DurableModuleOptions): ResolvedDu
   const schema = options.schema ?? 'durable';
   tablesFor(schema);
   const sweeper =
-    options.sweeper === false ? false : { intervalMs: options.sweeper?.intervalMs ?? 1_000, batchSize: options.sweeper?.batchSize ?? 100 };
+    options.sweeper === false
+      ? false
+      : { intervalMs: options.sweeper?.intervalMs ?? 1_000, batchSize: options.sweeper?.batchSize ?? DEFAULT_SWEEP_BATCH };
   const leaseMs = options.leaseMs ?? 30_000;
   const queues = resolveQueues(options.queues);
   const resolved: ResolvedDurableOptions = {

@@ -3,6 +3,7 @@ import type { StartOptions } from '../interfaces';
 import type { RunLimits } from '../persistence/run.repository';
 import type { RegisteredWorkflow } from '../runtime/workflow.registry';
 import { MAX_DURATION_MS, toMs } from '../schema/duration';
+import type { StartDelay } from './start-delay';
 
 /**
  * The deadline a start asks for (`timeout` or `deadline`, not both; else the workflow's `timeout`),
@@ -37,4 +38,20 @@ export function runLimitsOf(
   if (timeoutMs === undefined) return {};
   if (timeoutMs <= 0) throw new InvalidArgumentError('The start option timeout must be more than 0.');
   return { timeoutMs, timeoutIncludesQueue };
+}
+
+/**
+ * A delayed start whose deadline (an instant, or a timeout that includes the wait) comes at or before
+ * its start is refused (InvalidArgumentError): the run would pass its deadline before it began. Against
+ * this process's clock; a `delay` counts from the database's, a moment apart.
+ */
+export function checkStartBeforeDeadline(delayed: StartDelay, limits: RunLimits): void {
+  const now = Date.now();
+  const startsAt = delayed.startAt?.getTime() ?? (delayed.delayMs === undefined ? undefined : now + delayed.delayMs);
+  const deadline =
+    limits.deadline?.getTime() ?? (limits.timeoutIncludesQueue && limits.timeoutMs !== undefined ? now + limits.timeoutMs : undefined);
+  if (startsAt === undefined || deadline === undefined || deadline > startsAt) return;
+  throw new InvalidArgumentError(
+    `The start's deadline (${new Date(deadline).toISOString()}) comes before its delayed start (${new Date(startsAt).toISOString()}): the run would pass it before it began. Give a later deadline or an earlier start, or a timeout counted from the run's first execution (without timeoutIncludesQueue).`,
+  );
 }

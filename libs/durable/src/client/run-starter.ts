@@ -13,7 +13,7 @@ import type { Duration, QueueStartOptions, StartOptions } from '../interfaces';
 import { QueuePlacement, queuePlacementOf } from '../queues/queue-placement';
 import { admitsAtStart } from '../queues/queue-config';
 import { startDelayOf } from './start-delay';
-import { runLimitsOf } from './run-limits';
+import { checkStartBeforeDeadline, runLimitsOf } from './run-limits';
 import { runIdOf } from './run-id';
 import { checkKeys } from '../schema/business-keys';
 
@@ -89,6 +89,7 @@ export class RunStarter implements ChildStarter {
     const runId = runIdOf(args.runId, args.derivedId);
     const delayed = startDelayOf(args);
     const limits = runLimitsOf(args.limits ?? {}, args.workflow);
+    checkStartBeforeDeadline(delayed, limits);
     const keys = args.keys === undefined ? undefined : checkKeys(args.keys, 'The start option keys');
     const placement = queuePlacementOf(
       { ...args.queueing, runId: args.runId, startAt: args.startAt, delay: args.delay },

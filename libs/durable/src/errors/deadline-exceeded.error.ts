@@ -2,8 +2,8 @@ import { DurableError } from './durable.error';
 
 /**
  * The run's deadline passed: thrown by the durable call the run was awaiting then (catch it to run
- * cleanup within the deadline's grace), and the run's error when it is failed at the grace's end.
- * Never retried.
+ * cleanup within the deadline's grace), and the run's error when it is failed at the grace's end, or
+ * when its deadline passed while it waited in its queue, before it began. Never retried.
  */
 export class DeadlineExceededError extends DurableError {
   readonly code = 'DEADLINE_EXCEEDED';

@@ -6,6 +6,7 @@ import { ADMISSION_PLANS_SQL, admitQueuedSql, lockQueuesSql, promoteDueSql, queu
 import { mendSlotsSql } from './sql/mend-queue-slots.sql';
 import { expireUnbegunSql } from './sql/expire-unbegun.sql';
 import { wakeChannel } from '../durable.constants';
+import { retryRolledBack } from './transient-retry';
 
 /** Queued runs whose time came that one admission pass moves to pending, at most. */
 const PROMOTE_PER_PASS = 1_000;
@@ -44,9 +45,14 @@ export class QueueRepository {
     };
   }
 
-  /** Fails up to `limit` queued runs whose deadline passed before they began (expireUnbegunSql); answers the workflow of each. */
+  /**
+   * Fails up to `limit` queued runs whose deadline passed before they began (expireUnbegunSql); answers
+   * the workflow of each. A deadlock (the parent's wake against a cancel's cascade) rolled it back whole: tried again.
+   */
   async expireUnbegun(limit: number, actor: string): Promise<string[]> {
-    const [row] = await this.db.query<{ workflows: string[] | null }>(this.sql.expire, [limit, actor, this.sql.channel]);
+    const [row] = await retryRolledBack(() =>
+      this.db.query<{ workflows: string[] | null }>(this.sql.expire, [limit, actor, this.sql.channel]),
+    );
     return row.workflows ?? [];
   }
 

@@ -8,6 +8,7 @@ import { retryRolledBack } from './transient-retry';
 import { queueSlotFreedSql } from './sql/queue-slot-freed.sql';
 import { wakeParentSql } from './sql/wake.sql';
 import { resumeFinishesSql, waitKindSql } from './sql/wait-kinds.sql';
+import { isoInstantSql } from './sql/iso-instant.sql';
 
 /** What a transition statement answers: the run's status before (null: no such run), and the runs it changed. */
 export interface TransitionRow {
@@ -373,7 +374,7 @@ WITH target AS (
   FROM ${t.runs} r WHERE id = $1 FOR UPDATE
 ), instant_ended AS (
   UPDATE ${t.steps} s
-  SET result = json_build_object('$t', 'Date', 'v', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
+  SET result = json_build_object('$t', 'Date', 'v', ${isoInstantSql('now()')})::text
   FROM target
   WHERE target.status = 'waiting' AND ${resumeFinishesSql('target.wait_kind')} AND NOT target.deadline_unthrown
     AND s.run_id = $1 AND s.run_day = target.run_day AND s.key = target.wait_name

@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { Duration } from '../interfaces';
 import { toMs } from '../schema/duration';
 import { clockMovesSql } from '../persistence/sql/wait-kinds.sql';
+import { isoInstantSql } from '../persistence/sql/iso-instant.sql';
 import type { Tables } from '../persistence/tables';
 import type { RateWindows } from '../queues/queue-config';
 import { WAIT_KINDS, waitKindsWhere } from '../wait-kinds/wait-kind.registry';
@@ -98,7 +99,7 @@ export class DurableTestClock {
         ]);
       await manager.query(
         `UPDATE ${t.steps}
-         SET result = json_build_object('$t', 'Date', 'v', to_char(((result::json->>'v')::timestamptz - ${back}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
+         SET result = json_build_object('$t', 'Date', 'v', ${isoInstantSql(`(result::json->>'v')::timestamptz - ${back}`)})::text
          WHERE kind IN ('sleep', 'deadline')`,
         [ms],
       );

@@ -13,6 +13,7 @@ import { baseOptions } from '../persistence/durable-database';
 import { tablesFor } from '../persistence/tables';
 import { DurableWorker } from '../worker/durable.worker';
 import { SchedulePass } from '../worker/schedule-pass';
+import { UnbegunExpiry } from '../worker/unbegun-expiry';
 import { ScheduleService } from '../client/schedule.service';
 import { DbClock } from '../runtime/db-clock';
 import { rateWindowsOf } from '../queues/queue-config';
@@ -47,6 +48,7 @@ export class DurableTestingModule {
   readonly clock: DurableTestClock;
   private readonly worker: DurableWorker;
   private readonly schedulePass: SchedulePass;
+  private readonly expiry: UnbegunExpiry;
 
   private constructor(
     readonly app: INestApplicationContext,
@@ -57,6 +59,7 @@ export class DurableTestingModule {
     this.schedules = app.get(ScheduleService);
     this.worker = app.get(DurableWorker);
     this.schedulePass = app.get(SchedulePass);
+    this.expiry = app.get(UnbegunExpiry);
     const rateWindows = rateWindowsOf(app.get<ResolvedDurableOptions>(DURABLE_OPTIONS).queues);
     this.clock = new DurableTestClock(
       app.get<DataSource>(DURABLE_DATA_SOURCE),
@@ -97,11 +100,13 @@ export class DurableTestingModule {
   }
 
   /**
-   * Fires the schedules due now, then runs everything due (and what that makes due), until nothing is left
-   * to do but queued runs their queue's limit holds back (a rate window opens as the clock advances).
+   * Fires the schedules due now, fails the queued runs whose deadline passed before they began, then runs
+   * everything due (and what that makes due), until nothing is left to do but queued runs their queue's
+   * limit holds back (a rate window opens as the clock advances).
    */
   async drain(): Promise<void> {
     await this.schedulePass.run();
+    await this.expiry.run();
     await this.worker.drain();
     // A run that ended may release a schedule's buffered slot: look again until a pass starts nothing.
     while ((await this.schedulePass.run()).started) await this.worker.drain();

@@ -6,8 +6,7 @@ import { DurableWorker } from './durable.worker';
 import { DurableDatabase } from '../persistence/durable-database';
 import { PARALLEL_TRANSACTIONS, SchedulePass } from './schedule-pass';
 import { scheduleInterval, stopInterval } from './scheduled-interval';
-import { QueueRepository } from '../persistence/queue.repository';
-import { DurableTelemetry } from '../observability/durable-telemetry';
+import { UnbegunExpiry } from './unbegun-expiry';
 
 /**
  * The fallback that makes every wake certain: on an interval registered with @nestjs/schedule it
@@ -35,8 +34,7 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly worker: DurableWorker,
     private readonly schedules: SchedulePass,
     private readonly db: DurableDatabase,
-    private readonly queues: QueueRepository,
-    private readonly telemetry: DurableTelemetry,
+    private readonly expiry: UnbegunExpiry,
   ) {}
 
   private readonly logger = new Logger('DurableSweeper');
@@ -67,10 +65,12 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
    * One sweep: the schedule pass (one at a time here; a slow one is not stacked), then a claim pass;
    * once a lease, after the pass, the schedules' workflowMissing is decided again (watchWorkflows).
    * While a pass is still in flight the claim pass goes at once: waking does not wait on a slow
-   * schedule read (the pass sweeps again when it ends, for the runs it started).
+   * schedule read (the pass sweeps again when it ends, for the runs it started). Beside them, on every
+   * sweep, the queued runs whose deadline passed before they began are failed.
    */
   private tick(): void {
     if (this.stopped) return;
+    this.expireUnbegun();
     // A claim pass now. The pass in flight counts as going well (a crowd of due schedules takes seconds); one that fails does not.
     if (this.firing) return this.worker.sweep(true);
     let scheduled = true;
@@ -90,28 +90,19 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
       })
       .finally(() => (this.firing = undefined));
     void this.firing.then(() => this.worker.sweep(scheduled));
-    this.expireUnbegun();
   }
 
-  /**
-   * Fails the queued runs whose deadline passed before they began, a batch at a time until none is
-   * left; one pass at a time (a slow one is not stacked). It needs no free slot, so a saturated
-   * instance does it too.
-   */
+  /** The expiry's pass (UnbegunExpiry), one at a time: a slow one is not stacked. */
   private expireUnbegun(): void {
-    if (this.expiring || !this.options.sweeper) return;
-    const { batchSize } = this.options.sweeper;
-    this.expiring = (async () => {
-      let failed: number;
-      do {
-        const workflows = await this.queues.expireUnbegun(batchSize, this.worker.id);
-        if (workflows.length) this.logger.warn(`${workflows.length} queued run(s) passed their deadline before they began: failed`);
-        this.telemetry.ended('failed', workflows);
-        failed = workflows.length;
-      } while (failed === batchSize && !this.stopped);
-    })()
-      .catch((error: Error) =>
-        this.logger.error(`Failing queued runs past their deadline failed; the next sweep tries again: ${error.stack ?? error}`),
+    if (this.expiring) return;
+    this.expiring = this.expiry
+      .run(() => this.stopped)
+      .then(
+        () => undefined,
+        (error: Error) =>
+          this.logger.error(
+            `The pass that fails queued runs past their deadline failed; the next sweep tries again: ${error.stack ?? error}`,
+          ),
       )
       .finally(() => (this.expiring = undefined));
   }

@@ -109,7 +109,7 @@ export function DeadlineForm({ run }: { run: Run }) {
           <p>
             <TimeText iso={new Date(passedAt).toISOString()} mode="timestamp" /> has passed, so <span className="mono">{run.runId}</span>{' '}
             stops now. The call it awaits throws DeadlineExceededError; the run is failed when the workflow's grace for cleanup ends, if not
-            before.
+            before. A queued run that has not begun is failed at once: it has nothing to clean up.
           </p>
         </ConfirmDialog>
       )}

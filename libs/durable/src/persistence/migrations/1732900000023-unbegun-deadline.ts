@@ -6,7 +6,7 @@ import { schemaOf, tablesFor } from '../tables';
  * whose deadline passed (expireUnbegunSql) with one range read, whatever the queues' backlog. Few rows
  * (a queued run has a deadline before it begins only with `timeoutIncludesQueue`, `deadline`, a
  * parent's, or an operator's). Built in one statement under the migrations' lock: writes to runs wait
- * while it reads the pending queued runs.
+ * while it reads the whole table.
  */
 export class UnbegunDeadline1732900000023 implements MigrationInterface {
   name = 'UnbegunDeadline1732900000023';

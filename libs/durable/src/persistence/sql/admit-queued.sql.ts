@@ -1,5 +1,6 @@
 import type { Tables } from '../tables';
 import { beginDeadlineSql, BATCH_JOURNAL, journalColumnsSql, journalsOfJoinSql } from './load-journal.sql';
+import { notUnbegunPastDeadlineSql } from './expire-unbegun.sql';
 
 /*
  * Admission to a queue: the claim of its pending runs, under the queue's transaction-scoped advisory
@@ -65,7 +66,8 @@ WHERE r.id IN (
  * the queue's partition index: a partition with a thousand pending runs cannot hide one with a single
  * run, and the common case (many partitions, evenly spread) reads a bounded range of one index. The
  * runs with no partition key offer theirs from the same index, where they sit under a null key.
- * Runs that have begun before (woken after a park) need a slot but not the rate window.
+ * Runs that have begun before (woken after a park) need a slot but not the rate window. One whose
+ * deadline passed before it began is not admitted: the sweeper fails it (expireUnbegunSql).
  * The journal comes with each run, read in this statement's snapshot: `current` only when no delivery
  * moved the run's wake_seq between that snapshot and the row this statement updated. `held_back`
  * (on every row) says a limit left pending runs behind: candidates not claimed (not chosen, or locked
@@ -100,6 +102,7 @@ WITH RECURSIVE clock AS (
 ), head AS (
   SELECT id, partition_key, priority, wake_at, began_at FROM ${t.runs}
   WHERE queue = $1 AND status = 'pending' AND workflow = ANY($7::text[]) AND (began_at IS NOT NULL OR (SELECT fresh FROM room) > 0)
+    AND ${notUnbegunPastDeadlineSql('(SELECT at FROM clock)')}
   ORDER BY priority, wake_at LIMIT CASE WHEN $3::int IS NULL THEN GREATEST((SELECT n FROM room), 0) ELSE $10::int END
 ), head_ok AS (
   SELECT h.id, h.priority, h.wake_at, h.began_at, h.partition_key FROM (
@@ -122,6 +125,7 @@ WITH RECURSIVE clock AS (
     SELECT id, priority, wake_at, began_at, partition_key FROM ${t.runs}
     WHERE queue = $1 AND status = 'pending' AND partition_key = p.partition_key AND workflow = ANY($7::text[])
       AND (began_at IS NOT NULL OR (SELECT fresh FROM room) > 0)
+      AND ${notUnbegunPastDeadlineSql('(SELECT at FROM clock)')}
     ORDER BY priority, wake_at LIMIT GREATEST(LEAST($3::int - COALESCE(rp.n, 0), (SELECT n FROM room)), 0)
   ) c WHERE p.partition_key IS NOT NULL
 ), unkeyed_heads AS (
@@ -130,6 +134,7 @@ WITH RECURSIVE clock AS (
   SELECT id, priority, wake_at, began_at, partition_key FROM ${t.runs}
   WHERE queue = $1 AND status = 'pending' AND partition_key IS NULL AND workflow = ANY($7::text[]) AND (SELECT needed FROM deeper)
     AND (began_at IS NOT NULL OR (SELECT fresh FROM room) > 0)
+    AND ${notUnbegunPastDeadlineSql('(SELECT at FROM clock)')}
   ORDER BY partition_key, priority, wake_at LIMIT GREATEST((SELECT n FROM room), 0)
 ), offered AS (
   -- The partitions' heads hold no run twice (one head per partition, the unkeyed apart), and only

@@ -1,5 +1,6 @@
 import { DEADLINE_PASSED_KEY } from '../../durable.constants';
 import type { Tables } from '../tables';
+import { isoInstantSql } from './iso-instant.sql';
 
 /**
  * Stores one checkpoint, fenced by the lease token: the FOR SHARE lock holds off a claim by another
@@ -73,7 +74,7 @@ const CURRENT_RUN_ROW = 'ORDER BY s.run_day DESC LIMIT 1';
 
 /** A timer's stored result: the instant `ms` milliseconds after the database's now, serialized as a Date. */
 const timerInstantSql = (ms: string) =>
-  `json_build_object('$t', 'Date', 'v', to_char((now() + ${ms} * interval '1 millisecond') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text`;
+  `json_build_object('$t', 'Date', 'v', ${isoInstantSql(`now() + ${ms} * interval '1 millisecond'`)})::text`;
 
 /**
  * Journals a timer instant from the database clock, once: now() + $4 ms on first encounter; the

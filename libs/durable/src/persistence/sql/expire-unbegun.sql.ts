@@ -1,12 +1,17 @@
 import type { Tables } from '../tables';
 import { wakeParentSql } from './wake.sql';
+import { isoInstantSql } from './iso-instant.sql';
 
 /** Where expireUnbegunSql finds its runs (the predicate of runs_unbegun_deadline_idx): pending in a queue, never begun, with a deadline. */
 export const unbegunWithDeadlineSql = (r = '') =>
   `${r}status = 'pending' AND ${r}queue IS NOT NULL AND ${r}began_at IS NULL AND ${r}deadline IS NOT NULL`;
 
-/** An instant as the engine writes one in its messages (Date.toISOString). */
-const isoSql = (at: string) => `to_char(${at} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/**
+ * Not a run expireUnbegunSql fails, at `at`: admission reads its heads through this, so a run whose
+ * deadline passed before it began is left to that statement (between two sweeps, or promoted from a
+ * wait in the admission's own pass) instead of beginning past its deadline.
+ */
+export const notUnbegunPastDeadlineSql = (at: string) => `(began_at IS NOT NULL OR deadline IS NULL OR deadline > ${at})`;
 
 /**
  * Fails with DeadlineExceededError up to $1 queued runs whose deadline passed before they began (one set
@@ -25,9 +30,9 @@ WITH due AS (
   FOR UPDATE SKIP LOCKED
 ), expired AS (
   UPDATE ${t.runs} r
-  SET status = 'failed', wake_at = NULL, finished_at = now(), updated_at = now(),
+  SET status = 'failed', wait = NULL, wait_kind = NULL, wait_name = NULL, wake_at = NULL, finished_at = now(), updated_at = now(),
       error = jsonb_build_object('name', 'DeadlineExceededError', 'message',
-        format('Run "%s" passed its deadline (%s) while it waited in queue "%s", before it began.', r.id, ${isoSql('r.deadline')}, r.queue))
+        format('Run "%s" passed its deadline (%s) while it waited in queue "%s", before it began.', r.id, ${isoInstantSql('r.deadline')}, r.queue))
   FROM due WHERE r.id = due.id AND ${unbegunWithDeadlineSql('r.')} AND r.deadline <= now()
   RETURNING r.id, r.run_day, r.parent_id, r.workflow, r.error
 ), history AS (

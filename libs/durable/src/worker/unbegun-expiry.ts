@@ -1,0 +1,37 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DURABLE_OPTIONS } from '../durable.constants';
+import { DEFAULT_SWEEP_BATCH, type ResolvedDurableOptions } from '../durable-options';
+import { QueueRepository } from '../persistence/queue.repository';
+import { DurableTelemetry } from '../observability/durable-telemetry';
+import { DurableWorker } from './durable.worker';
+
+/**
+ * Fails the queued runs whose deadline passed before they began (expireUnbegunSql), a batch at a time
+ * until none is left: on each sweep, and in DurableTestingModule's drain. It needs no free slot, so a
+ * saturated instance does it too.
+ */
+@Injectable()
+export class UnbegunExpiry {
+  private readonly logger = new Logger('DurableSweeper');
+
+  constructor(
+    @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
+    private readonly queues: QueueRepository,
+    private readonly telemetry: DurableTelemetry,
+    private readonly worker: DurableWorker,
+  ) {}
+
+  /** One pass; answers how many runs it failed. `stop` ends it between batches (a shutdown). */
+  async run(stop: () => boolean = () => false): Promise<number> {
+    const batchSize = this.options.sweeper ? this.options.sweeper.batchSize : DEFAULT_SWEEP_BATCH;
+    let failed = 0;
+    for (;;) {
+      const workflows = await this.queues.expireUnbegun(batchSize, this.worker.id);
+      this.telemetry.ended('failed', workflows);
+      failed += workflows.length;
+      if (workflows.length < batchSize || stop()) break;
+    }
+    if (failed) this.logger.warn(`Failed ${failed} queued run(s) whose deadline passed before their queue admitted them.`);
+    return failed;
+  }
+}
