@@ -11,7 +11,11 @@ import { rateWindowsOf, ResolvedQueue, resolveQueues } from './queues/queue-conf
 import { DEFAULT_GROUP_COMMIT, GroupCommitPolicy } from './persistence/group-commit';
 
 /** How many runs a sweep claims, or fails past their deadline, per statement, unless `sweeper.batchSize` says otherwise. */
-export const DEFAULT_SWEEP_BATCH = 100;
+const DEFAULT_SWEEP_BATCH = 100;
+
+/** The sweep's batch, also where an instance has no sweeper (a claim pass a wake asks for, the testing module's drain). */
+export const sweepBatchOf = (options: Pick<ResolvedDurableOptions, 'sweeper'>): number =>
+  options.sweeper ? options.sweeper.batchSize : DEFAULT_SWEEP_BATCH;
 
 /** Module options with every default filled in and every value checked. */
 export interface ResolvedDurableOptions {

@@ -86,9 +86,15 @@ export interface StartOptions extends QueueStartOptions {
    * or delayed run (unless `timeoutIncludesQueue`). Overrides the workflow's `timeout`; not with `deadline`.
    */
   timeout?: Duration;
-  /** A run deadline as an instant, which must be ahead. Overrides the workflow's `timeout`; not with `timeout`. */
+  /**
+   * A run deadline as an instant, which must be ahead, and after a delayed start's instant. Overrides the
+   * workflow's `timeout`; not with `timeout`.
+   */
   deadline?: Date;
-  /** Count `timeout` from the run's creation even when it waits in a queue or for a delayed start first. */
+  /**
+   * Count `timeout` from the run's creation even when it waits in a queue or for a delayed start first (then
+   * longer than the `delay`). A queued run still waiting for its queue at that deadline is failed, not run.
+   */
   timeoutIncludesQueue?: boolean;
   /** Business keys (up to 16 names to strings): find and signal the run by what it is about (`listRuns({ keys })`, `signalByKeys`). */
   keys?: Record<string, string>;

@@ -3,7 +3,7 @@ import { AsyncResource } from 'node:async_hooks';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DURABLE_OPTIONS } from '../durable.constants';
-import { DEFAULT_SWEEP_BATCH, type ResolvedDurableOptions } from '../durable-options';
+import { sweepBatchOf, type ResolvedDurableOptions } from '../durable-options';
 import type { ResolvedQueue } from '../queues/queue-config';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
 import { ClaimedRun, RunRepository } from '../persistence/run.repository';
@@ -297,7 +297,7 @@ export class DurableWorker implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   private async claimWhileWanted(): Promise<void> {
-    const batch = this.options.sweeper ? this.options.sweeper.batchSize : DEFAULT_SWEEP_BATCH;
+    const batch = sweepBatchOf(this.options);
     while (this.anyWanted && this.accepting) {
       // A pass asked for by new queued runs alone admits from their queues and claims nothing else.
       const plain = this.wanted || this.wantedFor.size > 0;

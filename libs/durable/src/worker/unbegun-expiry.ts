@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DURABLE_OPTIONS } from '../durable.constants';
-import { DEFAULT_SWEEP_BATCH, type ResolvedDurableOptions } from '../durable-options';
+import { sweepBatchOf, type ResolvedDurableOptions } from '../durable-options';
 import { QueueRepository } from '../persistence/queue.repository';
 import { DurableTelemetry } from '../observability/durable-telemetry';
 import { DurableWorker } from './durable.worker';
@@ -12,7 +12,7 @@ import { DurableWorker } from './durable.worker';
  */
 @Injectable()
 export class UnbegunExpiry {
-  private readonly logger = new Logger('DurableSweeper');
+  private readonly logger = new Logger('DurableDeadlines');
 
   constructor(
     @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
@@ -23,7 +23,7 @@ export class UnbegunExpiry {
 
   /** One pass; answers how many runs it failed. `stop` ends it between batches (a shutdown). */
   async run(stop: () => boolean = () => false): Promise<number> {
-    const batchSize = this.options.sweeper ? this.options.sweeper.batchSize : DEFAULT_SWEEP_BATCH;
+    const batchSize = sweepBatchOf(this.options);
     let failed = 0;
     for (;;) {
       const workflows = await this.queues.expireUnbegun(batchSize, this.worker.id);

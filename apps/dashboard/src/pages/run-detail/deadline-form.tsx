@@ -109,7 +109,8 @@ export function DeadlineForm({ run }: { run: Run }) {
           <p>
             <TimeText iso={new Date(passedAt).toISOString()} mode="timestamp" /> has passed, so <span className="mono">{run.runId}</span>{' '}
             stops now. The call it awaits throws DeadlineExceededError; the run is failed when the workflow's grace for cleanup ends, if not
-            before. A queued run that has not begun is failed at once: it has nothing to clean up.
+            before. A queued run that has not begun is failed instead of run (at the sweeper's next pass; once its start comes, if it waits
+            for one): it has nothing to clean up.
           </p>
         </ConfirmDialog>
       )}
