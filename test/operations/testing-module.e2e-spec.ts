@@ -172,7 +172,7 @@ describe('DurableTestingModule: the clock moves queues rate windows and debounce
     }
   });
 
-  it('a queued run whose deadline the clock passes before its queue admits it is failed by the drain, never run', async () => {
+  it('a queued run whose deadline the clock passes before its queue admits it is failed by the drain, not admitted', async () => {
     await durable.clock.advance('1m'); // a rate window of its own
     const first = await durable.client.start(PacedSend, 'first');
     const late = await durable.client.start(PacedSend, 'late', { timeout: '30s', timeoutIncludesQueue: true });

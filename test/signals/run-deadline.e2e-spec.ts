@@ -599,6 +599,7 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
       // A deadline before the delayed start: the run would pass it before it began.
       [{ delay: '2h', deadline: new Date(Date.now() + HOUR) }, /deadline \(.+\) comes before its delayed start/],
       [{ startAt: new Date(Date.now() + HOUR), timeout: '30m', timeoutIncludesQueue: true }, /comes before its delayed start/],
+      [{ delay: '1h', timeout: '1h', timeoutIncludesQueue: true }, /comes before its delayed start/], // at its start: refused too
     ];
     for (const [opts, message] of cases) {
       await expect(app.client.start(Waiter, null, opts as never)).rejects.toThrow(InvalidArgumentError);

@@ -20,8 +20,8 @@ export interface DurableModuleOptions {
   /** Default enabled with 10 runs at once; disabled: this instance starts runs and delivers signals only. */
   worker?: { enabled?: boolean; concurrency?: number };
   /**
-   * The wake sweeper: default every 1000 ms, 100 runs per sweep (claimed, or failed as queued runs whose
-   * deadline passed before they began). False: none on this instance.
+   * The wake sweeper (on a worker instance): default every 1000 ms, 100 runs per statement (claimed, or
+   * failed as queued runs whose deadline passed before they began). False: none on this instance.
    */
   sweeper?: { intervalMs?: number; batchSize?: number } | false;
   /** Default 30 000; a run whose lease lapses is taken over by another instance. */

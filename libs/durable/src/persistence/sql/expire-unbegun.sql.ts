@@ -2,16 +2,18 @@ import type { Tables } from '../tables';
 import { wakeParentSql } from './wake.sql';
 import { isoInstantSql } from './iso-instant.sql';
 
+/** A run that has not begun and has a deadline: both sides, admission and expiry, of one rule. */
+const unbegunWithDeadline = (r: string) => `${r}began_at IS NULL AND ${r}deadline IS NOT NULL`;
+
 /** Where expireUnbegunSql finds its runs (the predicate of runs_unbegun_deadline_idx): pending in a queue, never begun, with a deadline. */
-export const unbegunWithDeadlineSql = (r = '') =>
-  `${r}status = 'pending' AND ${r}queue IS NOT NULL AND ${r}began_at IS NULL AND ${r}deadline IS NOT NULL`;
+export const unbegunWithDeadlineSql = (r = '') => `${r}status = 'pending' AND ${r}queue IS NOT NULL AND ${unbegunWithDeadline(r)}`;
 
 /**
  * Not a run expireUnbegunSql fails, at `at`: admission reads its heads through this, so a run whose
  * deadline passed before it began is left to that statement (between two sweeps, or promoted from a
  * wait in the admission's own pass) instead of beginning past its deadline.
  */
-export const notUnbegunPastDeadlineSql = (at: string) => `(began_at IS NOT NULL OR deadline IS NULL OR deadline > ${at})`;
+export const notUnbegunPastDeadlineSql = (at: string) => `NOT (${unbegunWithDeadline('')} AND deadline <= ${at})`;
 
 /**
  * Fails with DeadlineExceededError up to $1 queued runs whose deadline passed before they began (one set
