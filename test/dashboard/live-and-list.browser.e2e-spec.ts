@@ -70,7 +70,9 @@ describe('live updates, the runs list (time ranges, sorting, totals, summary) an
   const live = () => page.locator('[data-testid=live-status][data-mode=live]').waitFor();
   /**
    * Runs a test's steps with the page's waits cut to 15 s, so that a hang fails inside the test (not
-   * at jest's 30 s timeout) with what the page showed: the bulk tests hung in CI now and then, never here.
+   * at jest's timeout) with what the page showed, its live status, and what the database was busy
+   * with: the bulk, pause and fallback tests hung in CI now and then, never here. Such a test's own
+   * timeout is `EXPLAINED_MS`, room for a 15 s wait that starts late in it.
    */
   const explained = async (steps: () => Promise<void>) => {
     page.setDefaultTimeout(15_000);
@@ -84,12 +86,33 @@ describe('live updates, the runs list (time ranges, sorting, totals, summary) an
           .getByTestId('bulk-targets')
           .count()
           .catch(() => 'unreadable'),
+        live: await page
+          .getByTestId('live-status')
+          .evaluate(
+            (status) => [
+              status.getAttribute('data-mode'),
+              ...['live-mode', 'live-freshness'].map((part) => status.querySelector(`[data-testid=${part}]`)?.textContent),
+              status.querySelector('[title]')?.getAttribute('title'),
+            ],
+            null,
+            {
+              timeout: 1_000,
+            },
+          )
+          .catch(() => 'unreadable'),
+        database: await db
+          .query(
+            `SELECT state, wait_event_type, wait_event, left(query, 120) AS query FROM pg_stat_activity
+             WHERE datname = current_database() AND state <> 'idle' AND pid <> pg_backend_pid()`,
+          )
+          .catch((e: Error) => e.message),
       };
       throw new Error(`${(error as Error).message}\nThe page then: ${JSON.stringify(shown)}`);
     } finally {
       page.setDefaultTimeout(30_000);
     }
   };
+  const EXPLAINED_MS = 60_000;
   const deliver = (runId: string) => t.signals.signal(runId, 'go', { by: 'test' });
   /**
    * Milliseconds from calling `act` to `selector` being in the page, checked in the page every 10 ms
@@ -143,54 +166,64 @@ describe('live updates, the runs list (time ranges, sorting, totals, summary) an
     await page.locator('[data-testid=run-status][data-status=completed]').waitFor();
   });
 
-  it('pauses: the list holds still and counts the runs that changed; resuming catches up', async () => {
-    const runId = await start(Hold, 'live-paused');
-    await open('/runs?status=all&workflow=live-hold', rowSelector(runId));
-    await live();
-    await page.getByTestId('live-pause').click();
-    await page.locator('[data-testid=live-status][data-mode=paused]').waitFor();
-    await deliver(runId);
-    await eventually(async () => (await t.client.getRun(runId)).status === 'completed', 'the run to complete');
-    // The stream reported it (the count), and the list did not move.
-    await page.getByTestId('live-mode').filter({ hasText: 'Paused · 1 run changed' }).waitFor();
-    await expect(row(runId).getByTestId('status').getAttribute('data-status')).resolves.toBe('waiting');
+  it(
+    'pauses: the list holds still and counts the runs that changed; resuming catches up',
+    () =>
+      explained(async () => {
+        const runId = await start(Hold, 'live-paused');
+        await open('/runs?status=all&workflow=live-hold', rowSelector(runId));
+        await live();
+        await page.getByTestId('live-pause').click();
+        await page.locator('[data-testid=live-status][data-mode=paused]').waitFor();
+        await deliver(runId);
+        await eventually(async () => (await t.client.getRun(runId)).status === 'completed', 'the run to complete');
+        // The stream reported it (the count), and the list did not move.
+        await page.getByTestId('live-mode').filter({ hasText: 'Paused · 1 run changed' }).waitFor();
+        await expect(row(runId).getByTestId('status').getAttribute('data-status')).resolves.toBe('waiting');
 
-    await page.getByTestId('live-resume').click();
-    await row(runId).locator('[data-testid=status][data-status=completed]').waitFor({ timeout: 2_000 });
-    await live();
-  });
+        await page.getByTestId('live-resume').click();
+        await row(runId).locator('[data-testid=status][data-status=completed]').waitFor({ timeout: 2_000 });
+        await live();
+      }),
+    EXPLAINED_MS,
+  );
 
-  it('falls back to polling when the event stream fails, says so, still updates, and goes live again', async () => {
-    const runId = await start(Hold, 'live-fallback');
-    const abort = (route: Route) => route.abort();
-    const held: Route[] = [];
-    await page.route('**/durable/api/events', abort);
-    try {
-      await open('/runs?status=all&workflow=live-hold', rowSelector(runId));
-      await page.reload(); // a new page: the stream it opens fails
-      await page.locator('[data-testid=live-status][data-mode=down]').waitFor();
-      await expect(page.getByTestId('live-mode').innerText()).resolves.toBe('Live updates unavailable, refreshing every 2 s');
-      await expect(page.getByTestId('live-mode').getAttribute('title')).resolves.toMatch(/the server cannot be reached.*trying again/);
-      const requests = recordRequests();
-      await deliver(runId);
-      await row(runId).locator('[data-testid=status][data-status=completed]').waitFor({ timeout: 5_000 });
-      requests.stop();
-      expect(requests.seen.filter((r) => r.startsWith('GET /runs?')).length).toBeGreaterThan(0);
-    } finally {
-      // The stream's tries from here on hang unanswered (this route is on top of the failing one), so the
-      // page stays down and no timed retry can race the button.
-      await page.route('**/durable/api/events', (route) => void held.push(route));
-      await page.unroute('**/durable/api/events', abort);
-    }
-    await page.getByTestId('live-retry').click(); // a try hangs now, and no timed retry is pending
-    await eventually(async () => held.length > 0 || null, 'a try of the stream');
-    const tries = held.length;
-    await page.getByTestId('live-retry').click();
-    await eventually(async () => held.length > tries || null, 'the Retry button to try the stream again');
-    await held.at(-1)!.continue();
-    await page.unroute('**/durable/api/events');
-    await live();
-  });
+  it(
+    'falls back to polling when the event stream fails, says so, still updates, and goes live again',
+    () =>
+      explained(async () => {
+        const runId = await start(Hold, 'live-fallback');
+        const abort = (route: Route) => route.abort();
+        const held: Route[] = [];
+        await page.route('**/durable/api/events', abort);
+        try {
+          await open('/runs?status=all&workflow=live-hold', rowSelector(runId));
+          await page.reload(); // a new page: the stream it opens fails
+          await page.locator('[data-testid=live-status][data-mode=down]').waitFor();
+          await expect(page.getByTestId('live-mode').innerText()).resolves.toBe('Live updates unavailable, refreshing every 2 s');
+          await expect(page.getByTestId('live-mode').getAttribute('title')).resolves.toMatch(/the server cannot be reached.*trying again/);
+          const requests = recordRequests();
+          await deliver(runId);
+          await row(runId).locator('[data-testid=status][data-status=completed]').waitFor({ timeout: 5_000 });
+          requests.stop();
+          expect(requests.seen.filter((r) => r.startsWith('GET /runs?')).length).toBeGreaterThan(0);
+        } finally {
+          // The stream's tries from here on hang unanswered (this route is on top of the failing one), so the
+          // page stays down and no timed retry can race the button.
+          await page.route('**/durable/api/events', (route) => void held.push(route));
+          await page.unroute('**/durable/api/events', abort);
+        }
+        await page.getByTestId('live-retry').click(); // a try hangs now, and no timed retry is pending
+        await eventually(async () => held.length > 0 || null, 'a try of the stream');
+        const tries = held.length;
+        await page.getByTestId('live-retry').click();
+        await eventually(async () => held.length > tries || null, 'the Retry button to try the stream again');
+        await held.at(-1)!.continue();
+        await page.unroute('**/durable/api/events');
+        await live();
+      }),
+    EXPLAINED_MS,
+  );
 
   it("shares one event stream among a browser's tabs: eight tabs all load and update live, and another tab takes the stream over when its tab closes", async () => {
     // Browsers open six connections to a host over HTTP/1.1: a stream per tab left the seventh tab's requests waiting forever.
@@ -325,68 +358,80 @@ describe('live updates, the runs list (time ranges, sorting, totals, summary) an
     await expect(page.getByTestId('summary-header').count()).resolves.toBe(0);
   });
 
-  it('lists the ticked runs in a bulk dialog, with their count', () =>
-    explained(async () => {
-      const ids = [await start(Bulk, 'ticked-1'), await start(Bulk, 'ticked-2')];
-      await open('/runs?workflow=live-bulk', rowSelector(ids[1]), true);
-      for (const id of ids) await row(id).getByTestId('select-run').check();
-      await page.getByTestId('bulk-cancel').click();
-      const targets = page.getByTestId('bulk-targets');
-      await expect(targets.getByTestId('bulk-target-count').innerText()).resolves.toBe('2 runs ticked:');
-      const listed = await targets.getByTestId('bulk-target').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')).sort());
-      expect(listed).toEqual(ids);
-      await expect(targets.getByRole('link', { name: 'ticked-1', exact: true }).count()).resolves.toBe(1);
-      await page.keyboard.press('Escape');
-      await targets.waitFor({ state: 'detached' });
-      for (const id of ids) await t.client.cancel(id);
-    }));
+  it(
+    'lists the ticked runs in a bulk dialog, with their count',
+    () =>
+      explained(async () => {
+        const ids = [await start(Bulk, 'ticked-1'), await start(Bulk, 'ticked-2')];
+        await open('/runs?workflow=live-bulk', rowSelector(ids[1]), true);
+        for (const id of ids) await row(id).getByTestId('select-run').check();
+        await page.getByTestId('bulk-cancel').click();
+        const targets = page.getByTestId('bulk-targets');
+        await expect(targets.getByTestId('bulk-target-count').innerText()).resolves.toBe('2 runs ticked:');
+        const listed = await targets
+          .getByTestId('bulk-target')
+          .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')).sort());
+        expect(listed).toEqual(ids);
+        await expect(targets.getByRole('link', { name: 'ticked-1', exact: true }).count()).resolves.toBe(1);
+        await page.keyboard.press('Escape');
+        await targets.waitFor({ state: 'detached' });
+        for (const id of ids) await t.client.cancel(id);
+      }),
+    EXPLAINED_MS,
+  );
 
-  it('acts by filter on every matching run, after the operator types their count, and on no other', () =>
-    explained(async () => {
-      const matching = [await start(Bulk, 'match-1'), await start(Bulk, 'match-2'), await start(Bulk, 'match-3')];
-      const tooOld = await start(Bulk, 'match-old');
-      await backdate(tooOld, 2 * HOUR);
-      const otherWorkflow = await start(Hold, 'match-other');
+  it(
+    'acts by filter on every matching run, after the operator types their count, and on no other',
+    () =>
+      explained(async () => {
+        const matching = [await start(Bulk, 'match-1'), await start(Bulk, 'match-2'), await start(Bulk, 'match-3')];
+        const tooOld = await start(Bulk, 'match-old');
+        await backdate(tooOld, 2 * HOUR);
+        const otherWorkflow = await start(Hold, 'match-other');
 
-      await open('/runs?workflow=live-bulk&range=1h', rowSelector(matching[0]), true);
-      await expectRows([...matching].reverse(), 'the waiting live-bulk runs of the last hour');
-      await page.getByTestId('bulk-scope-filter').check();
-      await page.getByTestId('bulk-cancel').click();
-      const targets = page.getByTestId('bulk-targets');
-      await expect(targets.getByTestId('bulk-target-count').innerText()).resolves.toBe('3 runs match the filters, on every page:');
-      const listed = await targets.getByTestId('bulk-target').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')).sort());
-      expect(listed).toEqual(matching);
-      const confirm = page.getByTestId('confirm');
-      await expect(confirm.isDisabled()).resolves.toBe(true);
-      await page.getByTestId('confirm-count').fill('2');
-      await expect(confirm.isDisabled()).resolves.toBe(true);
-      await page.getByTestId('confirm-count').fill('3');
-      await page.getByTestId('cancel-reason').fill('by filter');
+        await open('/runs?workflow=live-bulk&range=1h', rowSelector(matching[0]), true);
+        await expectRows([...matching].reverse(), 'the waiting live-bulk runs of the last hour');
+        await page.getByTestId('bulk-scope-filter').check();
+        await page.getByTestId('bulk-cancel').click();
+        const targets = page.getByTestId('bulk-targets');
+        await expect(targets.getByTestId('bulk-target-count').innerText()).resolves.toBe('3 runs match the filters, on every page:');
+        const listed = await targets
+          .getByTestId('bulk-target')
+          .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')).sort());
+        expect(listed).toEqual(matching);
+        const confirm = page.getByTestId('confirm');
+        await expect(confirm.isDisabled()).resolves.toBe(true);
+        await page.getByTestId('confirm-count').fill('2');
+        await expect(confirm.isDisabled()).resolves.toBe(true);
+        await page.getByTestId('confirm-count').fill('3');
+        await page.getByTestId('cancel-reason').fill('by filter');
 
-      const sent = page.waitForRequest((request) => request.url().endsWith('/api/bulk/cancel'));
-      await confirm.click();
-      const body = (await sent).postDataJSON() as { filter?: Record<string, unknown>; runIds?: unknown };
-      expect(body.runIds).toBeUndefined();
-      expect(body.filter).toMatchObject({ workflow: 'live-bulk', status: 'waiting', createdAfter: expect.any(String) });
-      await page.getByTestId('bulk-results').waitFor();
-      const outcomes = await page
-        .getByTestId('bulk-result')
-        .evaluateAll((rows) => rows.map((r) => `${r.getAttribute('data-run-id')} ${r.getAttribute('data-outcome')}`).sort());
-      expect(outcomes).toEqual(matching.map((id) => `${id} accepted`));
+        const sent = page.waitForRequest((request) => request.url().endsWith('/api/bulk/cancel'));
+        await confirm.click();
+        const body = (await sent).postDataJSON() as { filter?: Record<string, unknown>; runIds?: unknown };
+        expect(body.runIds).toBeUndefined();
+        expect(body.filter).toMatchObject({ workflow: 'live-bulk', status: 'waiting', createdAfter: expect.any(String) });
+        await page.getByTestId('bulk-results').waitFor();
+        const outcomes = await page
+          .getByTestId('bulk-result')
+          .evaluateAll((rows) => rows.map((r) => `${r.getAttribute('data-run-id')} ${r.getAttribute('data-outcome')}`).sort());
+        expect(outcomes).toEqual(matching.map((id) => `${id} accepted`));
 
-      const statuses = await db.query<{ id: string; status: string }>(
-        `SELECT id, status FROM durable.runs WHERE id = ANY($1) ORDER BY id`,
-        [[...matching, tooOld, otherWorkflow]],
-      );
-      expect(Object.fromEntries(statuses.map((r) => [r.id, r.status]))).toEqual({
-        'match-1': 'cancelled',
-        'match-2': 'cancelled',
-        'match-3': 'cancelled',
-        'match-old': 'waiting',
-        'match-other': 'waiting',
-      });
-      expect(await db.count('history', "event = 'cancelled' AND actor = 'token' AND run_id = ANY($1)", [matching])).toBe(3);
-    }));
+        const statuses = await db.query<{ id: string; status: string }>(
+          `SELECT id, status FROM durable.runs WHERE id = ANY($1) ORDER BY id`,
+          [[...matching, tooOld, otherWorkflow]],
+        );
+        expect(Object.fromEntries(statuses.map((r) => [r.id, r.status]))).toEqual({
+          'match-1': 'cancelled',
+          'match-2': 'cancelled',
+          'match-3': 'cancelled',
+          'match-old': 'waiting',
+          'match-other': 'waiting',
+        });
+        expect(await db.count('history', "event = 'cancelled' AND actor = 'token' AND run_id = ANY($1)", [matching])).toBe(3);
+      }),
+    EXPLAINED_MS,
+  );
 
   it('names the total of the matches, estimated past 10,000, and refuses a bulk action over 1,000 runs without sending it', async () => {
     // 12,000 finished runs written straight to the table (1,500 failed), and the planner's statistics refreshed.
