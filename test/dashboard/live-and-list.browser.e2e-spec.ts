@@ -74,10 +74,19 @@ describe('live updates, the runs list (time ranges, sorting, totals, summary) an
    * with: the bulk, pause and fallback tests hung in CI now and then, never here. Such a test's own
    * timeout is `EXPLAINED_MS`, room for a 15 s wait that starts late in it.
    */
+  const EXPLAINED_MS = 60_000;
   const explained = async (steps: () => Promise<void>) => {
     page.setDefaultTimeout(15_000);
+    let timer: NodeJS.Timeout | undefined;
+    // A wait outside the page (the client, the database) that hangs is cut short here too, before jest's timeout.
+    const hung = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`The test's steps were still running after ${EXPLAINED_MS - 10_000} ms.`)),
+        EXPLAINED_MS - 10_000,
+      );
+    });
     try {
-      await steps();
+      await Promise.race([steps(), hung]);
     } catch (error) {
       const shown = {
         url: page.url(),
@@ -109,10 +118,10 @@ describe('live updates, the runs list (time ranges, sorting, totals, summary) an
       };
       throw new Error(`${(error as Error).message}\nThe page then: ${JSON.stringify(shown)}`);
     } finally {
+      clearTimeout(timer);
       page.setDefaultTimeout(30_000);
     }
   };
-  const EXPLAINED_MS = 60_000;
   const deliver = (runId: string) => t.signals.signal(runId, 'go', { by: 'test' });
   /**
    * Milliseconds from calling `act` to `selector` being in the page, checked in the page every 10 ms
