@@ -586,7 +586,7 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
     await eventually(async () => (await app.client.getRun(delayed.runId)).deadline, 'the delayed run begun with its deadline');
   });
 
-  it('bad input: timeout and deadline both, a deadline past or invalid, a bad timeout: a clear error, nothing written', async () => {
+  it('bad input: timeout and deadline both, a deadline past or invalid, a bad timeout, a deadline before a delayed or debounced start: a clear error, nothing written', async () => {
     const before = await db.count('runs');
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ timeout: '1h', deadline: new Date(Date.now() + HOUR) }, /either timeout or deadline, not both/],
@@ -600,6 +600,12 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
       [{ delay: '2h', deadline: new Date(Date.now() + HOUR) }, /deadline \(.+\) comes before its delayed start/],
       [{ startAt: new Date(Date.now() + HOUR), timeout: '30m', timeoutIncludesQueue: true }, /comes before its delayed start/],
       [{ delay: '1h', timeout: '1h', timeoutIncludesQueue: true }, /comes before its delayed start/], // at its start: refused too
+      // A debounced start begins after its delay, as a delayed one.
+      [{ debounce: { key: 'k', delay: '2h' }, deadline: new Date(Date.now() + HOUR) }, /comes before its start after its debounce\.delay/],
+      [
+        { debounce: { key: 'k', delay: '1h' }, timeout: '30m', timeoutIncludesQueue: true },
+        /comes before its start after its debounce\.delay/,
+      ],
     ];
     for (const [opts, message] of cases) {
       await expect(app.client.start(Waiter, null, opts as never)).rejects.toThrow(InvalidArgumentError);

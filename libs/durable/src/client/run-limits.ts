@@ -42,16 +42,20 @@ export function runLimitsOf(
 
 /**
  * A delayed start whose deadline (an instant, or a timeout that includes the wait) comes at or before
- * its start is refused (InvalidArgumentError): the run would pass its deadline before it began. Against
- * this process's clock; a `delay` counts from the database's, a moment apart.
+ * its start is refused (InvalidArgumentError): the run would pass its deadline before it began. A
+ * debounced start is delayed by its `debounce.delay` (the new run's; a run it joins keeps its own
+ * deadline, but the start's options still disagree). Against this process's clock; a delay counts
+ * from the database's, a moment apart.
  */
-export function checkStartBeforeDeadline(delayed: StartDelay, limits: RunLimits): void {
+export function checkStartBeforeDeadline(delayed: StartDelay, limits: RunLimits, debounceDelayMs?: number): void {
   const now = Date.now();
-  const startsAt = delayed.startAt?.getTime() ?? (delayed.delayMs === undefined ? undefined : now + delayed.delayMs);
+  const delayMs = debounceDelayMs ?? delayed.delayMs;
+  const startsAt = delayed.startAt?.getTime() ?? (delayMs === undefined ? undefined : now + delayMs);
   const deadline =
     limits.deadline?.getTime() ?? (limits.timeoutIncludesQueue && limits.timeoutMs !== undefined ? now + limits.timeoutMs : undefined);
   if (startsAt === undefined || deadline === undefined || deadline > startsAt) return;
+  const start = debounceDelayMs === undefined ? 'delayed start' : 'start after its debounce.delay';
   throw new InvalidArgumentError(
-    `The start's deadline (${new Date(deadline).toISOString()}) comes before its delayed start (${new Date(startsAt).toISOString()}): the run would pass it before it began. Give a later deadline or an earlier start, or a timeout counted from the run's first execution (without timeoutIncludesQueue).`,
+    `The start's deadline (${new Date(deadline).toISOString()}) comes before its ${start} (${new Date(startsAt).toISOString()}): the run would pass it before it began. Give a later deadline or an earlier start, or a timeout counted from the run's first execution (without timeoutIncludesQueue).`,
   );
 }

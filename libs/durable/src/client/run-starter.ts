@@ -89,13 +89,13 @@ export class RunStarter implements ChildStarter {
     const runId = runIdOf(args.runId, args.derivedId);
     const delayed = startDelayOf(args);
     const limits = runLimitsOf(args.limits ?? {}, args.workflow);
-    checkStartBeforeDeadline(delayed, limits);
     const keys = args.keys === undefined ? undefined : checkKeys(args.keys, 'The start option keys');
     const placement = queuePlacementOf(
       { ...args.queueing, runId: args.runId, startAt: args.startAt, delay: args.delay },
       args.workflow.queue,
       this.options.queues,
     );
+    checkStartBeforeDeadline(delayed, limits, placement.debounce?.delayMs);
     const input = serializePayload(args.input, `The input of workflow "${args.workflow.name}"`);
     if (placement.debounce) return this.debounce(args, runId, input, { ...placement, debounce: placement.debounce }, limits, keys);
     const queue = placement.queue === null ? null : this.options.queues.get(placement.queue)!;

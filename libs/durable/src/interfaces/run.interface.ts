@@ -87,13 +87,14 @@ export interface StartOptions extends QueueStartOptions {
    */
   timeout?: Duration;
   /**
-   * A run deadline as an instant, which must be ahead, and after a delayed start's instant. Overrides the
-   * workflow's `timeout`; not with `timeout`.
+   * A run deadline as an instant, which must be ahead, and after a delayed start's instant (or a
+   * debounced one's, now + `debounce.delay`). Overrides the workflow's `timeout`; not with `timeout`.
    */
   deadline?: Date;
   /**
-   * Count `timeout` from the run's creation even when it waits in a queue or for a delayed start first (then
-   * longer than the `delay`). A queued run still waiting for its queue at that deadline is failed, not run.
+   * Count `timeout` from the run's creation even when it waits in a queue or for a delayed start first
+   * (then longer than the `delay` or `debounce.delay`). A queued run still waiting for its queue at that
+   * deadline is failed, not run.
    */
   timeoutIncludesQueue?: boolean;
   /** Business keys (up to 16 names to strings): find and signal the run by what it is about (`listRuns({ keys })`, `signalByKeys`). */
