@@ -167,6 +167,10 @@ class HeldLane implements DurableWorkflow<string, string> {
   }
 }
 
+/** HeldLane outside any queue: with a worker's concurrency of 1, it holds the instance's one slot while its gate is closed. */
+@Workflow('dl-unqueued')
+class Unqueued extends HeldLane {}
+
 /** Opened by the test: holds the step in which an operator moves the deadline; `entered` once the step runs. */
 const stepHeld = gate();
 const entered = gate();
@@ -805,5 +809,75 @@ describe('a queued run whose deadline passed, with no sweeper up', () => {
     expect(await db.count('steps', 'run_id = $1', [late.runId])).toBe(0);
     await boot({ sweeper: { intervalMs: 100 } });
     await expect(late.result({ timeout: '10s' })).rejects.toMatchObject({ error: { name: 'DeadlineExceededError' } });
+  });
+});
+
+describe('a run outside a queue whose deadline passes before it begins', () => {
+  const { db, boot } = fileApps({
+    schema: uniqueSchema('dlu'),
+    providers: [Unqueued],
+    options: { worker: { concurrency: 1 }, sweeper: { intervalMs: 100 } },
+  });
+  const failedBeforeItBegan = (waited: string) => ({
+    error: {
+      name: 'DeadlineExceededError',
+      message: expect.stringMatching(
+        new RegExp(`^Run ".+" passed its deadline \\(\\d{4}-.+Z\\) while it waited ${waited}, before it began\\.$`),
+      ),
+    },
+  });
+
+  it('is failed at its deadline, once, by any instance, never begun: a delayed start whose deadline an operator moved before it, a debounced start moved past its deadline, a pending run no worker was free for', async () => {
+    const [one, two] = await Promise.all([boot(), boot()]); // two sweepers on one database
+    const delayed = await one.client.start(Unqueued, 'delayed', { delay: '1h' });
+    await one.client.setDeadline(delayed.runId, new Date(Date.now() + 500));
+    // Its deadline is 1 s after its start; a start with the key 1 s later moves the start past it.
+    const debounced = await one.client.start(Unqueued, 'debounced', {
+      debounce: { key: 'k', delay: '5s' },
+      deadline: new Date(Date.now() + 6_000),
+    });
+    const firstAt = Date.now();
+    await eventually(async () => Date.now() > firstAt + 1_200, 'a second later');
+    await expect(one.client.start(Unqueued, 'debounced again', { debounce: { key: 'k', delay: '5s' } })).resolves.toMatchObject({
+      runId: debounced.runId,
+      created: false,
+    });
+    // Both instances' one slot taken: the next run waits pending for a worker.
+    const holds = [gate(), gate()];
+    lanes.set('hold-1', holds[0]);
+    lanes.set('hold-2', holds[1]);
+    const held = [await one.client.start(Unqueued, 'hold-1'), await two.client.start(Unqueued, 'hold-2')];
+    for (const run of held) await eventually(async () => (await one.client.getRun(run.runId)).status === 'running', 'a slot taken');
+    const pending = await one.client.start(Unqueued, 'for a worker', { deadline: new Date(Date.now() + 500) });
+
+    // Before: the delayed and debounced runs began at their start, past their deadline, and the pending one once a slot freed.
+    await expect(delayed.result({ timeout: '10s' })).rejects.toMatchObject(failedBeforeItBegan('for its delayed start \\(.+Z\\)'));
+    await expect(pending.result({ timeout: '10s' })).rejects.toMatchObject(failedBeforeItBegan('for a worker'));
+    await expect(debounced.result({ timeout: '15s' })).rejects.toMatchObject(failedBeforeItBegan('for its delayed start \\(.+Z\\)'));
+    const ids = [delayed.runId, debounced.runId, pending.runId];
+    expect(await db.count('history', `run_id = ANY($1) AND event = 'failed'`, [ids])).toBe(3); // once each
+    expect(await db.count('runs', `id = ANY($1) AND status = 'failed' AND began_at IS NULL`, [ids])).toBe(3);
+    expect(await db.count('steps', 'run_id = ANY($1)', [ids])).toBe(0);
+    holds.forEach((hold) => hold.open());
+    for (const run of held) await expect(run.result({ timeout: '10s' })).resolves.toMatch(/^hold-/);
+  }, 45_000);
+});
+
+describe('a delayed start whose deadline passed, with no sweeper up', () => {
+  const { db, boot } = fileApps({ schema: uniqueSchema('dlu'), providers: [Unqueued], options: { sweeper: false } });
+
+  it('is not begun when its start comes; a sweeper then fails it', async () => {
+    const app = await boot();
+    const run = await app.client.start(Unqueued, 'late start', { delay: '1s' });
+    await app.client.setDeadline(run.runId, new Date(Date.now() + 300));
+    const { waiting } = await app.client.getRun(run.runId);
+    if (waiting?.kind !== 'start') throw new Error(`Expected the run to wait for its start; it waits for ${JSON.stringify(waiting)}.`);
+    const startsAt = new Date(waiting.until).getTime();
+    await eventually(async () => Date.now() > startsAt + 1_000, 'a second past its start');
+    // Before: the claim at its start began it past its deadline.
+    expect(await db.count('runs', `id = $1 AND status = 'waiting' AND began_at IS NULL`, [run.runId])).toBe(1);
+    expect(await db.count('steps', 'run_id = $1', [run.runId])).toBe(0);
+    await boot({ sweeper: { intervalMs: 100 } });
+    await expect(run.result({ timeout: '10s' })).rejects.toMatchObject({ error: { name: 'DeadlineExceededError' } });
   });
 });

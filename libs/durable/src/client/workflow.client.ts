@@ -106,8 +106,8 @@ export class WorkflowClient {
    * Sets (extends, shortens) or clears (null) the deadline of a run that has not ended, or of a failed
    * run before a retry; attached children that had inherited its deadline follow it. A deadline
    * already past counts as now: the awaited call throws DeadlineExceededError now, and the run has its whole grace (a graceful stop);
-   * a queued run that has not begun is failed instead (by the sweeper's next pass, once its delayed start
-   * comes if it waits for one), having nothing to clean up.
+   * a run that has not begun (queued, or waiting for its delayed start or for a worker) is failed instead,
+   * by the sweeper's next pass, having nothing to clean up.
    * Recorded in history.
    */
   async setDeadline(runId: string, deadline: Date | null, opts: ActorOptions = {}): Promise<void> {

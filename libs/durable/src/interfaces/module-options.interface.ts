@@ -21,7 +21,7 @@ export interface DurableModuleOptions {
   worker?: { enabled?: boolean; concurrency?: number };
   /**
    * The wake sweeper (on a worker instance): default every 1000 ms, 100 runs per statement (claimed, or
-   * failed as queued runs whose deadline passed before they began). False: none on this instance.
+   * failed as runs whose deadline passed before they began). False: none on this instance.
    */
   sweeper?: { intervalMs?: number; batchSize?: number } | false;
   /** Default 30 000; a run whose lease lapses is taken over by another instance. */

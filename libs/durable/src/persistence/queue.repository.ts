@@ -4,9 +4,6 @@ import { DurableDatabase, READ_COMMITTED } from './durable-database';
 import { ClaimedRow, claimedFromRow, ClaimedRun } from './run.repository';
 import { ADMISSION_PLANS_SQL, admitQueuedSql, lockQueuesSql, promoteDueSql, queuesWithWorkSql } from './sql/admit-queued.sql';
 import { mendSlotsSql } from './sql/mend-queue-slots.sql';
-import { expireUnbegunSql } from './sql/expire-unbegun.sql';
-import { wakeChannel } from '../durable.constants';
-import { retryRolledBack } from './transient-retry';
 
 /** Queued runs whose time came that one admission pass moves to pending, at most. */
 const PROMOTE_PER_PASS = 1_000;
@@ -35,25 +32,7 @@ export class QueueRepository {
 
   constructor(private readonly db: DurableDatabase) {
     const t = db.tables;
-    this.sql = {
-      withWork: queuesWithWorkSql(t),
-      promote: promoteDueSql(t),
-      admit: admitQueuedSql(t),
-      mend: mendSlotsSql(t),
-      expire: expireUnbegunSql(t),
-      channel: wakeChannel(t.schema),
-    };
-  }
-
-  /**
-   * Fails up to `limit` queued runs whose deadline passed before they began (expireUnbegunSql); answers
-   * the workflow of each. A deadlock (the parent's wake against a cancel's cascade) rolled it back whole: tried again.
-   */
-  async expireUnbegun(limit: number, actor: string): Promise<string[]> {
-    const [row] = await retryRolledBack(() =>
-      this.db.query<{ workflows: string[] | null }>(this.sql.expire, [limit, actor, this.sql.channel]),
-    );
-    return row.workflows ?? [];
+    this.sql = { withWork: queuesWithWorkSql(t), promote: promoteDueSql(t), admit: admitQueuedSql(t), mend: mendSlotsSql(t) };
   }
 
   /**

@@ -4,8 +4,9 @@ import { DurableDatabase } from './durable-database';
 import { BatchStatement, DEFAULT_GROUP_COMMIT, GroupCommit, groupCommitOn } from './group-commit';
 import type { StepCheckpoint } from './journal.repository';
 import type { ClaimedRun } from './run.repository';
+import { expireUnbegunSql } from './sql/expire-unbegun.sql';
 import { END_PARTS, finishRunSql, finishRunsSql, partsIndex } from './sql/finish-run.sql';
-import { retryTransient } from './transient-retry';
+import { retryRolledBack, retryTransient } from './transient-retry';
 
 /** One run's end waiting for its batch. */
 interface RunEnd {
@@ -25,7 +26,8 @@ interface RunEnd {
 
 /**
  * Ends runs (completed or failed), fenced by their lease tokens, with group commit: the ends of
- * concurrent executions in one instance go out together, as the checkpoints do (see GroupCommit).
+ * concurrent executions in one instance go out together, as the checkpoints do (see GroupCommit). And
+ * fails the runs whose deadline passed before they began, which no execution holds.
  */
 export class RunEndRepository {
   private readonly sql;
@@ -40,10 +42,22 @@ export class RunEndRepository {
     this.sql = {
       one: END_PARTS.map((parts) => finishRunSql(t, parts)),
       batch: END_PARTS.map((parts) => finishRunsSql(t, parts)),
+      expire: expireUnbegunSql(t),
       channel: wakeChannel(t.schema),
       queueChannel: queueChannel(t.schema),
     };
     this.ends = group.kind({ one: (end) => this.finishOne(end), batch: (ends) => this.finishBatch(ends) });
+  }
+
+  /**
+   * Fails up to `limit` runs whose deadline passed before they began (expireUnbegunSql); answers the
+   * workflow of each. A deadlock (the parent's wake against a cancel's cascade) rolled it back whole: tried again.
+   */
+  async expireUnbegun(limit: number, actor: string): Promise<string[]> {
+    const [row] = await retryRolledBack(() =>
+      this.db.query<{ workflows: string[] | null }>(this.sql.expire, [limit, actor, this.sql.channel]),
+    );
+    return row.workflows ?? [];
   }
 
   /**

@@ -1,14 +1,14 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DURABLE_OPTIONS } from '../durable.constants';
 import { sweepBatchOf, type ResolvedDurableOptions } from '../durable-options';
-import { QueueRepository } from '../persistence/queue.repository';
+import { RunEndRepository } from '../persistence/run-end.repository';
 import { DurableTelemetry } from '../observability/durable-telemetry';
 import { DurableWorker } from './durable.worker';
 
 /**
- * Fails the queued runs whose deadline passed before they began (expireUnbegunSql), a batch at a time
- * until none is left: on each sweep, and in DurableTestingModule's drain. It needs no free slot, so a
- * saturated instance does it too.
+ * Fails the runs whose deadline passed before they began (expireUnbegunSql: in a queue, for a worker,
+ * for a delayed start), a batch at a time until none is left: on each sweep, and in
+ * DurableTestingModule's drain. It needs no free slot, so a saturated instance does it too.
  */
 @Injectable()
 export class UnbegunExpiry {
@@ -16,7 +16,7 @@ export class UnbegunExpiry {
 
   constructor(
     @Inject(DURABLE_OPTIONS) private readonly options: ResolvedDurableOptions,
-    private readonly queues: QueueRepository,
+    private readonly ends: RunEndRepository,
     private readonly telemetry: DurableTelemetry,
     private readonly worker: DurableWorker,
   ) {}
@@ -26,12 +26,12 @@ export class UnbegunExpiry {
     const batchSize = sweepBatchOf(this.options);
     let failed = 0;
     for (;;) {
-      const workflows = await this.queues.expireUnbegun(batchSize, this.worker.id);
+      const workflows = await this.ends.expireUnbegun(batchSize, this.worker.id);
       this.telemetry.ended('failed', workflows);
       failed += workflows.length;
       if (workflows.length < batchSize || stop()) break;
     }
-    if (failed) this.logger.warn(`Failed ${failed} queued run(s) whose deadline passed before their queue admitted them.`);
+    if (failed) this.logger.warn(`Failed ${failed} run(s) whose deadline passed before they began.`);
     return failed;
   }
 }

@@ -11,7 +11,7 @@ import { UnbegunExpiry } from './unbegun-expiry';
 /**
  * The fallback that makes every wake certain: on an interval registered with @nestjs/schedule it
  * fires the due schedules, then claims due runs and runs whose lease lapsed; beside them it fails the
- * queued runs whose deadline passed before they began. Its cost follows the due schedules and runs
+ * runs whose deadline passed before they began (queued, pending for a worker, or waiting for a delayed start). Its cost follows the due schedules and runs
  * (index ranges on next_fire_at, wake_at and deadline), not the number of waiting ones, but for one
  * read of every schedule once a lease (watchWorkflows).
  * When the next schedule is due before the next interval, one extra sweep is aimed at that instant
@@ -66,7 +66,7 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
    * once a lease, after the pass, the schedules' workflowMissing is decided again (watchWorkflows).
    * While a pass is still in flight the claim pass goes at once: waking does not wait on a slow
    * schedule read (the pass sweeps again when it ends, for the runs it started). Beside them, on every
-   * sweep, the queued runs whose deadline passed before they began are failed.
+   * sweep, the runs whose deadline passed before they began are failed.
    */
   private tick(): void {
     if (this.stopped) return;

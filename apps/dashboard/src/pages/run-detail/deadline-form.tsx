@@ -109,8 +109,8 @@ export function DeadlineForm({ run }: { run: Run }) {
           <p>
             <TimeText iso={new Date(passedAt).toISOString()} mode="timestamp" /> has passed, so <span className="mono">{run.runId}</span>{' '}
             stops now. The call it awaits throws DeadlineExceededError; the run is failed when the workflow's grace for cleanup ends, if not
-            before. A queued run that has not begun is failed instead of run (at the sweeper's next pass; once its start comes, if it waits
-            for one): it has nothing to clean up.
+            before. A run that has not begun (queued, or waiting for its start or for a worker) is failed instead of run, at the sweeper's
+            next pass: it has nothing to clean up.
           </p>
         </ConfirmDialog>
       )}

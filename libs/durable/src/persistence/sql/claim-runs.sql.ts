@@ -1,5 +1,6 @@
 import type { Tables } from '../tables';
 import { beginDeadlineSql, BATCH_JOURNAL, journalColumnsSql, journalsOfJoinSql } from './load-journal.sql';
+import { notUnbegunPastDeadlineSql } from './expire-unbegun.sql';
 
 /**
  * Claims due runs in one statement: pending and waiting runs whose wake time has come, and running
@@ -8,7 +9,8 @@ import { beginDeadlineSql, BATCH_JOURNAL, journalColumnsSql, journalsOfJoinSql }
  * A queue's pending and waiting runs are not claimed here (they are admitted under the queue's lock,
  * see admit-queued.sql); its running runs are, when their lease lapsed: a takeover keeps the slot.
  * Only workflows this instance knows are claimed, so a run of a workflow removed from the code
- * blocks nothing. Each run comes with its journal, saving the execution a round trip. It is read in
+ * blocks nothing. A run whose deadline passed before it began is not: the sweeper fails it
+ * (expireUnbegunSql). Each run comes with its journal, saving the execution a round trip. It is read in
  * this statement's snapshot, so it is `current` only when the row the claim locked is the version
  * that snapshot saw (nothing committed to the run row in between) and the run was not taken over
  * from a lapsed lease (whose worker may still have checkpointed meanwhile); else it is read afresh.
@@ -24,7 +26,7 @@ export const PLAIN_CLAIMABLE = `wake_at IS NOT NULL AND (queue IS NULL OR status
 export const claimRunsSql = (t: Tables) => `
 WITH due AS (
   SELECT id, status, lease_owner, wake_at, xmin::text AS version FROM ${t.runs}
-  WHERE wake_at <= now() AND ${PLAIN_CLAIMABLE} AND workflow = ANY($4::text[])
+  WHERE wake_at <= now() AND ${PLAIN_CLAIMABLE} AND workflow = ANY($4::text[]) AND ${notUnbegunPastDeadlineSql('now()')}
   ORDER BY wake_at
   LIMIT $3
   FOR UPDATE SKIP LOCKED

@@ -5,25 +5,30 @@ import { isoInstantSql } from './iso-instant.sql';
 /** A run that has not begun and has a deadline: both sides, admission and expiry, of one rule. */
 const unbegunWithDeadline = (r: string) => `${r}began_at IS NULL AND ${r}deadline IS NOT NULL`;
 
-/** Where expireUnbegunSql finds its runs (the predicate of runs_unbegun_deadline_idx): pending in a queue, never begun, with a deadline. */
-export const unbegunWithDeadlineSql = (r = '') => `${r}status = 'pending' AND ${r}queue IS NOT NULL AND ${unbegunWithDeadline(r)}`;
+/**
+ * Where expireUnbegunSql finds its runs (the predicate of runs_unbegun_deadline_idx): never begun, with a
+ * deadline, pending (in a queue, or for a worker) or waiting (for a delayed start: a run waits for
+ * nothing else before it begins).
+ */
+export const unbegunWithDeadlineSql = (r = '') => `${r}status IN ('pending', 'waiting') AND ${unbegunWithDeadline(r)}`;
 
 /**
- * Not a run expireUnbegunSql fails, at `at`: admission reads its heads through this, so a run whose
- * deadline passed before it began is left to that statement (between two sweeps, or promoted from a
- * wait in the admission's own pass) instead of beginning past its deadline.
+ * Not a run expireUnbegunSql fails, at `at`: the claim and admission read runs through this, so a run
+ * whose deadline passed before it began is left to that statement (between two sweeps, or promoted
+ * from a wait in the admission's own pass) instead of beginning past its deadline.
  */
 export const notUnbegunPastDeadlineSql = (at: string) => `NOT (${unbegunWithDeadline('')} AND deadline <= ${at})`;
 
 /**
- * Fails with DeadlineExceededError up to $1 queued runs whose deadline passed before they began (one set
- * at the start with `deadline` or `timeoutIncludesQueue`, inherited from a parent, or an operator's): it
- * was not admitted in time, and admitted now it would only run its first steps past the deadline until
- * the grace ended it. A run that began and waits for a slot again is not one: it meets its deadline at
- * the wait it resumes, with its grace for cleanup. Locked SKIP LOCKED (an admission or another
- * instance's pass holds it: left to that one) and tested again on the locked row. Each is recorded in
- * its history (actor $2) and its parent woken, NOTIFYed on $3; no slot to give back, it held none.
- * Answers the workflow of each run failed.
+ * Fails with DeadlineExceededError up to $1 runs whose deadline passed before they began (one set at the
+ * start with `deadline` or `timeoutIncludesQueue`, inherited from a parent, or an operator's): waiting
+ * in a queue, for a worker, or for a delayed start (an operator's deadline, or a debounce that moved the
+ * start past it). Begun now, it would only run its first steps past the deadline until the grace ended
+ * it. A run that began and waits for a slot again is not one: it meets its deadline at the wait it
+ * resumes, with its grace for cleanup. Locked SKIP LOCKED (a claim, an admission or another instance's
+ * pass holds it: left to that one) and tested again on the locked row. Each is recorded in its history
+ * (actor $2) and its parent woken, NOTIFYed on $3; no slot to give back, it held none. Answers the
+ * workflow of each run failed.
  */
 export const expireUnbegunSql = (t: Tables) => `
 WITH due AS (
@@ -34,7 +39,10 @@ WITH due AS (
   UPDATE ${t.runs} r
   SET status = 'failed', wait = NULL, wait_kind = NULL, wait_name = NULL, wake_at = NULL, finished_at = now(), updated_at = now(),
       error = jsonb_build_object('name', 'DeadlineExceededError', 'message',
-        format('Run "%s" passed its deadline (%s) while it waited in queue "%s", before it began.', r.id, ${isoInstantSql('r.deadline')}, r.queue))
+        format('Run "%s" passed its deadline (%s) while it waited %s, before it began.', r.id, ${isoInstantSql('r.deadline')},
+               CASE WHEN r.status = 'waiting' THEN format('for its delayed start (%s)', ${isoInstantSql('r.wake_at')})
+                    WHEN r.queue IS NOT NULL THEN format('in queue "%s"', r.queue)
+                    ELSE 'for a worker' END))
   FROM due WHERE r.id = due.id AND ${unbegunWithDeadlineSql('r.')} AND r.deadline <= now()
   RETURNING r.id, r.run_day, r.parent_id, r.workflow, r.error
 ), history AS (
