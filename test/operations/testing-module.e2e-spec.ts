@@ -134,7 +134,7 @@ describe('DurableTestingModule: the clock moves queues rate windows and debounce
   let durable: DurableTestingModule;
   beforeAll(async () => {
     durable = await DurableTestingModule.create({
-      providers: [PacedSend],
+      providers: [PacedSend, UnpacedSend],
       options: { queues: { paced: { rateLimit: { limit: 1, period: '1m' } }, debounced: {} } },
     });
   });
@@ -172,6 +172,20 @@ describe('DurableTestingModule: the clock moves queues rate windows and debounce
     }
   });
 
+  it('drain() does not count a run whose deadline passed before it began: no claim takes it, the expiry fails it', async () => {
+    const idle = await DurableTestingModule.create({ providers: [UnpacedSend], options: { worker: { enabled: false } } });
+    try {
+      const run = await idle.client.start(UnpacedSend, 'late');
+      const runs = idle.get(RunRepository);
+      expect(await runs.countDue(['unpaced-send'], [])).toBe(1);
+      await idle.client.setDeadline(run.runId, new Date(Date.now() - 1_000)); // a past instant counts as now
+      // Before: still counted, so a drain during which a run's deadline passed looked for it until it gave up (30 s).
+      expect(await runs.countDue(['unpaced-send'], [])).toBe(0);
+    } finally {
+      await idle.close();
+    }
+  });
+
   it('a queued run whose deadline the clock passes before its queue admits it is failed by the drain, not admitted', async () => {
     await durable.clock.advance('1m'); // a rate window of its own
     const first = await durable.client.start(PacedSend, 'first');
@@ -183,6 +197,16 @@ describe('DurableTestingModule: the clock moves queues rate windows and debounce
     // Before: admitted as the window opened, it ran past its deadline.
     await expect(late.result({ timeout: '5s' })).rejects.toMatchObject({
       error: { name: 'DeadlineExceededError', message: expect.stringContaining('while it waited in queue "paced", before it began') },
+    });
+  });
+
+  it('a delayed start whose deadline an operator moved before its start is failed by the drain once the clock passes both, never begun', async () => {
+    const run = await durable.client.start(UnpacedSend, 'late', { delay: '1h' });
+    await durable.client.setDeadline(run.runId, new Date(Date.now() + 30 * 60_000));
+    // Before: it began at its start, past its deadline, and completed.
+    await durable.clock.advance('2h');
+    await expect(run.result({ timeout: '5s' })).rejects.toMatchObject({
+      error: { name: 'DeadlineExceededError', message: expect.stringContaining('while it waited for its delayed start') },
     });
   });
 

@@ -850,7 +850,7 @@ describe('a run outside a queue whose deadline passes before it begins', () => {
     for (const run of held) await eventually(async () => (await one.client.getRun(run.runId)).status === 'running', 'a slot taken');
     const pending = await one.client.start(Unqueued, 'for a worker', { deadline: new Date(Date.now() + 500) });
 
-    // Before: the delayed and debounced runs began at their start, past their deadline, and the pending one once a slot freed.
+    // Before: none was failed (the delayed run would begin in an hour, the debounced one at its moved start, the pending one once a slot freed).
     await expect(delayed.result({ timeout: '10s' })).rejects.toMatchObject(failedBeforeItBegan('for its delayed start \\(.+Z\\)'));
     await expect(pending.result({ timeout: '10s' })).rejects.toMatchObject(failedBeforeItBegan('for a worker'));
     await expect(debounced.result({ timeout: '15s' })).rejects.toMatchObject(failedBeforeItBegan('for its delayed start \\(.+Z\\)'));
@@ -868,7 +868,7 @@ describe('a delayed start whose deadline passed, with no sweeper up', () => {
 
   it('is not begun when its start comes; a sweeper then fails it', async () => {
     const app = await boot();
-    const run = await app.client.start(Unqueued, 'late start', { delay: '1s' });
+    const run = await app.client.start(Unqueued, 'late start', { delay: '3s' });
     await app.client.setDeadline(run.runId, new Date(Date.now() + 300));
     const { waiting } = await app.client.getRun(run.runId);
     if (waiting?.kind !== 'start') throw new Error(`Expected the run to wait for its start; it waits for ${JSON.stringify(waiting)}.`);

@@ -93,8 +93,8 @@ export interface StartOptions extends QueueStartOptions {
   deadline?: Date;
   /**
    * Count `timeout` from the run's creation even when it waits in a queue or for a delayed start first
-   * (then longer than the `delay` or `debounce.delay`). A queued run still waiting for its queue at that
-   * deadline is failed, not run.
+   * (then longer than the `delay` or `debounce.delay`). A run that has not begun by that deadline (still
+   * waiting for its queue, or for its start) is failed, not run.
    */
   timeoutIncludesQueue?: boolean;
   /** Business keys (up to 16 names to strings): find and signal the run by what it is about (`listRuns({ keys })`, `signalByKeys`). */

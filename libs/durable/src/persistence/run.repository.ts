@@ -21,6 +21,7 @@ import {
   startRunSql,
 } from './sql/start-run.sql';
 import { debounceStartSql } from './sql/debounce-start.sql';
+import { notUnbegunPastDeadlineSql } from './sql/expire-unbegun.sql';
 import { QueuedStartRow, startQueuedRunsSql } from './sql/start-queued-runs.sql';
 import { DEFAULT_PRIORITY, QueuePlacement } from '../queues/queue-placement';
 import { retryOutsideTransaction, retryTelling, retryTransient } from './transient-retry';
@@ -628,13 +629,14 @@ export class RunRepository {
 
   /**
    * Runs due now that this application could claim (pending or waiting, wake time come), but for the
-   * pending runs of `heldBack` queues: their queue's limit (its concurrency, its rate window) holds them.
+   * pending runs of `heldBack` queues: their queue's limit (its concurrency, its rate window) holds them;
+   * nor those whose deadline passed before they began, which no claim takes (the expiry fails them).
    */
   async countDue(workflows: string[], heldBack: string[]): Promise<number> {
     const [row] = await this.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM ${this.db.tables.runs}
        WHERE wake_at <= now() AND status IN ('pending', 'waiting') AND workflow = ANY($1::text[])
-         AND NOT (status = 'pending' AND COALESCE(queue = ANY($2::text[]), false))`,
+         AND NOT (status = 'pending' AND COALESCE(queue = ANY($2::text[]), false)) AND ${notUnbegunPastDeadlineSql('now()')}`,
       [workflows, heldBack],
     );
     return row.n;

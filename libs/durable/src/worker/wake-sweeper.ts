@@ -101,7 +101,7 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
         () => undefined,
         (error: Error) =>
           this.logger.error(
-            `The pass that fails queued runs past their deadline failed; the next sweep tries again: ${error.stack ?? error}`,
+            `The pass that fails the runs past their deadline before they began failed; the next sweep tries again: ${error.stack ?? error}`,
           ),
       )
       .finally(() => (this.expiring = undefined));

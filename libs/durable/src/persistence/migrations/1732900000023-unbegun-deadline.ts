@@ -5,7 +5,8 @@ import { schemaOf, tablesFor } from '../tables';
  * The runs that have not begun (pending in a queue or for a worker, waiting for a delayed start) and
  * have a deadline, by that deadline: the sweeper fails those whose deadline passed (expireUnbegunSql)
  * with one range read, whatever the queues' backlog. Few rows (a run has a deadline before it begins
- * only with `timeoutIncludesQueue`, `deadline`, a parent's, or an operator's). Built in one statement
+ * only with `timeoutIncludesQueue`, `deadline`, a parent's, an operator's, or a `timeout` of an unqueued,
+ * undelayed run, which begins at once unless no worker has a free slot). Built in one statement
  * under the migrations' lock: writes to runs wait while it reads the whole table.
  */
 export class UnbegunDeadline1732900000023 implements MigrationInterface {

@@ -21,7 +21,8 @@ export const notUnbegunPastDeadlineSql = (at: string) => `NOT (${unbegunWithDead
 
 /**
  * Fails with DeadlineExceededError up to $1 runs whose deadline passed before they began (one set at the
- * start with `deadline` or `timeoutIncludesQueue`, inherited from a parent, or an operator's): waiting
+ * start with `deadline` or `timeoutIncludesQueue`, or a `timeout` counted from creation for a run outside
+ * a queue and not delayed, inherited from a parent, or an operator's): waiting
  * in a queue, for a worker, or for a delayed start (an operator's deadline, or a debounce that moved the
  * start past it). Begun now, it would only run its first steps past the deadline until the grace ended
  * it. A run that began and waits for a slot again is not one: it meets its deadline at the wait it
