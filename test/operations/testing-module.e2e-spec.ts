@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { defineChannel, defineSignal, DurableWorkflow, Step, Workflow, WorkflowContext } from 'nestjs-durable';
 import { RunRepository } from 'nestjs-durable/persistence/run.repository';
+import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
 import { DurableTestingModule } from 'nestjs-durable/testing';
 
 /** What a team's own workflow looks like; the test below is what a team's own test looks like. */
@@ -179,8 +180,9 @@ describe('DurableTestingModule: the clock moves queues rate windows and debounce
       const runs = idle.get(RunRepository);
       expect(await runs.countDue(['unpaced-send'], [])).toBe(1);
       await idle.client.setDeadline(run.runId, new Date(Date.now() - 1_000)); // a past instant counts as now
-      // Before: still counted, so a drain during which a run's deadline passed looked for it until it gave up (30 s).
       expect(await runs.countDue(['unpaced-send'], [])).toBe(0);
+      // Counted, it kept the worker's drain looking for a run no claim takes until the drain gave up.
+      await expect(idle.get(DurableWorker).drain(2_000)).resolves.toBeUndefined();
     } finally {
       await idle.close();
     }

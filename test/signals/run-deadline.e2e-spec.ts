@@ -601,14 +601,20 @@ describe('run deadlines: the awaited call throws, cleanup runs in the grace, the
       [{ timeout: 0 }, /timeout must be more than 0/],
       [{ timeout: '1h', timeoutIncludesQueue: 'yes' }, /timeoutIncludesQueue must be a boolean/],
       // A deadline before the delayed start: the run would pass it before it began.
-      [{ delay: '2h', deadline: new Date(Date.now() + HOUR) }, /deadline \(.+\) comes before its delayed start/],
-      [{ startAt: new Date(Date.now() + HOUR), timeout: '30m', timeoutIncludesQueue: true }, /comes before its delayed start/],
-      [{ delay: '1h', timeout: '1h', timeoutIncludesQueue: true }, /comes before its delayed start/], // at its start: refused too
+      [{ delay: '2h', deadline: new Date(Date.now() + HOUR) }, /deadline \(\d{4}-.+Z\) is at or before its delayed start \(\d{4}-.+Z\)/],
+      [
+        { startAt: new Date(Date.now() + HOUR), timeout: '30m', timeoutIncludesQueue: true },
+        /is at or before its delayed start \(\d{4}-.+Z\)/,
+      ],
+      [{ delay: '1h', timeout: '1h', timeoutIncludesQueue: true }, /is at or before its delayed start \(\d{4}-.+Z\)/], // at its start: refused too
       // A debounced start begins after its delay, as a delayed one.
-      [{ debounce: { key: 'k', delay: '2h' }, deadline: new Date(Date.now() + HOUR) }, /comes before its start after its debounce\.delay/],
+      [
+        { debounce: { key: 'k', delay: '2h' }, deadline: new Date(Date.now() + HOUR) },
+        /deadline \(\d{4}-.+Z\) is at or before the end of its debounce\.delay \(\d{4}-.+Z\)/,
+      ],
       [
         { debounce: { key: 'k', delay: '1h' }, timeout: '30m', timeoutIncludesQueue: true },
-        /comes before its start after its debounce\.delay/,
+        /deadline \(\d{4}-.+Z\) is at or before the end of its debounce\.delay \(\d{4}-.+Z\)/,
       ],
     ];
     for (const [opts, message] of cases) {
@@ -830,15 +836,13 @@ describe('a run outside a queue whose deadline passes before it begins', () => {
   it('is failed at its deadline, once, by any instance, never begun: a delayed start whose deadline an operator moved before it, a debounced start moved past its deadline, a pending run no worker was free for', async () => {
     const [one, two] = await Promise.all([boot(), boot()]); // two sweepers on one database
     const delayed = await one.client.start(Unqueued, 'delayed', { delay: '1h' });
-    await one.client.setDeadline(delayed.runId, new Date(Date.now() + 500));
-    // Its deadline is 1 s after its start; a start with the key 1 s later moves the start past it.
+    await one.client.setDeadline(delayed.runId, new Date(Date.now() - 1_000)); // a past instant counts as now
+    // Its deadline is 1 s after its start; a start with the key and a longer delay moves the start past it.
     const debounced = await one.client.start(Unqueued, 'debounced', {
       debounce: { key: 'k', delay: '5s' },
       deadline: new Date(Date.now() + 6_000),
     });
-    const firstAt = Date.now();
-    await eventually(async () => Date.now() > firstAt + 1_200, 'a second later');
-    await expect(one.client.start(Unqueued, 'debounced again', { debounce: { key: 'k', delay: '5s' } })).resolves.toMatchObject({
+    await expect(one.client.start(Unqueued, 'debounced again', { debounce: { key: 'k', delay: '8s' } })).resolves.toMatchObject({
       runId: debounced.runId,
       created: false,
     });
@@ -870,10 +874,9 @@ describe('a delayed start whose deadline passed, with no sweeper up', () => {
     const app = await boot();
     const run = await app.client.start(Unqueued, 'late start', { delay: '3s' });
     await app.client.setDeadline(run.runId, new Date(Date.now() + 300));
-    const { waiting } = await app.client.getRun(run.runId);
-    if (waiting?.kind !== 'start') throw new Error(`Expected the run to wait for its start; it waits for ${JSON.stringify(waiting)}.`);
-    const startsAt = new Date(waiting.until).getTime();
-    await eventually(async () => Date.now() > startsAt + 1_000, 'a second past its start');
+    // Started after it with the same delay and no deadline: once it has run, the claim at the late run's start has come.
+    const witness = await app.client.start(Unqueued, 'witness', { delay: '3s' });
+    expect(await witness.result({ timeout: '15s' })).toBe('witness');
     // Before: the claim at its start began it past its deadline.
     expect(await db.count('runs', `id = $1 AND status = 'waiting' AND began_at IS NULL`, [run.runId])).toBe(1);
     expect(await db.count('steps', 'run_id = $1', [run.runId])).toBe(0);

@@ -54,8 +54,11 @@ export function checkStartBeforeDeadline(delayed: StartDelay, limits: RunLimits,
   const deadline =
     limits.deadline?.getTime() ?? (limits.timeoutIncludesQueue && limits.timeoutMs !== undefined ? now + limits.timeoutMs : undefined);
   if (startsAt === undefined || deadline === undefined || deadline > startsAt) return;
-  const start = debounceDelayMs === undefined ? 'delayed start' : 'start after its debounce.delay';
+  const [start, remedy] =
+    debounceDelayMs === undefined
+      ? ['its delayed start', 'an earlier start']
+      : ['the end of its debounce.delay', 'a shorter debounce.delay'];
   throw new InvalidArgumentError(
-    `The start's deadline (${new Date(deadline).toISOString()}) comes before its ${start} (${new Date(startsAt).toISOString()}): the run would pass it before it began. Give a later deadline or an earlier start, or a timeout counted from the run's first execution (without timeoutIncludesQueue).`,
+    `The start's deadline (${new Date(deadline).toISOString()}) is at or before ${start} (${new Date(startsAt).toISOString()}): the run would pass it before it began. Give a later deadline or ${remedy}, or a timeout counted from the run's first execution (without timeoutIncludesQueue).`,
   );
 }

@@ -26,7 +26,7 @@ export interface RunView {
   queue?: string;
   partitionKey?: string;
   priority?: number;
-  /** The instant the run must end by (see `StartOptions.deadline`); absent: none, or not yet set (a queued run's timeout starts when it begins). */
+  /** The instant the run must end by (see `StartOptions.deadline`); absent: none, or not yet set (a queued or delayed run's timeout starts when it begins). */
   deadline?: Date;
   /** A child started with `{ detached: true }`: it keeps neither its parent's deadline nor its parent's cancel. */
   detached?: boolean;

@@ -26,7 +26,8 @@ export interface WorkflowOptions {
   queue?: string;
   /**
    * A run deadline for every run of this workflow: the run must end within this time of its creation
-   * (a queued or delayed run: of its first execution); one not begun by then is failed without running.
+   * (a queued or delayed run: of its first execution); a run not begun by then (one waiting for a worker) is
+   * failed without running.
    * `start(…, { timeout | deadline })` overrides it.
    */
   timeout?: Duration;

@@ -100,8 +100,8 @@ export class DurableTestingModule {
   }
 
   /**
-   * Fires the schedules due now, fails the runs whose deadline passed before they began, then runs
-   * everything due (and what that makes due), until nothing is left to do but queued runs their queue's
+   * Fires the schedules due now, then runs everything due (and what that makes due) and fails the runs
+   * whose deadline passed before they began, until nothing is left to do but queued runs their queue's
    * limit holds back (a rate window opens as the clock advances).
    */
   async drain(): Promise<void> {

@@ -2,7 +2,7 @@ import type { Tables } from '../tables';
 import { wakeParentSql } from './wake.sql';
 import { isoInstantSql } from './iso-instant.sql';
 
-/** A run that has not begun and has a deadline: both sides, admission and expiry, of one rule. */
+/** A run that has not begun and has a deadline: one rule for the expiry and for what passes over such runs (the claim, admission, countDue). */
 const unbegunWithDeadline = (r: string) => `${r}began_at IS NULL AND ${r}deadline IS NOT NULL`;
 
 /**
@@ -13,18 +13,18 @@ const unbegunWithDeadline = (r: string) => `${r}began_at IS NULL AND ${r}deadlin
 export const unbegunWithDeadlineSql = (r = '') => `${r}status IN ('pending', 'waiting') AND ${unbegunWithDeadline(r)}`;
 
 /**
- * Not a run expireUnbegunSql fails, at `at`: the claim and admission read runs through this, so a run
+ * Not a run expireUnbegunSql fails, at `at`: the claim, admission and countDue read runs through this, so a run
  * whose deadline passed before it began is left to that statement (between two sweeps, or promoted
  * from a wait in the admission's own pass) instead of beginning past its deadline.
  */
 export const notUnbegunPastDeadlineSql = (at: string) => `NOT (${unbegunWithDeadline('')} AND deadline <= ${at})`;
 
 /**
- * Fails with DeadlineExceededError up to $1 runs whose deadline passed before they began (one set at the
- * start with `deadline` or `timeoutIncludesQueue`, or a `timeout` counted from creation for a run outside
- * a queue and not delayed, inherited from a parent, or an operator's): waiting
- * in a queue, for a worker, or for a delayed start (an operator's deadline, or a debounce that moved the
- * start past it). Begun now, it would only run its first steps past the deadline until the grace ended
+ * Fails with DeadlineExceededError up to $1 runs whose deadline passed before they began, waiting in a
+ * queue, for a worker, or for a delayed start (an operator's deadline, or a debounce that moved the start
+ * past it). Such a deadline is set at the start (`deadline`, `timeoutIncludesQueue`, or a `timeout`, which
+ * counts from creation for a run outside a queue and not delayed), inherited from a parent, or an
+ * operator's. Begun now, it would only run its first steps past the deadline until the grace ended
  * it. A run that began and waits for a slot again is not one: it meets its deadline at the wait it
  * resumes, with its grace for cleanup. Locked SKIP LOCKED (a claim, an admission or another instance's
  * pass holds it: left to that one) and tested again on the locked row. Each is recorded in its history
