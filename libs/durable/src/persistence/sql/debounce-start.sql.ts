@@ -1,14 +1,17 @@
 import type { Tables } from '../tables';
 import { KEY_FORMAT } from '../../durable.constants';
 import { waitKindSql } from './wait-kinds.sql';
+import { notUnbegunPastDeadlineSql, unbegunPastDeadlineSql } from './expire-unbegun.sql';
 
 /**
  * A debounced start, one statement. The run of this workflow and key that has not begun (its unique
  * index, runs_debounce_key) takes the new input, and its start moves to now + delay, never past its
  * first start + maxDelay (`debounce_until`); it waits as a delayed start. Without one, a new run is
  * inserted waiting for now + delay. A run being claimed right now has begun once the claim commits:
- * the update then finds nothing, and a new run is inserted. Nothing comes back only when a
- * concurrent start inserted the key's run between the two halves (the caller tries again).
+ * the update then finds nothing, and a new run is inserted. Nor is a run whose deadline passed before
+ * it began joined: it will never run (the sweeper fails it, expireUnbegunSql), so it gives up the key
+ * and a new run is inserted. Nothing comes back only when a concurrent start inserted the key's run
+ * between the two halves (the caller tries again).
  * $1 new id, $2 workflow, $3 input, $4 key, $5 delay ms, $6 max delay ms (null: none), $7 queue,
  * $8 partition key, $9 priority, $10 actor, $11 trace context; the deadline of a new run: $12 an
  * instant, or $13 a timeout in ms, from its first execution unless $14 (then from now); $15 its
@@ -18,6 +21,10 @@ export const debounceStartSql = (t: Tables) => `
 WITH instant AS (
   -- From this statement's start, not an application transaction's (see startRunSql).
   SELECT date_trunc('milliseconds', statement_timestamp() + $5::bigint * interval '1 millisecond') AS until
+), released AS (
+  UPDATE ${t.runs} r SET debounce_key = NULL, updated_at = now()
+  WHERE r.workflow = $2 AND r.debounce_key = $4 AND r.status IN ('pending', 'waiting') AND ${unbegunPastDeadlineSql('statement_timestamp()', 'r.')}
+  RETURNING r.id
 ), moved AS (
   UPDATE ${t.runs} r
   SET input = $3, status = 'waiting', wake_at = LEAST(instant.until, COALESCE(r.debounce_until, instant.until)),
@@ -25,6 +32,7 @@ WITH instant AS (
       wait_kind = ${waitKindSql('start')}, updated_at = now()
   FROM instant
   WHERE r.workflow = $2 AND r.debounce_key = $4 AND r.began_at IS NULL AND r.status IN ('pending', 'waiting')
+    AND ${notUnbegunPastDeadlineSql('statement_timestamp()', 'r.')}
   RETURNING r.id, r.run_day, r.wake_at
 ), ins AS (
   INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, wait, wait_kind, queue, partition_key, priority, debounce_key, debounce_until,
@@ -34,7 +42,8 @@ WITH instant AS (
          $7::text, $8::text, $9::int, $4, date_trunc('milliseconds', statement_timestamp() + $6::bigint * interval '1 millisecond'), $11,
          COALESCE($12::timestamptz, CASE WHEN $14::boolean THEN statement_timestamp() + $13::bigint * interval '1 millisecond' END),
          CASE WHEN $12::timestamptz IS NULL AND NOT $14::boolean THEN $13::bigint END, $15::jsonb, $16::text, ${KEY_FORMAT}
-  FROM instant WHERE NOT EXISTS (SELECT 1 FROM moved)
+  -- After the release: the key it gave up is free for this row.
+  FROM instant WHERE NOT EXISTS (SELECT 1 FROM moved) AND (SELECT count(*) FROM released) >= 0
   ON CONFLICT DO NOTHING
   RETURNING id, run_day, wake_at
 ), history AS (

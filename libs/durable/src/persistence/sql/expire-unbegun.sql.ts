@@ -2,7 +2,7 @@ import type { Tables } from '../tables';
 import { wakeParentSql } from './wake.sql';
 import { isoInstantSql } from './iso-instant.sql';
 
-/** A run that has not begun and has a deadline: one rule for the expiry and for what passes over such runs (the claim, admission, countDue). */
+/** A run that has not begun and has a deadline: one rule for the expiry and for what passes over such runs (the claim, admission, countDue, a debounce). */
 const unbegunWithDeadline = (r: string) => `${r}began_at IS NULL AND ${r}deadline IS NOT NULL`;
 
 /**
@@ -12,12 +12,15 @@ const unbegunWithDeadline = (r: string) => `${r}began_at IS NULL AND ${r}deadlin
  */
 export const unbegunWithDeadlineSql = (r = '') => `${r}status IN ('pending', 'waiting') AND ${unbegunWithDeadline(r)}`;
 
+/** A run that has not begun and whose deadline passed by `at`: a run expireUnbegunSql fails. */
+export const unbegunPastDeadlineSql = (at: string, r = '') => `${unbegunWithDeadline(r)} AND ${r}deadline <= ${at}`;
+
 /**
- * Not a run expireUnbegunSql fails, at `at`: the claim, admission and countDue read runs through this, so a run
- * whose deadline passed before it began is left to that statement (between two sweeps, or promoted
- * from a wait in the admission's own pass) instead of beginning past its deadline.
+ * Not a run expireUnbegunSql fails, at `at`: the claim, admission, countDue and a debounce read runs through this,
+ * so a run whose deadline passed before it began is left to that statement (between two sweeps, or
+ * promoted from a wait in the admission's own pass) instead of beginning past its deadline.
  */
-export const notUnbegunPastDeadlineSql = (at: string) => `NOT (${unbegunWithDeadline('')} AND deadline <= ${at})`;
+export const notUnbegunPastDeadlineSql = (at: string, r = '') => `NOT (${unbegunPastDeadlineSql(at, r)})`;
 
 /**
  * Fails with DeadlineExceededError up to $1 runs whose deadline passed before they began, waiting in a
