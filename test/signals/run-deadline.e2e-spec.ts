@@ -883,17 +883,24 @@ describe('a delayed start whose deadline passed, with no sweeper up', () => {
     await boot({ sweeper: { intervalMs: 100 } });
     await expect(run.result({ timeout: '10s' })).rejects.toMatchObject({ error: { name: 'DeadlineExceededError' } });
   });
+});
 
-  it('a debounced start whose key is held by a run past its deadline makes a new run instead of joining it', async () => {
+describe('a debounced start whose key is held by a run past its deadline, with no sweeper up', () => {
+  const { db, boot } = fileApps({ schema: uniqueSchema('dlu'), providers: [Unqueued], options: { sweeper: false } });
+
+  it('makes a new run instead of joining it, once for concurrent starts; the old run gives up the key, never begun', async () => {
     const app = await boot();
     const doomed = await app.client.start(Unqueued, 'doomed', { debounce: { key: 'd', delay: '1h' } });
     await app.client.setDeadline(doomed.runId, new Date(Date.now() - 1_000)); // a past instant counts as now
-    // Before: it joined the doomed run, whose input would never run (with no sweeper, nor any later start's with the key).
-    const next = await app.client.start(Unqueued, 'next', { debounce: { key: 'd', delay: '100ms' } });
-    expect(next.created).toBe(true);
-    expect(await next.result({ timeout: '10s' })).toBe('next');
-    // Left to a sweeper (the previous test's instance has one): never begun, its input its own.
-    expect(await db.count('runs', `id = $1 AND began_at IS NULL AND debounce_key IS NULL`, [doomed.runId])).toBe(1);
+    // Before: each joined the doomed run, whose input would never run (with no sweeper, nor any later start's with the key).
+    const starts = await Promise.all(
+      [1, 2, 3, 4, 5].map((i) => app.client.start(Unqueued, `next-${i}`, { debounce: { key: 'd', delay: '500ms' } })),
+    );
+    expect(starts.filter((start) => start.created)).toHaveLength(1);
+    expect(new Set(starts.map((start) => start.runId)).size).toBe(1);
+    expect(starts[0].runId).not.toBe(doomed.runId);
+    expect(await db.count('runs', `id = $1 AND status = 'waiting' AND began_at IS NULL AND debounce_key IS NULL`, [doomed.runId])).toBe(1);
+    expect(await starts[0].result({ timeout: '10s' })).toMatch(/^next-[1-5]$/);
     expect(await db.count('steps', 'run_id = $1', [doomed.runId])).toBe(0);
   });
 });

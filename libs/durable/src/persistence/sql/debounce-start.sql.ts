@@ -42,7 +42,7 @@ WITH instant AS (
          $7::text, $8::text, $9::int, $4, date_trunc('milliseconds', statement_timestamp() + $6::bigint * interval '1 millisecond'), $11,
          COALESCE($12::timestamptz, CASE WHEN $14::boolean THEN statement_timestamp() + $13::bigint * interval '1 millisecond' END),
          CASE WHEN $12::timestamptz IS NULL AND NOT $14::boolean THEN $13::bigint END, $15::jsonb, $16::text, ${KEY_FORMAT}
-  -- After the release: the key it gave up is free for this row.
+  -- After the release (the subquery is evaluated before the insert; were it not, the key's conflict costs the caller's one retry).
   FROM instant WHERE NOT EXISTS (SELECT 1 FROM moved) AND (SELECT count(*) FROM released) >= 0
   ON CONFLICT DO NOTHING
   RETURNING id, run_day, wake_at
