@@ -6,6 +6,7 @@ import {
   InvalidTransitionError,
   NonRetryableError,
   RunFailedError,
+  RunHandle,
   Workflow,
   WorkflowContext,
 } from 'nestjs-durable';
@@ -791,15 +792,26 @@ describe('a queued run whose deadline passes before it begins', () => {
   });
 });
 
+/**
+ * A run no claim or admission began past its deadline, with no sweeper up: still `status`, never begun,
+ * without a step, until an instance with a sweeper, booted now, fails it.
+ */
+async function expectLeftForASweeper(apps: ReturnType<typeof fileApps>, run: RunHandle<unknown>, status: 'pending' | 'waiting') {
+  expect(await apps.db.count('runs', `id = $1 AND status = $2 AND began_at IS NULL`, [run.runId, status])).toBe(1);
+  expect(await apps.db.count('steps', 'run_id = $1', [run.runId])).toBe(0);
+  await apps.boot({ sweeper: { intervalMs: 100 } });
+  await expect(run.result({ timeout: '10s' })).rejects.toMatchObject({ error: { name: 'DeadlineExceededError' } });
+}
+
 describe('a queued run whose deadline passed, with no sweeper up', () => {
-  const { db, boot } = fileApps({
+  const apps = fileApps({
     schema: uniqueSchema('dlq'),
     providers: [HeldLane],
     options: { queues: { 'held-lane': { concurrency: 1 } }, sweeper: false },
   });
 
   it('is not admitted: the slot that frees goes to the run behind it; a sweeper then fails it', async () => {
-    const app = await boot();
+    const app = await apps.boot();
     const hold = gate();
     lanes.set('held', hold);
     const blocker = await app.client.start(HeldLane, 'held');
@@ -811,10 +823,7 @@ describe('a queued run whose deadline passed, with no sweeper up', () => {
     hold.open();
     // Before: the freed slot admitted the late run, which ran past its deadline.
     expect(await behind.result({ timeout: '10s' })).toBe('behind');
-    expect(await db.count('runs', `id = $1 AND status = 'pending' AND began_at IS NULL`, [late.runId])).toBe(1);
-    expect(await db.count('steps', 'run_id = $1', [late.runId])).toBe(0);
-    await boot({ sweeper: { intervalMs: 100 } });
-    await expect(late.result({ timeout: '10s' })).rejects.toMatchObject({ error: { name: 'DeadlineExceededError' } });
+    await expectLeftForASweeper(apps, late, 'pending');
   });
 });
 
@@ -868,20 +877,17 @@ describe('a run outside a queue whose deadline passes before it begins', () => {
 });
 
 describe('a delayed start whose deadline passed, with no sweeper up', () => {
-  const { db, boot } = fileApps({ schema: uniqueSchema('dlu'), providers: [Unqueued], options: { sweeper: false } });
+  const apps = fileApps({ schema: uniqueSchema('dlu'), providers: [Unqueued], options: { sweeper: false } });
 
   it('is not begun when its start comes; a sweeper then fails it', async () => {
-    const app = await boot();
+    const app = await apps.boot();
     const run = await app.client.start(Unqueued, 'late start', { delay: '3s' });
     await app.client.setDeadline(run.runId, new Date(Date.now() + 300));
     // Started after it with the same delay and no deadline: once it has run, the claim at the late run's start has come.
     const witness = await app.client.start(Unqueued, 'witness', { delay: '3s' });
     expect(await witness.result({ timeout: '15s' })).toBe('witness');
     // Before: the claim at its start began it past its deadline.
-    expect(await db.count('runs', `id = $1 AND status = 'waiting' AND began_at IS NULL`, [run.runId])).toBe(1);
-    expect(await db.count('steps', 'run_id = $1', [run.runId])).toBe(0);
-    await boot({ sweeper: { intervalMs: 100 } });
-    await expect(run.result({ timeout: '10s' })).rejects.toMatchObject({ error: { name: 'DeadlineExceededError' } });
+    await expectLeftForASweeper(apps, run, 'waiting');
   });
 });
 
