@@ -274,6 +274,24 @@ describe('observability: spans, metrics and health', () => {
     expect(await registry.metrics()).toContain('durable_claim_pass_duration_seconds_bucket');
   });
 
+  it("runs_ended_total counts as failed, once each, runs whose deadline passed before they began: the sweeper's, and one that held a debounce key, failed by the next start", async () => {
+    const failed = () => value('durable_runs_ended_total', { workflow: 'napper', status: 'failed' });
+    const before = await failed();
+    const doomed = await t.client.start(Napper, null, { debounce: { key: 'doomed', delay: '1h' } });
+    await t.client.setDeadline(doomed.runId, new Date(Date.now() - 1_000));
+    const next = await t.client.start(Napper, null, { debounce: { key: 'doomed', delay: '1h' } });
+    expect(next.runId).not.toBe(doomed.runId);
+    // Failed by that start (or by a sweep just before it): counted once either way.
+    expect((await t.client.getRun(doomed.runId)).status).toBe('failed');
+    expect(await failed()).toBe(before + 1);
+    await t.client.cancel(next.runId);
+
+    const late = await t.client.start(Napper, null, { delay: '1h' });
+    await t.client.setDeadline(late.runId, new Date(Date.now() - 1_000));
+    await expect(late.result({ timeout: '10s' })).rejects.toMatchObject({ error: { name: 'DeadlineExceededError' } }); // the sweeper's
+    expect(await failed()).toBe(before + 2);
+  });
+
   it("runs_ended_total counts a cancel's runs as cancelled, its cascade and a schedule's cancelOther among them; a failed run cancelled is not counted again", async () => {
     const ended = (workflow: string, status: string) => value('durable_runs_ended_total', { workflow, status });
     const [parents, children, failed, held] = await Promise.all([

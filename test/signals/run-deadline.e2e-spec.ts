@@ -1,4 +1,5 @@
 import {
+  ChildWorkflowFailedError,
   DeadlineExceededError,
   DurableWorkflow,
   Duration,
@@ -169,6 +170,20 @@ class HeldLane implements DurableWorkflow<string, string> {
 }
 
 /** HeldLane outside any queue: with a worker's concurrency of 1, it holds the instance's one slot while its gate is closed. */
+/** Starts a child in the held lane and answers what its run ended with. */
+@Workflow('dl-queued-child-parent')
+class QueuedChildParent implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    const child = await ctx.startChild(HeldLane, 'queued child', { step: 'child' });
+    try {
+      return await child.result();
+    } catch (error) {
+      if (!(error instanceof ChildWorkflowFailedError)) throw error;
+      return `child ${error.childStatus}: ${error.childError.name}`;
+    }
+  }
+}
+
 @Workflow('dl-unqueued')
 class Unqueued extends HeldLane {}
 
@@ -755,7 +770,7 @@ describe("an operator's resume of a sleep after the run's deadline passed, no wo
 describe('a queued run whose deadline passes before it begins', () => {
   const { db, boot } = fileApps({
     schema: uniqueSchema('dlq'),
-    providers: [HeldLane],
+    providers: [HeldLane, QueuedChildParent],
     options: { queues: { 'held-lane': { concurrency: 1 } }, sweeper: { intervalMs: 100, batchSize: 2 } },
   });
 
@@ -790,6 +805,35 @@ describe('a queued run whose deadline passes before it begins', () => {
     expect(await patient.result({ timeout: '10s' })).toBe('patient');
     expect(await blocker.result({ timeout: '10s' })).toBe('blocker');
   });
+
+  it("wakes the parent of a child it fails, which goes on with the child's failure", async () => {
+    const app = await boot();
+    const hold = gate();
+    lanes.set('blocker', hold);
+    const blocker = await app.client.start(HeldLane, 'blocker');
+    await eventually(async () => (await app.client.getRun(blocker.runId)).status === 'running', 'the lane taken');
+    const parent = await app.client.start(QueuedChildParent, null);
+    await eventually(
+      async () => (await app.client.getRun(parent.runId)).waiting?.kind === 'child',
+      'the parent parked on its queued child',
+    );
+    const [child] = await db.query<{ id: string }>(`SELECT id FROM durable.runs WHERE parent_id = $1`, [parent.runId]);
+    await app.client.setDeadline(child.id, new Date(Date.now() - 1_000)); // the parent has none: only the expiry's wake can end its wait
+    expect(await parent.result({ timeout: '10s' })).toBe('child failed: DeadlineExceededError');
+    expect(await db.count('runs', `id = $1 AND status = 'failed' AND began_at IS NULL`, [child.id])).toBe(1);
+    hold.open();
+    expect(await blocker.result({ timeout: '10s' })).toBe('blocker');
+  });
+});
+
+/** The error of a run failed before it began, having waited `waited` (a pattern). */
+const failedBeforeItBegan = (waited: string) => ({
+  error: {
+    name: 'DeadlineExceededError',
+    message: expect.stringMatching(
+      new RegExp(`^Run ".+" passed its deadline \\(\\d{4}-.+Z\\) while it waited ${waited}, before it began\\.$`),
+    ),
+  },
 });
 
 /**
@@ -833,15 +877,6 @@ describe('a run outside a queue whose deadline passes before it begins', () => {
     providers: [Unqueued],
     options: { worker: { concurrency: 1 }, sweeper: { intervalMs: 100 } },
   });
-  const failedBeforeItBegan = (waited: string) => ({
-    error: {
-      name: 'DeadlineExceededError',
-      message: expect.stringMatching(
-        new RegExp(`^Run ".+" passed its deadline \\(\\d{4}-.+Z\\) while it waited ${waited}, before it began\\.$`),
-      ),
-    },
-  });
-
   it('is failed at its deadline, once, by any instance, never begun: a delayed start whose deadline an operator moved before it, a debounced start moved past its deadline, a pending run no worker was free for', async () => {
     const [one, two] = await Promise.all([boot(), boot()]); // two sweepers on one database
     const delayed = await one.client.start(Unqueued, 'delayed', { delay: '1h' });
@@ -894,18 +929,22 @@ describe('a delayed start whose deadline passed, with no sweeper up', () => {
 describe('a debounced start whose key is held by a run past its deadline, with no sweeper up', () => {
   const { db, boot } = fileApps({ schema: uniqueSchema('dlu'), providers: [Unqueued], options: { sweeper: false } });
 
-  it('makes a new run instead of joining it, once for concurrent starts; the old run gives up the key, never begun', async () => {
+  it('makes a new run instead of joining it, once for concurrent starts; the old run is failed by the start that found it, never begun', async () => {
     const app = await boot();
     const doomed = await app.client.start(Unqueued, 'doomed', { debounce: { key: 'd', delay: '1h' } });
     await app.client.setDeadline(doomed.runId, new Date(Date.now() - 1_000)); // a past instant counts as now
-    // Before: each joined the doomed run, whose input would never run (with no sweeper, nor any later start's with the key).
+    // Before c90a867: each joined the doomed run, whose input would never run (with no sweeper, nor any later start's with the key).
     const starts = await Promise.all(
       [1, 2, 3, 4, 5].map((i) => app.client.start(Unqueued, `next-${i}`, { debounce: { key: 'd', delay: '500ms' } })),
     );
     expect(starts.filter((start) => start.created)).toHaveLength(1);
     expect(new Set(starts.map((start) => start.runId)).size).toBe(1);
     expect(starts[0].runId).not.toBe(doomed.runId);
-    expect(await db.count('runs', `id = $1 AND status = 'waiting' AND began_at IS NULL AND debounce_key IS NULL`, [doomed.runId])).toBe(1);
+    // Failed by the start, once, with no sweeper up (before: it only gave up the key and waited for one; a claim
+    // that had read it as due before its deadline could still begin it).
+    await expect(doomed.result({ timeout: '5s' })).rejects.toMatchObject(failedBeforeItBegan('for its delayed start \\(.+Z\\)'));
+    expect(await db.count('runs', `id = $1 AND status = 'failed' AND began_at IS NULL AND debounce_key = 'd'`, [doomed.runId])).toBe(1);
+    expect(await db.count('history', `run_id = $1 AND event = 'failed'`, [doomed.runId])).toBe(1);
     expect(await starts[0].result({ timeout: '10s' })).toMatch(/^next-[1-5]$/);
     expect(await db.count('steps', 'run_id = $1', [doomed.runId])).toBe(0);
   });

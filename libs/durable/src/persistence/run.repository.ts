@@ -493,18 +493,20 @@ export class RunRepository {
   /**
    * A debounced start (see debounceStartSql): the run not yet begun that shares the key takes this
    * input and instant, or a new run is inserted waiting for it. Retried once when a concurrent start
-   * of the same key inserted between the two halves.
+   * of the same key inserted between the two halves. `expired`: how many runs that held the key past
+   * their deadline, never begun, it failed on the way (across both tries).
    */
   async debounce(
     args: Omit<StartRunArgs, 'claimBy' | 'leaseMs' | 'parentId' | 'parentStep' | 'parentToken' | 'startAt' | 'delayMs' | 'detached'> & {
       placement: QueuePlacement & { debounce: NonNullable<QueuePlacement['debounce']> };
     },
     manager?: EntityManager,
-  ): Promise<{ runId: string; created: boolean; startsAt: Date }> {
+  ): Promise<{ runId: string; created: boolean; startsAt: Date; expired: number }> {
     const { placement } = args;
+    let expired = 0;
     for (let attempt = 0; ; attempt++) {
       const [row] = await retryOutsideTransaction(manager, () =>
-        this.db.query<{ id: string; wake_at: Date; created: boolean }>(
+        this.db.query<{ id: string | null; wake_at: Date; created: boolean; expired: string }>(
           this.sql.debounce,
           [
             args.id,
@@ -523,11 +525,13 @@ export class RunRepository {
             args.limits?.timeoutIncludesQueue ?? false,
             args.keys && Object.keys(args.keys).length ? JSON.stringify(args.keys) : null,
             args.appVersion ?? null,
+            this.sql.channel,
           ],
           manager,
         ),
       );
-      if (row) return { runId: row.id, created: row.created, startsAt: row.wake_at };
+      expired += Number(row.expired);
+      if (row.id !== null) return { runId: row.id, created: row.created, startsAt: row.wake_at, expired };
       if (attempt > 0)
         throw new Error(`A debounced start of "${args.workflow}" (key "${placement.debounce.key}") found no run to join twice.`);
     }

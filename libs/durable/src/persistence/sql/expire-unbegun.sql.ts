@@ -23,23 +23,14 @@ export const unbegunPastDeadlineSql = (at: string, r = '') => `${unbegunWithDead
 export const notUnbegunPastDeadlineSql = (at: string, r = '') => `NOT (${unbegunPastDeadlineSql(at, r)})`;
 
 /**
- * Fails with DeadlineExceededError up to $1 runs whose deadline passed before they began, waiting in a
- * queue, for a worker, or for a delayed start (an operator's deadline, or a debounce that moved the start
- * past it). Such a deadline is set at the start (`deadline`, `timeoutIncludesQueue`, or a `timeout`, which
- * counts from creation for a run outside a queue and not delayed), inherited from a parent, or an
- * operator's. Begun now, it would only run its first steps past the deadline until the grace ended
- * it. A run that began and waits for a slot again is not one: it meets its deadline at the wait it
- * resumes, with its grace for cleanup. Locked SKIP LOCKED (a claim, an admission or another instance's
- * pass holds it: left to that one) and tested again on the locked row. Each is recorded in its history
- * (actor $2) and its parent woken, NOTIFYed on $3; no slot to give back, it held none. Answers the
- * workflow of each run failed.
+ * The CTEs that fail the runs of `due` (rows with an `id`, locked or not: each is tested again on its
+ * locked row) that have not begun and whose deadline passed by `at`, with DeadlineExceededError saying
+ * where each waited: `expired` (its id, run_day, parent_id, workflow and error), `expired_history` (the
+ * row of each, by `actor`) and wakeParentSql's `parent` (the ids to NOTIFY). No slot to give back: such
+ * a run held none. `parentless`: no run of `due` has a parent (a debounced one).
  */
-export const expireUnbegunSql = (t: Tables) => `
-WITH due AS (
-  SELECT id FROM ${t.runs} WHERE ${unbegunWithDeadlineSql()} AND deadline <= now()
-  ORDER BY deadline LIMIT $1
-  FOR UPDATE SKIP LOCKED
-), expired AS (
+export const failUnbegunSql = (t: Tables, due: string, at: string, actor: string, { parentless = false } = {}) => `
+expired AS (
   UPDATE ${t.runs} r
   SET status = 'failed', wait = NULL, wait_kind = NULL, wait_name = NULL, wake_at = NULL, finished_at = now(), updated_at = now(),
       error = jsonb_build_object('name', 'DeadlineExceededError', 'message',
@@ -47,9 +38,27 @@ WITH due AS (
                CASE WHEN r.status = 'waiting' THEN format('for its delayed start (%s)', ${isoInstantSql('r.wake_at')})
                     WHEN r.queue IS NOT NULL THEN format('in queue "%s"', r.queue)
                     ELSE 'for a worker' END))
-  FROM due WHERE r.id = due.id AND ${unbegunWithDeadlineSql('r.')} AND r.deadline <= now()
+  FROM ${due} WHERE r.id = ${due}.id AND ${unbegunWithDeadlineSql('r.')} AND r.deadline <= ${at}
   RETURNING r.id, r.run_day, r.parent_id, r.workflow, r.error
-), history AS (
-  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, 'failed', $2, error FROM expired
-), ${wakeParentSql(t, 'expired')}
+), expired_history AS (
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, 'failed', ${actor}, error FROM expired
+), ${wakeParentSql(t, 'expired', { parentless })}`;
+
+/**
+ * Fails with DeadlineExceededError up to $1 runs whose deadline passed before they began, waiting in a
+ * queue, for a worker, or for a delayed start (an operator's deadline, or a debounce that moved the start
+ * past it). Such a deadline is set at the start (`deadline`, `timeoutIncludesQueue`, or a `timeout`, which
+ * counts from creation for a run outside a queue and not delayed), inherited from a parent, or an
+ * operator's. Begun now, it would only run its first steps past the deadline until the grace ended
+ * it. A run that began and waits for a slot again is not one: it meets its deadline at the wait it
+ * resumes, with its grace for cleanup. Locked SKIP LOCKED (a claim, an admission or another instance's
+ * pass holds it: left to that one). Each is recorded in its history (actor $2) and its parent woken,
+ * NOTIFYed on $3. Answers the workflow of each run failed.
+ */
+export const expireUnbegunSql = (t: Tables) => `
+WITH due AS (
+  SELECT id FROM ${t.runs} WHERE ${unbegunWithDeadlineSql()} AND deadline <= now()
+  ORDER BY deadline LIMIT $1
+  FOR UPDATE SKIP LOCKED
+), ${failUnbegunSql(t, 'due', 'now()', '$2')}
 SELECT (SELECT array_agg(workflow) FROM expired) AS workflows, (SELECT count(*) FROM parent, pg_notify($3, parent.id)) AS woken`;
