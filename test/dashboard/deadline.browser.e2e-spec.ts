@@ -272,4 +272,18 @@ describe('a Resume with nothing to end, in a real browser', () => {
     expect((await app.client.getRun(runId)).status).toBe('waiting');
     await app.client.cancel(runId);
   });
+
+  it('says why for a delayed start whose deadline passed before it began: it will not begin', async () => {
+    const { app, page } = suite;
+    const run = await app.client.start(SleepsAnHour, null, { delay: '1h' });
+    await app.client.setDeadline(run.runId, new Date());
+
+    await page.goto(runUrl(app, run.runId));
+    await page.getByTestId('action-resume').click();
+    await expect(page.getByTestId('resume-unchanged').innerText()).resolves.toBe(
+      'Nothing to end: its deadline passed before it began, so it will not begin; the sweeper fails it.',
+    );
+    expect((await app.client.getRun(run.runId)).waiting?.kind).toBe('start');
+    await app.client.cancel(run.runId);
+  });
 });

@@ -169,7 +169,6 @@ class HeldLane implements DurableWorkflow<string, string> {
   }
 }
 
-/** HeldLane outside any queue: with a worker's concurrency of 1, it holds the instance's one slot while its gate is closed. */
 /** Starts a child in the held lane and answers what its run ended with. */
 @Workflow('dl-queued-child-parent')
 class QueuedChildParent implements DurableWorkflow<null, string> {
@@ -184,6 +183,7 @@ class QueuedChildParent implements DurableWorkflow<null, string> {
   }
 }
 
+/** HeldLane outside any queue: with a worker's concurrency of 1, it holds the instance's one slot while its gate is closed. */
 @Workflow('dl-unqueued')
 class Unqueued extends HeldLane {}
 
@@ -924,6 +924,19 @@ describe('a delayed start whose deadline passed, with no sweeper up', () => {
     // Before: the claim at its start began it past its deadline.
     await expectLeftForASweeper(apps, run, 'waiting');
   });
+
+  it('is not made due by a resume: nothing is ended or recorded, and a sweeper fails it', async () => {
+    const app = await apps.boot();
+    const run = await app.client.start(Unqueued, 'resumed late', { delay: '1h' });
+    await app.client.setDeadline(run.runId, new Date(Date.now() - 1_000));
+    const wakeAt = () => apps.db.query(`SELECT wake_at FROM durable.runs WHERE id = $1`, [run.runId]);
+    const before = await wakeAt();
+    // Before: answered true and made it due now, for the sweeper to fail it all the same.
+    expect(await app.client.resume(run.runId)).toBe(false);
+    expect(await wakeAt()).toEqual(before);
+    expect(await apps.db.count('history', `run_id = $1 AND event = 'resumed'`, [run.runId])).toBe(0);
+    await expectLeftForASweeper(apps, run, 'waiting');
+  });
 });
 
 describe('a debounced start whose key is held by a run past its deadline, with no sweeper up', () => {
@@ -947,5 +960,13 @@ describe('a debounced start whose key is held by a run past its deadline, with n
     expect(await db.count('history', `run_id = $1 AND event = 'failed'`, [doomed.runId])).toBe(1);
     expect(await starts[0].result({ timeout: '10s' })).toMatch(/^next-[1-5]$/);
     expect(await db.count('steps', 'run_id = $1', [doomed.runId])).toBe(0);
+
+    // Retried, while a newer run holds the key, it runs its own input, no longer a debounce's run (before: a unique violation).
+    const holder = await app.client.start(Unqueued, 'holder', { debounce: { key: 'd', delay: '1h' } });
+    await app.client.setDeadline(doomed.runId, null);
+    await app.client.retry(doomed.runId);
+    expect(await doomed.result({ timeout: '10s' })).toBe('doomed');
+    expect((await app.client.getRun(holder.runId)).waiting?.kind).toBe('start');
+    await app.client.cancel(holder.runId);
   });
 });

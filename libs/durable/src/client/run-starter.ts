@@ -193,6 +193,7 @@ export class RunStarter implements ChildStarter {
       args.manager,
     );
     if (debounced.created) this.telemetry.metrics?.started.inc({ workflow: args.workflow.name });
+    // As `started`, counted when the statement answers, also inside a transaction that may yet roll back.
     this.telemetry.ended('failed', Array<string>(debounced.expired).fill(args.workflow.name));
     this.worker.wakeAt(debounced.startsAt);
     return { runId: debounced.runId, created: debounced.created };

@@ -85,8 +85,9 @@ export class WorkflowClient {
   /**
    * Ends the current wait early: a sleep or backoff finishes now; other waits are re-checked now. A sleep
    * whose run's deadline has passed and is not yet met is not ended: the run is due by its deadline
-   * already, and meets it there. Answers true when the run was made due now (a `resumed` in its history),
-   * false when there was nothing to end (the run pending, running, or waiting but due already).
+   * already, and meets it there. Nor is a delayed start whose deadline passed before it began: it will
+   * never begin, and the sweeper fails it. Answers true when the run was made due now (a `resumed` in its
+   * history), false when there was nothing to end (the run pending, running, or waiting but due already).
    */
   async resume(runId: string, opts: ActorOptions = {}): Promise<boolean> {
     return (await this.control.resume(knownRunId(runId), actorOf(opts))).changed.length > 0;

@@ -9,6 +9,7 @@ import { queueSlotFreedSql } from './sql/queue-slot-freed.sql';
 import { wakeParentSql } from './sql/wake.sql';
 import { resumeFinishesSql, waitKindSql } from './sql/wait-kinds.sql';
 import { isoInstantSql } from './sql/iso-instant.sql';
+import { unbegunPastDeadlineSql } from './sql/expire-unbegun.sql';
 
 /** What a transition statement answers: the run's status before (null: no such run), and the runs it changed. */
 export interface TransitionRow {
@@ -360,7 +361,9 @@ SELECT (SELECT status FROM target) AS previous,
  * deadline has passed and is not yet met (no passing journaled: no instance executed the run since,
  * or setDeadline moved it to an instant past, clearing the passing): the run is due by its deadline,
  * and the wait throws DeadlineExceededError there as it would have without the resume; ended, the
- * sleep would return and the run go on past its deadline. In the grace, it is ended as before.
+ * sleep would return and the run go on past its deadline. In the grace, it is ended as before. Nor
+ * is a delayed start whose deadline passed before it began made due: it will never begin (the claim
+ * passes over it, the sweeper fails it, expireUnbegunSql).
  * $1 run, $2 actor, $3 wake channel.
  */
 const resumeSql = (t: Tables) => `
@@ -370,7 +373,8 @@ WITH target AS (
   SELECT id, run_day, status, wait_kind, wait_name, status = 'waiting' AND NOT COALESCE(wake_at <= clock_timestamp(), false) AS waits,
          COALESCE(deadline <= clock_timestamp(), false) AND NOT EXISTS (
            SELECT 1 FROM ${t.steps} p WHERE p.run_id = $1 AND p.run_day = r.run_day AND p.key = '${DEADLINE_PASSED_KEY}'
-         ) AS deadline_unthrown
+         ) AS deadline_unthrown,
+         ${unbegunPastDeadlineSql('clock_timestamp()')} AS unbegun_past_deadline
   FROM ${t.runs} r WHERE id = $1 FOR UPDATE
 ), instant_ended AS (
   UPDATE ${t.steps} s
@@ -382,7 +386,7 @@ WITH target AS (
   RETURNING 1
 ), resumed AS (
   UPDATE ${t.runs} r SET wake_at = now(), updated_at = now()
-  FROM target WHERE r.id = target.id AND (target.waits OR EXISTS (SELECT 1 FROM instant_ended))
+  FROM target WHERE r.id = target.id AND (target.waits OR EXISTS (SELECT 1 FROM instant_ended)) AND NOT target.unbegun_past_deadline
   RETURNING r.id, r.run_day, target.wait_kind
 ), history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, 'resumed', $2, jsonb_build_object('waitKind', wait_kind) FROM resumed
@@ -435,6 +439,9 @@ WITH target AS (
   UPDATE ${t.runs} r
   SET status = 'pending', wake_at = now(), error = NULL, finished_at = NULL, lease_owner = NULL,
       attempt = r.attempt + 1, attempt_base = r.attempt, updated_at = now(),
+      -- No longer a debounce's run: a later start with its key makes or joins another (one a start made while it
+      -- was failed may hold the key: both not begun would break runs_debounce_key), never replaces its input.
+      debounce_key = NULL,
       -- The failed attempt's late writes (a step a deadline left running) are refused from now on, not only from the next claim.
       lease_token = r.lease_token + 1
   FROM target WHERE r.id = target.id AND target.status = 'failed' AND NOT EXISTS (SELECT 1 FROM held) AND NOT EXISTS (SELECT 1 FROM passed)

@@ -113,7 +113,9 @@ export function RunActions({ detail }: { detail: RunDetail }) {
       </div>
       {resumable && resume.data?.resumed === false && resumeAnsweredFor === run.updatedAt && (
         <p className="muted" data-testid="resume-unchanged">
-          {`Nothing to end: the run is due already${deadlinePassed ? ' (its deadline has passed)' : ''}, and runs as soon as an instance takes it up.`}
+          {deadlinePassed && run.waiting?.kind === 'start'
+            ? 'Nothing to end: its deadline passed before it began, so it will not begin; the sweeper fails it.'
+            : `Nothing to end: the run is due already${deadlinePassed ? ' (its deadline has passed)' : ''}, and runs as soon as an instance takes it up.`}
         </p>
       )}
       {retriable && deadlineFirst && (

@@ -27,12 +27,13 @@ export const notUnbegunPastDeadlineSql = (at: string, r = '') => `NOT (${unbegun
  * locked row) that have not begun and whose deadline passed by `at`, with DeadlineExceededError saying
  * where each waited: `expired` (its id, run_day, parent_id, workflow and error), `expired_history` (the
  * row of each, by `actor`) and wakeParentSql's `parent` (the ids to NOTIFY). No slot to give back: such
- * a run held none. `parentless`: no run of `due` has a parent (a debounced one).
+ * a run held none. `parentless`: no run of `due` has a parent (a debounced one). `at` is also its
+ * end's instant: in an application's transaction, now() is that transaction's start.
  */
 export const failUnbegunSql = (t: Tables, due: string, at: string, actor: string, { parentless = false } = {}) => `
 expired AS (
   UPDATE ${t.runs} r
-  SET status = 'failed', wait = NULL, wait_kind = NULL, wait_name = NULL, wake_at = NULL, finished_at = now(), updated_at = now(),
+  SET status = 'failed', wait = NULL, wait_kind = NULL, wait_name = NULL, wake_at = NULL, finished_at = ${at}, updated_at = ${at},
       error = jsonb_build_object('name', 'DeadlineExceededError', 'message',
         format('Run "%s" passed its deadline (%s) while it waited %s, before it began.', r.id, ${isoInstantSql('r.deadline')},
                CASE WHEN r.status = 'waiting' THEN format('for its delayed start (%s)', ${isoInstantSql('r.wake_at')})
