@@ -86,6 +86,7 @@ describe('migrations and boot', () => {
       { name: 'JournalPartitionVacuum1732900000021' },
       { name: 'RetentionByStatus1732900000022' },
       { name: 'UnbegunDeadline1732900000023' },
+      { name: 'BeganBeforeQueues1732900000024' },
     ]);
     await db.dropSchema();
   });
@@ -117,6 +118,7 @@ describe('migrations and boot', () => {
       'JournalPartitionVacuum1732900000021',
       'RetentionByStatus1732900000022',
       'UnbegunDeadline1732900000023',
+      'BeganBeforeQueues1732900000024',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

@@ -1,9 +1,9 @@
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
-import { DURABLE_MIGRATIONS, DurableWorkflow, RetentionService, runDurableMigrations, Workflow, WorkflowContext } from 'nestjs-durable';
+import { DurableWorkflow, RetentionService, runDurableMigrations, Workflow, WorkflowContext } from 'nestjs-durable';
 import { createJournalPartitionsSql } from 'nestjs-durable/persistence/journal-partitions';
 import { tablesFor } from 'nestjs-durable/persistence/tables';
 import { databaseUrl, Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { migratedBefore } from '../setup/migrated-before';
 
 let effects = 0;
 
@@ -238,17 +238,7 @@ describe('the migration from the unpartitioned journal', () => {
 
   it('keeps every row as the legacy partition, and the runs from before go on from their checkpoints; their journal is deleted with them, then the legacy partition is dropped', async () => {
     // The schema as the version before left it: every migration before the partitioning.
-    const partitioning = DURABLE_MIGRATIONS.findIndex((m) => m.name === 'PartitionedJournal1732900000013');
-    const before = await new DataSource({
-      type: 'postgres',
-      url: databaseUrl(),
-      schema,
-      migrations: DURABLE_MIGRATIONS.slice(0, partitioning),
-      migrationsTableName: 'migrations',
-    }).initialize();
-    await before.query(`CREATE SCHEMA "${schema}"`);
-    await before.runMigrations({ transaction: 'each' });
-    await before.destroy();
+    const pending = await migratedBefore(schema, 'PartitionedJournal1732900000013');
     await db.query(
       `INSERT INTO durable.runs (id, workflow, status, input, wait, wait_kind, wait_name, wake_at)
        VALUES ('old-waiting', 'partitioned', 'waiting', 'null', '{"kind":"signal","name":"finish"}', 'signal', 'finish', NULL),
@@ -262,9 +252,7 @@ describe('the migration from the unpartitioned journal', () => {
       `INSERT INTO durable.history (run_id, event, actor) VALUES ('old-waiting', 'started', 'old'), ('old-done', 'started', 'old'), ('schedule:nightly', 'schedule-paused', 'ops')`,
     );
 
-    expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual(
-      DURABLE_MIGRATIONS.slice(partitioning).map((m) => m.name),
-    );
+    expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual(pending);
     expect(await db.count('history')).toBe(3);
     const placed = await db.query(`SELECT run_id, tableoid::regclass::text AS part FROM durable.history ORDER BY run_id`);
     expect(placed).toEqual([

@@ -924,8 +924,12 @@ describe('a delayed start whose deadline passed, with no sweeper up', () => {
     // Before: the claim at its start began it past its deadline.
     await expectLeftForASweeper(apps, run, 'waiting');
   });
+});
 
-  it('is not made due by a resume: nothing is ended or recorded, and a sweeper fails it', async () => {
+describe('a resume of a delayed start whose deadline passed, with no sweeper up', () => {
+  const apps = fileApps({ schema: uniqueSchema('dlu'), providers: [Unqueued], options: { sweeper: false } });
+
+  it('does not make it due: nothing is ended or recorded, and a sweeper fails it', async () => {
     const app = await apps.boot();
     const run = await app.client.start(Unqueued, 'resumed late', { delay: '1h' });
     await app.client.setDeadline(run.runId, new Date(Date.now() - 1_000));

@@ -87,7 +87,8 @@ export class WorkflowClient {
    * whose run's deadline has passed and is not yet met is not ended: the run is due by its deadline
    * already, and meets it there. Nor is a delayed start whose deadline passed before it began: it will
    * never begin, and the sweeper fails it. Answers true when the run was made due now (a `resumed` in its
-   * history), false when there was nothing to end (the run pending, running, or waiting but due already).
+   * history), false when there was nothing to end (the run pending, running, waiting but due already, or
+   * a delayed start past its deadline).
    */
   async resume(runId: string, opts: ActorOptions = {}): Promise<boolean> {
     return (await this.control.resume(knownRunId(runId), actorOf(opts))).changed.length > 0;

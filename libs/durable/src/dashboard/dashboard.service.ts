@@ -34,7 +34,7 @@ export interface BulkTarget {
 
 export interface BulkOutcome {
   runId: string;
-  /** `unchanged`: a resume that found nothing to end (the run on its way already). */
+  /** `unchanged`: a resume that found nothing to end (the run on its way already, or a delayed start past its deadline). */
   outcome: 'accepted' | 'duplicate' | 'unchanged' | 'refused';
   code?: string;
   message?: string;

@@ -22,6 +22,7 @@ import { KeyFormat1732900000020 } from './1732900000020-key-format';
 import { JournalPartitionVacuum1732900000021 } from './1732900000021-journal-partition-vacuum';
 import { RetentionByStatus1732900000022 } from './1732900000022-retention-by-status';
 import { UnbegunDeadline1732900000023 } from './1732900000023-unbegun-deadline';
+import { BeganBeforeQueues1732900000024 } from './1732900000024-began-before-queues';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -49,4 +50,5 @@ export const DURABLE_MIGRATIONS = [
   JournalPartitionVacuum1732900000021,
   RetentionByStatus1732900000022,
   UnbegunDeadline1732900000023,
+  BeganBeforeQueues1732900000024,
 ];

@@ -28,7 +28,7 @@ export const notUnbegunPastDeadlineSql = (at: string, r = '') => `NOT (${unbegun
  * where each waited: `expired` (its id, run_day, parent_id, workflow and error), `expired_history` (the
  * row of each, by `actor`) and wakeParentSql's `parent` (the ids to NOTIFY). No slot to give back: such
  * a run held none. `parentless`: no run of `due` has a parent (a debounced one). `at` is also its
- * end's instant: in an application's transaction, now() is that transaction's start.
+ * end's instant, and its history row's: in an application's transaction, now() is that transaction's start.
  */
 export const failUnbegunSql = (t: Tables, due: string, at: string, actor: string, { parentless = false } = {}) => `
 expired AS (
@@ -42,7 +42,7 @@ expired AS (
   FROM ${due} WHERE r.id = ${due}.id AND ${unbegunWithDeadlineSql('r.')} AND r.deadline <= ${at}
   RETURNING r.id, r.run_day, r.parent_id, r.workflow, r.error
 ), expired_history AS (
-  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, 'failed', ${actor}, error FROM expired
+  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail, at) SELECT id, run_day, 'failed', ${actor}, error, ${at} FROM expired
 ), ${wakeParentSql(t, 'expired', { parentless })}`;
 
 /**
