@@ -1,12 +1,5 @@
-import {
-  DeadlineExceededError,
-  DURABLE_MIGRATIONS,
-  DurableWorkflow,
-  runDurableMigrations,
-  Workflow,
-  WorkflowContext,
-} from 'nestjs-durable';
-import { databaseUrl, Db, eventually, startApp, uniqueSchema } from '../setup/durable-app';
+import { DeadlineExceededError, DurableWorkflow, runDurableMigrations, Workflow, WorkflowContext } from 'nestjs-durable';
+import { databaseUrl, Db, startApp, uniqueSchema } from '../setup/durable-app';
 import { migratedBefore } from '../setup/migrated-before';
 
 /** Naps an hour; meets its deadline at the nap and says so. */
@@ -48,13 +41,13 @@ describe('runs that began before migration 6 (no began_at then)', () => {
       { id: 'old-running', fromCreation: true },
     ]);
 
+    // Only the sleeping run goes on.
+    await db.query(`UPDATE durable.runs SET status = 'cancelled', wake_at = NULL, finished_at = now() WHERE id <> 'old-asleep'`);
     const app = await startApp({ schema, providers: [OldNapper], options: { sweeper: { intervalMs: 100 } } });
     try {
-      await db.query(`UPDATE durable.runs SET status = 'cancelled', wake_at = NULL, finished_at = now() WHERE id <> 'old-asleep'`);
       await app.client.setDeadline('old-asleep', new Date(Date.now() - 1_000));
       // Before: the sweeper failed it "… before it began", without its grace; the claim passed over it.
       expect(await app.client.handle('old-asleep').result({ timeout: '10s' })).toBe('met its deadline at the nap');
-      await eventually(async () => (await app.client.getRun('old-asleep')).status === 'completed', 'the run completed');
     } finally {
       await app.close();
     }

@@ -380,7 +380,7 @@ WITH target AS (
   UPDATE ${t.steps} s
   SET result = json_build_object('$t', 'Date', 'v', ${isoInstantSql('now()')})::text
   FROM target
-  WHERE target.status = 'waiting' AND ${resumeFinishesSql('target.wait_kind')} AND NOT target.deadline_unthrown AND NOT target.unbegun_past_deadline
+  WHERE target.status = 'waiting' AND ${resumeFinishesSql('target.wait_kind')} AND NOT target.deadline_unthrown
     AND s.run_id = $1 AND s.run_day = target.run_day AND s.key = target.wait_name
     AND (target.waits OR CASE WHEN s.result::jsonb->>'$t' = 'Date' THEN (s.result::jsonb->>'v')::timestamptz > clock_timestamp() ELSE false END)
   RETURNING 1

@@ -8,8 +8,8 @@ import { schemaOf, tablesFor } from '../tables';
  * and never stored, is left out all the same). Left NULL, such a run read as never begun: given a
  * deadline that passed, the sweeper failed it without its grace (expireUnbegunSql) and a resume left
  * it (resumeSql), where a begun run meets its deadline at the wait. Its creation stands in for its
- * first execution, which no column kept. A pending run from then (not yet claimed, or retried) is
- * left: the claim that begins it sets the instant. One statement under the migrations' lock; every
+ * first execution, which no column kept. A pending run from then (not yet claimed, retried, or
+ * released at a shutdown) is left: the claim that begins it again sets the instant. One statement under the migrations' lock; every
  * run that began since migration 6 has it already, so it changes no row of a database made since.
  */
 export class BeganBeforeQueues1732900000024 implements MigrationInterface {
@@ -19,7 +19,7 @@ export class BeganBeforeQueues1732900000024 implements MigrationInterface {
     const t = tablesFor(schemaOf(queryRunner));
     await queryRunner.query(
       `UPDATE ${t.runs} SET began_at = created_at
-       WHERE began_at IS NULL AND (status = 'running' OR status = 'waiting' AND COALESCE(wait_kind NOT IN ('start', 'queue'), true))`,
+       WHERE began_at IS NULL AND (status = 'running' OR (status = 'waiting' AND COALESCE(wait_kind NOT IN ('start', 'queue'), true)))`,
     );
   }
 
