@@ -9,8 +9,9 @@ import { schemaOf, tablesFor } from '../tables';
  * deadline that passed, the sweeper failed it without its grace (expireUnbegunSql) and a resume left
  * it (resumeSql), where a begun run meets its deadline at the wait. Its creation stands in for its
  * first execution, which no column kept. A pending run from then (not yet claimed, retried, or
- * released at a shutdown) is left: the claim that begins it again sets the instant. One statement under the migrations' lock; every
- * run that began since migration 6 has it already, so it changes no row of a database made since.
+ * released at a shutdown) is left: the claim that begins it again sets the instant. One statement
+ * under the migrations' lock; every run that began since migration 6 has it already, so it changes
+ * no row of a database made since.
  */
 export class BeganBeforeQueues1732900000024 implements MigrationInterface {
   name = 'BeganBeforeQueues1732900000024';

@@ -11,8 +11,9 @@ import { failUnbegunSql, notUnbegunPastDeadlineSql, unbegunPastDeadlineSql } fro
  * the update then finds nothing, and a new run is inserted. Nor is a run whose deadline passed before
  * it began joined: it will never run, so this statement fails it as the sweeper would (failUnbegunSql,
  * recorded by this start's actor), which frees the key, and a new run is inserted. Failed, not only
- * unkeyed: a claim that read it as due before its deadline finds it ended when it locks the row, and
- * leaves it. The id is null only when a concurrent start inserted the key's run between the two halves
+ * unkeyed: a claim that read it as due before its deadline, and had not locked it yet, finds it ended
+ * when it does, and leaves it (one that locked it first began it: this statement then finds it begun).
+ * The id is null only when a concurrent start inserted the key's run between the two halves
  * (the caller tries again); `expired` counts the runs failed, and `woken` the runs awaiting one.
  * $1 new id, $2 workflow, $3 input, $4 key, $5 delay ms, $6 max delay ms (null: none), $7 queue,
  * $8 partition key, $9 priority, $10 actor, $11 trace context; the deadline of a new run: $12 an
