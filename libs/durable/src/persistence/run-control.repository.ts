@@ -393,8 +393,9 @@ WITH target AS (
 )
 SELECT (SELECT status FROM target) AS previous,
        (SELECT array_agg(id) FROM resumed) AS changed,
-       -- A due run is NOTIFYed too: an operator's resume of one no instance claimed yet brings the claim now.
-       (SELECT count(*) FROM target, pg_notify($3, target.id) WHERE target.status = 'waiting') AS woken`;
+       -- A due run is NOTIFYed too: an operator's resume of one no instance claimed yet brings the claim now
+       -- (not one that will never begin: no claim takes it).
+       (SELECT count(*) FROM target, pg_notify($3, target.id) WHERE target.status = 'waiting' AND NOT target.unbegun_past_deadline) AS woken`;
 
 /**
  * $1's attached ancestors (its parent, unless $1 is detached; that one's parent, unless it is detached;
