@@ -16,6 +16,7 @@ import { PARALLEL_TRANSACTIONS } from 'nestjs-durable/worker/schedule-pass';
 import { Client } from 'pg';
 import { databaseUrl, Db, DurableTestApp, eventually, repeatableReadRole, startApp, uniqueSchema } from '../setup/durable-app';
 import { StatementGate } from '../setup/statement-gate';
+import { SchedulePass } from 'nestjs-durable/worker/schedule-pass';
 
 @Workflow('tick', { schedules: [{ name: 'every-second', cron: '* * * * * *', overlap: 'allow', input: { source: 'cron' } }] })
 class Tick implements DurableWorkflow<ScheduledInput & { source: string }, string> {
@@ -156,6 +157,41 @@ describe('schedules across instances and restarts', () => {
       await eventually(async () => (await db.count('runs')) > before, 'the held slot fired after the hold', 10_000);
     } finally {
       await holder.end();
+      await app.close();
+    }
+  });
+
+  it('a schedule created while a pass is in flight is fired by a pass after that one, not an interval later', async () => {
+    const schema = fresh();
+    const db = dbOf(schema);
+    const app = await startApp({ schema, providers: [Held], options: { sweeper: { intervalMs: 30_000 } } });
+    // The next pass reads the schedules, then is kept in flight until the test lets it answer.
+    const pass = app.get(SchedulePass);
+    const read = pass.run.bind(pass);
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    let passRead!: () => void;
+    const hasRead = new Promise<void>((resolve) => (passRead = resolve));
+    pass.run = async () => {
+      const result = await read();
+      passRead();
+      await answered;
+      return result;
+    };
+    try {
+      const schedules = app.get(ScheduleService);
+      await schedules.create({ name: 'yearly-held', workflow: Held, cron: '0 3 1 1 *' }); // its sweep's pass
+      await hasRead;
+      await schedules.create({ name: 'every-second-held', workflow: Held, cron: '* * * * * *', overlap: 'allow' });
+      answer();
+      // Before: the pass in flight, which had read no such schedule, aimed at none, and the create's sweep was dropped.
+      await eventually(
+        async () => (await db.count('runs', `starts_with(id, 'schedule:every-second-held:')`)) > 0,
+        'a first slot fired',
+        10_000,
+      );
+    } finally {
+      answer();
       await app.close();
     }
   });

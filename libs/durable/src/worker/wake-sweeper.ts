@@ -44,6 +44,8 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
   private warming?: NodeJS.Timeout;
   /** Shutdown began: a pass that ends now aims at nothing (its timers would fire on a closed pool). */
   private stopped = false;
+  /** A schedule changed while a pass was in flight, which may have read the schedules before: a sweep follows it. */
+  private changed = false;
 
   private get name(): string {
     return `nestjs-durable:sweeper:${this.options.schema}`;
@@ -56,9 +58,15 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
     this.tick();
   }
 
-  /** A sweep now: a schedule was created or changed, and its first slot is aimed at without waiting for the interval. */
+  /**
+   * A sweep now: a schedule was created or changed, and its first slot is aimed at without waiting for
+   * the interval. With a pass in flight, another follows it: that one may have read the schedules before
+   * the change, and aimed at none (the boot's first pass against the decorators' reconcile, say).
+   */
   soon(): void {
-    if (this.options.sweeper && this.worker.enabled) this.tick();
+    if (!this.options.sweeper || !this.worker.enabled) return;
+    if (this.firing) this.changed = true;
+    this.tick();
   }
 
   /**
@@ -88,7 +96,12 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
         scheduled = false;
         this.logger.error(`Deciding workflowMissing failed; a sweep a lease on tries again: ${error.stack ?? error}`);
       })
-      .finally(() => (this.firing = undefined));
+      .finally(() => {
+        this.firing = undefined;
+        if (!this.changed) return;
+        this.changed = false;
+        this.tick();
+      });
     void this.firing.then(() => this.worker.sweep(scheduled));
   }
 
