@@ -404,12 +404,12 @@ describe('steps: memoization by checkpoint key', () => {
 
   it('a run in flight that journaled a key before keys were checked (an empty one) replays it', async () => {
     const id = 'journaled-empty-key';
+    // One statement: a claim between two would execute the run before its step was journaled.
     await db.query(
-      `INSERT INTO durable.runs (id, workflow, status, input, wake_at) VALUES ($1, 'bad-step-key', 'pending', '"empty"', now())`,
-      [id],
-    );
-    await db.query(
-      `INSERT INTO durable.steps (run_id, run_day, key, kind, outcome, result) SELECT id, run_day, 'effect:', 'step', 'ok', '"journaled"' FROM durable.runs WHERE id = $1`,
+      `WITH run AS (
+         INSERT INTO durable.runs (id, workflow, status, input, wake_at) VALUES ($1, 'bad-step-key', 'pending', '"empty"', now()) RETURNING id, run_day
+       )
+       INSERT INTO durable.steps (run_id, run_day, key, kind, outcome, result) SELECT id, run_day, 'effect:', 'step', 'ok', '"journaled"' FROM run`,
       [id],
     );
     expect(await t.client.handle(id).result({ timeout: '5s' })).toBe('journaled');
