@@ -12,11 +12,10 @@ import {
 } from 'nestjs-durable';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
 import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
-import { PARALLEL_TRANSACTIONS } from 'nestjs-durable/worker/schedule-pass';
+import { PARALLEL_TRANSACTIONS, SchedulePass } from 'nestjs-durable/worker/schedule-pass';
 import { Client } from 'pg';
 import { databaseUrl, Db, DurableTestApp, eventually, repeatableReadRole, startApp, uniqueSchema } from '../setup/durable-app';
 import { StatementGate } from '../setup/statement-gate';
-import { SchedulePass } from 'nestjs-durable/worker/schedule-pass';
 
 @Workflow('tick', { schedules: [{ name: 'every-second', cron: '* * * * * *', overlap: 'allow', input: { source: 'cron' } }] })
 class Tick implements DurableWorkflow<ScheduledInput & { source: string }, string> {
