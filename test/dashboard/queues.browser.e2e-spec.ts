@@ -57,4 +57,33 @@ describe('the Queues page in a real browser', () => {
     await page.getByTestId('filter-queue').selectOption('');
     await page.waitForURL((url) => url.hash.startsWith('#/runs?waitingFor=queue') && !url.hash.includes('queue=llm'));
   });
+
+  it("polls a queue's load every 3 s while live, holds it while paused, and catches up on resume", async () => {
+    const { app, page } = suite;
+    const client = app.get(WorkflowClient);
+    await page.getByTestId('nav-queues').click();
+    const pending = page.getByTestId('queue-llm').getByTestId('queue-pending');
+    await page.locator('[data-testid=live-status][data-mode=live]').waitFor();
+    const shows = (n: number) =>
+      page.locator('[data-testid=queue-llm] [data-testid=queue-pending]', { hasText: new RegExp(`^${n}$`) }).waitFor();
+    const before = Number(await pending.textContent());
+    // No run event tells the page that a queue's load changed: its poll does.
+    await client.start(LlmCall, { tenant: 'initech' }, { partitionKey: 'initech' });
+    await shows(before + 1);
+
+    await page.getByTestId('live-pause').click();
+    await page.locator('[data-testid=live-status][data-mode=paused]').waitFor();
+    await client.start(LlmCall, { tenant: 'initech' }, { partitionKey: 'initech' });
+    const asked: string[] = [];
+    const count = (request: { url(): string }) =>
+      void (new URL(request.url()).pathname.endsWith('/durable/api/queues') && asked.push(request.url()));
+    page.on('request', count);
+    await page.waitForTimeout(7_000); // an absence: two polling intervals (polled, at least two requests)
+    page.off('request', count);
+    expect(asked).toEqual([]);
+    await expect(pending.textContent()).resolves.toBe(String(before + 1));
+
+    await page.getByTestId('live-resume').click();
+    await shows(before + 2);
+  });
 });

@@ -108,12 +108,26 @@ class MerchantOrders implements DurableWorkflow<string[], void> {
   }
 }
 
-/** Places a child of an unqueued workflow in a partition: refused, naming the option. */
+/** Places a child of an unqueued workflow in a partition, or misspells the option: refused, naming it. */
 @Workflow('misplaced-child', { retry: { maxAttempts: 1 } })
-class MisplacedChild implements DurableWorkflow<void, void> {
-  async run(_: void, ctx: WorkflowContext) {
-    await ctx.startChild(Quick, {}, { step: 'quick', partitionKey: 'm1' });
+class MisplacedChild implements DurableWorkflow<{ misspelt?: boolean } | undefined, void> {
+  async run(input: { misspelt?: boolean } | undefined, ctx: WorkflowContext) {
+    await ctx.startChild(
+      Quick,
+      {},
+      input?.misspelt ? ({ step: 'quick', partitonKey: 'm1' } as never) : { step: 'quick', partitionKey: 'm1' },
+    );
   }
+}
+
+/** Options a @Workflow does not have, or cannot mean: the boot fails naming them. */
+@Workflow('misspelt', { timout: '1h' } as never)
+class Misspelt implements DurableWorkflow<void, void> {
+  async run() {}
+}
+@Workflow('no-time', { timeout: 0 })
+class NoTime implements DurableWorkflow<void, void> {
+  async run() {}
 }
 
 const QUEUES = {
@@ -231,6 +245,11 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       const misplaced = await client.start(MisplacedChild, undefined);
       await expect(misplaced.result({ timeout: '5s' })).rejects.toThrow(/partitionKey needs a queue/);
       expect(await db.count('runs', 'parent_id = $1', [misplaced.runId])).toBe(0);
+      const misspelt = await client.start(MisplacedChild, { misspelt: true });
+      await expect(misspelt.result({ timeout: '5s' })).rejects.toThrow(
+        /startChild\("quick"\): unknown option partitonKey; it takes step, detached, queue, partitionKey, priority/,
+      );
+      expect(await db.count('runs', 'parent_id = $1', [misspelt.runId])).toBe(0);
     } finally {
       await app.close();
     }
@@ -780,11 +799,16 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     }
   });
 
-  it('bad input: unknown queues, bad limits, an empty rate period, unknown options, priorities, a debounce without a key: a clear error naming the option, nothing written', async () => {
+  it('bad input: unknown queues, bad limits, an empty rate period, unknown options (of a queue, a start, a debounce, a @Workflow), a workflow timeout of 0, priorities, a debounce without a key: a clear error naming the option, nothing written', async () => {
     const schema = await fresh();
     await expect(startApp({ schema, providers: [Limited, Work] })).rejects.toThrow(
       'Workflow "limited": unknown queue "five"; the module declares no queues',
     );
+    await expect(startApp({ schema, providers: [Misspelt] })).rejects.toThrow(
+      'Workflow "misspelt": unknown option timout; @Workflow takes retry, signals, channels, schedules, queue, timeout, deadlineGrace',
+    );
+    // Every run would be past its deadline as it began (a start's own timeout of 0 is refused alike).
+    await expect(startApp({ schema, providers: [NoTime] })).rejects.toThrow('Workflow "no-time" timeout must be more than 0');
     for (const [queues, message] of [
       [{ q: { concurrency: -1 } }, 'Queue "q": concurrency must be a whole number from 1'],
       [{ q: { partitionConcurrency: 1.5 } }, 'Queue "q": partitionConcurrency must be a whole number'],
@@ -809,6 +833,13 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
         [{ debounce: { delay: '1s' } }, 'The start option debounce needs a key'],
         [{ debounce: { key: 'k', delay: '2s', maxDelay: '1s' } }, 'debounce.maxDelay (1000 ms) must be at least its delay'],
         [{ debounce: { key: 'k', delay: '1s' }, delay: '1s' }, 'debounce cannot be combined with delay'],
+        // Misspelt, the cap or the partition would be dropped without a word: a run put off for ever, a tenant unlimited.
+        [
+          { debounce: { key: 'k', delay: '1s', maxdelay: '1m' } },
+          'The start option debounce has no field maxdelay; it takes key, delay, maxDelay',
+        ],
+        [{ queue: 'five', partitonKey: 't1' }, 'Unknown start option partitonKey; start() takes runId,'],
+        [{ timout: '1h' }, 'Unknown start option timout'],
       ];
       for (const [opts, message] of cases) {
         const error = await client.start(Quick, {}, opts).catch((e: unknown) => e);

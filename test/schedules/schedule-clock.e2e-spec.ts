@@ -142,21 +142,35 @@ describe('schedules on the testing clock: DST, catch-up after downtime, overlap'
     ]);
   });
 
-  it("jitter delays each slot's run by a stable amount up to it: the run waits (kind 'start') until then", async () => {
+  it("jitter delays each slot's run by a stable amount up to it, cut to before the next slot: the run waits (kind 'start') until then, and no slot is skipped for it", async () => {
     const durable = await create(new Date('2026-06-01T10:00:30Z'));
     await durable.schedules.create({ name: 'jittered', workflow: Report, cron: '* * * * *', jitter: '10m' });
     await durable.clock.advance('30s'); // the 10:01 slot fires
     const [run] = await runsOf(durable, 'jittered');
-    const delay = jitterOf('jittered', new Date('2026-06-01T10:01:00Z'), 600_000);
-    expect(delay).toBeGreaterThan(1_000); // 481 s for this slot
+    // Up to 10 minutes, cut to the minute before the 10:02 slot: still waiting there, it would count as
+    // unfinished and that slot be skipped (with the default overlap), and so on every other minute.
+    const delay = jitterOf('jittered', new Date('2026-06-01T10:01:00Z'), 59_999);
+    expect(delay).toBeGreaterThan(1_000);
     const wait = (await durable.client.getRun(run.id)).waiting as { kind: string; until: Date; since: Date };
     expect(wait.kind).toBe('start');
     // The clock moved the run's instant on by what was left of the 30 s after the slot fired (under a second).
     expect(wait.until.getTime() - wait.since.getTime()).toBeGreaterThan(delay - 1_000);
     expect(wait.until.getTime() - wait.since.getTime()).toBeLessThanOrEqual(delay + 1);
-    expect(jitterOf('jittered', new Date('2026-06-01T10:01:00Z'), 600_000)).toBe(delay); // stable for the slot
+    expect(jitterOf('jittered', new Date('2026-06-01T10:01:00Z'), 59_999)).toBe(delay); // stable for the slot
     await durable.clock.advance(delay);
     expect((await durable.client.getRun(run.id)).status).toBe('completed');
+    await durable.clock.advance('5m');
+    expect(slotsOf(await runsOf(durable, 'jittered'), 'jittered')).toEqual(
+      ['10:01', '10:02', '10:03', '10:04', '10:05', '10:06'].map((t) => `2026-06-01T${t}:00.000Z`),
+    );
+    expect(await skipsOf(durable, 'jittered')).toEqual([]);
+  });
+
+  it('a jitter past 32 bits of milliseconds (about 50 days) still spreads the delay up to it', () => {
+    const jitterMs = 100 * 86_400_000; // 100 days
+    const delays = Array.from({ length: 200 }, (_, i) => jitterOf('slow', new Date(Date.UTC(2026, 0, 1 + i)), jitterMs));
+    expect(Math.max(...delays)).toBeGreaterThan(2 ** 32);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(jitterMs);
   });
 
   /** Downtime: schedules' time passes with no pass at all (every instance stopped), then one pass. */

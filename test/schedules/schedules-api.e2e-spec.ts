@@ -104,7 +104,7 @@ describe('REST: /schedules', () => {
       from: '2026-02-01T00:00:00Z',
       to: '2026-01-01T00:00:00Z',
     });
-    expect(await reversed.json()).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('must be before to') });
+    expect(await reversed.json()).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('must not be after to') });
     const tooMany = await call(t, 'POST', '/schedules/hourly-digest/backfill', {
       from: '2000-01-01T00:00:00Z',
       to: '2026-01-01T00:00:00Z',

@@ -13,6 +13,7 @@ import {
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
 import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
 import { PARALLEL_TRANSACTIONS, SchedulePass } from 'nestjs-durable/worker/schedule-pass';
+import { jitterOf } from 'nestjs-durable/schema/schedule-spec';
 import { Client } from 'pg';
 import { databaseUrl, Db, DurableTestApp, eventually, repeatableReadRole, startApp, uniqueSchema } from '../setup/durable-app';
 import { StatementGate } from '../setup/statement-gate';
@@ -116,6 +117,31 @@ describe('schedules across instances and restarts', () => {
     }
     expect(await db.count('schedule_skips')).toBe(0);
     expect(await db.count('runs')).toBe(await db.count('runs', `starts_with(id, 'schedule:every-second:')`));
+  });
+
+  it("a jittered slot's run begins at its delayed instant, not at the next sweep after it (a 30 s sweep interval)", async () => {
+    const schema = fresh();
+    const db = dbOf(schema);
+    const app = await startApp({ schema, providers: [Nightly], options: { sweeper: { intervalMs: 30_000 } } });
+    try {
+      await app.get(ScheduleService).create({ name: 'jittered', workflow: Nightly, cron: '*/5 * * * * *', jitter: '4s' });
+      const [run] = await eventually(
+        async () => {
+          const rows = await db.query<{ id: string; created: number; began: number }>(
+            `SELECT id, extract(epoch FROM created_at) * 1000 AS created, extract(epoch FROM began_at) * 1000 AS began
+             FROM durable.runs WHERE starts_with(id, 'schedule:jittered:') AND began_at IS NOT NULL ORDER BY id LIMIT 1`,
+          );
+          return rows.length ? rows : null;
+        },
+        "the first slot's run to begin",
+        15_000,
+      );
+      const delay = jitterOf('jittered', new Date(run.id.slice('schedule:jittered:'.length)), 4_000);
+      // Left to the sweeps, it began with the next slot's (aimed at it, 5 s after its slot): at least a second late.
+      expect(Number(run.began) - (Number(run.created) + delay)).toBeLessThan(500);
+    } finally {
+      await app.close();
+    }
   });
 
   it('a slot fires at its instant, not at the next sweep: with a 30 s sweep interval a per-second schedule still starts its runs', async () => {
@@ -346,12 +372,16 @@ describe('schedules across instances and restarts', () => {
       await expect(schedules.backfill('nightly', new Date('2000-01-01T00:00:00Z'), new Date('2030-01-01T00:00:00Z'))).rejects.toThrow(
         /covers more than 10000 slots; split the range/,
       );
-      await expect(schedules.backfill('nightly', to, from)).rejects.toThrow(/must be before to/);
+      await expect(schedules.backfill('nightly', to, from)).rejects.toThrow(/must not be after to/);
       // A slot still to come is the schedule's to fire: a range reaching one starts nothing.
       const tomorrow = new Date(Date.now() + 86_400_000);
       await expect(schedules.backfill('nightly', from, tomorrow)).rejects.toThrow(/which is still to come .*; backfill past slots only/);
       await expect(schedules.backfillPreview('nightly', from, tomorrow)).rejects.toThrow(InvalidArgumentError);
       expect(await db.count('runs')).toBe(before);
+      // Both ends are included: a range of one instant backfills its slot.
+      const slot = new Date('2026-01-12T02:00:00Z');
+      expect(await schedules.backfill('nightly', slot, slot)).toEqual({ started: 1, skipped: 0 });
+      expect(await db.count('runs', `id = 'schedule:nightly:2026-01-12T02:00:00.000Z'`)).toBe(1);
       await expect(schedules.trigger('no-such')).rejects.toThrow(ScheduleNotFoundError);
       await expect(schedules.get('no-such')).rejects.toMatchObject({ code: 'SCHEDULE_NOT_FOUND' });
     } finally {
@@ -678,6 +708,18 @@ describe('schedules across instances and restarts', () => {
         /Schedule "made": unknown option catchUpWindow/,
       );
       await expect(schedules.update('made', { workflow: 'other' } as never)).rejects.toThrow(/Schedule "made": unknown option workflow/);
+      // null is not a field left out: { timezone: null } moved the schedule to UTC (and its slots to count from now).
+      for (const field of ['timezone', 'overlap', 'catchupWindow', 'catchup', 'input'])
+        await expect(schedules.update('made', { [field]: null })).rejects.toThrow(
+          new RegExp(`Schedule "made": ${field} is null; leave it out for its default`),
+        );
+      // A window shorter than a pass may be late records slots as missed with no downtime at all.
+      await expect(schedules.update('made', { catchupWindow: '50ms' })).rejects.toThrow(
+        /Schedule "made": catchupWindow must be at least 10s; got 50 ms/,
+      );
+      await expect(schedules.create({ name: 'x', workflow: Nightly, cron: '0 9 * * *', catchupWindow: 1 })).rejects.toThrow(
+        /catchupWindow must be at least 10s/,
+      );
       expect(await schedules.get('made')).toEqual(after);
       expect((await schedules.list()).map((s) => s.name)).toEqual(['made', 'nightly']);
     } finally {
@@ -718,6 +760,94 @@ describe('schedules across instances and restarts', () => {
     } finally {
       await holder.end();
       await role.drop();
+    }
+  });
+
+  it("pause, resume and delete that wait for a pass holding the schedule apply after it, on a database whose default isolation is repeatable read; the delete leaves none of the pass's skips", async () => {
+    const schema = fresh();
+    const db = dbOf(schema);
+    const role = await repeatableReadRole(`${schema}_rr`);
+    const pass = new Client(databaseUrl());
+    await pass.connect();
+    const app = await startApp({ schema, providers: [Nightly], options: { connection: role.url, sweeper: false } });
+    try {
+      const schedules = app.get(ScheduleService);
+      await schedules.create({ name: 'held', workflow: Nightly, cron: '0 3 * * *' });
+      /** What a pass does to a schedule it fires: locks the row, records a skipped slot, moves the row on; then commits on `release`. */
+      const holding = async () => {
+        await pass.query('BEGIN');
+        await pass.query(`SELECT 1 FROM "${schema}".schedules WHERE name = 'held' FOR UPDATE`);
+        await pass.query(`INSERT INTO "${schema}".schedule_skips (schedule, slot, reason) VALUES ('held', now(), 'overlap')`);
+        await pass.query(`UPDATE "${schema}".schedules SET next_fire_at = now() + interval '1 day' WHERE name = 'held'`);
+      };
+      const waitingForIt = () =>
+        eventually(
+          async () =>
+            (
+              await db.query<{ n: number }>(
+                `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND usename = $1`,
+                [`${schema}_rr`],
+              )
+            )[0].n === 1,
+          'the action to wait for the pass',
+        );
+      for (const [action, check] of [
+        [() => schedules.pause('held'), async () => expect((await schedules.get('held')).paused).toBe(true)],
+        [() => schedules.resume('held'), async () => expect((await schedules.get('held')).paused).toBe(false)],
+      ] as const) {
+        await holding();
+        const acting = action();
+        acting.catch(() => undefined);
+        await waitingForIt();
+        await pass.query('COMMIT');
+        await acting; // an update that waited for the row failed, under repeatable read (40001)
+        await check();
+      }
+      await holding();
+      const deleting = schedules.delete('held');
+      deleting.catch(() => undefined);
+      await waitingForIt();
+      await pass.query('COMMIT');
+      await deleting;
+      // The skips' delete read them before the pass committed: the pass's skips stayed, and showed under a schedule made again with the name.
+      expect(await db.count('schedules', `name = 'held'`)).toBe(0);
+      expect(await db.count('schedule_skips', `schedule = 'held'`)).toBe(0);
+    } finally {
+      await pass.end();
+      await app.close();
+      await role.drop();
+    }
+  });
+
+  it("an update that leaves 'bufferOne', or changes the cron, drops the buffered slot and records it as skipped for overlap", async () => {
+    const schema = fresh();
+    const db = dbOf(schema);
+    const app = await startApp({ schema, providers: [Nightly], options: { sweeper: false } });
+    try {
+      const schedules = app.get(ScheduleService);
+      const slot = new Date('2026-01-05T02:00:00Z');
+      for (const [name, patch] of [
+        ['to-skip', { overlap: 'skip' }],
+        ['new-cron', { cron: '0 4 * * *' }],
+      ] as const) {
+        await schedules.create({ name, workflow: Nightly, cron: '0 3 * * *', overlap: 'bufferOne' });
+        // A slot buffered behind an unfinished run, as a pass leaves it.
+        await db.query(`UPDATE durable.schedules SET buffered_slot = $2 WHERE name = $1`, [name, slot]);
+        await schedules.update(name, patch);
+        // Kept, it started a run under the old rules once the last run ended (with the old cron's scheduledAt).
+        expect(await db.query(`SELECT buffered_slot FROM durable.schedules WHERE name = $1`, [name])).toEqual([{ buffered_slot: null }]);
+        expect(await db.query(`SELECT slot, reason FROM durable.schedule_skips WHERE schedule = $1`, [name])).toEqual([
+          { slot, reason: 'overlap' },
+        ]);
+      }
+      // Still 'bufferOne', same cron: the buffered slot stays.
+      await schedules.create({ name: 'kept', workflow: Nightly, cron: '0 3 * * *', overlap: 'bufferOne' });
+      await db.query(`UPDATE durable.schedules SET buffered_slot = $1 WHERE name = 'kept'`, [slot]);
+      await schedules.update('kept', { jitter: '1m' });
+      expect(await db.query(`SELECT buffered_slot FROM durable.schedules WHERE name = 'kept'`)).toEqual([{ buffered_slot: slot }]);
+      expect(await db.count('schedule_skips', `schedule = 'kept'`)).toBe(0);
+    } finally {
+      await app.close();
     }
   });
 

@@ -106,7 +106,7 @@ class SelectThenWait implements DurableWorkflow<null, unknown> {
 }
 
 /** Bad arms, to see the error and that nothing was written. */
-@Workflow('bad-select', { retry: { maxAttempts: 1 } })
+@Workflow('bad-select', { retry: { maxAttempts: 1 }, signals: [Approved] })
 class BadSelect implements DurableWorkflow<{ which: string }, unknown> {
   async run(input: { which: string }, ctx: WorkflowContext) {
     const arms: Record<string, Record<string, unknown>> = {
@@ -114,6 +114,8 @@ class BadSelect implements DurableWorkflow<{ which: string }, unknown> {
       reserved: { deadline: ctx.timer('1s') },
       notAnArm: { a: 'approved' },
       badTimer: { t: ctx.timer('soon' as never) },
+      // A timer listed before a misspelt signal: its instant was journaled, and a retry after the fix kept it.
+      undeclared: { reminder: ctx.timer('2h'), ok: ctx.signal('aprove') },
     };
     return ctx.select('bad', arms[input.which] as never);
   }
@@ -251,6 +253,7 @@ describe('ctx.select: the first of several things, journaled once', () => {
       reserved: /"deadline" is the select's own result/,
       notAnArm: /arm "a" must be ctx\.signal\(…\), ctx\.message\(…\), ctx\.timer\(…\) or a child handle/,
       badTimer: /select\("bad"\) t/,
+      undeclared: /Workflow "bad-select" declares no signal named "aprove"/,
     };
     for (const [which, message] of Object.entries(errors)) {
       const run = await app.client.start(BadSelect, { which });

@@ -1,5 +1,6 @@
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
 import { apiGet } from './client';
+import { useTimedRefresh } from './live';
 import { queryKeys } from './query-keys';
 
 /** The overview's two windows: the last hour (1-minute buckets) and the last day (15-minute buckets). */
@@ -34,12 +35,11 @@ export function activityQueryOptions(range: ActivityRange) {
   return queryOptions({
     queryKey: activityKey(range),
     queryFn: ({ signal }) => fetchActivity(range, signal),
-    // A bucket of the hour fills in a minute, one of the day in fifteen: no need to ask every 2 s.
-    refetchInterval: range === '1h' ? 10_000 : 60_000,
     placeholderData: keepPreviousData,
   });
 }
 
 export function useActivity(range: ActivityRange) {
-  return useQuery(activityQueryOptions(range));
+  // A bucket of the hour fills in a minute, one of the day in fifteen: no need to ask every 2 s.
+  return useQuery({ ...activityQueryOptions(range), ...useTimedRefresh(range === '1h' ? 10_000 : 60_000) });
 }

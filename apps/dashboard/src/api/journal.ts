@@ -1,5 +1,6 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { apiGet } from './client';
+import { useTimedRefresh } from './live';
 import { queryKeys } from './query-keys';
 import type { JournalDays } from './types';
 
@@ -10,7 +11,7 @@ export function useJournalDays() {
   return useQuery({
     queryKey: queryKeys.journal,
     queryFn: ({ signal }) => apiGet<JournalDays>('/journal', undefined, signal),
-    refetchInterval: POLL_MS,
+    ...useTimedRefresh(POLL_MS),
     placeholderData: keepPreviousData,
   });
 }

@@ -67,6 +67,16 @@ export function useLiveRefresh(whileLive: number | false = false): { refetchInte
   };
 }
 
+/**
+ * How a query of what changes with no run event to say so (a schedule's next slots, a queue's load, the
+ * journal's days, the activity charts) refreshes: every `ms`, live or not; paused, neither by time nor on
+ * the window's focus, as the lists the stream keeps fresh.
+ */
+export function useTimedRefresh(ms: number): { refetchInterval: number | false; refetchOnWindowFocus: boolean } {
+  const paused = useSyncExternalStore(subscribe, () => state.paused);
+  return { refetchInterval: paused ? false : ms, refetchOnWindowFocus: !paused };
+}
+
 /** What a change of these runs makes stale: `all` after a gap in the stream (opened, resumed). */
 type Changed = ReadonlySet<string> | 'all';
 

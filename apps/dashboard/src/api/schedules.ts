@@ -1,6 +1,7 @@
 import { keepPreviousData, queryOptions, useMutation, useQuery } from '@tanstack/react-query';
 import { apiGet, apiPost, isApiError } from './client';
 import { useInvalidateSchedules } from './invalidate';
+import { useTimedRefresh } from './live';
 import { queryKeys } from './query-keys';
 import type { BackfillBody, BackfillResult, Schedule, ScheduleDetail } from './types';
 
@@ -21,29 +22,30 @@ export function schedulesQueryOptions() {
   return queryOptions({
     queryKey: queryKeys.schedules.list,
     queryFn: ({ signal }) => fetchSchedules(signal),
-    refetchInterval: POLL_MS,
     placeholderData: keepPreviousData,
   });
 }
 
 export function useSchedules() {
-  return useQuery(schedulesQueryOptions());
+  return useQuery({ ...schedulesQueryOptions(), ...useTimedRefresh(POLL_MS) });
 }
 
 export function fetchSchedule(name: string, signal?: AbortSignal): Promise<ScheduleDetail> {
   return apiGet<ScheduleDetail>(schedulePath(name), undefined, signal);
 }
 
-export function scheduleQueryOptions(name: string) {
+/** One schedule, refreshed every `every` ms (false: not by time) until it reads as not found. */
+export function scheduleQueryOptions(name: string, every: number | false) {
   return queryOptions({
     queryKey: queryKeys.schedules.detail(name),
     queryFn: ({ signal }) => fetchSchedule(name, signal),
-    refetchInterval: (query) => (isApiError(query.state.error) && query.state.error.status === 404 ? false : POLL_MS),
+    refetchInterval: (query) => (isApiError(query.state.error) && query.state.error.status === 404 ? false : every),
   });
 }
 
 export function useSchedule(name: string) {
-  return useQuery(scheduleQueryOptions(name));
+  const { refetchInterval, refetchOnWindowFocus } = useTimedRefresh(POLL_MS);
+  return useQuery({ ...scheduleQueryOptions(name, refetchInterval), refetchOnWindowFocus });
 }
 
 export function pauseSchedule(name: string): Promise<unknown> {

@@ -183,9 +183,10 @@ export class ScheduleService {
     if (!(from instanceof Date) || !(to instanceof Date) || Number.isNaN(from.getTime()) || Number.isNaN(to.getTime())) {
       throw new InvalidArgumentError(`backfill of schedule "${name}" needs two valid dates, from and to.`);
     }
-    if (from.getTime() >= to.getTime()) {
+    // Both are included: from = to backfills the one slot at that instant.
+    if (from.getTime() > to.getTime()) {
       throw new InvalidArgumentError(
-        `backfill of schedule "${name}": from (${from.toISOString()}) must be before to (${to.toISOString()}).`,
+        `backfill of schedule "${name}": from (${from.toISOString()}) must not be after to (${to.toISOString()}).`,
       );
     }
     const row = await this.stored(name);

@@ -4,6 +4,7 @@ import { InvalidArgumentError, RunNotFoundError } from '../errors';
 import { isStorableText, storableText } from '../schema/define-signal';
 import { actorOf } from './actor';
 import { knownRunId, runIdOf } from './run-id';
+import { checkStartOptions } from './start-options';
 import type { ActorOptions, ForkOptions, RunFilter, RunHandle, RunView, StartOptions, TxOptions, WorkflowRef } from '../interfaces';
 import { serializePayload } from '../schema/serializer';
 import { MAX_DURATION_MS } from '../schema/duration';
@@ -39,6 +40,7 @@ export class WorkflowClient {
    * that instant; signals sent meanwhile are kept for it, `resume` starts it now, `cancel` cancels it.
    */
   async start<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: StartOptions & TxOptions & ActorOptions = {}): Promise<RunHandle<O>> {
+    checkStartOptions(opts);
     const registered = this.registry.resolve(workflow as WorkflowRef<unknown, unknown>);
     const { runId, created } = await this.starter.start({
       workflow: registered,

@@ -14,6 +14,7 @@ import { runScope } from '../runtime/run-scope';
 import { checkName } from '../schema/define-signal';
 import { resolveScheduleSpec } from '../schema/schedule-spec';
 import { toMs } from '../schema/duration';
+import { keysOf, unknownKey } from '../schema/known-keys';
 import { DurableMetadataAccessor } from './durable-metadata.accessor';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
 
@@ -71,6 +72,16 @@ export class DurableExplorer implements OnModuleInit {
       );
     }
     const workflowName = checkName(name ?? metatype.name, 'workflow');
+    // A misspelt option (`timout`) would be ignored: runs without the deadline, queue or retries meant for them.
+    const unknown = unknownKey(options, WORKFLOW_OPTION_KEYS);
+    if (unknown !== undefined)
+      throw new InvalidArgumentError(
+        `Workflow "${workflowName}": unknown option ${unknown}; @Workflow takes ${WORKFLOW_OPTION_KEYS.join(', ')}.`,
+      );
+    const timeoutMs = options.timeout === undefined ? undefined : toMs(options.timeout, `Workflow "${workflowName}" timeout`);
+    // 0 is refused as a start's timeout is: every run would be past its deadline as it began.
+    if (timeoutMs !== undefined && timeoutMs <= 0)
+      throw new InvalidArgumentError(`Workflow "${workflowName}" timeout must be more than 0.`);
     this.registry.add({
       name: workflowName,
       metatype,
@@ -81,7 +92,7 @@ export class DurableExplorer implements OnModuleInit {
       channels: byName(options.channels, 'channel', workflowName),
       schedules: (options.schedules ?? []).map((spec) => resolveScheduleSpec(spec, workflowName)),
       queue: options.queue === undefined ? null : queueNamed(this.options.queues, options.queue, `Workflow "${workflowName}"`).name,
-      timeoutMs: options.timeout === undefined ? undefined : toMs(options.timeout, `Workflow "${workflowName}" timeout`),
+      timeoutMs,
       deadlineGraceMs:
         options.deadlineGrace === undefined
           ? this.options.deadlineGraceMs
@@ -114,6 +125,16 @@ export class DurableExplorer implements OnModuleInit {
     }
   }
 }
+
+const WORKFLOW_OPTION_KEYS = keysOf<WorkflowOptions>({
+  retry: true,
+  signals: true,
+  channels: true,
+  schedules: true,
+  queue: true,
+  timeout: true,
+  deadlineGrace: true,
+});
 
 /** Nest builds other instances of a request-scoped or transient provider later, from its prototype, which discovery cannot wrap. */
 function isSingleton(wrapper: InstanceWrapper): boolean {

@@ -19,7 +19,10 @@ export interface TriggerOptions extends ActorOptions {
 /** Why a slot started no run. */
 export type ScheduleSkipReason = 'overlap' | 'missed' | 'paused';
 
-/** A durable cron schedule: each slot starts one run of the workflow, once across every instance. */
+/**
+ * A durable cron schedule: each slot starts one run of the workflow, once across every instance. A field
+ * left out takes its default; one given as null is refused.
+ */
 export interface ScheduleSpec {
   /** Unique across the app; the schedule's identity in the database and in its runs' ids. */
   name: string;
@@ -29,13 +32,13 @@ export interface ScheduleSpec {
   timezone?: string;
   /** A slot while the last run is unfinished; default 'skip'. */
   overlap?: ScheduleOverlap;
-  /** After downtime, missed slots younger than this may still run; default '1m'. */
+  /** After downtime, missed slots younger than this may still run; default '1m', at least '10s'. */
   catchupWindow?: Duration;
   /** Which of the slots inside the window run: the latest (default) or all; the rest are recorded as 'missed'. */
   catchup?: 'latest' | 'all';
   /** Default {}; a run's input is { ...input, scheduledAt }. */
   input?: unknown;
-  /** Each slot's start is delayed by a stable pseudo-random amount up to this. */
+  /** Each slot's start is delayed by a stable pseudo-random amount up to this, cut to before the next slot. */
   jitter?: Duration;
   /** The initial state only; a pause or resume made later is kept in the database. */
   paused?: boolean;

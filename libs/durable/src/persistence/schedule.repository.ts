@@ -78,9 +78,13 @@ export interface ScheduleFiring {
   lastRunId: string | null;
 }
 
-/** What a firing wrote: the workflow of each run it started; the runs its cancels stopped, and the workflow of each that had not ended. */
+/**
+ * What a firing wrote: the workflow of each run it started, and when those a jitter delayed start; the runs
+ * its cancels stopped, and the workflow of each that had not ended.
+ */
 export interface Fired {
   started: string[];
+  startsAt: Date[];
   cancelled: string[];
   ended: string[];
 }
@@ -170,15 +174,25 @@ export class ScheduleRepository {
     return `nestjs-durable:schedules:${this.db.tables.schema}`;
   }
 
+  /**
+   * Deletes the schedule, then its skipped slots in a statement of its own: the delete waits for a pass that
+   * holds the row, and only a snapshot taken after that wait sees the skips the pass committed.
+   */
   async delete(name: string): Promise<boolean> {
-    const [row] = await this.db.query<{ deleted: number }>(this.sql.delete, [name]);
-    return row.deleted > 0;
+    return this.db.transaction(async (client) => {
+      const { rowCount } = await client.query(`DELETE FROM ${this.db.tables.schedules} WHERE name = $1`, [name]);
+      await client.query(`DELETE FROM ${this.db.tables.scheduleSkips} WHERE schedule = $1`, [name]);
+      return (rowCount ?? 0) > 0;
+    }, READ_COMMITTED); // as the pause: the wait for a pass ends on its committed row, no serialization failure
   }
 
   /** Pauses or resumes, recorded in history under `schedule:<name>` with the actor; false when there is no such schedule. */
   async setPaused(name: string, paused: boolean, actor: string): Promise<boolean> {
-    const rows = await this.db.query(this.sql.setPaused, [name, paused, actor, ACTOR(name)]);
-    return rows.length > 0;
+    return this.db.transaction(
+      async (client) => (await client.query(this.sql.setPaused, [name, paused, actor, ACTOR(name)])).rows.length > 0,
+      // On a database whose default is repeatable read, an update that waited for a pass holding the row fails (40001).
+      READ_COMMITTED,
+    );
   }
 
   async get(name: string): Promise<StoredSchedule | undefined> {
@@ -260,7 +274,7 @@ export class ScheduleRepository {
       // changed after that statement's snapshot came back with its new last run joined to no status (as
       // if ended), and overlap 'skip' started a slot beside the triggered run.
       const locked = await client.query<{ name: string }>(this.sql.lockDue, [batch, shiftMs, workflows]);
-      if (!locked.rows.length) return { started: [], cancelled: [], ended: [] };
+      if (!locked.rows.length) return { started: [], startsAt: [], cancelled: [], ended: [] };
       const names = locked.rows.map((row) => row.name);
       const { rows } = await client.query<DueSchedule & { db_now: number }>(this.sql.lockedDue, [names, shiftMs]);
       const now = new Date(rows[0].db_now); // the transaction's now: one instant for every row
@@ -322,9 +336,14 @@ export class ScheduleRepository {
     });
     /** The workflow of each run started (a slot another instance fired starts nothing here). */
     const started: string[] = [];
+    const startsAt: Date[] = [];
     for (const part of byInputSize(runs))
-      for (const row of (await client.query<{ workflow: string }>(this.sql.insertRuns, [JSON.stringify(part), ...this.channels])).rows)
+      for (const row of (
+        await client.query<{ workflow: string; starts_at: Date | null }>(this.sql.insertRuns, [JSON.stringify(part), ...this.channels])
+      ).rows) {
         started.push(row.workflow);
+        if (row.starts_at) startsAt.push(row.starts_at);
+      }
     // Instants as epoch milliseconds: JSON.stringify of an object holding a Date leaves its fast path.
     const skips = firings.flatMap(({ row, firing }) =>
       firing.skips.map((skip) => ({ schedule: row.name, slot: skip.slot.getTime(), reason: skip.reason })),
@@ -338,7 +357,7 @@ export class ScheduleRepository {
       last_run_id: firing.lastRunId,
     }));
     await client.query(this.sql.advance, [JSON.stringify(advances)]);
-    return { started, cancelled, ended };
+    return { started, startsAt, cancelled, ended };
   }
 }
 
@@ -427,16 +446,25 @@ function statements(t: Tables) {
       INSERT INTO ${t.schedules} (name, workflow, cron, timezone, overlap, catchup_window_ms, catchup, input, jitter_ms, source, paused, last_slot, next_fire_at)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, ${shiftedNow('$12')}, ${shiftedNow('$12')})
       ON CONFLICT (name) DO NOTHING RETURNING name`,
+    // A buffered slot is dropped, and recorded as skipped for overlap, when the change leaves 'bufferOne' or
+    // counts the slots from now (a new cron or timezone): it would start a run under the old rules.
     update: `
-      UPDATE ${t.schedules}
-      SET last_slot = CASE WHEN cron IS DISTINCT FROM $3 OR timezone IS DISTINCT FROM $4 THEN greatest(last_slot, ${shiftedNow('$10')}) ELSE last_slot END,
-          workflow = $2, cron = $3, timezone = $4, overlap = $5, catchup_window_ms = $6, catchup = $7, input = $8, jitter_ms = $9,
-          next_fire_at = CASE WHEN workflow_missing THEN NULL ELSE ${shiftedNow('$10')} END, updated_at = now()
-      WHERE name = $1 RETURNING name`,
-    delete: `
-      WITH gone AS (DELETE FROM ${t.schedules} WHERE name = $1 RETURNING name),
-           skips AS (DELETE FROM ${t.scheduleSkips} WHERE schedule IN (SELECT name FROM gone))
-      SELECT count(*)::int AS deleted FROM gone`,
+      -- FOR UPDATE: after waiting for a pass that holds the row, the row as the pass left it (a reconcile has not locked it).
+      WITH old AS (SELECT name, buffered_slot, cron, timezone FROM ${t.schedules} WHERE name = $1 FOR UPDATE),
+      changed AS (
+        UPDATE ${t.schedules} s
+        SET last_slot = CASE WHEN old.cron IS DISTINCT FROM $3 OR old.timezone IS DISTINCT FROM $4 THEN greatest(s.last_slot, ${shiftedNow('$10')}) ELSE s.last_slot END,
+            buffered_slot = CASE WHEN $5::text <> 'bufferOne' OR old.cron IS DISTINCT FROM $3 OR old.timezone IS DISTINCT FROM $4 THEN NULL ELSE s.buffered_slot END,
+            workflow = $2, cron = $3, timezone = $4, overlap = $5, catchup_window_ms = $6, catchup = $7, input = $8, jitter_ms = $9,
+            next_fire_at = CASE WHEN s.workflow_missing THEN NULL ELSE ${shiftedNow('$10')} END, updated_at = now()
+        FROM old WHERE s.name = old.name
+        RETURNING s.name, old.buffered_slot AS was, s.buffered_slot AS kept
+      ), dropped AS (
+        INSERT INTO ${t.scheduleSkips} (schedule, slot, reason)
+        SELECT name, was, 'overlap' FROM changed WHERE was IS NOT NULL AND kept IS NULL
+        ON CONFLICT (schedule, slot) DO NOTHING
+      )
+      SELECT name FROM changed`,
     setPaused: `
       WITH changed AS (UPDATE ${t.schedules} SET paused = $2, updated_at = now() WHERE name = $1 RETURNING name)
       INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
@@ -504,13 +532,14 @@ function statements(t: Tables) {
                CASE WHEN r.delay > 0 THEN ${waitKindSql('start')} END, r.queue, r.timeout_ms, r.app_version, r.trace_context, ${KEY_FORMAT}
         FROM r, LATERAL (SELECT date_trunc('milliseconds', now() + r.delay * interval '1 millisecond') AS until) u
         ON CONFLICT (id) DO NOTHING
-        RETURNING id, run_day, status, queue, workflow
+        RETURNING id, run_day, status, queue, workflow, wake_at
       ), history AS (
         INSERT INTO ${t.history} (run_id, run_day, event, actor, detail)
         SELECT ins.id, ins.run_day, 'started', r.actor, jsonb_build_object('schedule', r.schedule) FROM ins JOIN r ON r.id = ins.id
       )
       SELECT id, workflow, (SELECT 1 FROM pg_notify(CASE WHEN ins.queue IS NULL THEN $2 ELSE $3 END, COALESCE(ins.queue, ins.id))
-                  WHERE ins.status = 'pending') AS notified
+                  WHERE ins.status = 'pending') AS notified,
+             CASE WHEN ins.status = 'waiting' THEN ins.wake_at END AS starts_at
       FROM ins`,
     // $1 the skipped slots, a JSON array of { schedule, slot (epoch ms), reason }. Batches travel as
     // JSON: one JSON.stringify costs less than the driver's array literals of thousands of elements.

@@ -20,6 +20,12 @@ export const MAX_BACKFILL_SLOTS = 10_000;
 /** A schedule name: its run ids are `schedule:<name>:<slot>`, at most 200 characters, and a ':' would blur the prefix. */
 const NAME = /^[^:\s]{1,120}$/;
 const DEFAULT_CATCHUP_WINDOW = '1m';
+/**
+ * The shortest catch-up window: a pass may come seconds after its slot (a crowd of schedules due at once, a
+ * sweep aimed a moment late), and a slot older than the window is recorded as missed, downtime or not.
+ * Temporal's schedules keep the same floor.
+ */
+const MIN_CATCHUP_WINDOW_MS = 10_000;
 /** The fields of a spec (create() takes its workflow beside them, apart). */
 const SPEC_KEYS = keysOf<ScheduleSpec>({
   name: true,
@@ -64,6 +70,10 @@ export function resolveScheduleSpec(spec: ScheduleSpec, workflow: string): Resol
   const bad = (what: string) => new InvalidArgumentError(`Schedule "${name}": ${what}`);
   const unknown = unknownKey(spec, SPEC_KEYS);
   if (unknown !== undefined) throw bad(`unknown option ${unknown}; a schedule takes ${SPEC_KEYS.join(', ')}.`);
+  // Left out, an option takes its default; null is not taken as leaving it out (an update's { timezone: null }
+  // would move the schedule to UTC without a word).
+  const nulled = SPEC_KEYS.find((key) => (spec as unknown as Record<string, unknown>)[key] === null);
+  if (nulled !== undefined) throw bad(`${nulled} is null; leave it out for its default.`);
   const timezone = spec.timezone ?? 'UTC';
   if (typeof timezone !== 'string' || !isTimezone(timezone)) {
     throw bad(`timezone ${JSON.stringify(timezone)} is not an IANA time zone; use a name such as 'Europe/Paris' or 'America/New_York'.`);
@@ -85,7 +95,10 @@ export function resolveScheduleSpec(spec: ScheduleSpec, workflow: string): Resol
   if (!SCHEDULE_CATCHUPS.includes(catchup))
     throw bad(`catchup must be one of ${SCHEDULE_CATCHUPS.join(', ')}; got ${JSON.stringify(catchup)}.`);
   const catchupWindowMs = toMs(spec.catchupWindow ?? DEFAULT_CATCHUP_WINDOW, `Schedule "${name}": catchupWindow`);
-  if (catchupWindowMs <= 0) throw bad(`catchupWindow must be longer than 0.`);
+  if (catchupWindowMs < MIN_CATCHUP_WINDOW_MS)
+    throw bad(
+      `catchupWindow must be at least 10s; got ${catchupWindowMs} ms. A pass may come seconds after a slot, and a slot older than the window is recorded as missed.`,
+    );
   const jitterMs = spec.jitter === undefined ? 0 : toMs(spec.jitter, `Schedule "${name}": jitter`);
   if (spec.paused !== undefined && typeof spec.paused !== 'boolean') throw bad(`paused must be true or false.`);
   const given = spec.input ?? {};
@@ -145,11 +158,14 @@ export function slotsBetween(cron: Cron, after: Date, upTo: Date, max: number): 
   return slots;
 }
 
-/** The slot's delay under a jitter: stable for a (schedule, slot), spread evenly up to the jitter. */
+/**
+ * The slot's delay under a jitter: stable for a (schedule, slot), spread evenly up to the jitter (48 bits
+ * of the hash: a jitter may be up to 100 years, past what 32 bits reach in milliseconds).
+ */
 export function jitterOf(name: string, slot: Date, jitterMs: number): number {
   if (jitterMs <= 0) return 0;
   const hash = createHash('sha256').update(`${name}\u0000${slot.toISOString()}`).digest();
-  return hash.readUInt32BE(0) % (jitterMs + 1);
+  return hash.readUIntBE(0, 6) % (jitterMs + 1);
 }
 
 /** The input of a slot's run: the schedule's stored input (an object) with the slot as `scheduledAt`. */

@@ -109,6 +109,8 @@ export class SchedulePass {
       this.telemetry.started(fired.started);
       this.telemetry.ended('cancelled', fired.ended);
       this.worker.revoke(fired.cancelled); // as a trigger's cancel: an execution here stops now, not at its next write or renewal
+      // A jittered run starts at its instant, as a client's delayed start does, not at the next sweep after it.
+      for (const at of fired.startsAt) this.worker.wakeAt(at);
       return seen === SCHEDULES_PER_TRANSACTION;
     };
     const lanes = Math.max(1, Math.min(PARALLEL_TRANSACTIONS, Math.ceil(before.due / SCHEDULES_PER_TRANSACTION)));
@@ -149,9 +151,16 @@ export function decide(row: DueSchedule, calendar: SlotCalendar): ScheduleFiring
   let unfinished = row.last_run_status !== null && UNFINISHED.has(row.last_run_status);
   let buffered = row.buffered_slot;
   let cancel: string | undefined;
+  const jitterMs = Number(row.jitter_ms);
+  // A jitter is cut to the gap before the next slot, as Temporal cuts it: a run still waiting for its start at
+  // the next slot would count as unfinished there, and that slot be skipped (or the run cancelled) unbegun.
+  const delayOf = (slot: Date) => {
+    const following = jitterMs > 0 ? calendar.following(row.cron, row.timezone, slot) : null;
+    return jitterOf(row.name, slot, following ? Math.min(jitterMs, following.getTime() - slot.getTime() - 1) : jitterMs);
+  };
   const start = (slot: Date) => {
     const id = slotRunId(row.name, slot);
-    runs.push({ id, input: slotRunInput(row.name, row.input, slot), delayMs: jitterOf(row.name, slot, Number(row.jitter_ms)) });
+    runs.push({ id, input: slotRunInput(row.name, row.input, slot), delayMs: delayOf(slot) });
     started.push(slot);
     lastRunId = id;
     unfinished = true;

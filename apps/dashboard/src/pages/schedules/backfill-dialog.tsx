@@ -67,7 +67,7 @@ export function BackfillDialog({ schedule, onDone, onClose }: BackfillDialogProp
         </Button>
       </div>
       <ErrorBox
-        issues={range ? [] : [{ path: '', message: 'Give a start before the end.' }]}
+        issues={range ? [] : [{ path: '', message: 'Give a start no later than the end.' }]}
         error={preview.error}
         testId="backfill-error"
       />
@@ -90,6 +90,6 @@ export function BackfillDialog({ schedule, onDone, onClose }: BackfillDialogProp
 function toRange(from: string, to: string): { from: string; to: string } | undefined {
   const start = fromLocalInput(from);
   const end = fromLocalInput(to);
-  if (start === undefined || end === undefined || start >= end) return undefined;
+  if (start === undefined || end === undefined || start > end) return undefined;
   return { from: new Date(start).toISOString(), to: new Date(end).toISOString() };
 }

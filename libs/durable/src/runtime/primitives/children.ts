@@ -3,8 +3,11 @@ import { InvalidArgumentError } from '../../errors';
 import type { ChildHandle, ChildResult, ChildStartOptions, WorkflowRef } from '../../interfaces';
 import type { StoredChild, StoredStep } from '../../persistence/journal.repository';
 import { checkName } from '../../schema/define-signal';
+import { keysOf, unknownKey } from '../../schema/known-keys';
 import { Execution, never } from '../execution';
 import { deserialize, serialize } from '../../schema/serializer';
+
+const CHILD_OPTION_KEYS = keysOf<ChildStartOptions>({ step: true, detached: true, queue: true, partitionKey: true, priority: true });
 
 /**
  * Spawns a child run memoized by `step`: the child's id is derived from the parent's id and the step,
@@ -19,6 +22,9 @@ export async function startChild<I, O>(
   if (!execution.isActive) return never();
   await execution.enter('startChild');
   const step = checkName(opts?.step, 'child step');
+  const unknown = unknownKey(opts, CHILD_OPTION_KEYS);
+  if (unknown !== undefined)
+    throw new InvalidArgumentError(`startChild("${step}"): unknown option ${unknown}; it takes ${CHILD_OPTION_KEYS.join(', ')}.`);
   if (opts.detached !== undefined && typeof opts.detached !== 'boolean')
     throw new InvalidArgumentError(`startChild("${step}"): detached must be a boolean; got ${typeof opts.detached}.`);
   const key = `child:${step}`;

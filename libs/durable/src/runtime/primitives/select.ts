@@ -65,8 +65,17 @@ export async function select<A extends SelectArms>(
     return execution.replay(key, stored);
   }
   const entries = checkedArms(execution, name, arms, opts);
+  // Every name first, then the timers' instants: an undeclared signal is refused before a timer listed ahead of it is journaled.
+  const named = entries.map(([arm, value]) => namedArm(execution, arm, value));
   const armed: Armed[] = [];
-  for (const [arm, value] of entries) armed.push(await resolveArm(execution, key, name, arm, value));
+  for (const [i, [arm, value]] of entries.entries())
+    armed.push(
+      named[i] ?? {
+        key: arm,
+        kind: 'timer',
+        until: await instant(execution, `${key}:timer:${arm}`, 'sleep', (value as TimerArm).at, name, arm),
+      },
+    );
   const deadline =
     opts.deadline === undefined ? undefined : await instant(execution, `${key}:deadline`, 'deadline', opts.deadline, name, DEADLINE);
   const { deps } = execution;
@@ -141,12 +150,11 @@ function checkedArms(execution: Execution, name: string, arms: SelectArms, opts:
   return entries;
 }
 
-/** One arm, resolved: a signal or channel by its declared name, a child by its run id, a timer by its journaled instant. */
-async function resolveArm(execution: Execution, key: string, name: string, arm: string, value: unknown): Promise<Armed> {
+/** One arm by its name: a signal or channel by its declared name (UnknownSignalError), a child by its run id; null for a timer (its instant is journaled). */
+function namedArm(execution: Execution, arm: string, value: unknown): Armed | null {
   if (value instanceof SignalArm) return { key: arm, kind: 'signal', name: declaredName(execution.workflow, 'signal', value.ref) };
   if (value instanceof MessageArm) return { key: arm, kind: 'channel', name: declaredName(execution.workflow, 'channel', value.ref) };
-  if (value instanceof TimerArm)
-    return { key: arm, kind: 'timer', until: await instant(execution, `${key}:timer:${arm}`, 'sleep', value.at, name, arm) };
+  if (value instanceof TimerArm) return null;
   return { key: arm, kind: 'child', name: (value as ExecutionChildHandle<unknown>).runId };
 }
 

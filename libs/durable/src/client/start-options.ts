@@ -1,0 +1,33 @@
+import { InvalidArgumentError } from '../errors';
+import type { ActorOptions, StartOptions, TxOptions } from '../interfaces';
+import { keysOf, unknownKey } from '../schema/known-keys';
+
+const START_OPTION_KEYS = keysOf<StartOptions & TxOptions & ActorOptions>({
+  runId: true,
+  startAt: true,
+  delay: true,
+  timeout: true,
+  deadline: true,
+  timeoutIncludesQueue: true,
+  keys: true,
+  queue: true,
+  partitionKey: true,
+  priority: true,
+  deduplicationId: true,
+  debounce: true,
+  manager: true,
+  actor: true,
+});
+
+/**
+ * Refuses a start option `start()` does not have: a misspelt one (`partitonKey`, `timout`) would be
+ * ignored, and the run started without the limit or deadline it was meant to have. TypeScript catches
+ * it only in an object literal written at the call.
+ */
+export function checkStartOptions(opts: object): void {
+  if (!opts || typeof opts !== 'object')
+    throw new InvalidArgumentError(`start() takes an options object; got ${opts === null ? 'null' : typeof opts}.`);
+  const unknown = unknownKey(opts, START_OPTION_KEYS);
+  if (unknown !== undefined)
+    throw new InvalidArgumentError(`Unknown start option ${unknown}; start() takes ${START_OPTION_KEYS.join(', ')}.`);
+}
