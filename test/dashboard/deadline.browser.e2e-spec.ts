@@ -184,11 +184,13 @@ describe('a run deadline on the dashboard, in a real browser', () => {
     }
   });
 
-  it('a detached child says so beside its parent', async () => {
+  it("a detached child says so beside its parent, and in its parent's children", async () => {
     const parent = await t.client.start(SpawnDetached, null);
     await eventually(async () => (await t.client.getRun(parent.runId)).waiting?.kind === 'signal', 'the parent to wait');
     await openRun(parent.runId);
     await page.getByTestId('tab-children').click();
+    // Marked in its parent's children too: the ones a cancel of the parent leaves be.
+    await expect(page.getByTestId('child-row').getByTestId('child-detached').innerText()).resolves.toBe('detached');
     await page.getByTestId('child-row').locator('a').click();
     await expect(page.getByTestId('detached').innerText()).resolves.toBe('detached');
     const child = `${parent.runId}/helper`; // a child's id: its parent's and its step's

@@ -207,6 +207,22 @@ describe('live updates, the runs list (time ranges, sorting, totals, summary) an
     EXPLAINED_MS,
   );
 
+  it('resuming refreshes at once what the pause held beyond the runs: the journal days, polled every 30 s', async () => {
+    await open('/', '[data-testid=journal-days]', true);
+    await live();
+    await page.getByTestId('live-pause').click();
+    await page.locator('[data-testid=live-status][data-mode=paused]').waitFor();
+    const requests = recordRequests();
+    try {
+      await page.getByTestId('live-resume').click();
+      // Its poll restarts on resume: left to it, the next request would come 30 s on.
+      await eventually(async () => requests.seen.includes('GET /journal'), 'the journal days to be asked for', 10_000);
+    } finally {
+      requests.stop();
+    }
+    await live();
+  });
+
   it(
     'falls back to polling when the event stream fails, says so, still updates, and goes live again',
     () =>

@@ -56,6 +56,11 @@ describe('the Queues page in a real browser', () => {
     await expect(page.getByTestId('filter-queue').inputValue()).resolves.toBe('llm');
     await page.getByTestId('filter-queue').selectOption('');
     await page.waitForURL((url) => url.hash.startsWith('#/runs?waitingFor=queue') && !url.hash.includes('queue=llm'));
+
+    // A run's page names its queue, partition and priority (they stay there once it runs).
+    const [{ id }] = await db.query<{ id: string }>(`SELECT id FROM durable.runs WHERE partition_key = 'globex'`);
+    await page.goto(`${app.url}/durable/#/runs/${encodeURIComponent(id)}`);
+    await expect(page.getByTestId('run-queue').locator('dd').innerText()).resolves.toBe('llm · partition globex · priority 100');
   });
 
   it("polls a queue's load every 3 s while live, holds it while paused, and catches up on resume", async () => {

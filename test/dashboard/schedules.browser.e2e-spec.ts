@@ -30,7 +30,7 @@ export class Hold implements DurableWorkflow<ScheduledInput, unknown> {
 }
 
 /** Noon in Paris every other month: five fire times span eight months, so at least one DST transition. */
-@Workflow('schedule-bimonthly', { schedules: [{ name: 'bimonthly-noon', cron: '0 12 1 */2 *', timezone: 'Europe/Paris' }] })
+@Workflow('schedule-bimonthly', { schedules: [{ name: 'bimonthly-noon', cron: '0 12 1 */2 *', timezone: 'Europe/Paris', jitter: '90s' }] })
 export class Bimonthly implements DurableWorkflow<ScheduledInput, string> {
   async run() {
     return 'done';
@@ -84,6 +84,13 @@ describe('the Schedules page in a real browser', () => {
     expect(await fires.evaluateAll((items) => items.map((item) => item.getAttribute('data-iso')))).toEqual(nextFireTimes);
     const first = new Date(nextFireTimes[0]).toISOString().slice(0, 19).replace('T', ' ');
     await expect(fires.first().locator('time').getAttribute('title')).resolves.toContain(`${first} UTC`);
+    // Its policies: the overlap's meaning on hover, the catch-up, and a jitter where it has one (exact: 90 s is not "1 min").
+    await expect(card('weekday-9am').getByTestId('schedule-overlap').getAttribute('title')).resolves.toBe(
+      'Every slot starts its run, beside an unfinished one.',
+    );
+    await expect(card('weekday-9am').getByTestId('schedule-catchup').innerText()).resolves.toBe('the latest missed slot of the last 1 min');
+    await expect(card('weekday-9am').getByTestId('schedule-jitter').count()).resolves.toBe(0);
+    await expect(card('bimonthly-noon').getByTestId('schedule-jitter').innerText()).resolves.toBe('up to 1 min 30 s');
     await page.screenshot({ path: join(SHOTS, 'schedules.png') });
   });
 
@@ -164,6 +171,12 @@ describe('the Schedules page in a real browser', () => {
     // Overlap while the held run waits; paused from the test before; missed when a pass the busy machine
     // delayed past a slot found two due, began the latest and recorded the other (catchUp 'latest').
     expect(reasons.filter((reason) => !['overlap', 'paused', 'missed'].includes(reason!))).toEqual([]);
+    // Each recent run with its slot: the run's scheduledAt, which its id ends with.
+    const slotRun = page.locator('[data-testid=schedule-run]:not([data-run-id*=":trigger:"])').first();
+    const runId = (await slotRun.getAttribute('data-run-id'))!;
+    await expect(slotRun.getByTestId('schedule-run-slot').getAttribute('datetime')).resolves.toBe(
+      runId.slice('schedule:every-second-held:'.length),
+    );
     await page.screenshot({ path: join(SHOTS, 'schedule-detail.png'), fullPage: true });
   });
 

@@ -20,7 +20,7 @@ describe('dashboard stats: a cost that does not grow with the table', () => {
     await db.dropSchema();
   });
 
-  it('counts are exact up to the cap and estimates past it, said so; the oldest waiting run is the one that waits longest', async () => {
+  it('counts are exact up to the cap and estimates past it, said so; a queue counts its pending runs; the oldest waiting run is the one that waits longest', async () => {
     const past = STATS_EXACT_UP_TO + 2_000;
     await db.query(
       `INSERT INTO durable.runs (id, workflow, status, input, finished_at) SELECT 'done-' || i, 'w', 'completed', 'null', now() FROM generate_series(1, $1) i`,
@@ -31,14 +31,16 @@ describe('dashboard stats: a cost that does not grow with the table', () => {
        SELECT 'waits-' || i, 'w', 'waiting', 'null', jsonb_build_object('kind', 'signal', 'name', 'go', 'since', now() - i * interval '1 minute'), 'signal', 'go'
        FROM generate_series(1, 3) i`,
     );
+    // Waiting in a queue is pending, its reason worked out when read (never stored): counted as waiting for the queue.
+    await db.query(`INSERT INTO durable.runs (id, workflow, status, input, queue) VALUES ('queued-1', 'w', 'pending', 'null', 'q')`);
     await db.query(`ANALYZE durable.runs`);
 
     const stats = await t.get(DashboardService).stats();
     expect(stats.estimated).toEqual({ byStatus: ['completed'], waitingByKind: [], overdue: false });
     expect(stats.byStatus.completed).toBeGreaterThanOrEqual(STATS_EXACT_UP_TO);
     expect(Math.abs(stats.byStatus.completed - past) / past).toBeLessThan(0.2);
-    expect(stats.byStatus).toMatchObject({ waiting: 3, pending: 0, running: 0, failed: 0, cancelled: 0 });
-    expect(stats.waitingByKind).toMatchObject({ signal: 3, sleep: 0 });
+    expect(stats.byStatus).toMatchObject({ waiting: 3, pending: 1, running: 0, failed: 0, cancelled: 0 });
+    expect(stats.waitingByKind).toMatchObject({ signal: 3, sleep: 0, queue: 1 });
     expect(stats.oldestWaiting).toMatchObject({ runId: 'waits-3' });
   });
 });

@@ -271,6 +271,17 @@ describe('observability: spans, metrics and health', () => {
     expect(await value('durable_claim_latency_seconds_count')).toBeGreaterThanOrEqual(1); // the nap parked and was claimed back
     expect(await value('durable_runs_waiting', { reason: 'signal' })).toBeGreaterThanOrEqual(1);
     expect(await value('durable_wakes_overdue')).toBe(0);
+    // A queue's backlog is pending (its reason worked out when read): it counts as waiting for the queue.
+    // A queue no instance declares, so that nothing admits it.
+    await db.query(
+      `INSERT INTO durable.runs (id, workflow, status, input, queue) VALUES ('backlog-1', 'observed', 'pending', '{}', 'undeclared')`,
+    );
+    try {
+      // The gauges' figures are reused for 500 ms: the scrape after that counts it.
+      await eventually(async () => (await value('durable_runs_waiting', { reason: 'queue' })) === 1, 'the backlog in the gauge');
+    } finally {
+      await db.query(`DELETE FROM durable.runs WHERE id = 'backlog-1'`);
+    }
     expect(await registry.metrics()).toContain('durable_claim_pass_duration_seconds_bucket');
   });
 

@@ -129,6 +129,14 @@ class Misspelt implements DurableWorkflow<void, void> {
 class NoTime implements DurableWorkflow<void, void> {
   async run() {}
 }
+@Workflow('misspelt-retry', { retry: { maxAtempts: 1 } as never })
+class MisspeltRetry implements DurableWorkflow<void, void> {
+  async run() {}
+}
+@Injectable()
+class MisspeltStep {
+  @Step('charge', { retri: { maxAttempts: 3 } } as never) async charge() {}
+}
 
 const QUEUES = {
   five: { concurrency: 5 },
@@ -799,7 +807,7 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     }
   });
 
-  it('bad input: unknown queues, bad limits, an empty rate period, unknown options (of a queue, a start, a debounce, a @Workflow), a workflow timeout of 0, priorities, a debounce without a key: a clear error naming the option, nothing written', async () => {
+  it('bad input: unknown queues, bad limits, an empty rate period, unknown options (of a queue, a start, a debounce, a @Workflow, a retry policy, a @Step), a workflow timeout of 0, priorities, a debounce without a key: a clear error naming the option, nothing written', async () => {
     const schema = await fresh();
     await expect(startApp({ schema, providers: [Limited, Work] })).rejects.toThrow(
       'Workflow "limited": unknown queue "five"; the module declares no queues',
@@ -809,6 +817,12 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     );
     // Every run would be past its deadline as it began (a start's own timeout of 0 is refused alike).
     await expect(startApp({ schema, providers: [NoTime] })).rejects.toThrow('Workflow "no-time" timeout must be more than 0');
+    await expect(startApp({ schema, providers: [MisspeltRetry] })).rejects.toThrow(
+      'workflow "misspelt-retry": unknown retry option maxAtempts; a retry policy takes maxAttempts, initialDelay, backoffFactor, maxDelay',
+    );
+    await expect(startApp({ schema, providers: [MisspeltStep] })).rejects.toThrow(
+      'Step "charge": unknown option retri; a step takes key, retry, schema',
+    );
     for (const [queues, message] of [
       [{ q: { concurrency: -1 } }, 'Queue "q": concurrency must be a whole number from 1'],
       [{ q: { partitionConcurrency: 1.5 } }, 'Queue "q": partitionConcurrency must be a whole number'],

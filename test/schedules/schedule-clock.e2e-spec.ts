@@ -144,26 +144,26 @@ describe('schedules on the testing clock: DST, catch-up after downtime, overlap'
 
   it("jitter delays each slot's run by a stable amount up to it, cut to before the next slot: the run waits (kind 'start') until then, and no slot is skipped for it", async () => {
     const durable = await create(new Date('2026-06-01T10:00:30Z'));
-    await durable.schedules.create({ name: 'jittered', workflow: Report, cron: '* * * * *', jitter: '10m' });
+    await durable.schedules.create({ name: 'staggered', workflow: Report, cron: '* * * * *', jitter: '10m' });
     await durable.clock.advance('30s'); // the 10:01 slot fires
-    const [run] = await runsOf(durable, 'jittered');
+    const [run] = await runsOf(durable, 'staggered');
     // Up to 10 minutes, cut to the minute before the 10:02 slot: still waiting there, it would count as
     // unfinished and that slot be skipped (with the default overlap), and so on every other minute.
-    const delay = jitterOf('jittered', new Date('2026-06-01T10:01:00Z'), 59_999);
+    const delay = jitterOf('staggered', new Date('2026-06-01T10:01:00Z'), 59_999);
     expect(delay).toBeGreaterThan(1_000);
     const wait = (await durable.client.getRun(run.id)).waiting as { kind: string; until: Date; since: Date };
     expect(wait.kind).toBe('start');
     // The clock moved the run's instant on by what was left of the 30 s after the slot fired (under a second).
     expect(wait.until.getTime() - wait.since.getTime()).toBeGreaterThan(delay - 1_000);
     expect(wait.until.getTime() - wait.since.getTime()).toBeLessThanOrEqual(delay + 1);
-    expect(jitterOf('jittered', new Date('2026-06-01T10:01:00Z'), 59_999)).toBe(delay); // stable for the slot
+    expect(jitterOf('staggered', new Date('2026-06-01T10:01:00Z'), 59_999)).toBe(delay); // stable for the slot
     await durable.clock.advance(delay);
     expect((await durable.client.getRun(run.id)).status).toBe('completed');
     await durable.clock.advance('5m');
-    expect(slotsOf(await runsOf(durable, 'jittered'), 'jittered')).toEqual(
+    expect(slotsOf(await runsOf(durable, 'staggered'), 'staggered')).toEqual(
       ['10:01', '10:02', '10:03', '10:04', '10:05', '10:06'].map((t) => `2026-06-01T${t}:00.000Z`),
     );
-    expect(await skipsOf(durable, 'jittered')).toEqual([]);
+    expect(await skipsOf(durable, 'staggered')).toEqual([]);
   });
 
   it('a jitter past 32 bits of milliseconds (about 50 days) still spreads the delay up to it', () => {
@@ -178,6 +178,21 @@ describe('schedules on the testing clock: DST, catch-up after downtime, overlap'
     durable.get(DbClock).shiftMs += ms;
     await durable.drain();
   };
+
+  it('a late pass leaves a jitter less of the gap: the delay counts from the pass, and the run still starts before the next slot', async () => {
+    const durable = await create(new Date('2026-06-01T10:00:30Z'));
+    await durable.schedules.create({ name: 'behind', workflow: Report, cron: '* * * * *', jitter: '10m' });
+    await downtime(durable, 50_000); // the 10:01 slot's pass comes at 10:01:20: 40 s are left before 10:02
+    // Its place in those 40 s, counted from the pass (cut to the gap from the slot, 60 s, its delay outlasted 10:02, whose slot was skipped).
+    const [run] = await runsOf(durable, 'behind');
+    const wait = (await durable.client.getRun(run.id)).waiting as { until: Date; since: Date };
+    expect(wait.until.getTime() - wait.since.getTime()).toBeLessThanOrEqual(
+      jitterOf('behind', new Date('2026-06-01T10:01:00Z'), 39_999) + 1,
+    );
+    await durable.clock.advance('2m');
+    expect(slotsOf(await runsOf(durable, 'behind'), 'behind')).toEqual(['10:01', '10:02', '10:03'].map((t) => `2026-06-01T${t}:00.000Z`));
+    expect(await skipsOf(durable, 'behind')).toEqual([]);
+  });
 
   it("after downtime across 5 slots, catch-up 'latest' runs the latest slot inside the window and records the others as missed", async () => {
     const durable = await create(new Date('2026-06-01T10:00:30Z'));

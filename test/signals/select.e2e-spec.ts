@@ -117,6 +117,7 @@ class BadSelect implements DurableWorkflow<{ which: string }, unknown> {
       // A timer listed before a misspelt signal: its instant was journaled, and a retry after the fix kept it.
       undeclared: { reminder: ctx.timer('2h'), ok: ctx.signal('aprove') },
     };
+    if (input.which === 'badOption') return ctx.select('bad', { t: ctx.timer('1s') }, { dealine: '1s' } as never);
     return ctx.select('bad', arms[input.which] as never);
   }
 }
@@ -254,6 +255,7 @@ describe('ctx.select: the first of several things, journaled once', () => {
       notAnArm: /arm "a" must be ctx\.signal\(…\), ctx\.message\(…\), ctx\.timer\(…\) or a child handle/,
       badTimer: /select\("bad"\) t/,
       undeclared: /Workflow "bad-select" declares no signal named "aprove"/,
+      badOption: /select\("bad"\): unknown option dealine; it takes deadline/,
     };
     for (const [which, message] of Object.entries(errors)) {
       const run = await app.client.start(BadSelect, { which });

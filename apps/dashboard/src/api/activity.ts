@@ -1,6 +1,6 @@
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
 import { apiGet } from './client';
-import { useTimedRefresh } from './live';
+import { useLiveRefresh } from './live';
 import { queryKeys } from './query-keys';
 
 /** The overview's two windows: the last hour (1-minute buckets) and the last day (15-minute buckets). */
@@ -41,5 +41,6 @@ export function activityQueryOptions(range: ActivityRange) {
 
 export function useActivity(range: ActivityRange) {
   // A bucket of the hour fills in a minute, one of the day in fifteen: no need to ask every 2 s.
-  return useQuery({ ...activityQueryOptions(range), ...useTimedRefresh(range === '1h' ? 10_000 : 60_000) });
+  const every = range === '1h' ? 10_000 : 60_000;
+  return useQuery({ ...activityQueryOptions(range), ...useLiveRefresh(every, every) });
 }

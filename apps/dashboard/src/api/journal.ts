@@ -1,6 +1,6 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { apiGet } from './client';
-import { useTimedRefresh } from './live';
+import { useLiveRefresh } from './live';
 import { queryKeys } from './query-keys';
 import type { JournalDays } from './types';
 
@@ -11,7 +11,7 @@ export function useJournalDays() {
   return useQuery({
     queryKey: queryKeys.journal,
     queryFn: ({ signal }) => apiGet<JournalDays>('/journal', undefined, signal),
-    ...useTimedRefresh(POLL_MS),
+    ...useLiveRefresh(POLL_MS, POLL_MS),
     placeholderData: keepPreviousData,
   });
 }

@@ -55,26 +55,20 @@ export function useLiveState(): LiveState {
 }
 
 /**
- * How a query that live updates keep fresh refreshes by itself: every `whileLive` ms while the stream
- * is live (default never: the stream says when), every `FALLBACK_POLL_MS` otherwise (the fallback, and
- * the first moments before the stream is ready); paused, neither by time nor on the window's focus.
+ * How a query refreshes by itself: every `whileLive` ms while the stream is live (default never: the stream
+ * says when), every `whileDown` ms otherwise (the fallback, and the first moments before the stream is
+ * ready); paused, neither by time nor on the window's focus. What changes with no run event to say so (a
+ * schedule's next slots, a queue's load, the journal's days, the charts) passes its own interval for both.
  */
-export function useLiveRefresh(whileLive: number | false = false): { refetchInterval: number | false; refetchOnWindowFocus: boolean } {
+export function useLiveRefresh(
+  whileLive: number | false = false,
+  whileDown: number = FALLBACK_POLL_MS,
+): { refetchInterval: number | false; refetchOnWindowFocus: boolean } {
   const how = useSyncExternalStore(subscribe, () => (state.paused ? 'paused' : state.mode === 'live' ? 'live' : 'poll'));
   return {
-    refetchInterval: how === 'poll' ? FALLBACK_POLL_MS : how === 'live' ? whileLive : false,
+    refetchInterval: how === 'poll' ? whileDown : how === 'live' ? whileLive : false,
     refetchOnWindowFocus: how !== 'paused',
   };
-}
-
-/**
- * How a query of what changes with no run event to say so (a schedule's next slots, a queue's load, the
- * journal's days, the activity charts) refreshes: every `ms`, live or not; paused, neither by time nor on
- * the window's focus, as the lists the stream keeps fresh.
- */
-export function useTimedRefresh(ms: number): { refetchInterval: number | false; refetchOnWindowFocus: boolean } {
-  const paused = useSyncExternalStore(subscribe, () => state.paused);
-  return { refetchInterval: paused ? false : ms, refetchOnWindowFocus: !paused };
 }
 
 /** What a change of these runs makes stale: `all` after a gap in the stream (opened, resumed). */
@@ -268,14 +262,19 @@ export const pauseLiveUpdates = () => feed.pause();
 export const resumeLiveUpdates = () => feed.resume();
 export const retryLiveUpdates = () => feed.retryNow();
 
-/** The lists (any of them may gain or lose a run), the stats, and the pages of the runs that changed or of their parents. */
+/**
+ * The lists (any of them may gain or lose a run), the stats, and the pages of the runs that changed or of
+ * their parents; after a gap (opened, resumed), everything shown: a pause held the queues, schedules and
+ * charts too, whose own polls would otherwise catch up only at their next tick.
+ */
 function invalidate(client: QueryClient, changed: Changed): Promise<unknown> {
+  if (changed === 'all') return client.invalidateQueries();
   return Promise.all([
     client.invalidateQueries({ queryKey: queryKeys.runs.lists }),
     client.invalidateQueries({ queryKey: queryKeys.stats, exact: true }),
     client.invalidateQueries({
       queryKey: queryKeys.runs.details,
-      predicate: ({ queryKey }) => changed === 'all' || concerns(String(queryKey[queryKeys.runs.details.length]), changed),
+      predicate: ({ queryKey }) => concerns(String(queryKey[queryKeys.runs.details.length]), changed),
     }),
   ]);
 }

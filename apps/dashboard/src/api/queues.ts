@@ -1,6 +1,6 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { apiGet } from './client';
-import { useTimedRefresh } from './live';
+import { useLiveRefresh } from './live';
 import { queryKeys } from './query-keys';
 import type { Queue } from './types';
 
@@ -13,7 +13,7 @@ const queuesQuery = {
 };
 
 export function useQueues() {
-  return useQuery({ ...queuesQuery, ...useTimedRefresh(POLL_MS), placeholderData: keepPreviousData });
+  return useQuery({ ...queuesQuery, ...useLiveRefresh(POLL_MS, POLL_MS), placeholderData: keepPreviousData });
 }
 
 /** The declared queues' names (a filter's choices): read, not polled, as the module declares them at boot. */

@@ -1,7 +1,7 @@
 import { keepPreviousData, queryOptions, useMutation, useQuery } from '@tanstack/react-query';
 import { apiGet, apiPost, isApiError } from './client';
 import { useInvalidateSchedules } from './invalidate';
-import { useTimedRefresh } from './live';
+import { useLiveRefresh } from './live';
 import { queryKeys } from './query-keys';
 import type { BackfillBody, BackfillResult, Schedule, ScheduleDetail } from './types';
 
@@ -27,7 +27,7 @@ export function schedulesQueryOptions() {
 }
 
 export function useSchedules() {
-  return useQuery({ ...schedulesQueryOptions(), ...useTimedRefresh(POLL_MS) });
+  return useQuery({ ...schedulesQueryOptions(), ...useLiveRefresh(POLL_MS, POLL_MS) });
 }
 
 export function fetchSchedule(name: string, signal?: AbortSignal): Promise<ScheduleDetail> {
@@ -44,7 +44,7 @@ export function scheduleQueryOptions(name: string, every: number | false) {
 }
 
 export function useSchedule(name: string) {
-  const { refetchInterval, refetchOnWindowFocus } = useTimedRefresh(POLL_MS);
+  const { refetchInterval, refetchOnWindowFocus } = useLiveRefresh(POLL_MS, POLL_MS);
   return useQuery({ ...scheduleQueryOptions(name, refetchInterval), refetchOnWindowFocus });
 }
 

@@ -356,7 +356,13 @@ export interface Schedule {
   cron: string;
   /** IANA zone the cron is read in. */
   timezone: string;
-  overlap: string;
+  overlap: 'skip' | 'bufferOne' | 'allow' | 'cancelOther';
+  /** After downtime, missed slots younger than this (ms) may still run. */
+  catchupWindow: number;
+  /** Which of the slots inside the window run: the newest, or all. */
+  catchup: 'latest' | 'all';
+  /** Each slot's run starts up to this (ms) later, before the next slot. */
+  jitter: number;
   paused: boolean;
   source: 'decorator' | 'api';
   /** No live instance executes its workflow: held until one does (`paused` reads true meanwhile). */
@@ -377,7 +383,7 @@ export interface SkippedSlot {
 /** GET /schedules/:name: the schedule, its recent runs and its skipped slots, newest first. */
 export interface ScheduleDetail {
   schedule: Schedule;
-  runs: ScheduledRun[];
+  runs: Run[];
   skipped: SkippedSlot[];
 }
 

@@ -14,6 +14,23 @@ export function formatSpan(ms: number): string {
   return `${Math.floor(abs / DAY)} d`;
 }
 
+/** A configured span, exact: "1 min 30 s", "1 h", "250 ms" (a sub-second part in ms). */
+export function formatExactSpan(ms: number): string {
+  if (ms % SECOND !== 0) return `${ms} ms`;
+  const parts: string[] = [];
+  let rest = ms;
+  for (const [unit, name] of [
+    [DAY, 'd'],
+    [HOUR, 'h'],
+    [MINUTE, 'min'],
+    [SECOND, 's'],
+  ] as const) {
+    if (rest >= unit) parts.push(`${Math.floor(rest / unit)} ${name}`);
+    rest %= unit;
+  }
+  return parts.join(' ') || '0 s';
+}
+
 /** A countdown, to the second near its end: "12 s", "4 min 12 s", "2 h 5 min", "3 d 4 h". */
 export function formatCountdown(ms: number): string {
   const s = Math.max(0, Math.ceil(ms / SECOND));

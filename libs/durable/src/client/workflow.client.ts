@@ -4,7 +4,7 @@ import { InvalidArgumentError, RunNotFoundError } from '../errors';
 import { isStorableText, storableText } from '../schema/define-signal';
 import { actorOf } from './actor';
 import { knownRunId, runIdOf } from './run-id';
-import { checkStartOptions } from './start-options';
+import { checkForkOptions, checkStartOptions } from './call-options';
 import type { ActorOptions, ForkOptions, RunFilter, RunHandle, RunView, StartOptions, TxOptions, WorkflowRef } from '../interfaces';
 import { serializePayload } from '../schema/serializer';
 import { MAX_DURATION_MS } from '../schema/duration';
@@ -134,6 +134,7 @@ export class WorkflowClient {
    * nothing created.
    */
   async fork<O = unknown>(runId: string, opts: ForkOptions & ActorOptions): Promise<RunHandle<O>> {
+    checkForkOptions(opts);
     const source = await this.runs.brief(knownRunId(runId));
     if (!source) throw new RunNotFoundError(runId);
     const fromStep = checkpointKey(opts?.fromStep);

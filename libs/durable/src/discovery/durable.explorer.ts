@@ -10,6 +10,7 @@ import type { ChannelDefinition, DurableWorkflow, SignalDefinition, WorkflowOpti
 import type { ResolvedStepOptions } from '../runtime/execution';
 import { DEFAULT_RUN_RETRY, NO_RETRY, resolveRetryPolicy } from '../runtime/retry-policy';
 import { checkStepName } from '../runtime/checkpoint-keys';
+import { checkStepOptions } from '../runtime/step-options';
 import { runScope } from '../runtime/run-scope';
 import { checkName } from '../schema/define-signal';
 import { resolveScheduleSpec } from '../schema/schedule-spec';
@@ -113,6 +114,7 @@ export class DurableExplorer implements OnModuleInit {
       }
       if (instance[methodName] !== method) continue; // wrapped already (a provider listed twice)
       const name = checkStepName(checkName(step.name ?? methodName, 'step'), Boolean(step.options.key));
+      checkStepOptions(step.options, name);
       const options: ResolvedStepOptions = {
         ...step.options,
         resolvedRetry: resolveRetryPolicy(step.options.retry, NO_RETRY, `step "${name}"`),

@@ -6,6 +6,7 @@ import type { Tables } from './tables';
 import { RUN_STATUSES } from './run.repository';
 import { PLAIN_CLAIMABLE } from './sql/claim-runs.sql';
 import { listedStatus } from './sql/run-status.sql';
+import { waitingForSql } from './sql/wait-kinds.sql';
 
 export interface JournalDaysRows {
   today: string;
@@ -205,7 +206,7 @@ export class DashboardRepository {
     }
     const waitingByKind = {} as Record<WaitKind, number>;
     for (const kind of WAIT_KIND_NAMES) {
-      waitingByKind[kind] = await figure(row.by_kind[kind], waitKindCountedSql(kind), () => estimated.waitingByKind.push(kind));
+      waitingByKind[kind] = await figure(row.by_kind[kind], waitingForSql(kind), () => estimated.waitingByKind.push(kind));
     }
     const overdue = await figure(row.overdue, overdueWhereSql(Number(2 * sweepIntervalMs)), () => (estimated.overdue = true));
     return {
@@ -235,9 +236,6 @@ export class DashboardRepository {
 /** Runs of a status, as the overview counts them (statuses are our own constants: a literal). */
 const statusCountedSql = (status: RunStatus) => `${listedStatus()} = '${status}'`;
 
-/** Waiting runs of a wait kind, as the overview counts them (kinds are our own constants: a literal). */
-const waitKindCountedSql = (kind: WaitKind) => `status = 'waiting' AND wait_kind = '${kind}'`;
-
 /** Runs whose wake is overdue by more than `ms` (a parameter or a number) and that a claim would take. */
 const overdueWhereSql = (ms: string | number) => `wake_at < now() - ${ms} * interval '1 millisecond' AND ${PLAIN_CLAIMABLE}`;
 
@@ -263,7 +261,7 @@ export const statsSql = (t: Tables) => {
     `json_build_object(${values.map((v) => `'${v}', ${capped(where(v))}`).join(',\n          ')})`;
   return `SELECT now() AS now,
         ${counts(RUN_STATUSES, statusCountedSql)} AS by_status,
-        ${counts(WAIT_KIND_NAMES, waitKindCountedSql)} AS by_kind,
+        ${counts(WAIT_KIND_NAMES, waitingForSql)} AS by_kind,
         (SELECT row_to_json(o) FROM (SELECT id, workflow, wait FROM ${t.runs} WHERE ${listedStatus()} = 'waiting' ORDER BY "${t.schema}".wait_since(wait) LIMIT 1) o) AS oldest,
         ${capped(overdueWhereSql('$1'))} AS overdue,
         (SELECT min(wake_at) FROM ${t.runs} WHERE ${overdueWhereSql('$1')}) AS oldest_due,

@@ -12,6 +12,7 @@ import { claimRunsSql, PLAIN_CLAIMABLE } from './sql/claim-runs.sql';
 import { parkRunSql, scheduleRetrySql } from './sql/park-run.sql';
 import { releaseRunsSql, renewLeasesSql } from './sql/renew-leases.sql';
 import { listedStatus } from './sql/run-status.sql';
+import { waitingForSql } from './sql/wait-kinds.sql';
 import {
   CLAIMED_START_FIELDS,
   ClaimedStartRow,
@@ -622,7 +623,9 @@ export class RunRepository {
   /** Waiting runs by reason kind, and runs overdue by more than `overdueMs` (for the metrics' gauges). */
   async waitingFigures(overdueMs: number): Promise<{ waiting: Record<string, number>; overdue: number }> {
     const [row] = await this.db.query<{ waiting: Array<{ kind: string; n: number }>; overdue: number }>(
-      `SELECT (SELECT COALESCE(json_agg(json_build_object('kind', wait_kind, 'n', n)), '[]') FROM (SELECT wait_kind, count(*)::int AS n FROM ${this.db.tables.runs} WHERE status = 'waiting' GROUP BY wait_kind) k) AS waiting,
+      `SELECT (SELECT COALESCE(json_agg(json_build_object('kind', wait_kind, 'n', n)), '[]') FROM (
+                SELECT wait_kind, count(*)::int AS n FROM ${this.db.tables.runs} WHERE status = 'waiting' GROUP BY wait_kind
+                UNION ALL SELECT 'queue', count(*)::int FROM ${this.db.tables.runs} WHERE ${waitingForSql('queue')}) k) AS waiting,
               (SELECT count(*)::int FROM ${this.db.tables.runs} WHERE wake_at < now() - $1 * interval '1 millisecond' AND ${PLAIN_CLAIMABLE}) AS overdue`,
       [overdueMs],
     );
@@ -756,8 +759,7 @@ function runConditions(filter: RunFilter & { q?: string; waitingName?: string })
     if (!isWaitKind(filter.waitingFor))
       throw new InvalidArgumentError(`Unknown wait kind "${String(filter.waitingFor)}"; use one of ${WAIT_KIND_NAMES.join(', ')}.`);
     // A run waiting for a queue's slot is pending: its reason is read, not stored (see QueueReasons).
-    if (filter.waitingFor === 'queue') where.push(`status = 'pending' AND queue IS NOT NULL`);
-    else where.push(`status = 'waiting' AND wait_kind = ${param(filter.waitingFor)}`);
+    where.push(waitingForSql(filter.waitingFor)); // a registered kind: written in as a literal
   }
   if (filter.waitingName) {
     // Or an arm of a parked select (its wait_name is null): the signal or channel of that name.

@@ -1,6 +1,9 @@
 import { InvalidArgumentError } from '../errors';
 import type { RetryPolicy } from '../interfaces';
 import { toMs } from '../schema/duration';
+import { keysOf, unknownKey } from '../schema/known-keys';
+
+const RETRY_KEYS = keysOf<RetryPolicy>({ maxAttempts: true, initialDelay: true, backoffFactor: true, maxDelay: true });
 
 /** A RetryPolicy with every field settled, durations in milliseconds. */
 export interface ResolvedRetryPolicy {
@@ -16,6 +19,10 @@ export const NO_RETRY: ResolvedRetryPolicy = { maxAttempts: 1, initialDelayMs: 1
 /** Fills a policy from defaults and checks it, so that a bad policy fails at boot, not at the first failure. */
 export function resolveRetryPolicy(policy: RetryPolicy | undefined, defaults: ResolvedRetryPolicy, where: string): ResolvedRetryPolicy {
   if (!policy) return defaults;
+  // A misspelt field (`maxAtempts`) would leave its default: five attempts where one was meant.
+  const unknown = unknownKey(policy, RETRY_KEYS);
+  if (unknown !== undefined)
+    throw new InvalidArgumentError(`${where}: unknown retry option ${unknown}; a retry policy takes ${RETRY_KEYS.join(', ')}.`);
   const resolved: ResolvedRetryPolicy = {
     maxAttempts: policy.maxAttempts ?? defaults.maxAttempts,
     initialDelayMs: policy.initialDelay !== undefined ? toMs(policy.initialDelay, `${where} retry.initialDelay`) : defaults.initialDelayMs,

@@ -17,6 +17,7 @@ import type {
 } from '../interfaces';
 import { checkName } from '../schema/define-signal';
 import { toMs } from '../schema/duration';
+import { checkStepOptions } from './step-options';
 import { checkStepName } from './checkpoint-keys';
 import { NO_RETRY, resolveRetryPolicy } from './retry-policy';
 import type { Execution } from './execution';
@@ -49,6 +50,7 @@ export class DurableWorkflowContext implements WorkflowContext {
     checkName(name, 'step');
     if (runScope.getStore()?.inStep) return fn(); // a step inside a step is plain code
     checkStepName(name, Boolean(options.key));
+    checkStepOptions(options, name);
     // Checked before the step is looked up or run: a bad policy fails the run (InvalidArgumentError) and journals nothing.
     const resolved = options.retry ? { ...options, resolvedRetry: resolveRetryPolicy(options.retry, NO_RETRY, `step "${name}"`) } : options;
     return this.execution.step(name, fn, resolved, []);

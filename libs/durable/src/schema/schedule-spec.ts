@@ -159,13 +159,14 @@ export function slotsBetween(cron: Cron, after: Date, upTo: Date, max: number): 
 }
 
 /**
- * The slot's delay under a jitter: stable for a (schedule, slot), spread evenly up to the jitter (48 bits
- * of the hash: a jitter may be up to 100 years, past what 32 bits reach in milliseconds).
+ * The slot's delay under a jitter: a fraction of it stable for a (schedule, slot), spread evenly, so a jitter
+ * cut short (a late pass: SchedulePass) keeps the slot's place in it. 48 bits of the hash: a jitter may be up to
+ * 100 years, past what 32 bits reach in milliseconds.
  */
 export function jitterOf(name: string, slot: Date, jitterMs: number): number {
   if (jitterMs <= 0) return 0;
   const hash = createHash('sha256').update(`${name}\u0000${slot.toISOString()}`).digest();
-  return hash.readUIntBE(0, 6) % (jitterMs + 1);
+  return Math.floor((hash.readUIntBE(0, 6) / 2 ** 48) * (jitterMs + 1));
 }
 
 /** The input of a slot's run: the schedule's stored input (an object) with the slot as `scheduledAt`. */

@@ -16,7 +16,6 @@ export interface SlotsAfter {
  */
 export class SlotCalendar {
   private readonly known = new Map<string, SlotsAfter>();
-  private readonly next = new Map<string, Date | null>();
 
   constructor(
     readonly now: Date,
@@ -34,17 +33,6 @@ export class SlotCalendar {
       const slots = more ? upToOneMore.slice(0, this.max) : upToOneMore;
       found = { slots, next: more ? this.now : pattern.nextRun(slots.at(-1) ?? lastSlot), more };
       this.known.set(key, found);
-    }
-    return found;
-  }
-
-  /** The slot after `slot` (null: none), which a jittered run of `slot` starts before. */
-  following(cron: string, timezone: string, slot: Date): Date | null {
-    const key = `${timezone}\u0000${cron}\u0000${slot.getTime()}`;
-    let found = this.next.get(key);
-    if (found === undefined) {
-      found = cronOf(cron, timezone).nextRun(slot);
-      this.next.set(key, found);
     }
     return found;
   }

@@ -151,16 +151,14 @@ export function decide(row: DueSchedule, calendar: SlotCalendar): ScheduleFiring
   let unfinished = row.last_run_status !== null && UNFINISHED.has(row.last_run_status);
   let buffered = row.buffered_slot;
   let cancel: string | undefined;
-  const jitterMs = Number(row.jitter_ms);
-  // A jitter is cut to the gap before the next slot, as Temporal cuts it: a run still waiting for its start at
-  // the next slot would count as unfinished there, and that slot be skipped (or the run cancelled) unbegun.
-  const delayOf = (slot: Date) => {
-    const following = jitterMs > 0 ? calendar.following(row.cron, row.timezone, slot) : null;
-    return jitterOf(row.name, slot, following ? Math.min(jitterMs, following.getTime() - slot.getTime() - 1) : jitterMs);
-  };
+  // A jitter is cut to before the next slot still to come, as Temporal cuts it: a run still waiting for its
+  // start there would count as unfinished, and that slot be skipped (or the run cancelled) unbegun. The delay
+  // counts from this pass, so a late pass leaves less of the gap (none, past the next slot: `next` is now
+  // when the backlog was capped); the slot keeps its place in what is left (jitterOf).
+  const jitterMs = next ? Math.min(Number(row.jitter_ms), Math.max(0, next.getTime() - now.getTime() - 1)) : Number(row.jitter_ms);
   const start = (slot: Date) => {
     const id = slotRunId(row.name, slot);
-    runs.push({ id, input: slotRunInput(row.name, row.input, slot), delayMs: delayOf(slot) });
+    runs.push({ id, input: slotRunInput(row.name, row.input, slot), delayMs: jitterOf(row.name, slot, jitterMs) });
     started.push(slot);
     lastRunId = id;
     unfinished = true;

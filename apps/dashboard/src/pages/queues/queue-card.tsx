@@ -1,7 +1,7 @@
 import type { Queue } from '../../api/types';
 import { hrefFor } from '../../app/router';
 import { Panel } from '../../components/panel';
-import { formatSpan } from '../../lib/format';
+import { formatExactSpan } from '../../lib/format';
 import styles from './queues.module.css';
 
 const CAUSES = [
@@ -25,7 +25,7 @@ export function QueueCard({ queue }: { queue: Queue }) {
           {[
             queue.concurrency !== null && `${queue.concurrency} at once`,
             queue.partitionConcurrency !== null && `${queue.partitionConcurrency} per partition`,
-            queue.rateLimit && `${queue.rateLimit.limit} per ${formatSpan(queue.rateLimit.periodMs)}`,
+            queue.rateLimit && `${queue.rateLimit.limit} per ${formatExactSpan(queue.rateLimit.periodMs)}`,
           ]
             .filter(Boolean)
             .join(' · ') || 'no limit'}
@@ -52,7 +52,7 @@ export function QueueCard({ queue }: { queue: Queue }) {
               {queue.rateWindowUsed}
               <span className="muted"> / {queue.rateLimit.limit}</span>
             </div>
-            <div className="muted">begun in the last {formatSpan(queue.rateLimit.periodMs)}</div>
+            <div className="muted">begun in the last {formatExactSpan(queue.rateLimit.periodMs)}</div>
           </div>
         )}
       </div>

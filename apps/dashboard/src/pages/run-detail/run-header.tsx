@@ -77,6 +77,26 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
             </dd>
           </div>
         )}
+        {run.queue && (
+          <div data-testid="run-queue">
+            <dt>Queue</dt>
+            <dd>
+              <a href="#/queues">{run.queue}</a>
+              {run.partitionKey !== undefined && (
+                <span className="muted" data-testid="run-partition">
+                  {' '}
+                  · partition <span className="mono">{run.partitionKey}</span>
+                </span>
+              )}
+              {run.priority !== undefined && (
+                <span className="muted" title="0 is first, 1000 last; 100 by default" data-testid="run-priority">
+                  {' '}
+                  · priority {run.priority}
+                </span>
+              )}
+            </dd>
+          </div>
+        )}
         {run.forkedFrom && (
           <div data-testid="run-forked-from">
             <dt>Forked from</dt>

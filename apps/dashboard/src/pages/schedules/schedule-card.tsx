@@ -4,10 +4,18 @@ import { RunLink } from '../../components/run-link';
 import { StatusBadge } from '../../components/status-badge';
 import { TimeText } from '../../components/time-text';
 import { describeCron } from '../../lib/cron-text';
-import { plural } from '../../lib/format';
+import { formatExactSpan, plural } from '../../lib/format';
 import { FireTimeList } from './fire-time-list';
 import { ScheduleActions } from './schedule-actions';
 import styles from './schedules.module.css';
+
+/** What each overlap policy does with a slot while the last run is unfinished. */
+const OVERLAP_TEXT: Record<Schedule['overlap'], string> = {
+  skip: 'A slot while the last run is unfinished is skipped.',
+  bufferOne: 'One slot waits for the last run to end, then starts; further slots are skipped.',
+  allow: 'Every slot starts its run, beside an unfinished one.',
+  cancelOther: 'A slot cancels the unfinished run, then starts its own.',
+};
 
 /** A schedule: its cron in words, state, last run, next fire times, and the operator's actions. */
 export function ScheduleCard({ schedule }: { schedule: Schedule }) {
@@ -47,7 +55,25 @@ export function ScheduleCard({ schedule }: { schedule: Schedule }) {
             <dt>Workflow</dt>
             <dd className="mono">{schedule.workflow}</dd>
             <dt>Overlap</dt>
-            <dd>{schedule.overlap}</dd>
+            <dd title={OVERLAP_TEXT[schedule.overlap]} data-testid="schedule-overlap">
+              {schedule.overlap}
+            </dd>
+            <dt>Catch-up</dt>
+            <dd data-testid="schedule-catchup">
+              {schedule.catchup === 'latest' ? 'the latest missed slot' : 'every missed slot'} of the last{' '}
+              {formatExactSpan(schedule.catchupWindow)}
+            </dd>
+            {schedule.jitter > 0 && (
+              <>
+                <dt>Jitter</dt>
+                <dd
+                  data-testid="schedule-jitter"
+                  title="Each slot's run starts up to this much later (stable for the slot), before the next slot."
+                >
+                  up to {formatExactSpan(schedule.jitter)}
+                </dd>
+              </>
+            )}
             <dt>Source</dt>
             <dd>{schedule.source === 'decorator' ? '@Workflow decorator' : 'created through the API'}</dd>
             <dt>Last run</dt>

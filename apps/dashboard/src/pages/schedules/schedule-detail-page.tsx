@@ -1,6 +1,6 @@
 import { isApiError } from '../../api/client';
 import { useSchedule } from '../../api/schedules';
-import type { ScheduledRun } from '../../api/types';
+import type { Run } from '../../api/types';
 import { scheduleRunsHref } from '../../app/router';
 import { ErrorBox } from '../../components/error-box';
 import { Notice } from '../../components/notice';
@@ -47,7 +47,13 @@ export function ScheduleDetailPage({ name }: { name: string }) {
   );
 }
 
-function RecentRuns({ runs }: { runs: ScheduledRun[] }) {
+/** The slot a schedule's run was started for: its input's `scheduledAt` (a trigger's: the instant of the trigger). */
+function slotOf(run: Run): string | undefined {
+  const scheduledAt = (run.input as { scheduledAt?: unknown } | null)?.scheduledAt;
+  return typeof scheduledAt === 'string' ? scheduledAt : undefined;
+}
+
+function RecentRuns({ runs }: { runs: Run[] }) {
   if (runs.length === 0) return <p className={`muted ${styles.empty}`}>No run yet.</p>;
   return (
     <table data-testid="schedule-runs">
@@ -68,7 +74,7 @@ function RecentRuns({ runs }: { runs: ScheduledRun[] }) {
               <StatusBadge status={run.status} />
             </td>
             <td className={styles.nowrap}>
-              <TimeText iso={run.scheduledAt} mode="timestamp" />
+              <TimeText iso={slotOf(run)} mode="timestamp" data-testid="schedule-run-slot" />
             </td>
           </tr>
         ))}

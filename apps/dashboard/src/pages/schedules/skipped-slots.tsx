@@ -4,7 +4,8 @@ import styles from './schedules.module.css';
 
 const REASONS: Record<SkipReason, string> = {
   overlap: 'the previous run was still unfinished (overlap policy)',
-  missed: 'no instance was up, and the slot was outside the catch-up',
+  // A pass that finds several slots due (after downtime, or late) starts only those the catch-up policy keeps.
+  missed: "its time passed before a pass fired it, and the catch-up left it out (older than the window, or not the newest under 'latest')",
   paused: 'the schedule was paused',
 };
 

@@ -10,6 +10,13 @@ import type { Tables } from '../tables';
 /** One kind as an SQL literal. */
 export const waitKindSql = (kind: WaitKind) => `'${kind}'`;
 
+/**
+ * The runs waiting for `kind`: parked with it; for `queue`, pending in a queue (that reason is worked out
+ * when a run is read, never stored: a run waits for admission as `pending`, runs_queue_pending_idx).
+ */
+export const waitingForSql = (kind: WaitKind) =>
+  kind === 'queue' ? `status = 'pending' AND queue IS NOT NULL` : `status = 'waiting' AND wait_kind = ${waitKindSql(kind)}`;
+
 const anyOf = (column: string, kinds: readonly WaitKind[]) => `${column} = ANY(ARRAY[${kinds.map(waitKindSql).join(', ')}]::text[])`;
 
 /** True where `column` (a runs.wait_kind) is a kind that `source` wakes. */

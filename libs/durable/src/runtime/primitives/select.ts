@@ -3,6 +3,7 @@ import type { ChannelRef, ChildEnd, Duration, SelectArm, SelectArms, SelectOptio
 import type { SelectArmReason } from '../../wait-kinds/wait-kind.registry';
 import { checkName } from '../../schema/define-signal';
 import { toMs } from '../../schema/duration';
+import { keysOf, unknownKey } from '../../schema/known-keys';
 import { deserialize, serialize } from '../../schema/serializer';
 import { Execution, never } from '../execution';
 import { ExecutionChildHandle } from './children';
@@ -39,6 +40,7 @@ interface Ready {
 
 /** `deadline` is the select's own result key, so no arm may take it. */
 const DEADLINE = 'deadline';
+const SELECT_OPTION_KEYS = keysOf<SelectOptions>({ deadline: true });
 
 /**
  * The first of several things. The winner is checkpointed once under `select:<name>` and returned on
@@ -131,6 +133,9 @@ function checkedArms(execution: Execution, name: string, arms: SelectArms, opts:
   const entries = Object.entries(arms);
   if (!entries.length) throw new InvalidArgumentError(`select("${name}") needs at least one arm; got none.`);
   if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError(`select("${name}") options must be an object.`);
+  const unknown = unknownKey(opts, SELECT_OPTION_KEYS);
+  if (unknown !== undefined)
+    throw new InvalidArgumentError(`select("${name}"): unknown option ${unknown}; it takes ${SELECT_OPTION_KEYS.join(', ')}.`);
   if (opts.deadline !== undefined) checkInstant(opts.deadline, name, DEADLINE);
   for (const [arm, value] of entries) {
     if (arm === DEADLINE)

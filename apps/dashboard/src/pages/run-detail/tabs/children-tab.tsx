@@ -21,6 +21,18 @@ export function ChildrenTab({ runs }: { runs: ChildRun[] }) {
             <tr key={child.runId} data-testid="child-row" data-run-id={child.runId}>
               <td>
                 <RunLink runId={child.runId} copy />
+                {child.detached && (
+                  <>
+                    {' '}
+                    <span
+                      className={styles.detached}
+                      title="Started with { detached: true }: it keeps neither this run's deadline nor its cancel."
+                      data-testid="child-detached"
+                    >
+                      detached
+                    </span>
+                  </>
+                )}
               </td>
               <td>{child.workflow}</td>
               <td>

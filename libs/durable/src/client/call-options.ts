@@ -1,5 +1,6 @@
+// What WorkflowClient's start() and fork() take: each call's option names, checked before anything is read or written.
 import { InvalidArgumentError } from '../errors';
-import type { ActorOptions, StartOptions, TxOptions } from '../interfaces';
+import type { ActorOptions, ForkOptions, StartOptions, TxOptions } from '../interfaces';
 import { keysOf, unknownKey } from '../schema/known-keys';
 
 const START_OPTION_KEYS = keysOf<StartOptions & TxOptions & ActorOptions>({
@@ -30,4 +31,14 @@ export function checkStartOptions(opts: object): void {
   const unknown = unknownKey(opts, START_OPTION_KEYS);
   if (unknown !== undefined)
     throw new InvalidArgumentError(`Unknown start option ${unknown}; start() takes ${START_OPTION_KEYS.join(', ')}.`);
+}
+
+const FORK_OPTION_KEYS = keysOf<ForkOptions & ActorOptions>({ fromStep: true, runId: true, input: true, signals: true, actor: true });
+
+/** Refuses an option `fork()` does not have (`signal: 'all'` for `signals` would fork without the later signals). */
+export function checkForkOptions(opts: object): void {
+  if (!opts || typeof opts !== 'object')
+    throw new InvalidArgumentError(`fork() takes an options object with fromStep; got ${opts === null ? 'null' : typeof opts}.`);
+  const unknown = unknownKey(opts, FORK_OPTION_KEYS);
+  if (unknown !== undefined) throw new InvalidArgumentError(`Unknown fork option ${unknown}; fork() takes ${FORK_OPTION_KEYS.join(', ')}.`);
 }
