@@ -266,7 +266,7 @@ describe('fork: a new run from a step of another, the steps before it not run ag
     await expect(app.client.fork(source, { fromStep: 'close', signals: 'some' as never })).rejects.toThrow(InvalidArgumentError);
     // A misspelt signals would fork without the signals delivered after the step, without a word.
     await expect(app.client.fork(source, { fromStep: 'close', signal: 'all' } as never)).rejects.toThrow(
-      /Unknown fork option signal; fork\(\) takes fromStep, runId, input, signals, actor/,
+      /fork\(\): unknown option signal; it takes fromStep, runId, input, signals, actor/,
     );
     await expect(app.client.fork(source, { fromStep: '' })).rejects.toThrow(InvalidArgumentError);
     await expect(app.client.fork(source, { fromStep: 'x'.repeat(10_001) })).rejects.toThrow(/at most 10,000 characters/);

@@ -384,12 +384,13 @@ describe('migrations and boot', () => {
     // In a process of its own, so that nothing of another test's counts: its boot fails in a later provider.
     const child = spawnTs('test/fixtures/failing-boot.process.ts', { DATABASE_URL: databaseUrl(), SCHEMA: fresh() });
     let printed = '';
-    const failed = new Promise<void>((resolve) =>
+    const failed = new Promise<void>((resolve, reject) => {
       child.stdout!.on('data', (chunk: Buffer) => {
         printed += chunk.toString();
         if (printed.includes('\n')) resolve();
-      }),
-    );
+      });
+      child.once('close', (code) => reject(new Error(`the process exited (${code}) before it printed its failure: ${printed}`)));
+    });
     await failed;
     // Then it exits by itself, at once: no connection of the module's pool keeps it alive (idle ones would until
     // their idle timeout, 10 s on). What was alive at the failure is only a hint when it does not: a query of

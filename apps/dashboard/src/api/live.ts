@@ -11,6 +11,9 @@ import { queryKeys } from './query-keys';
 // fallback: the queries below ask for an interval (`usePollInterval`) only while the stream is down.
 // Tabs of one dashboard share one stream where the browser allows it (live-share.ts).
 
+/** The queries that poll on their own intervals (useLiveRefresh's `whileDown` and `whileLive` both given): a pause holds them too. */
+const HELD_BY_PAUSE = [queryKeys.schedules.all, queryKeys.queues, queryKeys.journal, [...queryKeys.stats, 'activity']];
+
 /** How often the runs, a run and the stats refresh themselves while the stream is down. */
 export const FALLBACK_POLL_MS = 2_000;
 /** The server pings every 15 s; a stream silent for this long is taken as dead and opened again. */
@@ -133,6 +136,8 @@ class LiveFeed {
     this.missed.clear();
     update({ paused: false, changedWhilePaused: 0 });
     this.changed('all');
+    // What the pause held beyond the runs (their own polls would catch up only at their next tick: 30 s for the journal).
+    for (const queryKey of HELD_BY_PAUSE) void this.client?.invalidateQueries({ queryKey });
   }
 
   /** Tries the stream again now rather than at the end of the backoff. */
@@ -262,19 +267,14 @@ export const pauseLiveUpdates = () => feed.pause();
 export const resumeLiveUpdates = () => feed.resume();
 export const retryLiveUpdates = () => feed.retryNow();
 
-/**
- * The lists (any of them may gain or lose a run), the stats, and the pages of the runs that changed or of
- * their parents; after a gap (opened, resumed), everything shown: a pause held the queues, schedules and
- * charts too, whose own polls would otherwise catch up only at their next tick.
- */
+/** The lists (any of them may gain or lose a run), the stats, and the pages of the runs that changed or of their parents. */
 function invalidate(client: QueryClient, changed: Changed): Promise<unknown> {
-  if (changed === 'all') return client.invalidateQueries();
   return Promise.all([
     client.invalidateQueries({ queryKey: queryKeys.runs.lists }),
     client.invalidateQueries({ queryKey: queryKeys.stats, exact: true }),
     client.invalidateQueries({
       queryKey: queryKeys.runs.details,
-      predicate: ({ queryKey }) => concerns(String(queryKey[queryKeys.runs.details.length]), changed),
+      predicate: ({ queryKey }) => changed === 'all' || concerns(String(queryKey[queryKeys.runs.details.length]), changed),
     }),
   ]);
 }

@@ -1,7 +1,7 @@
 // What WorkflowClient's start() and fork() take: each call's option names, checked before anything is read or written.
 import { InvalidArgumentError } from '../errors';
 import type { ActorOptions, ForkOptions, StartOptions, TxOptions } from '../interfaces';
-import { keysOf, unknownKey } from '../schema/known-keys';
+import { keysOf, refuseUnknownKeys } from '../schema/known-keys';
 
 const START_OPTION_KEYS = keysOf<StartOptions & TxOptions & ActorOptions>({
   runId: true,
@@ -28,9 +28,7 @@ const START_OPTION_KEYS = keysOf<StartOptions & TxOptions & ActorOptions>({
 export function checkStartOptions(opts: object): void {
   if (!opts || typeof opts !== 'object')
     throw new InvalidArgumentError(`start() takes an options object; got ${opts === null ? 'null' : typeof opts}.`);
-  const unknown = unknownKey(opts, START_OPTION_KEYS);
-  if (unknown !== undefined)
-    throw new InvalidArgumentError(`Unknown start option ${unknown}; start() takes ${START_OPTION_KEYS.join(', ')}.`);
+  refuseUnknownKeys(opts, START_OPTION_KEYS, 'start()');
 }
 
 const FORK_OPTION_KEYS = keysOf<ForkOptions & ActorOptions>({ fromStep: true, runId: true, input: true, signals: true, actor: true });
@@ -39,6 +37,5 @@ const FORK_OPTION_KEYS = keysOf<ForkOptions & ActorOptions>({ fromStep: true, ru
 export function checkForkOptions(opts: object): void {
   if (!opts || typeof opts !== 'object')
     throw new InvalidArgumentError(`fork() takes an options object with fromStep; got ${opts === null ? 'null' : typeof opts}.`);
-  const unknown = unknownKey(opts, FORK_OPTION_KEYS);
-  if (unknown !== undefined) throw new InvalidArgumentError(`Unknown fork option ${unknown}; fork() takes ${FORK_OPTION_KEYS.join(', ')}.`);
+  refuseUnknownKeys(opts, FORK_OPTION_KEYS, 'fork()');
 }

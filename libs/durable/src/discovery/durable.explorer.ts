@@ -15,7 +15,7 @@ import { runScope } from '../runtime/run-scope';
 import { checkName } from '../schema/define-signal';
 import { resolveScheduleSpec } from '../schema/schedule-spec';
 import { toMs } from '../schema/duration';
-import { keysOf, unknownKey } from '../schema/known-keys';
+import { keysOf, refuseUnknownKeys } from '../schema/known-keys';
 import { DurableMetadataAccessor } from './durable-metadata.accessor';
 import { WorkflowRegistry } from '../runtime/workflow.registry';
 
@@ -74,11 +74,7 @@ export class DurableExplorer implements OnModuleInit {
     }
     const workflowName = checkName(name ?? metatype.name, 'workflow');
     // A misspelt option (`timout`) would be ignored: runs without the deadline, queue or retries meant for them.
-    const unknown = unknownKey(options, WORKFLOW_OPTION_KEYS);
-    if (unknown !== undefined)
-      throw new InvalidArgumentError(
-        `Workflow "${workflowName}": unknown option ${unknown}; @Workflow takes ${WORKFLOW_OPTION_KEYS.join(', ')}.`,
-      );
+    refuseUnknownKeys(options, WORKFLOW_OPTION_KEYS, `Workflow "${workflowName}"`);
     const timeoutMs = options.timeout === undefined ? undefined : toMs(options.timeout, `Workflow "${workflowName}" timeout`);
     // 0 is refused as a start's timeout is: every run would be past its deadline as it began.
     if (timeoutMs !== undefined && timeoutMs <= 0)

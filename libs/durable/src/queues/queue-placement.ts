@@ -2,7 +2,7 @@ import { InvalidArgumentError } from '../errors';
 import type { QueueStartOptions } from '../interfaces';
 import { toMs } from '../schema/duration';
 import { isStorableText } from '../schema/define-signal';
-import { keysOf, unknownKey } from '../schema/known-keys';
+import { keysOf, refuseUnknownKeys } from '../schema/known-keys';
 import type { ResolvedQueue } from './queue-config';
 import { queueNamed } from './queue-config';
 
@@ -65,9 +65,7 @@ function debounceOf(
   if (!debounce || typeof debounce !== 'object')
     throw new InvalidArgumentError("The start option debounce must be { key, delay, maxDelay? }, e.g. { key: 'user-42', delay: '5s' }.");
   // A misspelt maxDelay would be dropped, and a steady stream of starts put the run off for ever.
-  const unknown = unknownKey(debounce, DEBOUNCE_KEYS);
-  if (unknown !== undefined)
-    throw new InvalidArgumentError(`The start option debounce has no field ${unknown}; it takes ${DEBOUNCE_KEYS.join(', ')}.`);
+  refuseUnknownKeys(debounce, DEBOUNCE_KEYS, 'The start option debounce');
   const key = debounce.key;
   if (typeof key !== 'string' || key.length === 0 || key.length > 200 || !isStorableText(key))
     throw new InvalidArgumentError('The start option debounce needs a key: a non-empty string of at most 200 characters, without NUL.');

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors';
 import type { RetryPolicy } from '../interfaces';
 import { toMs } from '../schema/duration';
-import { keysOf, unknownKey } from '../schema/known-keys';
+import { keysOf, refuseUnknownKeys } from '../schema/known-keys';
 
 const RETRY_KEYS = keysOf<RetryPolicy>({ maxAttempts: true, initialDelay: true, backoffFactor: true, maxDelay: true });
 
@@ -20,9 +20,7 @@ export const NO_RETRY: ResolvedRetryPolicy = { maxAttempts: 1, initialDelayMs: 1
 export function resolveRetryPolicy(policy: RetryPolicy | undefined, defaults: ResolvedRetryPolicy, where: string): ResolvedRetryPolicy {
   if (!policy) return defaults;
   // A misspelt field (`maxAtempts`) would leave its default: five attempts where one was meant.
-  const unknown = unknownKey(policy, RETRY_KEYS);
-  if (unknown !== undefined)
-    throw new InvalidArgumentError(`${where}: unknown retry option ${unknown}; a retry policy takes ${RETRY_KEYS.join(', ')}.`);
+  refuseUnknownKeys(policy, RETRY_KEYS, `${where} retry`);
   const resolved: ResolvedRetryPolicy = {
     maxAttempts: policy.maxAttempts ?? defaults.maxAttempts,
     initialDelayMs: policy.initialDelay !== undefined ? toMs(policy.initialDelay, `${where} retry.initialDelay`) : defaults.initialDelayMs,

@@ -1,3 +1,5 @@
+import { InvalidArgumentError } from '../errors';
+
 /**
  * The keys an options type takes, listed once: `keysOf<QueueOptions>({ concurrency: true, … })` stops
  * compiling when the type gains or loses one.
@@ -10,3 +12,13 @@ export const keysOf = <T>(keys: Record<keyof T, true>): readonly string[] => Obj
  */
 export const unknownKey = (given: object, known: readonly string[]): string | undefined =>
   Object.keys(given).find((key) => !known.includes(key));
+
+/**
+ * Throws InvalidArgumentError naming the first key of `given` that `known` lacks: "`where`: unknown option
+ * `key`; it takes …". Checked at the call, on every execution of a run's code (a replay too): a run in flight
+ * whose code passes a misspelt option fails at its next execution, and is retried once the code is fixed.
+ */
+export function refuseUnknownKeys(given: object, known: readonly string[], where: string): void {
+  const unknown = unknownKey(given, known);
+  if (unknown !== undefined) throw new InvalidArgumentError(`${where}: unknown option ${unknown}; it takes ${known.join(', ')}.`);
+}

@@ -3,7 +3,7 @@ import { InvalidArgumentError } from '../../errors';
 import type { ChildHandle, ChildResult, ChildStartOptions, WorkflowRef } from '../../interfaces';
 import type { StoredChild, StoredStep } from '../../persistence/journal.repository';
 import { checkName } from '../../schema/define-signal';
-import { keysOf, unknownKey } from '../../schema/known-keys';
+import { keysOf, refuseUnknownKeys } from '../../schema/known-keys';
 import { Execution, never } from '../execution';
 import { deserialize, serialize } from '../../schema/serializer';
 
@@ -22,6 +22,7 @@ export async function startChild<I, O>(
   if (!execution.isActive) return never();
   await execution.enter('startChild');
   const step = checkName(opts?.step, 'child step');
+  refuseUnknownKeys(opts, CHILD_OPTION_KEYS, `startChild("${step}")`);
   if (opts.detached !== undefined && typeof opts.detached !== 'boolean')
     throw new InvalidArgumentError(`startChild("${step}"): detached must be a boolean; got ${typeof opts.detached}.`);
   const key = `child:${step}`;
@@ -29,10 +30,6 @@ export async function startChild<I, O>(
   // A fork reuses the children its source spawned before the fork's step: the stored spawn names them.
   const childId = stored ? deserialize<{ runId: string }>(stored.result).runId : `${execution.runId}/${step}`;
   if (!stored) {
-    // Only at the spawn: a replay of one journaled before the check existed goes on as it began.
-    const unknown = unknownKey(opts, CHILD_OPTION_KEYS);
-    if (unknown !== undefined)
-      throw new InvalidArgumentError(`startChild("${step}"): unknown option ${unknown}; it takes ${CHILD_OPTION_KEYS.join(', ')}.`);
     const workflow = execution.deps.registry.resolve(ref as WorkflowRef<unknown, unknown>);
     const started = await execution.deps.children.startChild({
       parentId: execution.runId,

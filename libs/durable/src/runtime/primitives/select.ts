@@ -3,7 +3,7 @@ import type { ChannelRef, ChildEnd, Duration, SelectArm, SelectArms, SelectOptio
 import type { SelectArmReason } from '../../wait-kinds/wait-kind.registry';
 import { checkName } from '../../schema/define-signal';
 import { toMs } from '../../schema/duration';
-import { keysOf, unknownKey } from '../../schema/known-keys';
+import { keysOf, refuseUnknownKeys } from '../../schema/known-keys';
 import { deserialize, serialize } from '../../schema/serializer';
 import { Execution, never } from '../execution';
 import { ExecutionChildHandle } from './children';
@@ -133,9 +133,7 @@ function checkedArms(execution: Execution, name: string, arms: SelectArms, opts:
   const entries = Object.entries(arms);
   if (!entries.length) throw new InvalidArgumentError(`select("${name}") needs at least one arm; got none.`);
   if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError(`select("${name}") options must be an object.`);
-  const unknown = unknownKey(opts, SELECT_OPTION_KEYS);
-  if (unknown !== undefined)
-    throw new InvalidArgumentError(`select("${name}"): unknown option ${unknown}; it takes ${SELECT_OPTION_KEYS.join(', ')}.`);
+  refuseUnknownKeys(opts, SELECT_OPTION_KEYS, `select("${name}")`);
   if (opts.deadline !== undefined) checkInstant(opts.deadline, name, DEADLINE);
   for (const [arm, value] of entries) {
     if (arm === DEADLINE)
