@@ -395,7 +395,7 @@ describe('migrations and boot', () => {
     // Then it exits by itself, at once: no connection of the module's pool keeps it alive (idle ones would until
     // their idle timeout, 10 s on). What was alive at the failure is only a hint when it does not: a query of
     // another provider's init may still be in flight then, and end after (asserting on it failed 1 time in 5).
-    const code = await exited(child, 5_000).catch((e: Error) => {
+    const code = await exited(child, 8_000).catch((e: Error) => {
       throw new Error(`${e.message}; at the failure it printed ${printed}`);
     });
     expect(code).toBe(0);

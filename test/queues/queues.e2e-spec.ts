@@ -238,7 +238,7 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     expect(await maxOverlap(db, true)).toBe(1);
   });
 
-  it("a child placed in a tenant's partition (startChild's partitionKey and priority) waits for its partition's slot; a child of an unqueued workflow given a partition is refused, naming the option", async () => {
+  it("a child placed in a tenant's partition (startChild's partitionKey and priority) waits for its partition's slot; a child of an unqueued workflow given a partition, a misspelt startChild option and a misspelt ctx.step option are refused, naming the option", async () => {
     const schema = await fresh();
     const app = await boot(schema);
     try {

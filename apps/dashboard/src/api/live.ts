@@ -7,8 +7,9 @@ import { queryKeys } from './query-keys';
 
 // Live updates: while the dashboard is open it listens to GET /api/events (server-sent events, read
 // with fetch so that the Authorization header goes along) and, when runs change, refreshes the queries
-// that show them: the runs lists, the stats, and the page of a run that changed. Polling is only the
-// fallback: the queries below ask for an interval (`usePollInterval`) only while the stream is down.
+// that show them: the runs lists, the stats, and the page of a run that changed. Those poll only while the
+// stream is down (`useLiveRefresh`); what changes with no run event (queues, schedules, journal, charts) polls
+// on its own interval either way. A pause holds both.
 // Tabs of one dashboard share one stream where the browser allows it (live-share.ts).
 
 /** The queries that poll on their own intervals (useLiveRefresh's `whileDown` and `whileLive` both given): a pause holds them too. */
@@ -131,7 +132,7 @@ class LiveFeed {
     update({ paused: true, changedWhilePaused: 0 });
   }
 
-  /** Back to live (or to the fallback's polling), refreshing everything shown: it may have changed meanwhile. */
+  /** Back to live (or to the fallback's polling), refreshing what the pause held: it may have changed meanwhile. */
   resume(): void {
     this.missed.clear();
     update({ paused: false, changedWhilePaused: 0 });

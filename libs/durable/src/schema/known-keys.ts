@@ -15,8 +15,9 @@ export const unknownKey = (given: object, known: readonly string[]): string | un
 
 /**
  * Throws InvalidArgumentError naming the first key of `given` that `known` lacks: "`where`: unknown option
- * `key`; it takes …". Checked at the call, on every execution of a run's code (a replay too): a run in flight
- * whose code passes a misspelt option fails at its next execution, and is retried once the code is fixed.
+ * `key`; it takes …". Checked where the call is made, each time a run's code makes it (a decided select replays
+ * before it reads its options): a run in flight whose code passes a misspelt option fails at its next execution,
+ * and is retried once the code is fixed.
  */
 export function refuseUnknownKeys(given: object, known: readonly string[], where: string): void {
   const unknown = unknownKey(given, known);

@@ -109,7 +109,7 @@ export class SchedulePass {
       this.telemetry.started(fired.started);
       this.telemetry.ended('cancelled', fired.ended);
       this.worker.revoke(fired.cancelled); // as a trigger's cancel: an execution here stops now, not at its next write or renewal
-      // A jittered run starts at its instant, as a client's delayed start does, not at the next sweep after it.
+      // A jittered run starts at its instant (within the wake timer's minute), as a client's delayed start does, not at the next sweep after it.
       for (const at of fired.startsAt) this.worker.wakeAt(at);
       return seen === SCHEDULES_PER_TRANSACTION;
     };
