@@ -440,6 +440,9 @@ describe.each(PLATFORMS)('dashboard REST API on %s', (platform) => {
     expect(review).toEqual({
       name: 'review',
       retry: { maxAttempts: 5 },
+      queue: null,
+      timeoutMs: null,
+      deadlineGraceMs: 30_000,
       signals: [{ name: 'approval', jsonSchema: expect.objectContaining({ type: 'object' }) }],
       channels: [{ name: 'events', jsonSchema: expect.objectContaining({ type: 'object' }) }],
     });

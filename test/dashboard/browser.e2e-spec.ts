@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
+import { DurableWorkflow, Workflow, WorkflowContext } from 'nestjs-durable';
 import { Breaks, NapLong, operatorWorkflows, ParentOfReview, RefundReview, Review } from '../fixtures/operator.workflows';
 import { dashboardSuite } from '../setup/browser';
 import { DurableTestApp, eventually, PLATFORMS, uniqueSchema } from '../setup/durable-app';
@@ -10,9 +11,18 @@ const TOKEN = 'browser-token-0123456789abcdef';
 /** Screenshots go to SCREENSHOTS (docs/images when refreshing the docs), else to a temporary folder. */
 const SHOTS = process.env.SCREENSHOTS ?? join(tmpdir(), 'durable-screenshots');
 
+/** A workflow with a timeout of its own: the start form says what a start without one gets. */
+@Workflow('timed', { timeout: '90m', deadlineGrace: '1m' })
+class Timed implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    await ctx.sleep('wait', '1h');
+    return 'done';
+  }
+}
+
 // The core flows on both HTTP platforms: serving the page, signing in, a signal through the form, a bulk action.
 describe.each(PLATFORMS)('dashboard in a real browser on %s', (platform) => {
-  const suite = dashboardSuite({ schema: uniqueSchema(), token: TOKEN, providers: operatorWorkflows, platform });
+  const suite = dashboardSuite({ schema: uniqueSchema(), token: TOKEN, providers: [...operatorWorkflows, Timed], platform });
   const { db } = suite;
   let t: DurableTestApp;
   let page: Page;
@@ -132,6 +142,58 @@ describe.each(PLATFORMS)('dashboard in a real browser on %s', (platform) => {
     const row = page.locator(`[data-testid=run-row][data-run-id="${runId}"]`);
     await expect(row.getByTestId('wait-reason').innerText()).resolves.toMatch(/^delayed start, starts in 9 min( \d{1,2} s)?$/);
     await t.client.cancel(runId);
+  });
+
+  it("starts a run with a timeout and business keys, or at an instant; the workflow's own timeout is shown; a delay and an instant both, or a word that is not a key, are refused before sending", async () => {
+    await page.getByTestId('nav-workflows').click();
+    const card = page.locator('[data-testid=workflow][data-name="timed"]');
+    await expect(card.getByTestId('workflow-timeout').innerText()).resolves.toBe('timeout 1 h 30 min');
+    await expect(card.getByTestId('workflow-timeout').getAttribute('title')).resolves.toContain('after 1 min of grace');
+    await page.getByTestId('start-workflow').selectOption('timed');
+    await expect(page.getByTestId('start-timeout-hint').innerText()).resolves.toMatch(
+      /1 min of grace.*empty: the workflow's own, 1 h 30 min/s,
+    );
+    await page.getByTestId('start-input').fill('null');
+    await page.getByTestId('start-timeout').fill('2h');
+    await page.getByTestId('start-keys').fill('orderId:W-1 note:"two words"');
+    const before = Date.now();
+    await page.getByTestId('start-submit').click();
+    await page.waitForURL(/#\/runs\/[^?]+$/);
+    const after = Date.now();
+    const timed = await t.client.getRun(decodeURIComponent(page.url().split('#/runs/')[1]));
+    expect(timed.keys).toEqual({ orderId: 'W-1', note: 'two words' });
+    // Its own 2 h, not the workflow's 90 min: counted from its start, on the database's clock (a second's leeway each side).
+    expect(timed.deadline!.getTime()).toBeGreaterThanOrEqual(before + 7_200_000 - 1_000);
+    expect(timed.deadline!.getTime()).toBeLessThanOrEqual(after + 7_200_000 + 1_000);
+    await t.client.cancel(timed.runId);
+
+    await page.getByTestId('nav-workflows').click();
+    await page.getByTestId('start-workflow').selectOption('nap-long');
+    await page.getByTestId('start-input').fill('null');
+    await expect(page.getByTestId('start-timeout-hint').innerText()).resolves.toContain('empty: none (the workflow has no timeout)');
+    // An hour ahead, as the browser's zone writes it in the input (to the second).
+    const at = Math.ceil((Date.now() + 3_600_000) / 1_000) * 1_000;
+    const local = await page.evaluate((ms) => {
+      const d = new Date(ms);
+      const pad = (n: number) => String(n).padStart(2, '0');
+      return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+    }, at);
+    await page.getByTestId('start-delay').fill('10m');
+    await page.getByTestId('start-at').fill(local);
+    await page.getByTestId('start-keys').fill('orderId:W-2 oops');
+    const error = page.getByTestId('start-error');
+    await expect(error.innerText()).resolves.toMatch(/a delay or an instant to start at, not both/);
+    await expect(error.innerText()).resolves.toContain('"oops" is not one');
+    await expect(page.getByTestId('start-submit').isDisabled()).resolves.toBe(true);
+    await page.getByTestId('start-delay').fill('');
+    await page.getByTestId('start-keys').fill('');
+    await expect(error.count()).resolves.toBe(0);
+    await page.getByTestId('start-submit').click();
+    await page.waitForURL(/#\/runs\/[^?]+$/);
+    const delayed = await t.client.getRun(decodeURIComponent(page.url().split('#/runs/')[1]));
+    expect(delayed.waiting).toMatchObject({ kind: 'start' });
+    expect((delayed.waiting as { until: Date }).until.getTime()).toBe(at);
+    await t.client.cancel(delayed.runId);
   });
 
   it('takes the screenshots of the main pages for the docs', async () => {

@@ -1,5 +1,5 @@
 import type { Page } from 'playwright-core';
-import { DurableWorkflow, NonRetryableError, Workflow, WorkflowContext } from 'nestjs-durable';
+import { DeadlineExceededError, DurableWorkflow, NonRetryableError, Workflow, WorkflowContext } from 'nestjs-durable';
 import { dashboardSuite } from '../setup/browser';
 import { DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
@@ -41,6 +41,19 @@ export class SleepsAnHour implements DurableWorkflow<null, unknown> {
   }
 }
 
+/** Cleans up past its deadline: it catches the DeadlineExceededError and waits for the cleanup's end, in its grace. */
+@Workflow('cleans-up', { deadlineGrace: '10m' })
+export class CleansUp implements DurableWorkflow<null, unknown> {
+  async run(_: null, ctx: WorkflowContext) {
+    try {
+      return await ctx.waitForSignal('go');
+    } catch (error) {
+      if (!(error instanceof DeadlineExceededError)) throw error;
+      return ctx.waitForSignal('cleaned');
+    }
+  }
+}
+
 /** A run waiting for its signal, with a deadline an hour ahead. */
 async function startRacing(t: DurableTestApp) {
   const run = await t.client.start(AwaitGo, null, { deadline: new Date(Date.now() + HOUR) });
@@ -58,7 +71,7 @@ describe('a run deadline on the dashboard, in a real browser', () => {
   const suite = dashboardSuite({
     schema: uniqueSchema(),
     token: TOKEN,
-    providers: [AwaitGo, SpawnDetached, FailsAtOnce],
+    providers: [AwaitGo, SpawnDetached, FailsAtOnce, CleansUp],
     options: { inlineWaitMs: 0 },
     page: { timezoneId: 'UTC' },
   });
@@ -103,6 +116,29 @@ describe('a run deadline on the dashboard, in a real browser', () => {
     await fact.waitFor({ state: 'detached' });
     await expect(page.getByTestId('deadline-clear').count()).resolves.toBe(0);
     await expect(change.last().innerText()).resolves.toMatch(/ to none$/);
+    await t.client.cancel(run.runId);
+  });
+
+  it('a run past its deadline, cleaning up in its grace, shows when it will be failed; one before its deadline shows nothing of it', async () => {
+    const run = await t.client.start(CleansUp, null, { deadline: new Date(Date.now() + HOUR) });
+    const waitsFor = async (name: string) => {
+      const waiting = (await t.client.getRun(run.runId)).waiting;
+      return waiting?.kind === 'signal' && waiting.name === name;
+    };
+    await eventually(() => waitsFor('go'), 'the run to wait for go');
+    await openRun(run.runId);
+    await page.getByTestId('run-deadline').waitFor();
+    await expect(page.getByTestId('deadline-grace').count()).resolves.toBe(0);
+
+    await t.client.setDeadline(run.runId, new Date(Date.now() - MINUTE)); // counts as now: the awaited call throws
+    await eventually(() => waitsFor('cleaned'), 'the run to clean up');
+    const deadline = (await stored(run.runId))!;
+    const grace = page.getByTestId('deadline-grace');
+    await grace.waitFor();
+    expect(Date.parse((await grace.getAttribute('data-iso'))!)).toBe(deadline + 10 * MINUTE);
+    await expect(grace.innerText()).resolves.toBe(
+      `· failed at ${new Date(deadline + 10 * MINUTE).toISOString().slice(0, 19).replace('T', ' ')} unless it ends first (10 min of grace to clean up)`,
+    );
     await t.client.cancel(run.runId);
   });
 

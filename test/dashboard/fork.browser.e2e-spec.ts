@@ -168,7 +168,18 @@ describe('rerun from a step (fork) on the dashboard, in a real browser', () => {
     const source = await failedOrder(t, 'A-4');
     const fork = await t.client.fork(source, { fromStep: 'close' });
     await openRun(source, 'history');
-    await expect(page.getByTestId('run-forks').locator('a').innerText()).resolves.toBe(fork.runId);
+    await expect(page.getByTestId('run-forks').locator('a').first().innerText()).resolves.toBe(fork.runId);
+    // Its forks listed in the runs list, under a filter of their own, which can be lifted.
+    await page.getByTestId('run-forks-list').click();
+    await page.waitForURL((url) => url.hash.includes(`forkedFrom=${encodeURIComponent(source)}`));
+    await expect(page.getByTestId('filter-forked-from').locator('a').first().innerText()).resolves.toBe(source);
+    const rows = page.getByTestId('run-row');
+    await rows.first().waitFor();
+    await expect(rows.evaluateAll((all) => all.map((row) => row.getAttribute('data-run-id')))).resolves.toEqual([fork.runId]);
+    await page.getByTestId('filter-forked-from-clear').click();
+    await page.waitForURL((url) => !url.hash.includes('forkedFrom'));
+    await expect(page.getByTestId('filter-forked-from').count()).resolves.toBe(0);
+    await openRun(source, 'history');
     const forked = page.locator('[data-testid=history-row][data-event=forked]').getByTestId('fork-link');
     await expect(forked.innerText()).resolves.toBe(`as ${fork.runId}, from close`);
 

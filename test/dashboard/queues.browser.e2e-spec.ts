@@ -61,6 +61,13 @@ describe('the Queues page in a real browser', () => {
     const [{ id }] = await db.query<{ id: string }>(`SELECT id FROM durable.runs WHERE partition_key = 'globex'`);
     await page.goto(`${app.url}/durable/#/runs/${encodeURIComponent(id)}`);
     await expect(page.getByTestId('run-queue').locator('dd').innerText()).resolves.toBe('llm · partition globex · priority 100');
+
+    // The workflow's card names its queue, and leads to the queues page.
+    await page.getByTestId('nav-workflows').click();
+    const queued = page.locator('[data-testid=workflow][data-name="llm-call"]').getByTestId('workflow-queue');
+    await expect(queued.innerText()).resolves.toBe('queue llm');
+    await queued.click();
+    await card.waitFor();
   });
 
   it("polls a queue's load every 3 s while live, holds it while paused, and catches up on resume", async () => {

@@ -84,6 +84,14 @@ export class Many implements DurableWorkflow<null, unknown> {
   }
 }
 
+/** Branches on a patch: the journal says which path it took. */
+@Workflow('rp-patched')
+export class Patched implements DurableWorkflow<null, boolean> {
+  async run(_: null, ctx: WorkflowContext) {
+    return ctx.patched('fast-lane');
+  }
+}
+
 /** The page's globals read here; the suites compile without the DOM library. */
 interface InPage {
   document: { querySelectorAll(selector: string): ArrayLike<{ getBoundingClientRect(): { height: number } }> };
@@ -96,7 +104,7 @@ describe('the run page: timeline, step names, failures, actions, schema forms; t
   const suite = dashboardSuite({
     schema: uniqueSchema(),
     token: TOKEN,
-    providers: [Packer, Timeline, Fails, Decide, Pay, Many],
+    providers: [Packer, Timeline, Fails, Decide, Pay, Many, Patched],
     options: { inlineWaitMs: 100 },
   });
   const { db } = suite;
@@ -193,6 +201,26 @@ describe('the run page: timeline, step names, failures, actions, schema forms; t
     await expect(name('sleep:nap').innerText()).resolves.toMatch(/^sleep nap\s+sleep:nap$/);
     await expect(name('finish').innerText()).resolves.toBe('finish');
     await expect(name('finish').getAttribute('title')).resolves.toBeNull();
+  });
+
+  it('says which path a patch took in the journal: the new one, or the old one for a run that had gone past it', async () => {
+    const run = await t.client.start(Patched, null);
+    await expect(run.result({ timeout: '10s' })).resolves.toBe(true);
+    await openRun(run.runId, 'journal');
+    const decision = page.locator('[data-testid=journal-step][data-key="patch:fast-lane"]').getByTestId('patch-decision');
+    await expect(decision.textContent()).resolves.toBe('new path');
+    // The old path, as a run past the patch point records it (its stored answer false).
+    const [stored] = await db.query<{ result: string }>(`SELECT result FROM durable.steps WHERE run_id = $1 AND key = 'patch:fast-lane'`, [
+      run.runId,
+    ]);
+    expect(stored.result).toContain('true');
+    await db.query(`UPDATE durable.steps SET result = $2 WHERE run_id = $1 AND key = 'patch:fast-lane'`, [
+      run.runId,
+      stored.result.replace('true', 'false'),
+    ]);
+    await page.reload();
+    await expect(decision.textContent()).resolves.toBe('old path');
+    await expect(decision.getAttribute('title')).resolves.toContain('keeps the old path');
   });
 
   it('shows a failed run with the step it failed in and its stack, folded, in the header and in the journal', async () => {

@@ -237,8 +237,18 @@ describe('the Schedules page in a real browser', () => {
       await page.goto(`${t.url}/durable/#/schedules`);
       await card('retired').getByTestId('workflow-missing').waitFor();
       await expect(card('retired').getByTestId('schedule-state').innerText()).resolves.toBe('held');
-      // Held reads paused, but a resume would not make it fire: neither pause nor resume is offered.
-      await expect(card('retired').locator('[data-testid=schedule-resume], [data-testid=schedule-pause]').count()).resolves.toBe(0);
+      // Held reads paused; its operator's pause is its own, set and cleared under the hold (it stays paused once its
+      // workflow is back, or not): Pause is offered, saying it is held.
+      const pause = card('retired').getByTestId('schedule-pause');
+      await expect(pause.getAttribute('title')).resolves.toContain('It is held too');
+      await pause.click();
+      await card('retired').getByTestId('schedule-resume').waitFor();
+      await expect(card('retired').getByTestId('schedule-state').innerText()).resolves.toBe('held · paused');
+      expect(await db.count('schedules', `name = 'retired' AND paused AND workflow_missing`)).toBe(1);
+      await card('retired').getByTestId('schedule-resume').click();
+      await card('retired').getByTestId('schedule-pause').waitFor();
+      await expect(card('retired').getByTestId('schedule-state').innerText()).resolves.toBe('held');
+      expect(await db.count('schedules', `name = 'retired' AND NOT paused AND workflow_missing`)).toBe(1);
       await card('elsewhere').waitFor();
       await expect(card('elsewhere').getByTestId('schedule-state').innerText()).resolves.toBe('active');
       await expect(card('elsewhere').getByTestId('workflow-missing').count()).resolves.toBe(0);

@@ -313,13 +313,13 @@ describe('migrations and boot', () => {
     }
     // A misspelt option would be ignored, and its default taken without a word.
     expect(() => DurableModule.forRoot({ connection: databaseUrl(), retention: { completed: '30d', canceled: '30d' } } as never)).toThrow(
-      /DurableModule option retention has no canceled; it takes completed, failed, cancelled, intervalMs, batchSize/,
+      /DurableModule option retention: unknown option canceled; it takes completed, failed, cancelled, intervalMs, batchSize/,
     );
     expect(() => DurableModule.forRoot({ connection: databaseUrl(), workers: { concurrency: 4 } } as never)).toThrow(
-      /DurableModule has no option workers; it takes connection, schema, /,
+      /DurableModule: unknown option workers; it takes connection, schema, /,
     );
     expect(() => DurableModule.forRoot({ connection: databaseUrl(), worker: { concurency: 4 } } as never)).toThrow(
-      /DurableModule option worker has no concurency; it takes enabled, concurrency/,
+      /DurableModule option worker: unknown option concurency; it takes enabled, concurrency/,
     );
   });
 

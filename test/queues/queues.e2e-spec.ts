@@ -840,8 +840,8 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       [{ 'bad name': {} }, 'Queue name "bad name"'],
       [{ q: { rateLimit: { limit: 5, period: 0 } } }, 'Queue "q": rateLimit.period must be at least 1 ms; got 0'],
       [{ q: { rateLimit: { limit: 5, period: '0.4ms' } } }, 'Queue "q": rateLimit.period must be at least 1 ms; got 0.4ms'],
-      [{ q: { concurency: 5 } }, 'Queue "q": unknown option concurency; a queue takes concurrency, partitionConcurrency, rateLimit'],
-      [{ q: { rateLimit: { limit: 5, period: '1s', burst: 2 } } }, 'Queue "q": unknown option rateLimit.burst'],
+      [{ q: { concurency: 5 } }, 'Queue "q": unknown option concurency; it takes concurrency, partitionConcurrency, rateLimit'],
+      [{ q: { rateLimit: { limit: 5, period: '1s', burst: 2 } } }, 'Queue "q" rateLimit: unknown option burst; it takes limit, period.'],
     ] as const) {
       await expect(startApp({ schema, providers: [Quick], options: { queues } as never })).rejects.toThrow(message);
     }

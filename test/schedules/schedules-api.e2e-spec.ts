@@ -57,6 +57,7 @@ describe('REST: /schedules', () => {
           paused: false,
           source: 'decorator',
           workflowMissing: false,
+          operatorPaused: false,
           skippedCount: 0,
           nextFireTimes: expect.arrayContaining([expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:00:00\.000Z$/)]),
         }),

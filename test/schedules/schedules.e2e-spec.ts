@@ -277,7 +277,12 @@ describe('schedules across instances and restarts', () => {
     try {
       expect(await third.get(ScheduleService).get('nightly')).toMatchObject({ cron: '0 4 * * *', paused: true, workflowMissing: true });
       // The create()-made one too: held, where each slot inserted a run no instance here would claim.
-      expect(await third.get(ScheduleService).get('made')).toMatchObject({ source: 'api', paused: true, workflowMissing: true });
+      expect(await third.get(ScheduleService).get('made')).toMatchObject({
+        source: 'api',
+        paused: true,
+        workflowMissing: true,
+        operatorPaused: false,
+      });
       held = await heldThroughSlots(db, 'made');
       // Its last slot stays where the hold began; the next fire times it lists are still to come.
       const [{ now }] = await db.query<{ now: Date }>(`SELECT now()`);
@@ -301,7 +306,7 @@ describe('schedules across instances and restarts', () => {
     await (await startApp({ schema, providers: [Tick] })).close();
     const sixth = await startApp({ schema, providers: [Changed] });
     try {
-      expect(await sixth.get(ScheduleService).get('nightly')).toMatchObject({ paused: true, workflowMissing: false });
+      expect(await sixth.get(ScheduleService).get('nightly')).toMatchObject({ paused: true, workflowMissing: false, operatorPaused: true });
     } finally {
       await sixth.close();
     }
@@ -702,7 +707,7 @@ describe('schedules across instances and restarts', () => {
       await expect(
         schedules.create({ name: 'x', workflow: Nightly, cron: '0 9 * * *', timeZone: 'Europe/Paris' } as never),
       ).rejects.toThrow(
-        /Schedule "x": unknown option timeZone; a schedule takes name, cron, timezone, overlap, catchupWindow, catchup, input, jitter, paused/,
+        /Schedule "x": unknown option timeZone; it takes name, cron, timezone, overlap, catchupWindow, catchup, input, jitter, paused/,
       );
       await expect(schedules.update('made', { catchUpWindow: '1h' } as never)).rejects.toThrow(
         /Schedule "made": unknown option catchUpWindow/,

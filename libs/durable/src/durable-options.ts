@@ -4,7 +4,7 @@ import { InvalidArgumentError } from './errors';
 import type { DashboardOptions, DurableModuleOptions, GroupCommitOptions, MetricsOptions, RetentionOptions } from './interfaces';
 import { isStorableText } from './schema/define-signal';
 import { toMs } from './schema/duration';
-import { keysOf, unknownKey } from './schema/known-keys';
+import { keysOf, refuseUnknownKeys } from './schema/known-keys';
 import type { RetentionAges } from './persistence/retention.repository';
 import { tablesFor } from './persistence/tables';
 import { rateWindowsOf, ResolvedQueue, resolveQueues } from './queues/queue-config';
@@ -147,13 +147,7 @@ const OPTION_KEYS: ReadonlyArray<[string, readonly string[]]> = [
 function knownKeys(options: DurableModuleOptions): void {
   for (const [where, keys] of OPTION_KEYS) {
     const given: unknown = where ? (options as unknown as Record<string, unknown>)[where] : options;
-    const unknown = given && typeof given === 'object' ? unknownKey(given, keys) : undefined;
-    if (unknown === undefined) continue;
-    throw new InvalidArgumentError(
-      where
-        ? `DurableModule option ${where} has no ${unknown}; it takes ${keys.join(', ')}.`
-        : `DurableModule has no option ${unknown}; it takes ${keys.join(', ')}.`,
-    );
+    if (given && typeof given === 'object') refuseUnknownKeys(given, keys, where ? `DurableModule option ${where}` : 'DurableModule');
   }
 }
 

@@ -84,6 +84,8 @@ export interface RunFilter {
   schedule?: string;
   /** Runs of this queue. */
   queue?: string;
+  /** The forks of this run. */
+  forkedFrom?: string;
   /** Runs having every one of these keys (sent as `key.<name>=<value>`). */
   keys?: BusinessKeys;
   /** Created or last changed in a range: ISO-8601 instants, `…After` inclusive, `…Before` exclusive. */
@@ -218,6 +220,11 @@ export interface StartRunBody {
   runId?: string;
   /** A delayed start: milliseconds or text such as '5m' (the server checks it). */
   delay?: string | number;
+  /** A delayed start at an instant (ISO-8601); not with `delay`. */
+  startAt?: string;
+  /** The run's deadline, this long after it begins: milliseconds or text such as '2h'; the workflow's timeout otherwise. */
+  timeout?: string | number;
+  keys?: BusinessKeys;
 }
 
 export interface StartRunResult {
@@ -292,6 +299,12 @@ export interface DeclaredName {
 export interface WorkflowInfo {
   name: string;
   retry: { maxAttempts: number };
+  /** The queue its runs wait in; null: none. */
+  queue: string | null;
+  /** Its `@Workflow` timeout: the deadline a run started without one runs under; null: none. */
+  timeoutMs: number | null;
+  /** How long a run goes on past its deadline before it is failed. */
+  deadlineGraceMs: number;
   /** `null`: the workflow accepts any name. */
   signals: DeclaredName[] | null;
   channels: DeclaredName[] | null;
@@ -367,6 +380,8 @@ export interface Schedule {
   source: 'decorator' | 'api';
   /** No live instance executes its workflow: held until one does (`paused` reads true meanwhile). */
   workflowMissing: boolean;
+  /** An operator's pause, held or not: whether it stays paused once its workflow is back. */
+  operatorPaused: boolean;
   /** The next 5 slots, UTC instants. */
   nextFireTimes: string[];
   lastRun?: ScheduledRun;

@@ -1,41 +1,55 @@
-// What WorkflowClient's start() and fork() take: each call's option names, checked before anything is read or written.
+// What the client calls take as options: each call's option names, checked before anything is read or written.
 import { InvalidArgumentError } from '../errors';
-import type { ActorOptions, ForkOptions, StartOptions, TxOptions } from '../interfaces';
+import type {
+  ActorOptions,
+  Duration,
+  ForkOptions,
+  SignalByKeysOptions,
+  SignalWithStartRun,
+  StartOptions,
+  TriggerOptions,
+  TxOptions,
+} from '../interfaces';
 import { keysOf, refuseUnknownKeys } from '../schema/known-keys';
 
-const START_OPTION_KEYS = keysOf<StartOptions & TxOptions & ActorOptions>({
-  runId: true,
-  startAt: true,
-  delay: true,
-  timeout: true,
-  deadline: true,
-  timeoutIncludesQueue: true,
-  keys: true,
-  queue: true,
-  partitionKey: true,
-  priority: true,
-  deduplicationId: true,
-  debounce: true,
-  manager: true,
-  actor: true,
-});
+/** The option names of each call, listed once (`keysOf` stops compiling when an options type gains or loses one). */
+export const CALL_OPTIONS = {
+  start: keysOf<StartOptions & TxOptions & ActorOptions>({
+    runId: true,
+    startAt: true,
+    delay: true,
+    timeout: true,
+    deadline: true,
+    timeoutIncludesQueue: true,
+    keys: true,
+    queue: true,
+    partitionKey: true,
+    priority: true,
+    deduplicationId: true,
+    debounce: true,
+    manager: true,
+    actor: true,
+  }),
+  fork: keysOf<ForkOptions & ActorOptions>({ fromStep: true, runId: true, input: true, signals: true, actor: true }),
+  /** A delivery (signal, send, signalWithStart): a misspelt `manager` would deliver outside the caller's transaction. */
+  delivery: keysOf<TxOptions & ActorOptions>({ manager: true, actor: true }),
+  signalByKeys: keysOf<SignalByKeysOptions & TxOptions & ActorOptions>({ workflow: true, fanOut: true, manager: true, actor: true }),
+  signalWithStartRun: keysOf<SignalWithStartRun<unknown>>({ runId: true, input: true, keys: true }),
+  /** An operator's call on a run or schedule (resume, cancel, retry, setDeadline, pause, backfill). */
+  operator: keysOf<ActorOptions>({ actor: true }),
+  trigger: keysOf<TriggerOptions>({ overlap: true, expectLastRun: true, actor: true }),
+  result: keysOf<{ timeout?: Duration }>({ timeout: true }),
+};
 
 /**
- * Refuses a start option `start()` does not have: a misspelt one (`partitonKey`, `timout`) would be
- * ignored, and the run started without the limit or deadline it was meant to have. TypeScript catches
- * it only in an object literal written at the call.
+ * Refuses options that are not an object, or that name an option `known` lacks: a misspelt one
+ * (`partitonKey`, `fanout`, `manger`) would be ignored, and the call made without the limit, the fan-out
+ * or the transaction it was meant to have. TypeScript catches it only in an object literal written at the call.
  */
-export function checkStartOptions(opts: object): void {
-  if (!opts || typeof opts !== 'object')
-    throw new InvalidArgumentError(`start() takes an options object; got ${opts === null ? 'null' : typeof opts}.`);
-  refuseUnknownKeys(opts, START_OPTION_KEYS, 'start()');
-}
-
-const FORK_OPTION_KEYS = keysOf<ForkOptions & ActorOptions>({ fromStep: true, runId: true, input: true, signals: true, actor: true });
-
-/** Refuses an option `fork()` does not have (`signal: 'all'` for `signals` would fork without the later signals). */
-export function checkForkOptions(opts: object): void {
-  if (!opts || typeof opts !== 'object')
-    throw new InvalidArgumentError(`fork() takes an options object with fromStep; got ${opts === null ? 'null' : typeof opts}.`);
-  refuseUnknownKeys(opts, FORK_OPTION_KEYS, 'fork()');
+export function checkCallOptions(opts: unknown, known: readonly string[], where: string): void {
+  if (opts === null || typeof opts !== 'object' || Array.isArray(opts))
+    throw new InvalidArgumentError(
+      `${where} takes an options object; got ${opts === null ? 'null' : Array.isArray(opts) ? 'an array' : typeof opts}.`,
+    );
+  refuseUnknownKeys(opts, known, where);
 }

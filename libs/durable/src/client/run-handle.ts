@@ -3,6 +3,7 @@ import type { Duration, RunHandle, RunStatus } from '../interfaces';
 import type { RunRepository } from '../persistence/run.repository';
 import { toMs } from '../schema/duration';
 import { knownRunId } from './run-id';
+import { CALL_OPTIONS, checkCallOptions } from './call-options';
 import type { RunEnd, WakeBus } from '../runtime/wake-bus';
 
 const FIRST_POLL_MS = 20;
@@ -29,6 +30,7 @@ export class DurableRunHandle<O> implements RunHandle<O> {
   }
 
   async result(opts: { timeout?: Duration } = {}): Promise<O> {
+    checkCallOptions(opts, CALL_OPTIONS.result, 'result()');
     const timeoutMs = opts.timeout === undefined ? undefined : toMs(opts.timeout, 'result() timeout');
     const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
     let status: RunStatus = 'running';

@@ -22,6 +22,7 @@ import { DurableWorker } from '../worker/durable.worker';
 import { triggered } from '../worker/schedule-pass';
 import { WakeSweeper } from '../worker/wake-sweeper';
 import { actorOf } from './actor';
+import { CALL_OPTIONS, checkCallOptions } from './call-options';
 import { DurableRunHandle } from './run-handle';
 import { generatedRunId } from './run-id';
 
@@ -95,10 +96,12 @@ export class ScheduleService {
 
   /** Its slots start no run (each is recorded as skipped, 'paused') until resume; kept across restarts and deploys. */
   async pause(name: string, opts: ActorOptions = {}): Promise<void> {
+    checkCallOptions(opts, CALL_OPTIONS.operator, `pause("${name}")`);
     if (!(await this.schedules.setPaused(name, true, actorOf(opts)))) throw new ScheduleNotFoundError(name);
   }
 
   async resume(name: string, opts: ActorOptions = {}): Promise<void> {
+    checkCallOptions(opts, CALL_OPTIONS.operator, `resume("${name}")`);
     if (!(await this.schedules.setPaused(name, false, actorOf(opts)))) throw new ScheduleNotFoundError(name);
   }
 
@@ -111,6 +114,7 @@ export class ScheduleService {
    * overlap policy of the next slot sees it.
    */
   async trigger(name: string, opts: TriggerOptions = {}): Promise<RunHandle<unknown>> {
+    checkCallOptions(opts, CALL_OPTIONS.trigger, `trigger("${name}")`);
     const { overlap, expectLastRun } = opts;
     if (overlap !== undefined && !SCHEDULE_OVERLAPS.includes(overlap))
       throw new InvalidArgumentError(
@@ -148,6 +152,7 @@ export class ScheduleService {
    * must be registered here (WorkflowNotFoundError otherwise): its runs take their queue and timeout from it.
    */
   async backfill(name: string, from: Date, to: Date, opts: ActorOptions = {}): Promise<{ started: number; skipped: number }> {
+    checkCallOptions(opts, CALL_OPTIONS.operator, `backfill("${name}")`);
     const { row, slots } = await this.backfillSlots(name, from, to);
     let started = 0;
     const traceContext = this.telemetry.tracing.captureContext();
@@ -278,6 +283,7 @@ function viewOf(row: StoredSchedule, now: number): ScheduleView {
     paused: row.paused || row.workflow_missing,
     source: row.source,
     workflowMissing: row.workflow_missing,
+    operatorPaused: row.paused,
     nextFireTimes: nextFireTimes(row, now),
     ...(row.last_run_id &&
       row.last_run_status && {

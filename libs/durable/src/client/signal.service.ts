@@ -25,6 +25,7 @@ import { declaredName } from '../runtime/primitives/declared';
 import { serializePayload } from '../schema/serializer';
 import { checkName } from '../schema/define-signal';
 import { actorOf } from './actor';
+import { CALL_OPTIONS, checkCallOptions } from './call-options';
 import { validatePayload } from '../schema/payload-validator';
 import { DurableWorker } from '../worker/durable.worker';
 import { WakeBus } from '../runtime/wake-bus';
@@ -58,6 +59,7 @@ export class SignalService {
 
   /** Journals the signal at most once per (run, name): the first payload wins; a redelivery is `accepted: false`. */
   async signal<T>(runId: string, signal: SignalRef<T>, payload: T, opts: TxOptions & ActorOptions = {}): Promise<SignalDelivery> {
+    checkCallOptions(opts, CALL_OPTIONS.delivery, 'signal()');
     const name = checkName(typeof signal === 'string' ? signal : signal?.name, 'signal');
     return this.traced(`durable.signal ${name}`, runId, { 'durable.signal': name }, () =>
       this.deliverSignal(runId, name, signal, payload, opts),
@@ -102,6 +104,7 @@ export class SignalService {
     payload: T,
     opts: SignalByKeysOptions & TxOptions & ActorOptions = {},
   ): Promise<SignalDelivery[]> {
+    checkCallOptions(opts, CALL_OPTIONS.signalByKeys, 'signalByKeys()');
     const name = checkName(typeof signal === 'string' ? signal : signal?.name, 'signal');
     const checked = checkKeys(keys, 'signalByKeys keys', true);
     if (opts.fanOut !== undefined && opts.fanOut !== 'all' && opts.fanOut !== 'one')
@@ -135,6 +138,8 @@ export class SignalService {
     const registered = this.registry.resolve(workflow as WorkflowRef<unknown, unknown>);
     if (typeof run !== 'object' || run === null || typeof run.runId !== 'string')
       throw new InvalidArgumentError('signalWithStart needs { runId, input }: the run id is what makes the start happen once.');
+    checkCallOptions(run, CALL_OPTIONS.signalWithStartRun, 'signalWithStart() run');
+    checkCallOptions(opts, CALL_OPTIONS.delivery, 'signalWithStart()');
     // Validated before the transaction opens: a slow refinement must not hold it (its idle timeout ends it).
     const name = checkName(typeof signal === 'string' ? signal : signal?.name, 'signal');
     declaredName(registered, 'signal', name);
@@ -202,6 +207,7 @@ export class SignalService {
     payload: T,
     opts: TxOptions & ActorOptions = {},
   ): Promise<MessageDelivery> {
+    checkCallOptions(opts, CALL_OPTIONS.delivery, 'send()');
     const name = checkName(typeof channel === 'string' ? channel : channel?.name, 'channel');
     checkName(key, 'message key');
     return this.traced(`durable.send ${name}`, runId, { 'durable.channel': name, 'durable.message_key': key }, () =>

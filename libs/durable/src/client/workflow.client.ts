@@ -4,7 +4,7 @@ import { InvalidArgumentError, RunNotFoundError } from '../errors';
 import { isStorableText, storableText } from '../schema/define-signal';
 import { actorOf } from './actor';
 import { knownRunId, runIdOf } from './run-id';
-import { checkForkOptions, checkStartOptions } from './call-options';
+import { CALL_OPTIONS, checkCallOptions } from './call-options';
 import type { ActorOptions, ForkOptions, RunFilter, RunHandle, RunView, StartOptions, TxOptions, WorkflowRef } from '../interfaces';
 import { serializePayload } from '../schema/serializer';
 import { MAX_DURATION_MS } from '../schema/duration';
@@ -40,7 +40,7 @@ export class WorkflowClient {
    * that instant; signals sent meanwhile are kept for it, `resume` starts it now, `cancel` cancels it.
    */
   async start<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: StartOptions & TxOptions & ActorOptions = {}): Promise<RunHandle<O>> {
-    checkStartOptions(opts);
+    checkCallOptions(opts, CALL_OPTIONS.start, 'start()');
     const registered = this.registry.resolve(workflow as WorkflowRef<unknown, unknown>);
     const { runId, created } = await this.starter.start({
       workflow: registered,
@@ -93,6 +93,7 @@ export class WorkflowClient {
    * a delayed start past its deadline).
    */
   async resume(runId: string, opts: ActorOptions = {}): Promise<boolean> {
+    checkCallOptions(opts, CALL_OPTIONS.operator, 'resume()');
     return (await this.control.resume(knownRunId(runId), actorOf(opts))).changed.length > 0;
   }
 
@@ -101,6 +102,7 @@ export class WorkflowClient {
    * `reason` (stored on each run cancelled) is text of at most 1,000 characters: anything else is refused (InvalidArgumentError) and nothing changes.
    */
   async cancel(runId: string, reason?: string, opts: ActorOptions = {}): Promise<void> {
+    checkCallOptions(opts, CALL_OPTIONS.operator, 'cancel()');
     const { changed, ended } = await this.control.cancel(knownRunId(runId), cancelReason(reason), actorOf(opts));
     this.telemetry.ended('cancelled', ended);
     this.worker.revoke(changed);
@@ -115,6 +117,7 @@ export class WorkflowClient {
    * Recorded in history.
    */
   async setDeadline(runId: string, deadline: Date | null, opts: ActorOptions = {}): Promise<void> {
+    checkCallOptions(opts, CALL_OPTIONS.operator, 'setDeadline()');
     if (deadline !== null && (!(deadline instanceof Date) || Number.isNaN(deadline.getTime())))
       throw new InvalidArgumentError(
         `setDeadline needs a valid Date, or null to clear the deadline; got ${deadline instanceof Date ? 'an invalid Date' : typeof deadline}.`,
@@ -134,7 +137,7 @@ export class WorkflowClient {
    * nothing created.
    */
   async fork<O = unknown>(runId: string, opts: ForkOptions & ActorOptions): Promise<RunHandle<O>> {
-    checkForkOptions(opts);
+    checkCallOptions(opts, CALL_OPTIONS.fork, 'fork()');
     const source = await this.runs.brief(knownRunId(runId));
     if (!source) throw new RunNotFoundError(runId);
     const fromStep = checkpointKey(opts?.fromStep);
@@ -175,6 +178,7 @@ export class WorkflowClient {
    * attached child whose parent (or an ancestor it is attached to) was cancelled.
    */
   async retry(runId: string, opts: ActorOptions = {}): Promise<void> {
+    checkCallOptions(opts, CALL_OPTIONS.operator, 'retry()');
     await this.control.retry(knownRunId(runId), actorOf(opts));
     this.worker.nudge();
   }

@@ -201,6 +201,10 @@ export class DashboardService {
       workflows: this.registry.all().map((w) => ({
         name: w.name,
         retry: { maxAttempts: w.retry.maxAttempts },
+        // What a start without its own options gets: the queue it waits in, the deadline it runs under.
+        queue: w.queue,
+        timeoutMs: w.timeoutMs ?? null,
+        deadlineGraceMs: w.deadlineGraceMs,
         signals: describe(w.signals),
         channels: describe(w.channels),
       })),

@@ -67,6 +67,11 @@ export interface ScheduleView {
    * meanwhile; an operator's pause (a paused schedule's slots are recorded skipped) is kept under it.
    */
   workflowMissing: boolean;
+  /**
+   * An operator's pause (`pause()`, or the spec's `paused`), held or not: what `resume()` clears. Equal to
+   * `paused` unless held, when it tells whether the schedule stays paused once its workflow is back.
+   */
+  operatorPaused: boolean;
   /** The next 5 slots after the last one fired, or after now while held (none when the cron has no more). */
   nextFireTimes: Date[];
   lastRun?: { runId: string; status: RunStatus; scheduledAt: Date };

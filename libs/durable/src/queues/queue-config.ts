@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors';
 import type { QueueOptions } from '../interfaces';
 import { toMs } from '../schema/duration';
-import { keysOf, unknownKey } from '../schema/known-keys';
+import { keysOf, refuseUnknownKeys } from '../schema/known-keys';
 
 /** A queue's limits, checked; null is no limit. */
 export interface ResolvedQueue {
@@ -45,17 +45,11 @@ export function resolveQueues(queues: Record<string, QueueOptions> | undefined):
         throw new InvalidArgumentError(`Queue "${name}": ${option} must be a whole number from 1 to ${MAX_LIMIT}; got ${String(value)}.`);
       return value;
     };
-    const unknown = unknownKey(options, OPTIONS);
-    if (unknown !== undefined)
-      throw new InvalidArgumentError(`Queue "${name}": unknown option ${unknown}; a queue takes ${OPTIONS.join(', ')}.`);
+    refuseUnknownKeys(options, OPTIONS, `Queue "${name}"`);
     const rate = options.rateLimit;
     if (rate !== undefined && (!rate || typeof rate !== 'object' || rate.limit === undefined || rate.period === undefined))
       throw new InvalidArgumentError(`Queue "${name}": rateLimit must be { limit, period }, e.g. { limit: 60, period: '1m' }.`);
-    const unknownRate = rate && unknownKey(rate, RATE_OPTIONS);
-    if (unknownRate)
-      throw new InvalidArgumentError(
-        `Queue "${name}": unknown option rateLimit.${unknownRate}; rateLimit takes ${RATE_OPTIONS.join(', ')}.`,
-      );
+    if (rate) refuseUnknownKeys(rate, RATE_OPTIONS, `Queue "${name}" rateLimit`);
     const periodMs = rate ? toMs(rate.period, `Queue "${name}": rateLimit.period`) : null;
     // An empty window counts no beginnings: the limit would admit without end.
     if (periodMs === 0)

@@ -4,7 +4,7 @@ import { InvalidArgumentError } from '../errors';
 import type { ScheduleOverlap, ScheduleSpec } from '../interfaces';
 import { isStorableText } from './define-signal';
 import { toMs } from './duration';
-import { keysOf, unknownKey } from './known-keys';
+import { keysOf, refuseUnknownKeys } from './known-keys';
 import { serializePayload, serializePayloadWith } from './serializer';
 
 /**
@@ -68,8 +68,7 @@ export function resolveScheduleSpec(spec: ScheduleSpec, workflow: string): Resol
     );
   }
   const bad = (what: string) => new InvalidArgumentError(`Schedule "${name}": ${what}`);
-  const unknown = unknownKey(spec, SPEC_KEYS);
-  if (unknown !== undefined) throw bad(`unknown option ${unknown}; a schedule takes ${SPEC_KEYS.join(', ')}.`);
+  refuseUnknownKeys(spec, SPEC_KEYS, `Schedule "${name}"`);
   // Left out, an option takes its default; null is not taken as leaving it out (an update's { timezone: null }
   // would move the schedule to UTC without a word).
   const nulled = SPEC_KEYS.find((key) => (spec as unknown as Record<string, unknown>)[key] === null);

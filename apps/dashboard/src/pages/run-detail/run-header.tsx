@@ -1,4 +1,5 @@
-import type { RunDetail } from '../../api/types';
+import type { Run, RunDetail } from '../../api/types';
+import { useWorkflow } from '../../api/workflows';
 import { hrefFor } from '../../app/router';
 import { CopyButton } from '../../components/copy-button';
 import { DeadlineCountdown } from '../../components/deadline-countdown';
@@ -7,10 +8,34 @@ import { RunLink } from '../../components/run-link';
 import { StatusBadge } from '../../components/status-badge';
 import { TimeText } from '../../components/time-text';
 import { WaitReasonText } from '../../components/wait-reason-text';
+import { formatExactSpan } from '../../lib/format';
 import { deadlineCounts } from '../../lib/run-status';
+import { useNow } from '../../lib/use-now';
 import styles from './run-detail.module.css';
 import { RunFailure } from './run-failure';
 import { RunWarningBanner } from './run-warning';
+
+/**
+ * Past its deadline, a run under way has its workflow's grace to clean up (the awaited call threw
+ * DeadlineExceededError), and is failed at the grace's end whatever it does. A run that has not begun
+ * has nothing to clean up: the sweeper fails it, and its wait reason says so. The grace is the workflow's
+ * as this instance registers it.
+ */
+function GraceEnd({ run, deadline }: { run: Run; deadline: string }) {
+  const workflow = useWorkflow(run.workflow);
+  const now = useNow();
+  const at = Date.parse(deadline);
+  const underWay = run.status === 'running' || (run.status === 'waiting' && run.waiting?.kind !== 'start');
+  if (!workflow || !underWay || now < at) return null;
+  const end = new Date(at + workflow.deadlineGraceMs).toISOString();
+  return (
+    <span className="muted" data-testid="deadline-grace" data-iso={end}>
+      {' '}
+      · failed at <TimeText iso={end} mode="timestamp" /> unless it ends first ({formatExactSpan(workflow.deadlineGraceMs)} of grace to
+      clean up)
+    </span>
+  );
+}
 
 /** Who the run is, where it came from, where it stands and why it waits. */
 export function RunHeader({ detail }: { detail: RunDetail }) {
@@ -74,6 +99,7 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
               <TimeText iso={run.deadline} mode="timestamp" />
               {/* A completed or cancelled run is past caring: no countdown. */}
               {deadlineCounts(run.status) && <DeadlineCountdown iso={run.deadline} />}
+              <GraceEnd run={run} deadline={run.deadline} />
             </dd>
           </div>
         )}
@@ -112,6 +138,9 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
               {forks.map((fork) => (
                 <RunLink key={fork} runId={fork} />
               ))}
+              <a href={hrefFor('/runs', { status: 'all', forkedFrom: run.runId })} data-testid="run-forks-list">
+                list them
+              </a>
             </dd>
           </div>
         )}

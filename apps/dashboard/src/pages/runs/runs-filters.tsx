@@ -5,8 +5,10 @@ import { RUN_STATUSES, WAIT_KIND_DECLARATIONS, WAIT_KINDS } from '../../api/type
 import { useEffect, useRef } from 'react';
 import { navigate } from '../../app/router';
 import { takeFocusRequest, useShortcut } from '../../app/shortcuts';
+import { Button } from '../../components/button';
 import { DebouncedInput } from '../../components/debounced-input';
 import { Field } from '../../components/field';
+import { RunLink } from '../../components/run-link';
 import styles from './runs.module.css';
 import { DEFAULT_STATUS, PAGE_SIZES, type RunsView, runsHref, withFilter } from './runs-view';
 import { TimeRangeFilter } from './time-range-filter';
@@ -81,6 +83,24 @@ export function RunsFilters({ view }: { view: RunsView }) {
           className={styles.searchInput}
         />
       </Field>
+      {view.forkedFrom && (
+        // Set by a run's link to its forks: shown, to be lifted, as no list of names holds it. Not a <label>: it holds a button.
+        <div className={styles.forkedFrom} data-testid="filter-forked-from">
+          <span className={styles.forkedFromLabel}>Forks of</span>
+          <span>
+            <RunLink runId={view.forkedFrom} />
+            <Button
+              small
+              variant="ghost"
+              title="Lift this filter"
+              onClick={() => apply({ forkedFrom: '' })}
+              data-testid="filter-forked-from-clear"
+            >
+              ×
+            </Button>
+          </span>
+        </div>
+      )}
       <TimeRangeFilter view={view} apply={apply} />
       <Field label="Per page">
         <select value={view.limit} onChange={(e) => apply({ limit: Number(e.target.value) })} data-testid="filter-limit">
@@ -95,6 +115,7 @@ export function RunsFilters({ view }: { view: RunsView }) {
         view.workflow ||
         view.schedule ||
         view.queue ||
+        view.forkedFrom ||
         view.waitingFor ||
         view.signal ||
         view.q ||
@@ -107,6 +128,7 @@ export function RunsFilters({ view }: { view: RunsView }) {
               workflow: '',
               schedule: '',
               queue: '',
+              forkedFrom: '',
               waitingFor: '',
               signal: '',
               q: '',

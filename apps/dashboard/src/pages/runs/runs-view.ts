@@ -13,6 +13,8 @@ export interface RunsView {
   schedule: string;
   /** Runs of one queue (the Queues page links here). */
   queue: string;
+  /** The forks of one run (a run's page links here). */
+  forkedFrom: string;
   /** The search as typed: a run id prefix and `name:value` business keys (lib/run-search.ts). */
   q: string;
   /** Which time the range applies to: creation or last change. */
@@ -61,6 +63,7 @@ export function readRunsView(params: URLSearchParams): RunsView {
     signal: params.get('signal') ?? '',
     schedule: params.get('schedule') ?? '',
     queue: params.get('queue') ?? '',
+    forkedFrom: params.get('forkedFrom') ?? '',
     q: params.get('q') ?? '',
     time,
     range: preset ?? (bounded ? 'custom' : ''),
@@ -117,6 +120,7 @@ function withoutTime(view: RunsView): BulkFilter {
     signal: view.signal || undefined,
     schedule: view.schedule || undefined,
     queue: view.queue || undefined,
+    forkedFrom: view.forkedFrom || undefined,
     keys: Object.keys(keys).length ? keys : undefined,
   };
 }
@@ -140,6 +144,7 @@ export function runsHref(view: RunsView): string {
     signal: view.signal,
     schedule: view.schedule,
     queue: view.queue,
+    forkedFrom: view.forkedFrom,
     q: view.q,
     time: view.range !== 'custom' && view.time === 'updated' ? view.time : undefined,
     range: view.range === 'custom' ? undefined : view.range,

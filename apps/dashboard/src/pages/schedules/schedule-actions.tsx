@@ -36,22 +36,25 @@ export function ScheduleActions({ schedule }: { schedule: Schedule }) {
     setBackfilled(null);
   };
 
-  const pauseOrResume = schedule.paused
+  // A held schedule (no instance executes its workflow) reads paused: its operator's pause is the one these change.
+  const held = schedule.workflowMissing
+    ? ' It is held too, its workflow executed by no live instance: it fires (and catches up by its policy) only once one does.'
+    : '';
+  const pauseOrResume = schedule.operatorPaused
     ? {
         testId: 'schedule-resume',
-        title: 'Fire again from the next slot; the slots passed while paused stay skipped.',
+        title: `Fire again from the next slot; the slots passed while paused stay skipped.${held}`,
         label: resume.isPending ? 'Resuming…' : 'Resume',
         run: () => resume.mutate(schedule.name),
       }
     : {
         testId: 'schedule-pause',
-        title: 'Start no run until resumed; each slot meanwhile is recorded as skipped (paused). Kept across restarts and deploys.',
+        title: `Start no run until resumed; each slot meanwhile is recorded as skipped (paused). Kept across restarts and deploys.${held}`,
         label: pause.isPending ? 'Pausing…' : 'Pause',
         run: () => pause.mutate(schedule.name),
       };
   const buttons = [
-    // A held schedule (no instance executes its workflow) reads paused; resuming it would not make it fire.
-    ...(schedule.workflowMissing ? [] : [pauseOrResume]),
+    pauseOrResume,
     {
       testId: 'schedule-trigger',
       title: `Start one run now, outside the slots, under the overlap policy (${schedule.overlap}) if the last run is unfinished.`,

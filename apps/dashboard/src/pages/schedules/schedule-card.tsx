@@ -27,7 +27,7 @@ export function ScheduleCard({ schedule }: { schedule: Schedule }) {
         </h2>
         {/* Held (no instance executes its workflow) reads as paused too, but catches its slots up when one does. */}
         <span className={`${styles.flag} ${schedule.paused ? styles.paused : styles.active}`} data-testid="schedule-state">
-          {schedule.workflowMissing ? 'held' : schedule.paused ? 'paused' : 'active'}
+          {schedule.workflowMissing ? (schedule.operatorPaused ? 'held · paused' : 'held') : schedule.paused ? 'paused' : 'active'}
         </span>
         {schedule.workflowMissing && (
           // The server's flag: no live instance executes the workflow (this one may still register it).

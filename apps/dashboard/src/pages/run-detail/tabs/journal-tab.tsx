@@ -31,6 +31,23 @@ export function JournalTab({ detail }: { detail: RunDetail }) {
   );
 }
 
+/** What `ctx.patched(id)` answered for this run, journaled once: the path it keeps whatever code runs it later. */
+function PatchDecision({ patched }: { patched: boolean }) {
+  return (
+    <span
+      className={styles.tag}
+      title={
+        patched
+          ? 'patched() answered true: this run takes the new code path.'
+          : 'patched() answered false: this run had gone past the point under older code, and keeps the old path.'
+      }
+      data-testid="patch-decision"
+    >
+      {patched ? 'new path' : 'old path'}
+    </span>
+  );
+}
+
 // A row renders again only when its step changed: the detail is polled, its unchanged steps keep their identity.
 const StepItem = memo(function StepItem({ step, onFork }: { step: JournalStep; onFork?: (step: JournalStep) => void }) {
   const [open, setOpen] = useState(false);
@@ -47,6 +64,7 @@ const StepItem = memo(function StepItem({ step, onFork }: { step: JournalStep; o
         </span>
         <span className={styles.tag}>{step.kind}</span>
         <span className={step.outcome === 'ok' ? styles.ok : styles.bad}>{step.outcome}</span>
+        {step.kind === 'patch' && typeof step.result === 'boolean' && <PatchDecision patched={step.result} />}
         <span className="muted">{formatDuration(step.durationMs)}</span>
         <span className={styles.stepTime}>
           <TimeText iso={step.finishedAt} mode="timestamp" />
