@@ -196,6 +196,18 @@ describe.each(PLATFORMS)('dashboard in a real browser on %s', (platform) => {
     await t.client.cancel(delayed.runId);
   });
 
+  it("a debounced run's page names its key and, until it begins, the instant its maxDelay starts it by", async () => {
+    const run = await t.client.start(NapLong, null, { debounce: { key: 'nightly-digest', delay: '10m', maxDelay: '1h' } });
+    const [{ cap }] = await db.query<{ cap: Date }>(`SELECT debounce_until AS cap FROM durable.runs WHERE id = $1`, [run.runId]);
+    await page.goto(`${t.url}/durable/#/runs/${encodeURIComponent(run.runId)}`);
+    const fact = page.getByTestId('run-debounce');
+    await expect(fact.locator('dd').innerText()).resolves.toMatch(
+      /^key nightly-digest · starts by \d{4}-\d\d-\d\d \d\d:\d\d:\d\d at the latest$/,
+    );
+    await expect(fact.locator('time').getAttribute('title')).resolves.toContain(cap.toISOString());
+    await t.client.cancel(run.runId);
+  });
+
   it('takes the screenshots of the main pages for the docs', async () => {
     const parent = await t.client.start(ParentOfReview, { orderId: 'shot' });
     await waiting(parent.runId);

@@ -150,6 +150,11 @@ describe('the Schedules page in a real browser', () => {
     const preview = page.getByTestId('backfill-preview-count');
     await preview.waitFor();
     await expect(preview.getAttribute('data-started')).resolves.toBe(String(slots.length));
+    // The first and last slot the range holds, in the operator's zone (UTC here): a range off by a zone shows.
+    const shown = (slot: Date) => slot.toISOString().slice(0, 19).replace('T', ' ');
+    await expect(preview.getByTestId('backfill-preview-slots').innerText()).resolves.toBe(
+      `: slots ${shown(slots[0])} to ${shown(slots[slots.length - 1])}`,
+    );
     expect(await db.count('runs', "workflow = 'schedule-tally'")).toBe(before); // the preview started nothing
     await page.screenshot({ path: join(SHOTS, 'schedule-backfill.png') });
 

@@ -762,11 +762,44 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       expect(second.created).toBe(false);
       const [{ until }] = await db.query<{ until: Date }>(`SELECT wake_at AS until FROM durable.runs WHERE id = $1`, [first.runId]);
       expect(until.getTime()).toBe(cap.getTime());
+      // RunView names the key and, until it begins, the instant the cap makes it start by.
+      expect((await client.getRun(first.runId)).debounce).toEqual({ key: 'user-42', startsBy: cap });
       expect(await first.result()).toBe(2);
+      expect((await client.getRun(first.runId)).debounce).toEqual({ key: 'user-42' });
+      expect((await client.listRuns({ workflow: 'quick' })).runs.map((r) => r.debounce)).toEqual([{ key: 'user-42' }]);
       expect(await db.count('runs')).toBe(1);
       const next = await client.start(Quick, { n: 3 }, { debounce });
       expect(next.created).toBe(true);
       expect(next.runId).not.toBe(first.runId);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("a pending run's place in its queue, on a single run's read: admission's order (priority, then due time), counted up to 10,000 ahead", async () => {
+    const schema = await fresh();
+    const app = await boot(schema, { worker: { enabled: false } }); // nothing admitted: the places hold still
+    try {
+      const client = app.get(WorkflowClient);
+      const first = await client.start(Quick, {}, { queue: 'single' });
+      const second = await client.start(Quick, {}, { queue: 'single' });
+      const urgent = await client.start(Quick, {}, { queue: 'single', priority: 0 });
+      const placeOf = async (runId: string) => {
+        const { waiting } = await client.getRun(runId);
+        return waiting?.kind === 'queue' ? waiting.position : 'not queued';
+      };
+      expect([await placeOf(urgent.runId), await placeOf(first.runId), await placeOf(second.runId)]).toEqual([1, 2, 3]);
+      // A list reads no places (a count per run); the run itself, once begun, has none.
+      const listed = (await client.listRuns({ workflow: 'quick' })).runs.map((r) => r.waiting);
+      expect(listed).toHaveLength(3);
+      for (const waiting of listed) expect(waiting).toEqual(expect.not.objectContaining({ position: expect.anything() }));
+      // A deep backlog ahead is counted up to 10,000: the place reads 10,001.
+      await db.query(
+        `INSERT INTO durable.runs (id, workflow, status, input, wake_at, queue, priority)
+         SELECT 'deep-' || n, 'quick', 'pending', '{}', now() - interval '1 hour', 'single', 100 FROM generate_series(1, 10050) n`,
+      );
+      expect(await placeOf(first.runId)).toBe(10_001);
+      expect(await placeOf(urgent.runId)).toBe(1);
     } finally {
       await app.close();
     }
@@ -789,9 +822,15 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       await db.query(
         `UPDATE durable.runs SET status = 'running', began_at = now() WHERE id = (SELECT id FROM durable.runs WHERE partition_key = 'acme' LIMIT 1)`,
       );
+      // Two runs pending in a queue a deploy removed: listed apart, with their count.
+      await db.query(
+        `INSERT INTO durable.runs (id, workflow, status, input, wake_at, queue, priority)
+         SELECT 'stranded-' || n, 'quick', 'pending', '{}', now(), 'retired', 100 FROM generate_series(1, 2) n`,
+      );
       const response = await fetch(`${app.url}/durable/api/queues`, { headers: { authorization: `Bearer ${token}` } });
       expect(response.status).toBe(200);
-      const { queues } = (await response.json()) as { queues: Array<Record<string, unknown>> };
+      const { queues, undeclared } = (await response.json()) as { queues: Array<Record<string, unknown>>; undeclared: unknown };
+      expect(undeclared).toEqual([{ name: 'retired', pending: 2 }]);
       expect(queues.map((q) => q.name)).toEqual(['five', 'single', 'tenants', 'paced']);
       expect(queues.find((q) => q.name === 'tenants')).toEqual({
         name: 'tenants',

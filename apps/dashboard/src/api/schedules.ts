@@ -3,7 +3,7 @@ import { apiGet, apiPost, isApiError } from './client';
 import { useInvalidateSchedules } from './invalidate';
 import { useLiveRefresh } from './live';
 import { queryKeys } from './query-keys';
-import type { BackfillBody, BackfillResult, Schedule, ScheduleDetail } from './types';
+import type { BackfillBody, BackfillPreview, BackfillResult, Schedule, ScheduleDetail } from './types';
 
 // Schedules change by themselves (each slot moves the next fire times and the last run): polled.
 const POLL_MS = 5_000;
@@ -94,7 +94,8 @@ export function useTriggerSchedule() {
 /** The preview changes nothing, so it invalidates nothing. */
 export function usePreviewBackfill() {
   return useMutation({
-    mutationFn: (input: Omit<BackfillBody, 'dryRun'> & { name: string }) => backfillSchedule({ ...input, dryRun: true }),
+    mutationFn: ({ name, ...body }: Omit<BackfillBody, 'dryRun'> & { name: string }) =>
+      apiPost<BackfillPreview>(`${schedulePath(name)}/backfill`, { ...body, dryRun: true }),
   });
 }
 

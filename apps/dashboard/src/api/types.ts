@@ -58,6 +58,8 @@ export interface Run {
   keys?: BusinessKeys;
   /** The run this one was forked from. */
   forkedFrom?: string;
+  /** A debounced start's key; `startsBy` (its maxDelay's cap) until it begins. */
+  debounce?: { key: string; startsBy?: string };
   /** The application's version when the run was created. */
   appVersion?: string;
   warning?: RunWarning;
@@ -415,6 +417,13 @@ export interface BackfillResult {
   skipped: number;
 }
 
+/** A dry run's answer: also how many slots the range holds, and the first and last of them (ISO-8601). */
+export interface BackfillPreview extends BackfillResult {
+  slots: number;
+  first?: string;
+  last?: string;
+}
+
 export interface Session {
   auth: 'guard' | 'token' | 'none';
   readOnly: boolean;
@@ -445,4 +454,10 @@ export interface Queue {
   pending: { concurrency: number; partition: number; rate: number };
   partitions: Array<{ key: string; running: number; pending: number }>;
   rateWindowUsed: number | null;
+}
+
+/** GET /queues: the declared queues, and the queues not declared here that hold pending runs (a deploy removed them). */
+export interface Queues {
+  queues: Queue[];
+  undeclared: Array<{ name: string; pending: number }>;
 }

@@ -35,6 +35,7 @@ export function WaitReasonText({ waiting }: { waiting: WaitReason | undefined })
         </>
       )}
       {typeof detail === 'string' && ` (${detail})`}
+      {waiting.kind === 'queue' && waiting.position !== undefined && <Place position={waiting.position} />}
       {waiting.kind === 'select' && <Arms arms={waiting.arms} now={now} />}
       {waiting.since && !countsDown && `, ${formatSpan(elapsed(waiting.since, now))}`}
       {Object.entries(times).map(([field, role]) => {
@@ -62,6 +63,17 @@ function Arms({ arms, now }: { arms: Extract<WaitReason, { kind: 'select' }>['ar
     </span>
   );
 }
+
+/** A queued run's place (on its own page): ", next in line", ", 3 ahead"; the server counts up to 10,000 ahead. */
+function Place({ position }: { position: number }) {
+  const ahead = position - 1;
+  return (
+    <span data-testid="queue-place">
+      , {ahead === 0 ? 'next in line' : `${ahead >= POSITION_COUNTED ? 'over ' : ''}${ahead.toLocaleString('en')} ahead`}
+    </span>
+  );
+}
+const POSITION_COUNTED = 10_000;
 
 /** ", deadline in 21 h", or red once passed. */
 function Due({ iso, now, label }: { iso: string; now: number; label: string }) {

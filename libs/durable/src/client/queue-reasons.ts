@@ -16,7 +16,8 @@ export class QueueReasons {
     private readonly queues: QueueRepository,
   ) {}
 
-  async annotate<T extends RunView>(views: T[]): Promise<T[]> {
+  /** With `position` (a single run's read), each reason also gets the run's place in its queue's order. */
+  async annotate<T extends RunView>(views: T[], position = false): Promise<T[]> {
     const pending = views.filter((view) => view.status === 'pending' && view.queue !== undefined);
     if (!pending.length) return views;
     const reasons = await this.queues.reasons(
@@ -24,7 +25,14 @@ export class QueueReasons {
       pending.map((view) => ({ id: view.runId, queue: view.queue!, partition_key: view.partitionKey ?? null })),
       new Map(pending.map((view) => [view.runId, view.updatedAt])),
     );
-    for (const view of pending) view.waiting = reasons.get(view.runId);
+    for (const view of pending) {
+      const reason = reasons.get(view.runId);
+      if (reason?.kind === 'queue' && position) {
+        const place = await this.queues.position(view.runId);
+        if (place !== undefined) reason.position = place;
+      }
+      view.waiting = reason;
+    }
     return views;
   }
 }

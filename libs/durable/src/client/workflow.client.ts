@@ -73,7 +73,7 @@ export class WorkflowClient {
   async getRun(runId: string): Promise<RunView> {
     const run = await this.runs.get(knownRunId(runId));
     if (!run) throw new RunNotFoundError(runId);
-    await this.queueReasons.annotate([run]);
+    await this.queueReasons.annotate([run], true);
     return run;
   }
 

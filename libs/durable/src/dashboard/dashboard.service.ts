@@ -75,9 +75,16 @@ export class DashboardService {
     };
   }
 
-  /** GET /queues: each declared queue's limits, load, backlog by cause, deepest partitions and rate window. */
+  /**
+   * GET /queues: each declared queue's limits, load, backlog by cause, deepest partitions and rate window;
+   * and the queues this instance does not declare that hold pending runs (stranded by a deploy).
+   */
   async queueViews() {
-    return { queues: await this.queues.views([...this.options.queues.values()]) };
+    const declared = [...this.options.queues.values()];
+    return {
+      queues: await this.queues.views(declared),
+      undeclared: await this.queues.undeclaredBacklogs(declared.map((q) => q.name)),
+    };
   }
 
   /**
@@ -121,7 +128,7 @@ export class DashboardService {
   async detail(runId: string) {
     const run = await this.reads.get(runId);
     if (!run) throw new RunNotFoundError(runId);
-    await this.queueReasons.annotate([run]);
+    await this.queueReasons.annotate([run], true);
     const rows = await this.dashboard.journal(runId);
     const workflow = this.registry.find(run.workflow);
     const delivered = new Set(rows.signals.map((s) => s.name));

@@ -34,6 +34,11 @@ export interface RunView {
   keys?: Record<string, string>;
   /** The run this one was forked from (`WorkflowClient.fork`). */
   forkedFrom?: string;
+  /**
+   * A debounced start's key (`start(…, { debounce: { key } })`), and, while it has not begun and has a
+   * `maxDelay`, the instant it starts by however many starts put it off.
+   */
+  debounce?: { key: string; startsBy?: Date };
   /** The application's version when the run was created (the module's `appVersion`). */
   appVersion?: string;
   /** What an execution found wrong with the run's journal against the code (see the versioning guide). */

@@ -11,6 +11,8 @@ const PROMOTE_PER_PASS = 1_000;
 const HEAD_DEPTH = 1_000;
 /** The partitions GET /queues lists per queue. */
 const TOP_PARTITIONS = 10;
+/** How many runs ahead of a pending run a read counts, at most: a deeper place reads as this + 1. */
+export const POSITION_COUNTED = 10_000;
 
 /** A pending run of a queue, as its wait reason is worked out. */
 export interface QueuedRow {
@@ -226,6 +228,40 @@ export class QueueRepository {
       [declared],
     );
     return rows.map((r) => r.queue);
+  }
+
+  /**
+   * A pending run's place in its queue's order (1: admission takes it first), as admission orders the
+   * queue: priority, then since when it has been due, then id. One range scan of runs_queue_pending_idx,
+   * at most POSITION_COUNTED rows long; undefined when the run is not pending in a queue.
+   */
+  async position(runId: string): Promise<number | undefined> {
+    const t = this.db.tables;
+    const [row] = await this.db.query<{ ahead: number }>(
+      `WITH me AS (SELECT id, queue, priority, wake_at FROM ${t.runs} WHERE id = $1 AND status = 'pending' AND queue IS NOT NULL)
+       SELECT (SELECT count(*)::int FROM (
+                 SELECT 1 FROM ${t.runs} o
+                 WHERE o.queue = me.queue AND o.status = 'pending' AND (o.priority, o.wake_at) <= (me.priority, me.wake_at)
+                   AND ((o.priority, o.wake_at) < (me.priority, me.wake_at) OR o.id < me.id)
+                 LIMIT $2) ahead) AS ahead
+       FROM me`,
+      [runId, POSITION_COUNTED],
+    );
+    return row && row.ahead + 1;
+  }
+
+  /**
+   * The queues other than `declared` that hold pending runs, with how many: a deploy that removed or renamed
+   * a queue strands them (only an instance that declares it admits them).
+   */
+  async undeclaredBacklogs(declared: readonly string[]): Promise<Array<{ name: string; pending: number }>> {
+    const names = await this.undeclaredWithPending(declared);
+    if (!names.length) return [];
+    return this.db.query<{ name: string; pending: number }>(
+      `SELECT queue AS name, count(*)::int AS pending FROM ${this.db.tables.runs}
+       WHERE status = 'pending' AND queue = ANY($1::text[]) GROUP BY queue ORDER BY queue`,
+      [names],
+    );
   }
 
   private causeOf(q: ResolvedQueue, running: number, recent: number | null): QueueCause {

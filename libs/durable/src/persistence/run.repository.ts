@@ -798,7 +798,7 @@ function runConditions(filter: RunFilter & { q?: string; waitingName?: string })
 }
 
 const RUN_COLUMNS =
-  'id, seq, workflow, status, input, output, error, wait, attempt, parent_id, queue, partition_key, priority, deadline, detached, keys, forked_from, app_version, warning, created_at, updated_at, finished_at';
+  'id, seq, workflow, status, input, output, error, wait, attempt, parent_id, queue, partition_key, priority, deadline, detached, keys, forked_from, debounce_key, debounce_until, began_at, app_version, warning, created_at, updated_at, finished_at';
 
 interface RunRecord {
   id: string;
@@ -818,6 +818,9 @@ interface RunRecord {
   detached: boolean;
   keys: Record<string, string> | null;
   forked_from: string | null;
+  debounce_key: string | null;
+  debounce_until: Date | null;
+  began_at: Date | null;
   app_version: string | null;
   warning: RunWarning | null;
   created_at: Date;
@@ -861,6 +864,8 @@ export function toRunView(r: RunRecord): RunView {
   if (r.detached) view.detached = true;
   if (r.keys) view.keys = r.keys;
   if (r.forked_from) view.forkedFrom = r.forked_from;
+  if (r.debounce_key !== null)
+    view.debounce = { key: r.debounce_key, ...(r.debounce_until && r.began_at === null && { startsBy: r.debounce_until }) };
   if (r.app_version) view.appVersion = r.app_version;
   if (r.warning) view.warning = r.warning;
   if (r.finished_at) view.finishedAt = r.finished_at;

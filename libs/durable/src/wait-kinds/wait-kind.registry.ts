@@ -137,7 +137,8 @@ export const WAIT_KINDS = {
    * A `pending` run of a queue that the claim has not admitted yet: the reason is worked out when the
    * run is read (from the queue's running runs, partitions and rate window), never stored on the row.
    * `undeclared`: the instance that read it declares no queue of that name (removed or renamed by a
-   * deploy): it executes only on an instance that does.
+   * deploy): it executes only on an instance that does. `position`, on a single run's read (`getRun`, the
+   * run's page), is its place in the queue's order (1: admitted first), counted up to 10,001 (deeper reads 10,001).
    */
   queue: declare<{ queue: string; cause: 'concurrency' | 'partition' | 'rate' | 'undeclared'; partitionKey?: string; position?: number }>({
     label: 'queue',

@@ -123,6 +123,20 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
             </dd>
           </div>
         )}
+        {run.debounce && (
+          <div data-testid="run-debounce">
+            <dt>Debounce</dt>
+            <dd>
+              key <span className="mono">{run.debounce.key}</span>
+              {run.debounce.startsBy && (
+                <span className="muted" title="Later starts with the key put it off, but never past this (its maxDelay).">
+                  {' '}
+                  · starts by <TimeText iso={run.debounce.startsBy} mode="timestamp" /> at the latest
+                </span>
+              )}
+            </dd>
+          </div>
+        )}
         {run.forkedFrom && (
           <div data-testid="run-forked-from">
             <dt>Forked from</dt>

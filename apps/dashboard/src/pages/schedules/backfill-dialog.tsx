@@ -5,6 +5,7 @@ import { Button } from '../../components/button';
 import { ConfirmDialog } from '../../components/confirm-dialog';
 import { ErrorBox } from '../../components/error-box';
 import { Field } from '../../components/field';
+import { TimeText } from '../../components/time-text';
 import { serverNow } from '../../lib/clock';
 import { fromLocalInput, toLocalInput } from '../../lib/datetime-local';
 import { plural } from '../../lib/format';
@@ -79,7 +80,21 @@ export function BackfillDialog({ schedule, onDone, onClose }: BackfillDialogProp
           data-skipped={preview.data!.skipped}
         >
           This starts {plural(preview.data!.started, 'run')}
-          {preview.data!.skipped > 0 && ` and skips ${plural(preview.data!.skipped, 'slot')}`}.
+          {preview.data!.skipped > 0 && ` and skips ${plural(preview.data!.skipped, 'slot')}`}
+          {preview.data!.first && preview.data!.last && (
+            // The slots the range holds, in the operator's zone: a range off by a zone or a day shows here.
+            <span data-testid="backfill-preview-slots">
+              {preview.data!.slots === 1 ? ': the slot ' : ': slots '}
+              <TimeText iso={preview.data!.first} mode="timestamp" />
+              {preview.data!.slots > 1 && (
+                <>
+                  {' to '}
+                  <TimeText iso={preview.data!.last} mode="timestamp" />
+                </>
+              )}
+            </span>
+          )}
+          .
         </p>
       )}
     </ConfirmDialog>

@@ -25,7 +25,7 @@ export function SummaryTab({ run, steps }: { run: Run; steps: JournalStep[] }) {
         </Panel>
       )}
       {run.waiting && (
-        <Panel title="Wait (as stored)">
+        <Panel title="Wait (as the API answers it)">
           <JsonBlock value={run.waiting} compact />
         </Panel>
       )}
