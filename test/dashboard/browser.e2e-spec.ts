@@ -178,16 +178,26 @@ describe.each(PLATFORMS)('dashboard in a real browser on %s', (platform) => {
       const pad = (n: number) => String(n).padStart(2, '0');
       return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
     }, at);
+    // A half-typed instant reads as none: said, where it would have started the run now.
+    const error = page.getByTestId('start-error');
+    await page.getByTestId('start-at').focus();
+    await page.keyboard.type('12');
+    await page.locator('[data-testid=start-error]', { hasText: 'Finish the date and time, or clear it.' }).waitFor();
+    await expect(page.getByTestId('start-submit').isDisabled()).resolves.toBe(true);
+    // Digits alone would be milliseconds: a unit is asked for.
+    await page.getByTestId('start-timeout').fill('30');
     await page.getByTestId('start-delay').fill('10m');
     await page.getByTestId('start-at').fill(local);
     await page.getByTestId('start-keys').fill('orderId:W-2 oops');
-    const error = page.getByTestId('start-error');
     await expect(error.innerText()).resolves.toMatch(/a delay or an instant to start at, not both/);
     await expect(error.innerText()).resolves.toContain('"oops" is not one');
+    await expect(error.innerText()).resolves.toContain('Give a unit: 30s, 5m, 2h or 7d.');
+    await expect(error.innerText()).resolves.not.toContain('Finish the date and time');
     await expect(page.getByTestId('start-submit').isDisabled()).resolves.toBe(true);
+    await page.getByTestId('start-timeout').fill('');
     await page.getByTestId('start-delay').fill('');
     await page.getByTestId('start-keys').fill('');
-    await expect(error.count()).resolves.toBe(0);
+    await error.waitFor({ state: 'detached' });
     await page.getByTestId('start-submit').click();
     await page.waitForURL(/#\/runs\/[^?]+$/);
     const delayed = await t.client.getRun(decodeURIComponent(page.url().split('#/runs/')[1]));
@@ -206,6 +216,8 @@ describe.each(PLATFORMS)('dashboard in a real browser on %s', (platform) => {
     );
     await expect(fact.locator('time').getAttribute('title')).resolves.toContain(cap.toISOString());
     await t.client.cancel(run.runId);
+    // Cancelled before it began, it will never start: no instant to start by.
+    expect((await t.client.getRun(run.runId)).debounce).toEqual({ key: 'nightly-digest' });
   });
 
   it('takes the screenshots of the main pages for the docs', async () => {

@@ -75,6 +75,7 @@ describe('a run deadline on the dashboard, in a real browser', () => {
     options: { inlineWaitMs: 0 },
     page: { timezoneId: 'UTC' },
   });
+  const { db } = suite;
   let t: DurableTestApp;
   let page: Page;
   beforeAll(() => {
@@ -119,27 +120,42 @@ describe('a run deadline on the dashboard, in a real browser', () => {
     await t.client.cancel(run.runId);
   });
 
-  it('a run past its deadline, cleaning up in its grace, shows when it will be failed; one before its deadline shows nothing of it', async () => {
+  it('a run past its deadline, cleaning up in its grace, shows when it will be failed, and once the grace is over that it will be; one before its deadline shows nothing of it', async () => {
     const run = await t.client.start(CleansUp, null, { deadline: new Date(Date.now() + HOUR) });
-    const waitsFor = async (name: string) => {
-      const waiting = (await t.client.getRun(run.runId)).waiting;
+    const waitsFor = async (runId: string, name: string) => {
+      const waiting = (await t.client.getRun(runId)).waiting;
       return waiting?.kind === 'signal' && waiting.name === name;
     };
-    await eventually(() => waitsFor('go'), 'the run to wait for go');
-    await openRun(run.runId);
-    await page.getByTestId('run-deadline').waitFor();
-    await expect(page.getByTestId('deadline-grace').count()).resolves.toBe(0);
-
+    await eventually(() => waitsFor(run.runId, 'go'), 'the run to wait for go');
     await t.client.setDeadline(run.runId, new Date(Date.now() - MINUTE)); // counts as now: the awaited call throws
-    await eventually(() => waitsFor('cleaned'), 'the run to clean up');
+    await eventually(() => waitsFor(run.runId, 'cleaned'), 'the run to clean up');
+    await openRun(run.runId);
     const deadline = (await stored(run.runId))!;
     const grace = page.getByTestId('deadline-grace');
     await grace.waitFor();
     expect(Date.parse((await grace.getAttribute('data-iso'))!)).toBe(deadline + 10 * MINUTE);
+    const shown = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
     await expect(grace.innerText()).resolves.toBe(
-      `· failed at ${new Date(deadline + 10 * MINUTE).toISOString().slice(0, 19).replace('T', ' ')} unless it ends first (10 min of grace to clean up)`,
+      `· failed at ${shown(deadline + 10 * MINUTE)} unless it ends first (10 min of grace to clean up)`,
+    );
+
+    // Its grace over (the deadline moved back behind the engine's back: nothing executes it before its wake), it says so.
+    await db.query(`UPDATE durable.runs SET deadline = now() - interval '11 minutes' WHERE id = $1`, [run.runId]);
+    const moved = (await stored(run.runId))!;
+    await page.reload();
+    await page.locator('[data-testid=deadline-grace]', { hasText: 'its grace ended' }).waitFor();
+    await expect(grace.innerText()).resolves.toBe(
+      `· its grace ended at ${shown(moved + 10 * MINUTE)}: failed when an instance executes it next`,
     );
     await t.client.cancel(run.runId);
+
+    // A run before its deadline: nothing of it (the workflows, which the grace is read from, are loaded by now).
+    const calm = await t.client.start(CleansUp, null, { deadline: new Date(Date.now() + HOUR) });
+    await eventually(() => waitsFor(calm.runId, 'go'), 'the other run to wait for go');
+    await openRun(calm.runId);
+    await page.getByTestId('run-deadline').waitFor();
+    await expect(grace.count()).resolves.toBe(0);
+    await t.client.cancel(calm.runId);
   });
 
   it('the runs list marks the runs racing a deadline, and only them', async () => {

@@ -178,7 +178,7 @@ describe('rerun from a step (fork) on the dashboard, in a real browser', () => {
     await expect(rows.evaluateAll((all) => all.map((row) => row.getAttribute('data-run-id')))).resolves.toEqual([fork.runId]);
     await page.getByTestId('filter-forked-from-clear').click();
     await page.waitForURL((url) => !url.hash.includes('forkedFrom'));
-    await expect(page.getByTestId('filter-forked-from').count()).resolves.toBe(0);
+    await page.getByTestId('filter-forked-from').waitFor({ state: 'detached' });
     await openRun(source, 'history');
     const forked = page.locator('[data-testid=history-row][data-event=forked]').getByTestId('fork-link');
     await expect(forked.innerText()).resolves.toBe(`as ${fork.runId}, from close`);

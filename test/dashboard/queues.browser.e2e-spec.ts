@@ -44,6 +44,7 @@ describe('the Queues page in a real browser', () => {
     const stranded = page.getByTestId('undeclared-queues').locator('[data-testid=undeclared-queue][data-name=retired]');
     await expect(stranded.innerText()).resolves.toBe('retired: 1 run pending');
     await expect(stranded.locator('a').getAttribute('href')).resolves.toBe('#/runs?waitingFor=queue&queue=retired');
+    await db.query(`DELETE FROM durable.runs WHERE id = 'stranded-1'`);
     await expect(card.getByTestId('queue-running').textContent()).resolves.toBe('1 / 2');
     await expect(card.getByTestId('queue-pending').textContent()).resolves.toBe('4');
     await expect(card.getByTestId('queue-rate').textContent()).resolves.toBe('1 / 60');
@@ -65,13 +66,18 @@ describe('the Queues page in a real browser', () => {
     await page.getByTestId('filter-queue').selectOption('');
     await page.waitForURL((url) => url.hash.startsWith('#/runs?waitingFor=queue') && !url.hash.includes('queue=llm'));
 
-    await db.query(`DELETE FROM durable.runs WHERE id = 'stranded-1'`);
     // A run's page names its queue, partition and priority (they stay there once it runs).
     const [{ id }] = await db.query<{ id: string }>(`SELECT id FROM durable.runs WHERE partition_key = 'globex'`);
     await page.goto(`${app.url}/durable/#/runs/${encodeURIComponent(id)}`);
     await expect(page.getByTestId('run-queue').locator('dd').innerText()).resolves.toBe('llm · partition globex · priority 100');
-    // Its place in the queue's order: the three acme runs pending before it go first.
-    await expect(page.locator('header').getByTestId('queue-place').innerText()).resolves.toBe(', 3 ahead');
+    // Its place in the queue's order: the three acme runs pending before it wait for their full partition, so it is next.
+    await expect(page.locator('header').getByTestId('queue-place').innerText()).resolves.toBe(', next in line');
+    // An acme run has the two other acme runs pending before it ahead (or fewer: the one that came first).
+    const [{ id: lastAcme }] = await db.query<{ id: string }>(
+      `SELECT id FROM durable.runs WHERE partition_key = 'acme' AND status = 'pending' ORDER BY wake_at DESC, id DESC LIMIT 1`,
+    );
+    await page.goto(`${app.url}/durable/#/runs/${encodeURIComponent(lastAcme)}`);
+    await expect(page.locator('header').getByTestId('queue-place').innerText()).resolves.toBe(', 2 ahead');
 
     // The workflow's card names its queue, and leads to the queues page.
     await page.getByTestId('nav-workflows').click();

@@ -765,7 +765,9 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       // RunView names the key and, until it begins, the instant the cap makes it start by.
       expect((await client.getRun(first.runId)).debounce).toEqual({ key: 'user-42', startsBy: cap });
       expect(await first.result()).toBe(2);
-      expect((await client.getRun(first.runId)).debounce).toEqual({ key: 'user-42' });
+      const ran = await client.getRun(first.runId);
+      expect(ran.debounce).toEqual({ key: 'user-42' });
+      expect(ran.beganAt!.getTime()).toBeGreaterThanOrEqual(cap.getTime()); // it began at its cap, or just after
       expect((await client.listRuns({ workflow: 'quick' })).runs.map((r) => r.debounce)).toEqual([{ key: 'user-42' }]);
       expect(await db.count('runs')).toBe(1);
       const next = await client.start(Quick, { n: 3 }, { debounce });
@@ -789,9 +791,23 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
         return waiting?.kind === 'queue' ? waiting.position : 'not queued';
       };
       expect([await placeOf(urgent.runId), await placeOf(first.runId), await placeOf(second.runId)]).toEqual([1, 2, 3]);
+      expect((await client.getRun(first.runId)).beganAt).toBeUndefined(); // nor has it begun
+      // A run past its deadline before it began is passed over by admission (the sweeper fails it): not counted.
+      await db.query(`UPDATE durable.runs SET deadline = now() - interval '1 minute' WHERE id = $1`, [urgent.runId]);
+      expect(await placeOf(first.runId)).toBe(1);
+      await db.query(`UPDATE durable.runs SET deadline = NULL WHERE id = $1`, [urgent.runId]);
+      // Nor are the runs of another partition at its limit: admission passes them over too.
+      const [acme1, acme2, globex] = [
+        await client.start(Quick, {}, { queue: 'tenants', partitionKey: 'acme' }),
+        await client.start(Quick, {}, { queue: 'tenants', partitionKey: 'acme' }),
+        await client.start(Quick, {}, { queue: 'tenants', partitionKey: 'globex' }),
+      ];
+      expect(await placeOf(globex.runId)).toBe(3);
+      await db.query(`UPDATE durable.runs SET status = 'running', began_at = now() WHERE id = $1`, [acme1.runId]);
+      expect([await placeOf(acme2.runId), await placeOf(globex.runId)]).toEqual([1, 1]);
       // A list reads no places (a count per run); the run itself, once begun, has none.
-      const listed = (await client.listRuns({ workflow: 'quick' })).runs.map((r) => r.waiting);
-      expect(listed).toHaveLength(3);
+      const listed = (await client.listRuns({ waitingFor: 'queue' })).runs.map((r) => r.waiting);
+      expect(listed).toHaveLength(5);
       for (const waiting of listed) expect(waiting).toEqual(expect.not.objectContaining({ position: expect.anything() }));
       // A deep backlog ahead is counted up to 10,000: the place reads 10,001.
       await db.query(
@@ -830,7 +846,7 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       const response = await fetch(`${app.url}/durable/api/queues`, { headers: { authorization: `Bearer ${token}` } });
       expect(response.status).toBe(200);
       const { queues, undeclared } = (await response.json()) as { queues: Array<Record<string, unknown>>; undeclared: unknown };
-      expect(undeclared).toEqual([{ name: 'retired', pending: 2 }]);
+      expect(undeclared).toEqual([{ name: 'retired', pending: 2, atLeast: false }]);
       expect(queues.map((q) => q.name)).toEqual(['five', 'single', 'tenants', 'paced']);
       expect(queues.find((q) => q.name === 'tenants')).toEqual({
         name: 'tenants',

@@ -186,42 +186,46 @@ describe('business keys: find, signal and start runs by what they are about', ()
     const [runs, signals, history] = [await db.count('runs'), await db.count('signals'), await db.count('history')];
     const { client, signals: deliver } = app;
     const schedules = app.get(ScheduleService);
-    const refused: Array<[Promise<unknown>, string]> = [
+    // Each called in turn: one that is not refused must not race the others on the run.
+    const refused: Array<[() => Promise<unknown>, string]> = [
       // Each would have gone on without what it names: a fan-out to every match, keys dropped, outside the caller's transaction.
       [
-        deliver.signalByKeys({ orderId: 'A-1' }, Approval, { by: 'x' }, { fanout: 'one' } as never),
+        () => deliver.signalByKeys({ orderId: 'A-1' }, Approval, { by: 'x' }, { fanout: 'one' } as never),
         'signalByKeys(): unknown option fanout; it takes workflow, fanOut, manager, actor.',
       ],
       [
-        deliver.signalWithStart(Order, { runId: 'order-new', input: {}, key: { orderId: 'N-1' } } as never, Approval, { by: 'x' }),
+        () => deliver.signalWithStart(Order, { runId: 'order-new', input: {}, key: { orderId: 'N-1' } } as never, Approval, { by: 'x' }),
         'signalWithStart() run: unknown option key; it takes runId, input, keys.',
       ],
       [
-        deliver.signalWithStart(Order, { runId: 'order-new', input: {} }, Approval, { by: 'x' }, { manger: {} } as never),
+        () => deliver.signalWithStart(Order, { runId: 'order-new', input: {} }, Approval, { by: 'x' }, { manger: {} } as never),
         'signalWithStart(): unknown option manger; it takes manager, actor.',
       ],
-      [deliver.signal(open.runId, Approval, { by: 'x' }, { manger: {} } as never), 'signal(): unknown option manger'],
-      [deliver.send(open.runId, 'events', 'k-1', null, { actr: 'ops' } as never), 'send(): unknown option actr'],
-      [open.result({ timout: '1s' } as never), 'result(): unknown option timout; it takes timeout.'],
-      [client.cancel(open.runId, 'why', { actr: 'ops' } as never), 'cancel(): unknown option actr; it takes actor.'],
-      [client.resume(open.runId, { by: 'ops' } as never), 'resume(): unknown option by'],
-      [client.retry(open.runId, { actr: 'ops' } as never), 'retry(): unknown option actr'],
-      [client.setDeadline(open.runId, null, { actr: 'ops' } as never), 'setDeadline(): unknown option actr'],
-      [client.start(Order, {}, null as never), 'start() takes an options object; got null.'],
-      [client.fork(open.runId, [] as never), 'fork() takes an options object; got an array.'],
+      [() => deliver.signal(open.runId, Approval, { by: 'x' }, { manger: {} } as never), 'signal(): unknown option manger'],
+      [() => deliver.send(open.runId, 'events', 'k-1', null, { actr: 'ops' } as never), 'send(): unknown option actr'],
+      [() => open.result({ timout: '1s' } as never), 'result(): unknown option timout; it takes timeout.'],
+      [() => client.cancel(open.runId, 'why', { actr: 'ops' } as never), 'cancel(): unknown option actr; it takes actor.'],
+      [() => client.resume(open.runId, { by: 'ops' } as never), 'resume(): unknown option by'],
+      [() => client.retry(open.runId, { actr: 'ops' } as never), 'retry(): unknown option actr'],
+      [() => client.setDeadline(open.runId, null, { actr: 'ops' } as never), 'setDeadline(): unknown option actr'],
+      [() => client.start(Order, {}, null as never), 'start() takes an options object; got null.'],
+      [() => client.fork(open.runId, [] as never), 'fork() takes an options object; got an array.'],
       // Checked before the schedule is looked up: none is named so here.
       [
-        schedules.trigger('none', { overlap: 'allow', expectLast: 'r' } as never),
+        () => schedules.trigger('none', { overlap: 'allow', expectLast: 'r' } as never),
         'trigger("none"): unknown option expectLast; it takes overlap, expectLastRun, actor.',
       ],
-      [schedules.pause('none', { actr: 'ops' } as never), 'pause("none"): unknown option actr'],
-      [schedules.resume('none', { actr: 'ops' } as never), 'resume("none"): unknown option actr'],
-      [schedules.backfill('none', new Date(0), new Date(0), { actr: 'ops' } as never), 'backfill("none"): unknown option actr'],
+      [() => schedules.pause('none', { actr: 'ops' } as never), 'pause("none"): unknown option actr'],
+      [() => schedules.resume('none', { actr: 'ops' } as never), 'resume("none"): unknown option actr'],
+      [() => schedules.backfill('none', new Date(0), new Date(0), { actr: 'ops' } as never), 'backfill("none"): unknown option actr'],
     ];
     for (const [call, message] of refused) {
-      await expect(call).rejects.toThrow(InvalidArgumentError);
-      await expect(call).rejects.toThrow(message);
+      const refusal = call();
+      await expect(refusal).rejects.toThrow(InvalidArgumentError);
+      await expect(refusal).rejects.toThrow(message);
     }
+    // A key given as undefined says nothing, and passes (a wider options object handed on).
+    await expect(open.result({ timeout: '10ms', manager: undefined } as never)).rejects.toMatchObject({ name: 'ResultTimeoutError' });
     expect([await db.count('runs'), await db.count('signals'), await db.count('history')]).toEqual([runs, signals, history]);
     expect((await client.getRun(open.runId)).status).toBe('waiting');
     await client.cancel(open.runId);

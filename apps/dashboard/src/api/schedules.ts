@@ -72,8 +72,12 @@ export function triggerSchedule({
 }
 
 /** Starts a run for each slot of the range that has none; with `dryRun`, only counts them. */
-export function backfillSchedule({ name, ...body }: BackfillBody & { name: string }): Promise<BackfillResult> {
-  return apiPost<BackfillResult>(`${schedulePath(name)}/backfill`, body);
+/** A backfill, or with `dryRun` its preview (which also names the range's slots). */
+export function backfillSchedule<T extends BackfillResult = BackfillResult>({
+  name,
+  ...body
+}: BackfillBody & { name: string }): Promise<T> {
+  return apiPost<T>(`${schedulePath(name)}/backfill`, body);
 }
 
 export function usePauseSchedule() {
@@ -94,8 +98,7 @@ export function useTriggerSchedule() {
 /** The preview changes nothing, so it invalidates nothing. */
 export function usePreviewBackfill() {
   return useMutation({
-    mutationFn: ({ name, ...body }: Omit<BackfillBody, 'dryRun'> & { name: string }) =>
-      apiPost<BackfillPreview>(`${schedulePath(name)}/backfill`, { ...body, dryRun: true }),
+    mutationFn: (input: Omit<BackfillBody, 'dryRun'> & { name: string }) => backfillSchedule<BackfillPreview>({ ...input, dryRun: true }),
   });
 }
 

@@ -58,6 +58,8 @@ export interface Run {
   keys?: BusinessKeys;
   /** The run this one was forked from. */
   forkedFrom?: string;
+  /** When it first began executing (a queued run: when admitted). */
+  beganAt?: string;
   /** A debounced start's key; `startsBy` (its maxDelay's cap) until it begins. */
   debounce?: { key: string; startsBy?: string };
   /** The application's version when the run was created. */
@@ -459,5 +461,6 @@ export interface Queue {
 /** GET /queues: the declared queues, and the queues not declared here that hold pending runs (a deploy removed them). */
 export interface Queues {
   queues: Queue[];
-  undeclared: Array<{ name: string; pending: number }>;
+  /** `pending` counted up to 10,000 (`atLeast` past it). */
+  undeclared: Array<{ name: string; pending: number; atLeast: boolean }>;
 }

@@ -64,16 +64,18 @@ function Arms({ arms, now }: { arms: Extract<WaitReason, { kind: 'select' }>['ar
   );
 }
 
-/** A queued run's place (on its own page): ", next in line", ", 3 ahead"; the server counts up to 10,000 ahead. */
+/** The runs ahead of a queued run the server counts, at most (QueueRepository.position). */
+const POSITION_COUNTED = 10_000;
+
+/** A queued run's place (on its own page): ", next in line", ", 3 ahead", ", 10,000+ ahead". */
 function Place({ position }: { position: number }) {
-  const ahead = position - 1;
+  const ahead = Math.min(position - 1, POSITION_COUNTED);
   return (
     <span data-testid="queue-place">
-      , {ahead === 0 ? 'next in line' : `${ahead >= POSITION_COUNTED ? 'over ' : ''}${ahead.toLocaleString('en')} ahead`}
+      , {ahead === 0 ? 'next in line' : `${ahead.toLocaleString('en')}${ahead === POSITION_COUNTED ? '+' : ''} ahead`}
     </span>
   );
 }
-const POSITION_COUNTED = 10_000;
 
 /** ", deadline in 21 h", or red once passed. */
 function Due({ iso, now, label }: { iso: string; now: number; label: string }) {

@@ -17,7 +17,7 @@ export class QueueReasons {
   ) {}
 
   /** With `position` (a single run's read), each reason also gets the run's place in its queue's order. */
-  async annotate<T extends RunView>(views: T[], position = false): Promise<T[]> {
+  async annotate<T extends RunView>(views: T[], { position = false } = {}): Promise<T[]> {
     const pending = views.filter((view) => view.status === 'pending' && view.queue !== undefined);
     if (!pending.length) return views;
     const reasons = await this.queues.reasons(
@@ -28,7 +28,7 @@ export class QueueReasons {
     for (const view of pending) {
       const reason = reasons.get(view.runId);
       if (reason?.kind === 'queue' && position) {
-        const place = await this.queues.position(view.runId);
+        const place = await this.queues.position(view.runId, this.options.queues.get(reason.queue)?.partitionConcurrency ?? null);
         if (place !== undefined) reason.position = place;
       }
       view.waiting = reason;

@@ -29,6 +29,7 @@ import { generatedRunId } from './run-id';
 /**
  * Durable cron schedules at runtime: create, change, pause, trigger and backfill them, and read them
  * back. Schedules declared on `@Workflow` are reconciled at boot; both kinds fire from the sweeper.
+ * A call given an option it does not take (a misspelt one) throws InvalidArgumentError naming it, before anything is read or written.
  */
 @Injectable()
 export class ScheduleService {

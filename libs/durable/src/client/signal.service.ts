@@ -42,6 +42,7 @@ const MAX_FAN_OUT = 1_000;
  * Delivers signals and channel messages into runs, from any process: at-least-once transport in,
  * exactly-once application. The payload is validated against the declared schema, journaled once by
  * key, and the run is woken (deliver-then-wake); nothing else is needed.
+ * A call given an option it does not take (a misspelt one) throws InvalidArgumentError naming it, before anything is read or written.
  */
 @Injectable()
 export class SignalService {

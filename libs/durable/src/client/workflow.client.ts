@@ -18,7 +18,10 @@ import { QueueReasons } from './queue-reasons';
 import { DurableTelemetry } from '../observability/durable-telemetry';
 import { MAX_CANCEL_REASON } from '../durable.constants';
 
-/** Starts runs and acts on them from outside: controllers, webhooks, scripts, the dashboard. */
+/**
+ * Starts runs and acts on them from outside: controllers, webhooks, scripts, the dashboard.
+ * A call given an option it does not take (a misspelt one) throws InvalidArgumentError naming it, before anything is read or written.
+ */
 @Injectable()
 export class WorkflowClient {
   constructor(
@@ -73,7 +76,7 @@ export class WorkflowClient {
   async getRun(runId: string): Promise<RunView> {
     const run = await this.runs.get(knownRunId(runId));
     if (!run) throw new RunNotFoundError(runId);
-    await this.queueReasons.annotate([run], true);
+    await this.queueReasons.annotate([run], { position: true });
     return run;
   }
 

@@ -128,7 +128,7 @@ export class DashboardService {
   async detail(runId: string) {
     const run = await this.reads.get(runId);
     if (!run) throw new RunNotFoundError(runId);
-    await this.queueReasons.annotate([run], true);
+    await this.queueReasons.annotate([run], { position: true });
     const rows = await this.dashboard.journal(runId);
     const workflow = this.registry.find(run.workflow);
     const delivered = new Set(rows.signals.map((s) => s.name));

@@ -39,6 +39,8 @@ export interface RunView {
    * `maxDelay`, the instant it starts by however many starts put it off.
    */
   debounce?: { key: string; startsBy?: Date };
+  /** When it first began executing (a queued run: when admitted); absent until then. */
+  beganAt?: Date;
   /** The application's version when the run was created (the module's `appVersion`). */
   appVersion?: string;
   /** What an execution found wrong with the run's journal against the code (see the versioning guide). */

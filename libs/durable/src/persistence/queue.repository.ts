@@ -4,6 +4,7 @@ import { DurableDatabase, READ_COMMITTED } from './durable-database';
 import { ClaimedRow, claimedFromRow, ClaimedRun } from './run.repository';
 import { ADMISSION_PLANS_SQL, admitQueuedSql, lockQueuesSql, promoteDueSql, queuesWithWorkSql } from './sql/admit-queued.sql';
 import { mendSlotsSql } from './sql/mend-queue-slots.sql';
+import { notUnbegunPastDeadlineSql } from './sql/expire-unbegun.sql';
 
 /** Queued runs whose time came that one admission pass moves to pending, at most. */
 const PROMOTE_PER_PASS = 1_000;
@@ -12,7 +13,9 @@ const HEAD_DEPTH = 1_000;
 /** The partitions GET /queues lists per queue. */
 const TOP_PARTITIONS = 10;
 /** How many runs ahead of a pending run a read counts, at most: a deeper place reads as this + 1. */
-export const POSITION_COUNTED = 10_000;
+const POSITION_COUNTED = 10_000;
+/** How many pending runs of a queue this instance does not declare GET /queues counts, at most. */
+const UNDECLARED_COUNTED = 10_000;
 
 /** A pending run of a queue, as its wait reason is worked out. */
 export interface QueuedRow {
@@ -232,36 +235,49 @@ export class QueueRepository {
 
   /**
    * A pending run's place in its queue's order (1: admission takes it first), as admission orders the
-   * queue: priority, then since when it has been due, then id. One range scan of runs_queue_pending_idx,
-   * at most POSITION_COUNTED rows long; undefined when the run is not pending in a queue.
+   * queue: priority, then since when it has been due, then id; leaving out the runs admission passes over
+   * (of another partition at its limit of `partitionConcurrency` runs, or past a deadline before they
+   * began). One range scan of runs_queue_pending_idx, at most POSITION_COUNTED rows long (a deeper place
+   * reads POSITION_COUNTED + 1); undefined when the run is not pending in a queue.
    */
-  async position(runId: string): Promise<number | undefined> {
+  async position(runId: string, partitionConcurrency: number | null): Promise<number | undefined> {
     const t = this.db.tables;
     const [row] = await this.db.query<{ ahead: number }>(
-      `WITH me AS (SELECT id, queue, priority, wake_at FROM ${t.runs} WHERE id = $1 AND status = 'pending' AND queue IS NOT NULL)
+      `WITH me AS (SELECT id, queue, partition_key, priority, wake_at FROM ${t.runs} WHERE id = $1 AND status = 'pending' AND queue IS NOT NULL),
+       full_partitions AS (
+         SELECT r.partition_key FROM ${t.runs} r, me
+         WHERE r.queue = me.queue AND r.status = 'running' AND r.partition_key IS NOT NULL AND $3::int IS NOT NULL
+         GROUP BY r.partition_key HAVING count(*) >= $3::int
+       )
        SELECT (SELECT count(*)::int FROM (
                  SELECT 1 FROM ${t.runs} o
                  WHERE o.queue = me.queue AND o.status = 'pending' AND (o.priority, o.wake_at) <= (me.priority, me.wake_at)
                    AND ((o.priority, o.wake_at) < (me.priority, me.wake_at) OR o.id < me.id)
+                   AND ${notUnbegunPastDeadlineSql('now()', 'o.')}
+                   AND (o.partition_key IS NULL OR o.partition_key = me.partition_key
+                        OR o.partition_key NOT IN (SELECT partition_key FROM full_partitions))
                  LIMIT $2) ahead) AS ahead
        FROM me`,
-      [runId, POSITION_COUNTED],
+      [runId, POSITION_COUNTED, partitionConcurrency],
     );
     return row && row.ahead + 1;
   }
 
   /**
-   * The queues other than `declared` that hold pending runs, with how many: a deploy that removed or renamed
-   * a queue strands them (only an instance that declares it admits them).
+   * The queues other than `declared` that hold pending runs, with how many (counted up to UNDECLARED_COUNTED:
+   * `atLeast` past it): a deploy that removed or renamed a queue strands them (only an instance that declares it
+   * admits them).
    */
-  async undeclaredBacklogs(declared: readonly string[]): Promise<Array<{ name: string; pending: number }>> {
-    const names = await this.undeclaredWithPending(declared);
-    if (!names.length) return [];
-    return this.db.query<{ name: string; pending: number }>(
-      `SELECT queue AS name, count(*)::int AS pending FROM ${this.db.tables.runs}
-       WHERE status = 'pending' AND queue = ANY($1::text[]) GROUP BY queue ORDER BY queue`,
-      [names],
-    );
+  async undeclaredBacklogs(declared: readonly string[]): Promise<Array<{ name: string; pending: number; atLeast: boolean }>> {
+    const backlogs = [];
+    for (const name of await this.undeclaredWithPending(declared)) {
+      const [{ n }] = await this.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${this.db.tables.runs} WHERE queue = $1 AND status = 'pending' LIMIT $2) s`,
+        [name, UNDECLARED_COUNTED + 1],
+      );
+      backlogs.push({ name, pending: Math.min(n, UNDECLARED_COUNTED), atLeast: n > UNDECLARED_COUNTED });
+    }
+    return backlogs;
   }
 
   private causeOf(q: ResolvedQueue, running: number, recent: number | null): QueueCause {

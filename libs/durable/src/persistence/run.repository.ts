@@ -865,7 +865,12 @@ export function toRunView(r: RunRecord): RunView {
   if (r.keys) view.keys = r.keys;
   if (r.forked_from) view.forkedFrom = r.forked_from;
   if (r.debounce_key !== null)
-    view.debounce = { key: r.debounce_key, ...(r.debounce_until && r.began_at === null && { startsBy: r.debounce_until }) };
+    view.debounce = {
+      key: r.debounce_key,
+      // Only while it may still start (runs_debounce_key's predicate): a run cancelled or failed before it began never will.
+      ...(r.debounce_until && r.began_at === null && (r.status === 'pending' || r.status === 'waiting') && { startsBy: r.debounce_until }),
+    };
+  if (r.began_at) view.beganAt = r.began_at;
   if (r.app_version) view.appVersion = r.app_version;
   if (r.warning) view.warning = r.warning;
   if (r.finished_at) view.finishedAt = r.finished_at;

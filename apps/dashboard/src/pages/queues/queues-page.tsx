@@ -20,14 +20,17 @@ export function QueuesPage() {
       {answer.isError && <ErrorBox error={answer.error} />}
       {undeclared.length > 0 && (
         <div data-testid="undeclared-queues">
-          <Notice title="Runs pending in queues this instance does not declare" tone="error">
+          {/* Not an error in itself: pools of instances may declare different queues. */}
+          <Notice title="Runs pending in queues this instance does not declare">
             Only an instance that declares a queue admits its runs; if none does any more (a deploy removed or renamed it), declare it again
             or cancel the runs.{' '}
             {undeclared.map((queue, i) => (
               <span key={queue.name} data-testid="undeclared-queue" data-name={queue.name}>
                 {i > 0 && ', '}
                 <code>{queue.name}</code>:{' '}
-                <a href={hrefFor('/runs', { waitingFor: 'queue', queue: queue.name })}>{plural(queue.pending, 'run')} pending</a>
+                <a href={hrefFor('/runs', { waitingFor: 'queue', queue: queue.name })}>
+                  {queue.atLeast ? `${queue.pending.toLocaleString('en')}+ runs` : plural(queue.pending, 'run')} pending
+                </a>
               </span>
             ))}
           </Notice>

@@ -16,23 +16,33 @@ import { RunFailure } from './run-failure';
 import { RunWarningBanner } from './run-warning';
 
 /**
- * Past its deadline, a run under way has its workflow's grace to clean up (the awaited call threw
- * DeadlineExceededError), and is failed at the grace's end whatever it does. A run that has not begun
- * has nothing to clean up: the sweeper fails it, and its wait reason says so. The grace is the workflow's
- * as this instance registers it.
+ * Past its deadline, a run that has begun and not ended has its workflow's grace to clean up (the awaited
+ * call threw DeadlineExceededError), and is failed at the grace's end whatever it does. A run that has
+ * not begun has nothing to clean up: the sweeper fails it, and its wait reason says so. The grace is the
+ * workflow's as this instance registers it.
  */
 function GraceEnd({ run, deadline }: { run: Run; deadline: string }) {
   const workflow = useWorkflow(run.workflow);
   const now = useNow();
   const at = Date.parse(deadline);
-  const underWay = run.status === 'running' || (run.status === 'waiting' && run.waiting?.kind !== 'start');
+  const underWay = run.beganAt !== undefined && !run.finishedAt && run.status !== 'failed';
   if (!workflow || !underWay || now < at) return null;
-  const end = new Date(at + workflow.deadlineGraceMs).toISOString();
+  const end = at + workflow.deadlineGraceMs;
+  const iso = new Date(end).toISOString();
   return (
-    <span className="muted" data-testid="deadline-grace" data-iso={end}>
+    <span className="muted" data-testid="deadline-grace" data-iso={iso}>
       {' '}
-      · failed at <TimeText iso={end} mode="timestamp" /> unless it ends first ({formatExactSpan(workflow.deadlineGraceMs)} of grace to
-      clean up)
+      ·{' '}
+      {now < end ? (
+        <>
+          failed at <TimeText iso={iso} mode="timestamp" /> unless it ends first ({formatExactSpan(workflow.deadlineGraceMs)} of grace to
+          clean up)
+        </>
+      ) : (
+        <>
+          its grace ended at <TimeText iso={iso} mode="timestamp" />: failed when an instance executes it next
+        </>
+      )}
     </span>
   );
 }
@@ -84,6 +94,14 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
             <TimeText iso={run.updatedAt} />
           </dd>
         </div>
+        {run.beganAt && (
+          <div data-testid="run-began">
+            <dt>Began</dt>
+            <dd>
+              <TimeText iso={run.beganAt} mode="timestamp" />
+            </dd>
+          </div>
+        )}
         {run.finishedAt && (
           <div>
             <dt>Finished</dt>

@@ -84,10 +84,9 @@ export function RunsFilters({ view }: { view: RunsView }) {
         />
       </Field>
       {view.forkedFrom && (
-        // Set by a run's link to its forks: shown, to be lifted, as no list of names holds it. Not a <label>: it holds a button.
-        <div className={styles.forkedFrom} data-testid="filter-forked-from">
-          <span className={styles.forkedFromLabel}>Forks of</span>
-          <span>
+        // Set by a run's link to its forks: shown, to be lifted, as no list of names holds it.
+        <Field label="Forks of" as="div">
+          <span data-testid="filter-forked-from">
             <RunLink runId={view.forkedFrom} />
             <Button
               small
@@ -99,7 +98,7 @@ export function RunsFilters({ view }: { view: RunsView }) {
               ×
             </Button>
           </span>
-        </div>
+        </Field>
       )}
       <TimeRangeFilter view={view} apply={apply} />
       <Field label="Per page">

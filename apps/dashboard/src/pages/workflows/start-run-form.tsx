@@ -18,36 +18,37 @@ interface StartRunFormProps {
   onWorkflowChange: (name: string) => void;
 }
 
-/** A duration field as the server takes it: empty is none, digits alone are milliseconds (the server checks the rest). */
-const durationOf = (text: string) => {
-  const given = text.trim();
-  return /^\d+$/.test(given) ? Number(given) : given || undefined;
-};
-
-interface Timing {
+/** The fields beside the input and run id, as typed; `startAtIncomplete`: the date and time input holds a half-typed value. */
+interface StartFields {
   delay: string;
   startAt: string;
+  startAtIncomplete: boolean;
   timeout: string;
   keys: string;
 }
 
 /**
- * The start's options from the form's fields, or what is wrong with them. The keys are typed as the runs
- * search takes them (`orderId:A-17 note:"two words"`); the server checks their names and values.
+ * The start's options from the form's fields, or what is wrong with them. A duration needs its unit (the
+ * server would read digits alone as milliseconds: a timeout of "30" would fail the run at once). The keys
+ * are typed as the runs search takes them (`orderId:A-17 note:"two words"`); the server checks the rest.
  */
-function startOptions(fields: Timing): { options: Omit<StartRunBody, 'workflow' | 'input' | 'runId'>; issues: PayloadIssue[] } {
+function startOptions(fields: StartFields): { options: Omit<StartRunBody, 'workflow' | 'input' | 'runId'>; issues: PayloadIssue[] } {
   const issues: PayloadIssue[] = [];
-  const startAt = fields.startAt ? fromLocalInput(fields.startAt) : undefined;
-  if (fields.startAt && startAt === undefined) issues.push({ path: 'startAt', message: 'Not a date and time.' });
-  if (fields.delay.trim() && fields.startAt) issues.push({ path: 'startAt', message: 'Give a delay or an instant to start at, not both.' });
+  for (const field of ['delay', 'timeout'] as const)
+    if (/^\d+$/.test(fields[field].trim())) issues.push({ path: field, message: 'Give a unit: 30s, 5m, 2h or 7d.' });
+  // An incomplete date and time reads '' (no instant), which would start the run now.
+  if (fields.startAtIncomplete) issues.push({ path: 'startAt', message: 'Finish the date and time, or clear it.' });
+  const startAt = fromLocalInput(fields.startAt);
+  if (fields.delay.trim() && startAt !== undefined)
+    issues.push({ path: 'startAt', message: 'Give a delay or an instant to start at, not both.' });
   const { idPrefix, keys } = parseRunSearch(fields.keys);
   if (idPrefix)
     issues.push({ path: 'keys', message: `Write each key as name:value (note:"two words" for spaces); "${idPrefix}" is not one.` });
   return {
     options: {
-      delay: durationOf(fields.delay),
+      delay: fields.delay.trim() || undefined,
       startAt: startAt === undefined ? undefined : new Date(startAt).toISOString(),
-      timeout: durationOf(fields.timeout),
+      timeout: fields.timeout.trim() || undefined,
       keys: Object.keys(keys).length ? keys : undefined,
     },
     issues,
@@ -59,15 +60,14 @@ function startOptions(fields: Timing): { options: Omit<StartRunBody, 'workflow' 
  * given. With a run id that already exists the server starts nothing (`created: false`); the form says
  * so instead of jumping to a run the operator did not start.
  */
-
 export function StartRunForm({ workflows, workflow, onWorkflowChange }: StartRunFormProps) {
   const start = useStartRun();
   const [text, setText] = useState('{}');
   const [runId, setRunId] = useState('');
-  const [timing, setTiming] = useState<Timing>({ delay: '', startAt: '', timeout: '', keys: '' });
+  const [fields, setFields] = useState<StartFields>({ delay: '', startAt: '', startAtIncomplete: false, timeout: '', keys: '' });
   const [existing, setExisting] = useState<StartRunResult | null>(null);
   const check = checkJsonInput(text);
-  const { options, issues } = startOptions(timing);
+  const { options, issues } = startOptions(fields);
   const canStart = Boolean(workflow) && check.valid && !issues.length && !start.isPending;
   const info = workflows.find((w) => w.name === workflow);
 
@@ -76,10 +76,14 @@ export function StartRunForm({ workflows, workflow, onWorkflowChange }: StartRun
     setExisting(null);
     apply();
   };
-  const timingInput = (field: 'delay' | 'timeout' | 'keys', placeholder: string, testId: string) => (
+  const readStartAt = (input: HTMLInputElement) => {
+    if (input.value !== fields.startAt || input.validity.badInput !== fields.startAtIncomplete)
+      edit(() => setFields({ ...fields, startAt: input.value, startAtIncomplete: input.validity.badInput }));
+  };
+  const textInput = (field: 'delay' | 'timeout' | 'keys', placeholder: string, testId: string) => (
     <input
-      value={timing[field]}
-      onChange={(e) => edit(() => setTiming({ ...timing, [field]: e.target.value }))}
+      value={fields[field]}
+      onChange={(e) => edit(() => setFields({ ...fields, [field]: e.target.value }))}
       maxLength={field === 'keys' ? undefined : 40}
       className="mono"
       placeholder={placeholder}
@@ -119,14 +123,17 @@ export function StartRunForm({ workflows, workflow, onWorkflowChange }: StartRun
         />
       </Field>
       <Field label="Start after (optional)" hint="A delay such as 30s, 5m, 2h or 7d: the run waits, then starts; empty: now.">
-        {timingInput('delay', '5m', 'start-delay')}
+        {textInput('delay', '5m', 'start-delay')}
       </Field>
       <Field label="Or start at (optional)" hint="An instant in your time zone; the run waits until then.">
         <input
           type="datetime-local"
           step={1}
-          value={timing.startAt}
-          onChange={(e) => edit(() => setTiming({ ...timing, startAt: e.target.value }))}
+          value={fields.startAt}
+          onChange={(e) => readStartAt(e.currentTarget)}
+          // A half-typed value changes nothing (it reads ''), so no change event tells of it: keys and leaving do.
+          onKeyUp={(e) => readStartAt(e.currentTarget)}
+          onBlur={(e) => readStartAt(e.currentTarget)}
           data-testid="start-at"
         />
       </Field>
@@ -134,15 +141,21 @@ export function StartRunForm({ workflows, workflow, onWorkflowChange }: StartRun
         label="Timeout (optional)"
         hint={
           <span data-testid="start-timeout-hint">
-            The run fails this long after it begins, such as 2h, with {formatExactSpan(info?.deadlineGraceMs ?? 0)} of grace to clean up;
-            empty: {info?.timeoutMs ? `the workflow's own, ${formatExactSpan(info.timeoutMs)}` : 'none (the workflow has no timeout)'}.
+            The run fails this long after it begins, such as 2h
+            {info && (
+              <>
+                , with {formatExactSpan(info.deadlineGraceMs)} of grace to clean up; empty:{' '}
+                {info.timeoutMs ? `the workflow's own, ${formatExactSpan(info.timeoutMs)}` : 'none (the workflow has no timeout)'}
+              </>
+            )}
+            .
           </span>
         }
       >
-        {timingInput('timeout', '2h', 'start-timeout')}
+        {textInput('timeout', '2h', 'start-timeout')}
       </Field>
       <Field label="Business keys (optional)" hint='name:value terms, as the runs search takes them: orderId:A-17 note:"two words".'>
-        {timingInput('keys', 'orderId:A-17', 'start-keys')}
+        {textInput('keys', 'orderId:A-17', 'start-keys')}
       </Field>
       <ErrorBox issues={[...check.issues, ...issues]} error={start.error} testId="start-error" />
       {existing && (
