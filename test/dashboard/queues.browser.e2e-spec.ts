@@ -70,14 +70,14 @@ describe('the Queues page in a real browser', () => {
     const [{ id }] = await db.query<{ id: string }>(`SELECT id FROM durable.runs WHERE partition_key = 'globex'`);
     await page.goto(`${app.url}/durable/#/runs/${encodeURIComponent(id)}`);
     await expect(page.getByTestId('run-queue').locator('dd').innerText()).resolves.toBe('llm · partition globex · priority 100');
-    // Its place in the queue's order: the three acme runs pending before it wait for their full partition, so it is next.
-    await expect(page.locator('header').getByTestId('queue-place').innerText()).resolves.toBe(', next in line');
-    // An acme run has the two other acme runs pending before it ahead (or fewer: the one that came first).
+    // Its place in line is in its partition (the queue limits partitions): globex has no run before it.
+    await expect(page.locator('header').getByTestId('queue-place').innerText()).resolves.toBe(', next in its partition');
+    // The last acme run has the two other acme runs pending before it ahead.
     const [{ id: lastAcme }] = await db.query<{ id: string }>(
       `SELECT id FROM durable.runs WHERE partition_key = 'acme' AND status = 'pending' ORDER BY wake_at DESC, id DESC LIMIT 1`,
     );
     await page.goto(`${app.url}/durable/#/runs/${encodeURIComponent(lastAcme)}`);
-    await expect(page.locator('header').getByTestId('queue-place').innerText()).resolves.toBe(', 2 ahead');
+    await expect(page.locator('header').getByTestId('queue-place').innerText()).resolves.toBe(', 2 ahead in its partition');
 
     // The workflow's card names its queue, and leads to the queues page.
     await page.getByTestId('nav-workflows').click();

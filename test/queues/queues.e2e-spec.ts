@@ -778,7 +778,7 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     }
   });
 
-  it("a pending run's place in its queue, on a single run's read: admission's order (priority, then due time), counted up to 10,000 ahead", async () => {
+  it("a pending run's place in line, on a single run's read: admission's order (priority, then due time), in its partition where the queue limits partitions, counted up to 10,000 ahead", async () => {
     const schema = await fresh();
     const app = await boot(schema, { worker: { enabled: false } }); // nothing admitted: the places hold still
     try {
@@ -790,19 +790,22 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
         const { waiting } = await client.getRun(runId);
         return waiting?.kind === 'queue' ? waiting.position : 'not queued';
       };
+      expect((await client.getRun(first.runId)).waiting).toMatchObject({ positionIn: 'queue' });
       expect([await placeOf(urgent.runId), await placeOf(first.runId), await placeOf(second.runId)]).toEqual([1, 2, 3]);
       expect((await client.getRun(first.runId)).beganAt).toBeUndefined(); // nor has it begun
       // A run past its deadline before it began is passed over by admission (the sweeper fails it): not counted.
       await db.query(`UPDATE durable.runs SET deadline = now() - interval '1 minute' WHERE id = $1`, [urgent.runId]);
       expect(await placeOf(first.runId)).toBe(1);
       await db.query(`UPDATE durable.runs SET deadline = NULL WHERE id = $1`, [urgent.runId]);
-      // Nor are the runs of another partition at its limit: admission passes them over too.
+      // A queue that limits partitions: a run's place is in its partition (what it waits on; other partitions' runs
+      // are admitted beside it), whether or not the partition is at its limit.
       const [acme1, acme2, globex] = [
         await client.start(Quick, {}, { queue: 'tenants', partitionKey: 'acme' }),
         await client.start(Quick, {}, { queue: 'tenants', partitionKey: 'acme' }),
         await client.start(Quick, {}, { queue: 'tenants', partitionKey: 'globex' }),
       ];
-      expect(await placeOf(globex.runId)).toBe(3);
+      expect([await placeOf(acme1.runId), await placeOf(acme2.runId), await placeOf(globex.runId)]).toEqual([1, 2, 1]);
+      expect((await client.getRun(acme2.runId)).waiting).toMatchObject({ positionIn: 'partition' });
       await db.query(`UPDATE durable.runs SET status = 'running', began_at = now() WHERE id = $1`, [acme1.runId]);
       expect([await placeOf(acme2.runId), await placeOf(globex.runId)]).toEqual([1, 1]);
       // A list reads no places (a count per run); the run itself, once begun, has none.

@@ -210,6 +210,8 @@ describe('business keys: find, signal and start runs by what they are about', ()
       [() => client.setDeadline(open.runId, null, { actr: 'ops' } as never), 'setDeadline(): unknown option actr'],
       [() => client.start(Order, {}, null as never), 'start() takes an options object; got null.'],
       [() => client.fork(open.runId, [] as never), 'fork() takes an options object; got an array.'],
+      // A misspelt filter would list every workflow's runs.
+      [() => client.listRuns({ workfow: 'bk-order' } as never), 'listRuns(): unknown option workfow; it takes status, workflow,'],
       // Checked before the schedule is looked up: none is named so here.
       [
         () => schedules.trigger('none', { overlap: 'allow', expectLast: 'r' } as never),
@@ -224,8 +226,8 @@ describe('business keys: find, signal and start runs by what they are about', ()
       await expect(refusal).rejects.toThrow(InvalidArgumentError);
       await expect(refusal).rejects.toThrow(message);
     }
-    // A key given as undefined says nothing, and passes (a wider options object handed on).
-    await expect(open.result({ timeout: '10ms', manager: undefined } as never)).rejects.toMatchObject({ name: 'ResultTimeoutError' });
+    // Whatever its value: one set from configuration must fail where the setting is unset too.
+    await expect(open.result({ timeout: '10ms', manger: undefined } as never)).rejects.toThrow('result(): unknown option manger');
     expect([await db.count('runs'), await db.count('signals'), await db.count('history')]).toEqual([runs, signals, history]);
     expect((await client.getRun(open.runId)).status).toBe('waiting');
     await client.cancel(open.runId);

@@ -71,8 +71,7 @@ export function triggerSchedule({
   return apiPost<{ runId: string }>(`${schedulePath(name)}/trigger`, override.overlap ? override : undefined);
 }
 
-/** Starts a run for each slot of the range that has none; with `dryRun`, only counts them. */
-/** A backfill, or with `dryRun` its preview (which also names the range's slots). */
+/** Starts a run for each slot of the range that has none; with `dryRun`, only counts them (and names the range's slots). */
 export function backfillSchedule<T extends BackfillResult = BackfillResult>({
   name,
   ...body

@@ -35,7 +35,9 @@ export function WaitReasonText({ waiting }: { waiting: WaitReason | undefined })
         </>
       )}
       {typeof detail === 'string' && ` (${detail})`}
-      {waiting.kind === 'queue' && waiting.position !== undefined && <Place position={waiting.position} />}
+      {waiting.kind === 'queue' && waiting.position !== undefined && (
+        <Place position={waiting.position} inPartition={waiting.positionIn === 'partition'} />
+      )}
       {waiting.kind === 'select' && <Arms arms={waiting.arms} now={now} />}
       {waiting.since && !countsDown && `, ${formatSpan(elapsed(waiting.since, now))}`}
       {Object.entries(times).map(([field, role]) => {
@@ -67,12 +69,13 @@ function Arms({ arms, now }: { arms: Extract<WaitReason, { kind: 'select' }>['ar
 /** The runs ahead of a queued run the server counts, at most (QueueRepository.position). */
 const POSITION_COUNTED = 10_000;
 
-/** A queued run's place (on its own page): ", next in line", ", 3 ahead", ", 10,000+ ahead". */
-function Place({ position }: { position: number }) {
+/** A queued run's place (on its own page): ", next in line", ", 3 ahead in its partition", ", 10,000+ ahead". */
+function Place({ position, inPartition }: { position: number; inPartition: boolean }) {
   const ahead = Math.min(position - 1, POSITION_COUNTED);
+  const where = inPartition ? ' in its partition' : '';
   return (
     <span data-testid="queue-place">
-      , {ahead === 0 ? 'next in line' : `${ahead.toLocaleString('en')}${ahead === POSITION_COUNTED ? '+' : ''} ahead`}
+      , {ahead === 0 ? `next${where || ' in line'}` : `${ahead.toLocaleString('en')}${ahead === POSITION_COUNTED ? '+' : ''} ahead${where}`}
     </span>
   );
 }

@@ -4,6 +4,7 @@ import type {
   ActorOptions,
   Duration,
   ForkOptions,
+  RunFilter,
   SignalByKeysOptions,
   SignalWithStartRun,
   StartOptions,
@@ -39,6 +40,24 @@ export const CALL_OPTIONS = {
   operator: keysOf<ActorOptions>({ actor: true }),
   trigger: keysOf<TriggerOptions>({ overlap: true, expectLastRun: true, actor: true }),
   result: keysOf<{ timeout?: Duration }>({ timeout: true }),
+  /** A misspelt filter (`workfow`) would list, and a script then act on, every workflow's runs. */
+  listRuns: keysOf<RunFilter>({
+    status: true,
+    workflow: true,
+    waitingFor: true,
+    schedule: true,
+    queue: true,
+    keys: true,
+    forkedFrom: true,
+    createdAfter: true,
+    createdBefore: true,
+    updatedAfter: true,
+    updatedBefore: true,
+    sort: true,
+    order: true,
+    limit: true,
+    cursor: true,
+  }),
 };
 
 /**

@@ -16,7 +16,10 @@ export class QueueReasons {
     private readonly queues: QueueRepository,
   ) {}
 
-  /** With `position` (a single run's read), each reason also gets the run's place in its queue's order. */
+  /**
+   * With `position` (a single run's read), each reason also gets the run's place in line: in its partition when
+   * its queue limits partitions and it has one (`positionIn: 'partition'`), else in its queue.
+   */
   async annotate<T extends RunView>(views: T[], { position = false } = {}): Promise<T[]> {
     const pending = views.filter((view) => view.status === 'pending' && view.queue !== undefined);
     if (!pending.length) return views;
@@ -28,8 +31,10 @@ export class QueueReasons {
     for (const view of pending) {
       const reason = reasons.get(view.runId);
       if (reason?.kind === 'queue' && position) {
-        const place = await this.queues.position(view.runId, this.options.queues.get(reason.queue)?.partitionConcurrency ?? null);
-        if (place !== undefined) reason.position = place;
+        const partitioned =
+          (this.options.queues.get(reason.queue)?.partitionConcurrency ?? null) !== null && reason.partitionKey !== undefined;
+        const place = await this.queues.position(view.runId, partitioned);
+        if (place !== undefined) Object.assign(reason, { position: place, positionIn: partitioned ? 'partition' : 'queue' });
       }
       view.waiting = reason;
     }

@@ -82,6 +82,7 @@ export class WorkflowClient {
 
   /** Newest first, keyset-paged: pass `nextCursor` back as `cursor` for the next page. */
   async listRuns(filter: RunFilter = {}): Promise<{ runs: RunView[]; nextCursor?: string }> {
+    checkCallOptions(filter, CALL_OPTIONS.listRuns, 'listRuns()');
     const page = await this.runs.list(filter);
     await this.queueReasons.annotate(page.runs);
     return page;

@@ -234,33 +234,30 @@ export class QueueRepository {
   }
 
   /**
-   * A pending run's place in its queue's order (1: admission takes it first), as admission orders the
-   * queue: priority, then since when it has been due, then id; leaving out the runs admission passes over
-   * (of another partition at its limit of `partitionConcurrency` runs, or past a deadline before they
-   * began). One range scan of runs_queue_pending_idx, at most POSITION_COUNTED rows long (a deeper place
-   * reads POSITION_COUNTED + 1); undefined when the run is not pending in a queue.
+   * A pending run's place in line (1: next), in admission's order (priority, then since when it has been due,
+   * then id): among its partition's pending runs when its queue limits partitions (`partitioned`: its partition
+   * is what it waits on, and other partitions' runs are admitted beside it), else among its queue's; runs past a
+   * deadline before they began are left out (admission passes them over; the sweeper fails them). One range
+   * scan of the pending index, at most POSITION_COUNTED rows read (a deeper place reads POSITION_COUNTED + 1);
+   * undefined when the run is not pending in a queue.
    */
-  async position(runId: string, partitionConcurrency: number | null): Promise<number | undefined> {
+  async position(runId: string, partitioned: boolean): Promise<number | undefined> {
     const t = this.db.tables;
-    const [row] = await this.db.query<{ ahead: number }>(
+    const [row] = await this.db.query<{ ahead: number; read: number }>(
       `WITH me AS (SELECT id, queue, partition_key, priority, wake_at FROM ${t.runs} WHERE id = $1 AND status = 'pending' AND queue IS NOT NULL),
-       full_partitions AS (
-         SELECT r.partition_key FROM ${t.runs} r, me
-         WHERE r.queue = me.queue AND r.status = 'running' AND r.partition_key IS NOT NULL AND $3::int IS NOT NULL
-         GROUP BY r.partition_key HAVING count(*) >= $3::int
+       before AS (
+         SELECT o.began_at, o.deadline FROM ${t.runs} o, me
+         WHERE o.queue = me.queue AND o.status = 'pending' ${partitioned ? 'AND o.partition_key = me.partition_key' : ''}
+           AND (o.priority, o.wake_at) <= (me.priority, me.wake_at) AND ((o.priority, o.wake_at) < (me.priority, me.wake_at) OR o.id < me.id)
+         ORDER BY o.priority, o.wake_at LIMIT $2
        )
-       SELECT (SELECT count(*)::int FROM (
-                 SELECT 1 FROM ${t.runs} o
-                 WHERE o.queue = me.queue AND o.status = 'pending' AND (o.priority, o.wake_at) <= (me.priority, me.wake_at)
-                   AND ((o.priority, o.wake_at) < (me.priority, me.wake_at) OR o.id < me.id)
-                   AND ${notUnbegunPastDeadlineSql('now()', 'o.')}
-                   AND (o.partition_key IS NULL OR o.partition_key = me.partition_key
-                        OR o.partition_key NOT IN (SELECT partition_key FROM full_partitions))
-                 LIMIT $2) ahead) AS ahead
+       SELECT (SELECT count(*)::int FROM before o WHERE ${notUnbegunPastDeadlineSql('now()', 'o.')}) AS ahead,
+              (SELECT count(*)::int FROM before) AS read
        FROM me`,
-      [runId, POSITION_COUNTED, partitionConcurrency],
+      [runId, POSITION_COUNTED],
     );
-    return row && row.ahead + 1;
+    if (!row) return undefined;
+    return row.read === POSITION_COUNTED ? POSITION_COUNTED + 1 : row.ahead + 1;
   }
 
   /**
@@ -275,7 +272,8 @@ export class QueueRepository {
         `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${this.db.tables.runs} WHERE queue = $1 AND status = 'pending' LIMIT $2) s`,
         [name, UNDECLARED_COUNTED + 1],
       );
-      backlogs.push({ name, pending: Math.min(n, UNDECLARED_COUNTED), atLeast: n > UNDECLARED_COUNTED });
+      // Drained since it was found: none to name.
+      if (n > 0) backlogs.push({ name, pending: Math.min(n, UNDECLARED_COUNTED), atLeast: n > UNDECLARED_COUNTED });
     }
     return backlogs;
   }

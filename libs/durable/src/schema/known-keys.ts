@@ -14,7 +14,7 @@ export const keysOf = <T>(keys: Record<keyof T, true>): readonly string[] => Obj
  * and is retried once the code is fixed.
  */
 export function refuseUnknownKeys(given: object, known: readonly string[], where: string): void {
-  // A key given as undefined says nothing: a wider options object passed on (`{ ...opts, manager: undefined }`) passes.
-  const unknown = Object.keys(given).find((key) => !known.includes(key) && (given as Record<string, unknown>)[key] !== undefined);
+  // Whatever its value: a misspelt key set from configuration (`timout: process.env.X`) must fail where it is unset too.
+  const unknown = Object.keys(given).find((key) => !known.includes(key));
   if (unknown !== undefined) throw new InvalidArgumentError(`${where}: unknown option ${unknown}; it takes ${known.join(', ')}.`);
 }

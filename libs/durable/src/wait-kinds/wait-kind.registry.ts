@@ -138,10 +138,16 @@ export const WAIT_KINDS = {
    * run is read (from the queue's running runs, partitions and rate window), never stored on the row.
    * `undeclared`: the instance that read it declares no queue of that name (removed or renamed by a
    * deploy): it executes only on an instance that does. `position`, on a single run's read (`getRun`, the
-   * run's page), is its place in the queue's order (1: admitted first), counting up to 10,000 runs ahead (a deeper
-   * place reads 10,001).
+   * run's page), is its place in line (1: next) in admission's order, `positionIn` its partition (when its queue
+   * limits partitions) or its queue; counting up to 10,000 runs ahead (a deeper place reads 10,001).
    */
-  queue: declare<{ queue: string; cause: 'concurrency' | 'partition' | 'rate' | 'undeclared'; partitionKey?: string; position?: number }>({
+  queue: declare<{
+    queue: string;
+    cause: 'concurrency' | 'partition' | 'rate' | 'undeclared';
+    partitionKey?: string;
+    position?: number;
+    positionIn?: 'queue' | 'partition';
+  }>({
     label: 'queue',
     wakes: ['slot'],
     resume: 'reinvoke',

@@ -141,7 +141,7 @@ export function StartRunForm({ workflows, workflow, onWorkflowChange }: StartRun
         label="Timeout (optional)"
         hint={
           <span data-testid="start-timeout-hint">
-            The run fails this long after it begins, such as 2h
+            The run's deadline: this long after the start (after it begins, if it waits in a queue or for its start instant), such as 2h
             {info && (
               <>
                 , with {formatExactSpan(info.deadlineGraceMs)} of grace to clean up; empty:{' '}
