@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react';
 import type { Run, RunDetail } from '../../api/types';
 import { useWorkflow } from '../../api/workflows';
 import { hrefFor } from '../../app/router';
@@ -47,6 +48,16 @@ function GraceEnd({ run, deadline }: { run: Run; deadline: string }) {
   );
 }
 
+/** One fact of the header: its label over what it says. */
+function Fact({ label, testId, className, children }: { label: string; testId?: string; className?: string; children: ReactNode }) {
+  return (
+    <div data-testid={testId}>
+      <dt>{label}</dt>
+      <dd className={className}>{children}</dd>
+    </div>
+  );
+}
+
 /** Who the run is, where it came from, where it stands and why it waits. */
 export function RunHeader({ detail }: { detail: RunDetail }) {
   const { run, parent, forks } = detail;
@@ -69,46 +80,28 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
         )}
       </div>
       <dl className={styles.facts}>
-        <div>
-          <dt>Workflow</dt>
-          <dd>
-            <a href={hrefFor('/runs', { status: 'all', workflow: run.workflow })}>{run.workflow}</a>
-          </dd>
-        </div>
-        <div>
-          <dt>Attempt</dt>
-          <dd>
-            {run.attempt}
-            {run.maxAttempts !== undefined && ` of ${run.maxAttempts}`}
-          </dd>
-        </div>
-        <div>
-          <dt>Created</dt>
-          <dd>
-            <TimeText iso={run.createdAt} mode="timestamp" />
-          </dd>
-        </div>
-        <div>
-          <dt>Updated</dt>
-          <dd>
-            <TimeText iso={run.updatedAt} />
-          </dd>
-        </div>
+        <Fact label="Workflow">
+          <a href={hrefFor('/runs', { status: 'all', workflow: run.workflow })}>{run.workflow}</a>
+        </Fact>
+        <Fact label="Attempt">
+          {run.attempt}
+          {run.maxAttempts !== undefined && ` of ${run.maxAttempts}`}
+        </Fact>
+        <Fact label="Created">
+          <TimeText iso={run.createdAt} mode="timestamp" />
+        </Fact>
+        <Fact label="Updated">
+          <TimeText iso={run.updatedAt} />
+        </Fact>
         {run.beganAt && (
-          <div data-testid="run-began">
-            <dt>Began</dt>
-            <dd>
-              <TimeText iso={run.beganAt} mode="timestamp" />
-            </dd>
-          </div>
+          <Fact label="Began" testId="run-began">
+            <TimeText iso={run.beganAt} mode="timestamp" />
+          </Fact>
         )}
         {run.finishedAt && (
-          <div>
-            <dt>Finished</dt>
-            <dd>
-              <TimeText iso={run.finishedAt} mode="timestamp" />
-            </dd>
-          </div>
+          <Fact label="Finished">
+            <TimeText iso={run.finishedAt} mode="timestamp" />
+          </Fact>
         )}
         {run.deadline && (
           <div>
@@ -122,90 +115,72 @@ export function RunHeader({ detail }: { detail: RunDetail }) {
           </div>
         )}
         {run.queue && (
-          <div data-testid="run-queue">
-            <dt>Queue</dt>
-            <dd>
-              <a href="#/queues">{run.queue}</a>
-              {run.partitionKey !== undefined && (
-                <span className="muted" data-testid="run-partition">
-                  {' '}
-                  · partition <span className="mono">{run.partitionKey}</span>
-                </span>
-              )}
-              {run.priority !== undefined && (
-                <span className="muted" title="0 is first, 1000 last; 100 by default" data-testid="run-priority">
-                  {' '}
-                  · priority {run.priority}
-                </span>
-              )}
-            </dd>
-          </div>
+          <Fact label="Queue" testId="run-queue">
+            <a href="#/queues">{run.queue}</a>
+            {run.partitionKey !== undefined && (
+              <span className="muted" data-testid="run-partition">
+                {' '}
+                · partition <span className="mono">{run.partitionKey}</span>
+              </span>
+            )}
+            {run.priority !== undefined && (
+              <span className="muted" title="0 is first, 1000 last; 100 by default" data-testid="run-priority">
+                {' '}
+                · priority {run.priority}
+              </span>
+            )}
+          </Fact>
         )}
         {run.debounce && (
-          <div data-testid="run-debounce">
-            <dt>Debounce</dt>
-            <dd>
-              key <span className="mono">{run.debounce.key}</span>
-              {run.debounce.startsBy && (
-                <span className="muted" title="Later starts with the key put it off, but never past this (its maxDelay).">
-                  {' '}
-                  · starts by <TimeText iso={run.debounce.startsBy} mode="timestamp" /> at the latest
-                </span>
-              )}
-            </dd>
-          </div>
+          <Fact label="Debounce" testId="run-debounce">
+            key <span className="mono">{run.debounce.key}</span>
+            {run.debounce.startsBy && (
+              <span className="muted" title="Later starts with the key put it off, but never past this (its maxDelay).">
+                {' '}
+                · starts by <TimeText iso={run.debounce.startsBy} mode="timestamp" /> at the latest
+              </span>
+            )}
+          </Fact>
         )}
         {run.forkedFrom && (
-          <div data-testid="run-forked-from">
-            <dt>Forked from</dt>
-            <dd>
-              <RunLink runId={run.forkedFrom} copy />
-            </dd>
-          </div>
+          <Fact label="Forked from" testId="run-forked-from">
+            <RunLink runId={run.forkedFrom} copy />
+          </Fact>
         )}
         {forks.length > 0 && (
-          <div data-testid="run-forks">
-            <dt>Forks</dt>
-            <dd className={styles.forks}>
-              {forks.map((fork) => (
-                <RunLink key={fork} runId={fork} />
-              ))}
-              <a href={hrefFor('/runs', { status: 'all', forkedFrom: run.runId })} data-testid="run-forks-list">
-                list them
-              </a>
-            </dd>
-          </div>
+          <Fact label="Forks" testId="run-forks" className={styles.forks}>
+            {forks.map((fork) => (
+              <RunLink key={fork} runId={fork} />
+            ))}
+            <a href={hrefFor('/runs', { status: 'all', forkedFrom: run.runId })} data-testid="run-forks-list">
+              list them
+            </a>
+          </Fact>
         )}
         {run.keys && (
-          <div data-testid="run-keys">
-            <dt>Keys</dt>
-            <dd>
-              <KeyChips keys={run.keys} />
-            </dd>
-          </div>
+          <Fact label="Keys" testId="run-keys">
+            <KeyChips keys={run.keys} />
+          </Fact>
         )}
         {(parent || run.parentRunId) && (
-          <div>
-            <dt>Parent</dt>
-            <dd className={styles.parent}>
-              <RunLink runId={parent?.runId ?? run.parentRunId!} copy />
-              {parent && (
-                <>
-                  <span className="muted">{parent.workflow}</span>
-                  <StatusBadge status={parent.status} testId="parent-status" />
-                </>
-              )}
-              {run.detached && (
-                <span
-                  className={styles.detached}
-                  title="Started with { detached: true }: it keeps neither its parent's deadline nor its parent's cancel."
-                  data-testid="detached"
-                >
-                  detached
-                </span>
-              )}
-            </dd>
-          </div>
+          <Fact label="Parent" className={styles.parent}>
+            <RunLink runId={parent?.runId ?? run.parentRunId!} copy />
+            {parent && (
+              <>
+                <span className="muted">{parent.workflow}</span>
+                <StatusBadge status={parent.status} testId="parent-status" />
+              </>
+            )}
+            {run.detached && (
+              <span
+                className={styles.detached}
+                title="Started with { detached: true }: it keeps neither its parent's deadline nor its parent's cancel."
+                data-testid="detached"
+              >
+                detached
+              </span>
+            )}
+          </Fact>
         )}
       </dl>
       {waiting && (
