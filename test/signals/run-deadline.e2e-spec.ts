@@ -974,3 +974,130 @@ describe('a debounced start whose key is held by a run past its deadline, with n
     await app.client.cancel(holder.runId);
   });
 });
+
+/** Cleanup in the grace that parks twice, so the run executes again in it; then asks whether it runs new code. */
+async function parkingCleanup(ctx: WorkflowContext) {
+  await ctx.waitForSignal('a');
+  await ctx.waitForSignal('b'); // parked after a re-execution in the grace: the run's warning is worked out here
+  return { patched: await ctx.patched('new-cleanup') };
+}
+
+/** The deadline passes in a sleep, a select with a timer, or a timed signal wait; each then cleans up. */
+const underDeadline = (name: string, wait: (ctx: WorkflowContext) => Promise<unknown>) => {
+  @Workflow(name, { deadlineGrace: '30s' })
+  class UnderDeadline implements DurableWorkflow<null, unknown> {
+    async run(_: null, ctx: WorkflowContext) {
+      try {
+        return await wait(ctx);
+      } catch (error) {
+        if (!isDeadline(error)) throw error;
+        return parkingCleanup(ctx);
+      }
+    }
+  }
+  return UnderDeadline;
+};
+const SleepPast = underDeadline('dl-sleep-past', (ctx) => ctx.sleep('long', '1h'));
+const SelectPast = underDeadline('dl-select-past', (ctx) =>
+  ctx.select('pick', { reminder: ctx.timer('1h'), go: ctx.signal('go') }, { deadline: '2h' }),
+);
+const TimedPast = underDeadline('dl-timed-past', (ctx) => ctx.waitForSignal('go', { timeout: '1h' }));
+
+/** Two waits awaited together when the deadline passes: both throw it. */
+@Workflow('dl-both-past', { deadlineGrace: '30s' })
+class BothPast implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    try {
+      await Promise.all([ctx.waitForSignal('approval'), ctx.waitForSignal('payment')]);
+      return 'both';
+    } catch (error) {
+      if (!isDeadline(error)) throw error;
+      await ctx.step('refund', () => count(ctx.runId, 'refund'));
+      await ctx.waitForSignal('cleanup-done');
+      return 'cleaned up';
+    }
+  }
+}
+
+/** A consume loop whose handling of a message outlasts the deadline: the receive after it throws. */
+@Workflow('dl-consume-past', { deadlineGrace: '30s' })
+class ConsumePast implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    try {
+      await ctx.consume<string>('events', () => new Promise((resolve) => setTimeout(resolve, 1_200)), {
+        until: (m) => m.payload === 'done',
+      });
+      return 'consumed';
+    } catch (error) {
+      if (!isDeadline(error)) throw error;
+      await ctx.step('refund', () => count(ctx.runId, 'refund'));
+      await ctx.receive('events'); // the cleanup's own receive on the channel: it waits, it does not throw again
+      await ctx.waitForSignal('cleanup-done');
+      return 'cleaned up';
+    }
+  }
+}
+
+describe('a re-execution in the grace throws the deadline where the execution that passed it threw it', () => {
+  const { db, boot } = fileApps({
+    schema: uniqueSchema('dlx'),
+    providers: [SleepPast, SelectPast, TimedPast, BothPast, ConsumePast],
+    options: { inlineWaitMs: 0 },
+  });
+  let app: DurableTestApp;
+  beforeAll(async () => {
+    app = await boot();
+  });
+  const waitingFor = async (runId: string) => {
+    const waiting = (await app.client.getRun(runId)).waiting;
+    return waiting && 'name' in waiting ? waiting.name : waiting && 'channel' in waiting ? `channel ${waiting.channel}` : undefined;
+  };
+
+  const throwingWaits = [
+    ['a sleep', SleepPast],
+    ['a select with a timer', SelectPast],
+    ['a timed signal wait', TimedPast],
+  ] as const;
+  for (const [where, workflow] of throwingWaits)
+    it(`at ${where}: the wait's own instants count as reached (no warning; patched() is true in a run of this code only)`, async () => {
+      const run = await app.client.start(workflow, null, { timeout: '300ms' });
+      await eventually(async () => (await waitingFor(run.runId)) === 'a', 'cleaning up, parked on a');
+      await app.signals.signal(run.runId, 'a', null);
+      await eventually(async () => (await waitingFor(run.runId)) === 'b', 'parked on b after a re-execution');
+      // Before: the instant journaled by the wait that threw was passed over on replay, so it read as stranded.
+      expect((await app.client.getRun(run.runId)).warning).toBeUndefined();
+      await app.signals.signal(run.runId, 'b', null);
+      expect(await run.result({ timeout: '10s' })).toEqual({ patched: true });
+    });
+
+  it('two waits awaited together both threw it: the re-execution throws at either, and goes on with the cleanup', async () => {
+    const run = await app.client.start(BothPast, null, { timeout: '300ms' });
+    await eventually(async () => (await waitingFor(run.runId)) === 'cleanup-done', 'cleaning up');
+    const passing = await db.query<{ error: { at: string; also?: string[] } }>(
+      `SELECT error FROM durable.steps WHERE run_id = $1 AND key = 'run-deadline:passed'`,
+      [run.runId],
+    );
+    expect([passing[0].error.at, ...(passing[0].error.also ?? [])].sort()).toEqual(['signal:approval', 'signal:payment']);
+    await app.signals.signal(run.runId, 'cleanup-done', null);
+    // Before: only the first was journaled; the re-execution parked on the other and was failed at the grace's end.
+    expect(await run.result({ timeout: '10s' })).toBe('cleaned up');
+    expect(ran.get(`${run.runId}:refund`)).toBe(1);
+  });
+
+  it("in a consume loop: the re-execution throws at the channel's first receive, though the messages handled before are acked and gone", async () => {
+    const run = await app.client.start(ConsumePast, null, { timeout: '800ms' });
+    await eventually(async () => (await waitingFor(run.runId)) === 'channel events', 'consuming');
+    await app.signals.send(run.runId, 'events', 'm1', 'first');
+    await eventually(
+      async () => (await waitingFor(run.runId)) === 'channel events' && ran.has(`${run.runId}:refund`),
+      "the cleanup's receive",
+    );
+    await app.signals.send(run.runId, 'events', 'm2', 'second');
+    await eventually(async () => (await waitingFor(run.runId)) === 'cleanup-done', 'cleaning up, past its own receive');
+    await app.signals.signal(run.runId, 'cleanup-done', null);
+    // Before: the re-execution's receive was counted #1 where the one that threw was #2; it parked on the channel, and a
+    // closing message then ended the run down the path it had left.
+    expect(await run.result({ timeout: '10s' })).toBe('cleaned up');
+    expect(ran.get(`${run.runId}:refund`)).toBe(1);
+  });
+});

@@ -171,10 +171,21 @@ export class Execution {
    * then with `#2`, `#3`… The name is spelled in the run's key format (keyPart).
    */
   keyFor(name: string, prefix?: string): string {
-    const first = prefix === undefined ? this.keyPart(name) : `${prefix}:${this.keyPart(name)}`;
+    const first = this.firstKeyFor(name, prefix);
     const count = (this.keyCounts.get(first) ?? 0) + 1;
     this.keyCounts.set(first, count);
     return count === 1 ? first : `${first}#${count}`;
+  }
+
+  /** Whether `key` is one keyFor gives for this name and prefix, at whichever count. */
+  isKeyFor(key: string, name: string, prefix?: string): boolean {
+    const first = this.firstKeyFor(name, prefix);
+    return key === first || (key.startsWith(`${first}#`) && /^\d+$/.test(key.slice(first.length + 1)));
+  }
+
+  /** keyFor's key of the first such call. */
+  private firstKeyFor(name: string, prefix?: string): string {
+    return prefix === undefined ? this.keyPart(name) : `${prefix}:${this.keyPart(name)}`;
   }
 
   /** A name as a part of this run's checkpoint keys (see checkpoint-keys). */

@@ -2,6 +2,13 @@ import { DeadlineExceededError } from '../errors';
 import type { Execution } from './execution';
 import { rebuildError } from './errors';
 import { DEADLINE_PASSED_KEY } from '../durable.constants';
+import type { ErrorInfo } from '../errors/error-info';
+
+/** Where the passing of the deadline was thrown: the call's key, and the other waits awaited with it that threw it too. */
+export interface PassingInfo {
+  at: string;
+  also?: string[];
+}
 
 /** The longest a Node timer can be set for (a longer one fires at once); a grace end further off is left to the next execution. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -16,6 +23,8 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 export class RunDeadline {
   /** A deadline earlier than the loaded one, read by a lease renewal (adopt). */
   private shortened?: number;
+  /** The journaled calls this execution has thrown the passing at (beforeWait, replayAt). */
+  private readonly replayed = new Set<string>();
 
   constructor(private readonly execution: Execution) {}
 
@@ -69,10 +78,18 @@ export class RunDeadline {
     return deadline !== undefined && deadline < at && deadline <= now && !this.execution.journal.steps.has(DEADLINE_PASSED_KEY);
   }
 
-  /** At the call the deadline's passing was journaled at, a re-execution throws it again. */
-  replayAt(key: string): void {
-    const passed = this.execution.journal.steps.get(DEADLINE_PASSED_KEY);
-    if (passed?.error && (passed.error as { at?: string }).at === key) throw rebuildError(passed.error as never);
+  /**
+   * At a call the deadline's passing was journaled at, a re-execution throws it again, once for each call
+   * journaled (`at`, and `also`: the waits awaited together that threw it too). `sameCall` says whether a
+   * journaled key is this call's: by default the same key.
+   */
+  replayAt(key: string, sameCall: (at: string) => boolean = (at) => at === key): void {
+    const passing = this.execution.journal.steps.get(DEADLINE_PASSED_KEY)?.error as (PassingInfo & ErrorInfo) | null | undefined;
+    if (!passing?.at) return;
+    const at = [passing.at, ...(passing.also ?? [])].find((call) => !this.replayed.has(call) && sameCall(call));
+    if (at === undefined) return;
+    this.replayed.add(at);
+    throw rebuildError(passing as never);
   }
 
   /**
@@ -93,6 +110,7 @@ export class RunDeadline {
       result: null,
       error: { name: error.name, message: error.message, runId: execution.runId, deadline: new Date(at).toISOString(), at: key } as never,
     });
+    this.replayed.add(key); // thrown here already: a later call of this execution that replayAt matches to it goes on
     throw error;
   }
 

@@ -16,20 +16,24 @@ ON CONFLICT (run_id, key, run_day) DO NOTHING
 RETURNING run_id, key`;
 
 /**
- * Journals the passing of the run's deadline ($4 the error), as checkpointSql would, but only while the
- * stored deadline is still the one the execution loaded ($3, to the millisecond): an operator who
- * moved it meanwhile (setDeadline, which clears a passing it finds) must not have the old one thrown
- * into the code. Answers whether the lease is held and whether the deadline is the same (a row there
- * already, from a try whose answer was lost, is the same passing). $1 run, $2 token.
+ * Journals the passing of the run's deadline ($4 the error, with `at`, the key of the call it is thrown
+ * at), as checkpointSql would, but only while the stored deadline is still the one the execution loaded
+ * ($3, to the millisecond): an operator who moved it meanwhile (setDeadline, which clears a passing it
+ * finds) must not have the old one thrown into the code. A passing there already is this execution's,
+ * thrown at another wait awaited beside this one (Promise.all): this call's key is added to its `also`,
+ * so a re-execution throws at both; a try whose answer was lost adds nothing. Answers whether the lease
+ * is held and whether the deadline is the same. $1 run, $2 token.
  */
 export const deadlinePassedSql = (t: Tables) => `
 WITH run AS (
   SELECT run_day, lease_token = $2 AS held, date_trunc('milliseconds', deadline) IS NOT DISTINCT FROM $3::timestamptz AS same
   FROM ${t.runs} WHERE id = $1 FOR SHARE
 ), ins AS (
-  INSERT INTO ${t.steps} (run_id, run_day, key, kind, outcome, result, error)
+  INSERT INTO ${t.steps} AS s (run_id, run_day, key, kind, outcome, result, error)
   SELECT $1, run_day, '${DEADLINE_PASSED_KEY}', 'deadline-passed', 'error', NULL, $4::jsonb FROM run WHERE held AND same
-  ON CONFLICT (run_id, key, run_day) DO NOTHING
+  ON CONFLICT (run_id, key, run_day) DO UPDATE
+  SET error = jsonb_set(s.error, '{also}', COALESCE(s.error->'also', '[]') || jsonb_build_array(EXCLUDED.error->'at'))
+  WHERE s.error->'at' <> EXCLUDED.error->'at' AND NOT COALESCE(s.error->'also', '[]') @> jsonb_build_array(EXCLUDED.error->'at')
 )
 SELECT held, same FROM run`;
 

@@ -10,7 +10,9 @@ export async function receive<T>(execution: Execution, ref: ChannelRef<T>): Prom
   await execution.enter('receive');
   const channel = declaredName(execution.workflow, 'channel', ref);
   const key = execution.keyFor(channel, 'receive');
-  execution.deadline.replayAt(key);
+  // A receive's count shifts between executions (the messages acked since are gone, and the calls that took
+  // them with them): the deadline thrown at a receive is thrown again at the channel's first receive.
+  execution.deadline.replayAt(key, (at) => execution.isKeyFor(at, channel, 'receive'));
   const next = execution.journal.messages.get(channel)?.[0];
   if (next) return { key: next.key, seq: Number(next.seq), payload: deserialize<T>(next.payload), sentAt: new Date(next.sentAt) };
   await execution.deadline.beforeWait(key);

@@ -60,12 +60,11 @@ export async function select<A extends SelectArms>(
   await execution.enter('select');
   checkName(name, 'select');
   const key = execution.keyFor(name, 'select');
+  // Its instants are on the path whichever way it ends (decided, or the run's deadline thrown here again).
+  reachInstants(execution, key, arms, opts);
   execution.deadline.replayAt(key);
   const stored = execution.journal.steps.get(key);
-  if (stored) {
-    reachInstants(execution, key, arms, opts);
-    return execution.replay(key, stored);
-  }
+  if (stored) return execution.replay(key, stored);
   const entries = checkedArms(execution, name, arms, opts);
   // Every name first, then the timers' instants: an undeclared signal is refused before a timer listed ahead of it is journaled.
   const named = entries.map(([arm, value]) => namedArm(execution, arm, value));
@@ -169,8 +168,9 @@ function checkInstant(at: Duration | Date, name: string, arm: string): void {
 }
 
 /**
- * A replayed select passes its timer and deadline checkpoints without reading them: looked up here, so
- * a re-execution does not count them as stranded (UNREACHED_CHECKPOINTS, `ctx.patched`). The exact keys
+ * A select that replays its decision, or throws the run's deadline again, passes its timer and deadline
+ * checkpoints without reading them: looked up here, so a re-execution does not count them as stranded
+ * (UNREACHED_CHECKPOINTS, `ctx.patched`). The exact keys
  * a first pass looks up, not a prefix: a select named `x:timer:…` is another select's, not this one's.
  */
 function reachInstants(execution: Execution, key: string, arms: SelectArms, opts: SelectOptions | null): void {

@@ -35,12 +35,13 @@ export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRe
   const timeoutKey = `${deadlineKey}:timed-out`;
   const { journal, deps } = execution;
   const received = (): SignalOutcome<T> => ({ received: true, payload: deserialize<T>(journal.signals.get(name)) });
-  execution.deadline.replayAt(deadlineKey);
   // This wait's deadline and timeout checkpoints are on the path whichever way it ends: looked up, so a
-  // re-execution that returns early here does not count them as stranded (UNREACHED_CHECKPOINTS). The
-  // exact keys, not a prefix: 'signal-deadline:gone' is another wait's, not 'go''s.
+  // re-execution that returns early here, or throws the run's deadline here, does not count them as
+  // stranded (UNREACHED_CHECKPOINTS). The exact keys, not a prefix: 'signal-deadline:gone' is another wait's, not 'go''s.
   journal.steps.has(deadlineKey);
-  if (journal.steps.has(timeoutKey)) return { received: false };
+  const timedOut = journal.steps.has(timeoutKey);
+  execution.deadline.replayAt(deadlineKey);
+  if (timedOut) return { received: false };
   const byDelivery = journal.keyFormat >= 3;
   if (journal.signals.has(name) && !(byDelivery && journal.steps.has(deadlineKey))) return received(); // buffered before the wait
   const deadline = await journaledInstant(execution, deadlineKey, 'deadline', ms);

@@ -14,8 +14,9 @@ export async function sleep(execution: Execution, name: string, ms: number | und
   await execution.enter('sleep');
   checkName(name, 'sleep');
   const key = execution.keyFor(name, 'sleep');
-  execution.deadline.replayAt(key);
+  // The instant first: a re-execution that throws here has reached it (it was journaled before the deadline was thrown).
   const until = await journaledInstant(execution, key, 'sleep', ms, at);
+  execution.deadline.replayAt(key);
   for (;;) {
     const remaining = until - execution.deps.clock.now();
     if (remaining <= 0) return;
