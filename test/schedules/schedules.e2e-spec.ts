@@ -12,7 +12,8 @@ import {
 } from 'nestjs-durable';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
 import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
-import { PARALLEL_TRANSACTIONS, SchedulePass } from 'nestjs-durable/worker/schedule-pass';
+import { PARALLEL_TRANSACTIONS, SchedulePass, SLOTS_PER_TRANSACTION } from 'nestjs-durable/worker/schedule-pass';
+import { serializePayload } from 'nestjs-durable/schema/serializer';
 import { jitterOf } from 'nestjs-durable/schema/schedule-spec';
 import { Client } from 'pg';
 import { databaseUrl, Db, DurableTestApp, eventually, repeatableReadRole, startApp, uniqueSchema } from '../setup/durable-app';
@@ -925,6 +926,36 @@ describe('schedules across instances and restarts', () => {
       );
       expect(Number(broken.ahead)).toBeGreaterThan(30);
       expect(await db.count('runs', `starts_with(id, 'schedule:broken:')`)).toBe(0);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a backlog after a long outage is decided in transactions of bounded size: every schedule catches up, none is stuck', async () => {
+    const schema = fresh();
+    const db = dbOf(schema);
+    const app = await startApp({ schema, providers: [Nightly], options: { sweeper: false } });
+    try {
+      // 60 per-minute schedules back from 20 hours of downtime: 1,200 slots each, 1,000 (SLOTS_PER_PASS) a pass.
+      await db.query(
+        `INSERT INTO durable.schedules (name, workflow, source, cron, timezone, overlap, catchup_window_ms, catchup, input, last_slot, next_fire_at)
+         SELECT 'tenant-' || n || '-report', 'nightly', 'api', '* * * * *', 'UTC', 'skip', 60000, 'latest', $1,
+                date_trunc('minute', now()) - interval '20 hours', now()
+         FROM generate_series(1, 60) n`,
+        [serializePayload({}, 'input')],
+      );
+      const pass = app.get(SchedulePass);
+      await pass.run();
+      await pass.run(); // a backlog longer than a pass, whichever transaction decided its first part
+      expect(await db.count('schedules', `last_slot = date_trunc('minute', now())`)).toBe(60);
+      expect(await db.count('runs')).toBe(60); // each one's newest slot ('latest')
+      expect(await db.count('schedule_skips', `reason = 'missed'`)).toBe(60 * 1_199);
+      // Before: one transaction took the batch's every skipped slot, here 60,000, and 2,500 such schedules (2.5 million
+      // slots) overran the one jsonb value they travel in: that pass failed, and every pass after it, with the same ones.
+      const [{ most }] = await db.query<{ most: number }>(
+        `SELECT max(n)::int AS most FROM (SELECT count(*) AS n FROM durable.schedule_skips GROUP BY xmin::text) t`,
+      );
+      expect(most).toBeLessThanOrEqual(SLOTS_PER_TRANSACTION + 1_000);
     } finally {
       await app.close();
     }

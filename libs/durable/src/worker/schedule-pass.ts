@@ -23,6 +23,13 @@ export const UNDECIDABLE_RETRY_MS = 60_000;
  * beside the runs they start: measured, 2,500 fired 10,000 slots about 20% sooner than 1,000).
  */
 export const SCHEDULES_PER_TRANSACTION = 2_500;
+/**
+ * The slots (runs started and slots skipped) one pass transaction decides, at most about: past it, the batch's
+ * other schedules are left due for the next transaction. A long outage gives every schedule a backlog of
+ * SLOTS_PER_PASS, and a whole batch of those (2.5 million skipped slots) overran the one jsonb value the
+ * skips travel in (256 MiB), failing the pass, and every pass after it, with the same schedules.
+ */
+export const SLOTS_PER_TRANSACTION = 50_000;
 /** Pass transactions side by side when a crowd is due: enough to keep Postgres busy while one waits on its client. */
 export const PARALLEL_TRANSACTIONS = 4;
 
@@ -84,9 +91,10 @@ export class SchedulePass {
     const before = await this.schedules.nextDue(shiftMs, upTo, workflows);
     if (before.inMs === null || before.inMs > 0) return { started: 0, nextDueInMs: before.inMs };
     let started = 0;
-    /** Fires one batch; true when it was full (more may be due). */
+    /** Fires one batch; true when it was full, of schedules or of slots (more may be due). */
     const batch = async (): Promise<boolean> => {
       let seen = 0;
+      let slots = 0;
       let calendar: SlotCalendar | undefined;
       const fired = await this.schedules.fire(
         SCHEDULES_PER_TRANSACTION,
@@ -94,9 +102,13 @@ export class SchedulePass {
         workflows,
         (row, now) => {
           seen++;
+          // Left due (at the pass's now, behind the schedules still waiting since earlier) for the next transaction.
+          if (slots >= SLOTS_PER_TRANSACTION) return held(row, now);
           if (calendar?.now.getTime() !== now.getTime()) calendar = new SlotCalendar(now, SLOTS_PER_PASS);
           try {
-            return decide(row, calendar);
+            const firing = decide(row, calendar);
+            slots += firing.runs.length + firing.skips.length;
+            return firing;
           } catch (error) {
             // One schedule's failure must not roll back the batch's others and block them on every pass.
             this.logger.error(`Schedule "${row.name}" cannot fire; it is looked at again in a minute: ${(error as Error).message}`);
@@ -111,7 +123,7 @@ export class SchedulePass {
       this.worker.revoke(fired.cancelled); // as a trigger's cancel: an execution here stops now, not at its next write or renewal
       // A jittered run starts at its instant (within the wake timer's minute), as a client's delayed start does, not at the next sweep after it.
       for (const at of fired.startsAt) this.worker.wakeAt(at);
-      return seen === SCHEDULES_PER_TRANSACTION;
+      return seen === SCHEDULES_PER_TRANSACTION || slots >= SLOTS_PER_TRANSACTION;
     };
     const lanes = Math.max(1, Math.min(PARALLEL_TRANSACTIONS, Math.ceil(before.due / SCHEDULES_PER_TRANSACTION)));
     const ended = await Promise.allSettled(
@@ -177,9 +189,9 @@ export function decide(row: DueSchedule, calendar: SlotCalendar): ScheduleFiring
     const windowStart = now.getTime() - Number(row.catchup_window_ms);
     const inWindow = slots.filter((slot) => slot.getTime() >= windowStart);
     // 'latest' over a backlog longer than a pass: the newest slot is in a later pass, so none of this one's runs.
-    const chosen = row.catchup === 'all' ? inWindow : more ? [] : inWindow.slice(-1);
+    const chosen = new Set(row.catchup === 'all' ? inWindow : more ? [] : inWindow.slice(-1));
     for (const slot of slots) {
-      if (!chosen.includes(slot)) skip(slot, 'missed');
+      if (!chosen.has(slot)) skip(slot, 'missed');
       else if (!unfinished || row.overlap === 'allow') start(slot);
       else if (row.overlap === 'cancelOther') {
         // The unfinished run is the stored one, or one this pass started (catch-up 'all'): that one is not started after all.
