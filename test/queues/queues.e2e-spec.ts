@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import {
   defineSignal,
+  DURABLE_DATA_SOURCE,
   DurableWorkflow,
   InvalidArgumentError,
   SignalService,
@@ -10,6 +11,7 @@ import {
   WorkflowContext,
 } from 'nestjs-durable';
 import { Client, Pool } from 'pg';
+import { DataSource } from 'typeorm';
 import { queueChannel, wakeChannel } from 'nestjs-durable/durable.constants';
 import { DurableWorker } from 'nestjs-durable/worker/durable.worker';
 import { DurableDatabase } from 'nestjs-durable/persistence/durable-database';
@@ -566,6 +568,31 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     }
   });
 
+  it("runs started one after another in an application's transaction keep their order in line, though their ids sort otherwise", async () => {
+    const schema = await fresh();
+    const app = await boot(schema);
+    try {
+      const client = app.get(WorkflowClient);
+      await visitsTableReady();
+      const holder = await client.start(Limited, { holdMs: 1_000 }, { queue: 'single' });
+      await eventually(async () => (await db.count('runs', `id = $1 AND status = 'running'`, [holder.runId])) === 1, 'the holder runs');
+      // Business keys as ids: ship:10 sorts before ship:8.
+      const ids = await app.get<DataSource>(DURABLE_DATA_SOURCE as never).transaction(async (manager) => {
+        const started: string[] = [];
+        for (let n = 8; n < 14; n++)
+          started.push((await client.start(Quick, { n }, { queue: 'single', runId: `ship:${n}`, manager })).runId);
+        return started;
+      });
+      // Before: every start of the transaction was due at its start (now()), and the id decided: ship:8 was told it was 5th.
+      for (const [i, id] of ids.entries()) expect((await client.getRun(id)).waiting).toMatchObject({ kind: 'queue', position: i + 1 });
+      for (const id of ids) await client.handle(id).result({ timeout: '20s' });
+      const order = await db.query<{ id: string }>(`SELECT id FROM durable.runs WHERE workflow = 'quick' ORDER BY began_at`);
+      expect(order.map((r) => r.id)).toEqual(ids);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('a rate limit holds across three instances: no more than 3 runs begin in any sliding second, over at least three windows', async () => {
     const schema = await fresh();
     const apps: DurableTestApp[] = [];
@@ -744,7 +771,7 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
     }
   });
 
-  it('debounce: starts with one key make one run with the last input, its start moved back but never past the first start + maxDelay', async () => {
+  it("debounce: starts with one key make one run with the last input, its start moved back but never past the first start + maxDelay, a later start's too", async () => {
     const schema = await fresh();
     const app = await boot(schema);
     try {
@@ -773,6 +800,23 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       const next = await client.start(Quick, { n: 3 }, { debounce });
       expect(next.created).toBe(true);
       expect(next.runId).not.toBe(first.runId);
+
+      // A later start's maxDelay caps the run as well, from its first start (before: only the first start's counted).
+      const uncapped = await client.start(Quick, { n: 4 }, { debounce: { key: 'user-7', delay: '10s' } });
+      await eventually(
+        async () => (await db.count('runs', `id = $1 AND created_at < now() - interval '1 second'`, [uncapped.runId])) === 1,
+        'a second since the first start',
+      );
+      // Its own delay would start the run 3 s after the first start; its cap, 2 s after.
+      await client.start(Quick, { n: 5 }, { debounce: { key: 'user-7', delay: '2s', maxDelay: '2s' } });
+      const [joined] = await db.query<{ created: Date; until: Date; cap: Date }>(
+        `SELECT created_at AS created, wake_at AS until, debounce_until AS cap FROM durable.runs WHERE id = $1`,
+        [uncapped.runId],
+      );
+      expect(joined.until).toEqual(joined.cap);
+      expect(joined.cap.getTime() - joined.created.getTime()).toBeGreaterThan(1_990);
+      expect(joined.cap.getTime() - joined.created.getTime()).toBeLessThanOrEqual(2_000);
+      expect(await uncapped.result({ timeout: '10s' })).toBe(5);
     } finally {
       await app.close();
     }

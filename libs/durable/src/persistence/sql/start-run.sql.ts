@@ -6,7 +6,10 @@ import { statusIn } from './run-status.sql';
 /**
  * Inserts a run, idempotent on id. $3 'running' inserts it already claimed by $5 (the starting
  * instance executes it at once, no claim round trip); 'pending' makes it due now and NOTIFYs, which
- * Postgres delivers only if and when the surrounding transaction commits.
+ * Postgres delivers only if and when the surrounding transaction commits. A pending run is due from the
+ * statement's clock (clock_timestamp), not the transaction's start: the runs an application's
+ * transaction starts one after another keep their order in line (FIFO within a priority), where one
+ * instant for all of them left their ids to order them.
  * A delayed start ($13 an instant, or $14 milliseconds from the database's now()) whose instant is
  * still ahead is inserted `waiting` instead, reason `start`, wake_at at the instant: not claimed, not
  * NOTIFYed; the sweeper (or a wake timer) claims it then. An instant already past starts it as usual.
@@ -68,7 +71,7 @@ WITH parent AS (
   INSERT INTO ${t.runs} (id, workflow, status, input, wake_at, lease_owner, lease_token, parent_id, parent_step, trace_context,
                          wait, wait_kind, queue, partition_key, priority, deduplication_id, began_at, deadline, timeout_ms, detached, keys, app_version, key_format)
   SELECT $1, $2, plan.status, $4,
-         CASE WHEN plan.delayed THEN plan.until WHEN plan.status = 'running' THEN now() + $6 * interval '1 millisecond' ELSE now() END,
+         CASE WHEN plan.delayed THEN plan.until WHEN plan.status = 'running' THEN now() + $6 * interval '1 millisecond' ELSE clock_timestamp() END,
          CASE WHEN plan.status = 'running' THEN $5::text END, CASE WHEN plan.status = 'running' THEN 1 ELSE 0 END, $7, $8, $11,
          CASE WHEN plan.delayed THEN jsonb_build_object('kind', ${waitKindSql('start')}, 'until', plan.until, 'since', now()) END,
          CASE WHEN plan.delayed THEN ${waitKindSql('start')} END,
