@@ -87,6 +87,7 @@ describe('migrations and boot', () => {
       { name: 'RetentionByStatus1732900000022' },
       { name: 'UnbegunDeadline1732900000023' },
       { name: 'BeganBeforeQueues1732900000024' },
+      { name: 'BegunPendingDeadline1732900000025' },
     ]);
     await db.dropSchema();
   });
@@ -119,6 +120,7 @@ describe('migrations and boot', () => {
       'RetentionByStatus1732900000022',
       'UnbegunDeadline1732900000023',
       'BeganBeforeQueues1732900000024',
+      'BegunPendingDeadline1732900000025',
     ]);
     expect(await runDurableMigrations({ connection: databaseUrl(), schema })).toEqual([]);
     const dataSource = await new DataSource({

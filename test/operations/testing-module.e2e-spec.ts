@@ -225,4 +225,15 @@ describe('DurableTestingModule: the clock moves queues rate windows and debounce
     await durable.clock.advance('10s');
     expect(await first.result({ timeout: '5s' })).toBe('sent to third');
   });
+
+  it("a later start's cap counts from the first start, on the clock too", async () => {
+    const first = await durable.client.start(PacedSend, 'first', { queue: 'debounced', debounce: { key: 'later', delay: '1m' } });
+    await durable.clock.advance('50s');
+    // Its cap is 1m from the first start: 10 s on. Before, the first start's instant stayed where the real clock put it.
+    await durable.client.start(PacedSend, 'second', { queue: 'debounced', debounce: { key: 'later', delay: '1m', maxDelay: '1m' } });
+    await durable.clock.advance('5s');
+    expect((await durable.run(first.runId)).status).not.toBe('completed');
+    await durable.clock.advance('10s');
+    expect(await first.result({ timeout: '5s' })).toBe('sent to second');
+  });
 });

@@ -570,12 +570,12 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
 
   it("runs started one after another in an application's transaction keep their order in line, though their ids sort otherwise", async () => {
     const schema = await fresh();
-    const app = await boot(schema);
+    const app = await startApp({ schema, providers: [Held, Quick], options: { queues: QUEUES } });
     try {
       const client = app.get(WorkflowClient);
-      await visitsTableReady();
-      const holder = await client.start(Limited, { holdMs: 1_000 }, { queue: 'single' });
-      await eventually(async () => (await db.count('runs', `id = $1 AND status = 'running'`, [holder.runId])) === 1, 'the holder runs');
+      Held.close();
+      const holder = await client.start(Held, undefined, { queue: 'single' });
+      await eventually(async () => Held.entered.has(holder.runId), 'the holder in its step');
       // Business keys as ids: ship:10 sorts before ship:8.
       const ids = await app.get<DataSource>(DURABLE_DATA_SOURCE as never).transaction(async (manager) => {
         const started: string[] = [];
@@ -585,6 +585,7 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       });
       // Before: every start of the transaction was due at its start (now()), and the id decided: ship:8 was told it was 5th.
       for (const [i, id] of ids.entries()) expect((await client.getRun(id)).waiting).toMatchObject({ kind: 'queue', position: i + 1 });
+      Held.release();
       for (const id of ids) await client.handle(id).result({ timeout: '20s' });
       const order = await db.query<{ id: string }>(`SELECT id FROM durable.runs WHERE workflow = 'quick' ORDER BY began_at`);
       expect(order.map((r) => r.id)).toEqual(ids);
@@ -802,20 +803,22 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       expect(next.runId).not.toBe(first.runId);
 
       // A later start's maxDelay caps the run as well, from its first start (before: only the first start's counted).
-      const uncapped = await client.start(Quick, { n: 4 }, { debounce: { key: 'user-7', delay: '10s' } });
+      const uncapped = await client.start(Quick, { n: 4 }, { debounce: { key: 'user-7', delay: '20s' } });
       await eventually(
         async () => (await db.count('runs', `id = $1 AND created_at < now() - interval '1 second'`, [uncapped.runId])) === 1,
         'a second since the first start',
       );
-      // Its own delay would start the run 3 s after the first start; its cap, 2 s after.
-      await client.start(Quick, { n: 5 }, { debounce: { key: 'user-7', delay: '2s', maxDelay: '2s' } });
-      const [joined] = await db.query<{ created: Date; until: Date; cap: Date }>(
-        `SELECT created_at AS created, wake_at AS until, debounce_until AS cap FROM durable.runs WHERE id = $1`,
+      // Its own delay would start the run 3 s from now, 4 s or more after the first start; its cap, 3 s after the first start.
+      await client.start(Quick, { n: 5 }, { debounce: { key: 'user-7', delay: '3s', maxDelay: '3s' } });
+      // The start the join moved it to, as its history row has it (a claim at the cap may have moved wake_at on since).
+      const [joined] = await db.query<{ created: Date; until: string; cap: Date }>(
+        `SELECT r.created_at AS created, h.detail->>'startAt' AS until, r.debounce_until AS cap
+         FROM durable.runs r JOIN durable.history h ON h.run_id = r.id AND h.event = 'debounced' WHERE r.id = $1`,
         [uncapped.runId],
       );
-      expect(joined.until).toEqual(joined.cap);
-      expect(joined.cap.getTime() - joined.created.getTime()).toBeGreaterThan(1_990);
-      expect(joined.cap.getTime() - joined.created.getTime()).toBeLessThanOrEqual(2_000);
+      expect(new Date(joined.until)).toEqual(joined.cap);
+      expect(joined.cap.getTime() - joined.created.getTime()).toBeGreaterThan(2_990);
+      expect(joined.cap.getTime() - joined.created.getTime()).toBeLessThanOrEqual(3_000);
       expect(await uncapped.result({ timeout: '10s' })).toBe(5);
     } finally {
       await app.close();

@@ -826,6 +826,54 @@ describe('a queued run whose deadline passes before it begins', () => {
   });
 });
 
+/** Parks on a signal in the held lane's queue; at its deadline, would clean up in a step. */
+@Workflow('dl-queued-cleanup', { queue: 'held-lane', deadlineGrace: '300ms' })
+class QueuedCleanup implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    try {
+      await ctx.waitForSignal('approval');
+      return 'approved';
+    } catch (error) {
+      if (!isDeadline(error)) throw error;
+      return ctx.step('cleanup', () => count(ctx.runId, 'cleanup'));
+    }
+  }
+}
+
+describe('a queued run that began, and whose grace ends while it waits for a slot', () => {
+  const { db, boot } = fileApps({
+    schema: uniqueSchema('dlg'),
+    providers: [HeldLane, QueuedCleanup],
+    options: { queues: { 'held-lane': { concurrency: 1 } }, inlineWaitMs: 0, sweeper: { intervalMs: 100 } },
+  });
+
+  it('is failed at the end of its grace, once, by any instance, while the slot stays taken', async () => {
+    const [one] = await Promise.all([boot(), boot()]); // two sweepers on one database
+    const run = await one.client.start(QueuedCleanup, null);
+    await eventually(async () => (await one.client.getRun(run.runId)).waiting?.kind === 'signal', 'parked on its signal');
+    const hold = gate();
+    lanes.set('blocker', hold);
+    const blocker = await one.client.start(HeldLane, 'blocker');
+    await eventually(async () => (await one.client.getRun(blocker.runId)).status === 'running', 'the lane taken');
+    await one.client.setDeadline(run.runId, new Date(Date.now() + 200));
+    // Woken by its deadline, it waits for the lane the blocker holds. Before: it stayed pending past its grace, for as
+    // long as the lane was taken, and was failed only when admitted.
+    await expect(run.result({ timeout: '15s' })).rejects.toMatchObject({
+      error: {
+        name: 'DeadlineExceededError',
+        message: expect.stringMatching(
+          /^Run ".+" passed its deadline \(\d{4}-.+Z\) and did not end within its grace of 300 ms: it waited for a slot of queue "held-lane" meanwhile\.$/,
+        ),
+      },
+    });
+    expect((await one.client.getRun(blocker.runId)).status).toBe('running');
+    expect(await db.count('history', `run_id = $1 AND event = 'failed'`, [run.runId])).toBe(1);
+    expect(ran.get(`${run.runId}:cleanup`)).toBeUndefined(); // no slot came in its grace
+    hold.open();
+    expect(await blocker.result({ timeout: '10s' })).toBe('blocker');
+  });
+});
+
 /** The error of a run failed before it began, having waited `waited` (a pattern). */
 const failedBeforeItBegan = (waited: string) => ({
   error: {
@@ -1003,21 +1051,39 @@ const SelectPast = underDeadline('dl-select-past', (ctx) =>
 );
 const TimedPast = underDeadline('dl-timed-past', (ctx) => ctx.waitForSignal('go', { timeout: '1h' }));
 
-/** Two waits awaited together when the deadline passes: both throw it. */
-@Workflow('dl-both-past', { deadlineGrace: '30s' })
-class BothPast implements DurableWorkflow<null, string> {
-  async run(_: null, ctx: WorkflowContext) {
-    try {
-      await Promise.all([ctx.waitForSignal('approval'), ctx.waitForSignal('payment')]);
-      return 'both';
-    } catch (error) {
-      if (!isDeadline(error)) throw error;
-      await ctx.step('refund', () => count(ctx.runId, 'refund'));
-      await ctx.waitForSignal('cleanup-done');
-      return 'cleaned up';
+/** Two waits awaited together (after `before`); at the deadline, a refund in a step and a wait in the grace. */
+const twoWaitsPast = (
+  name: string,
+  waits: (ctx: WorkflowContext) => Array<Promise<unknown>>,
+  before?: (ctx: WorkflowContext) => Promise<unknown>,
+) => {
+  @Workflow(name, { deadlineGrace: '30s' })
+  class TwoWaitsPast implements DurableWorkflow<null, string> {
+    async run(_: null, ctx: WorkflowContext) {
+      await before?.(ctx);
+      try {
+        await Promise.all(waits(ctx));
+        return 'both';
+      } catch (error) {
+        if (!isDeadline(error)) throw error;
+        await ctx.step('refund', () => count(ctx.runId, 'refund'));
+        await ctx.waitForSignal('cleanup-done');
+        return 'cleaned up';
+      }
     }
   }
-}
+  return TwoWaitsPast;
+};
+const BothPast = twoWaitsPast('dl-both-past', (ctx) => [ctx.waitForSignal('approval'), ctx.waitForSignal('payment')]);
+/** Past its deadline after a step, a select (its three instants journaled first, one after another) beside a signal wait. */
+const UnequalPast = twoWaitsPast(
+  'dl-unequal-past',
+  (ctx) => [
+    ctx.select('reminders', { first: ctx.timer('1h'), second: ctx.timer('2h'), third: ctx.timer('3h') }),
+    ctx.waitForSignal('payment'),
+  ],
+  (ctx) => ctx.step('slow', () => new Promise((resolve) => setTimeout(resolve, 600, 'done'))),
+);
 
 /** A consume loop whose handling of a message outlasts the deadline: the receive after it throws. */
 @Workflow('dl-consume-past', { deadlineGrace: '30s' })
@@ -1041,7 +1107,7 @@ class ConsumePast implements DurableWorkflow<null, string> {
 describe('a re-execution in the grace throws the deadline where the execution that passed it threw it', () => {
   const { db, boot } = fileApps({
     schema: uniqueSchema('dlx'),
-    providers: [SleepPast, SelectPast, TimedPast, BothPast, ConsumePast],
+    providers: [SleepPast, SelectPast, TimedPast, BothPast, UnequalPast, ConsumePast],
     options: { inlineWaitMs: 0 },
   });
   let app: DurableTestApp;
@@ -1084,10 +1150,26 @@ describe('a re-execution in the grace throws the deadline where the execution th
     expect(ran.get(`${run.runId}:refund`)).toBe(1);
   });
 
+  it('two waits awaited together, one slower to reach its wait (its instants journaled first): both throw it, whichever gets there first', async () => {
+    const run = await app.client.start(UnequalPast, null, { timeout: '300ms' });
+    await eventually(async () => (await waitingFor(run.runId)) === 'cleanup-done', 'cleaning up');
+    const [{ error }] = await db.query<{ error: { at: string; also?: string[] } }>(
+      `SELECT error FROM durable.steps WHERE run_id = $1 AND key = 'run-deadline:passed'`,
+      [run.runId],
+    );
+    // Before: the signal wait threw first, and the select, getting there after, found the passing and parked the run.
+    expect([error.at, ...(error.also ?? [])].sort()).toEqual(['select:reminders', 'signal:payment']);
+    await app.signals.signal(run.runId, 'cleanup-done', null);
+    expect(await run.result({ timeout: '10s' })).toBe('cleaned up');
+    expect(ran.get(`${run.runId}:refund`)).toBe(1);
+  });
+
   it("in a consume loop: the re-execution throws at the channel's first receive, though the messages handled before are acked and gone", async () => {
-    const run = await app.client.start(ConsumePast, null, { timeout: '800ms' });
+    const run = await app.client.start(ConsumePast, null);
     await eventually(async () => (await waitingFor(run.runId)) === 'channel events', 'consuming');
     await app.signals.send(run.runId, 'events', 'm1', 'first');
+    // It passes while m1 is handled (1.2 s), or before, when m1 is then received at once: either way the next receive throws.
+    await app.client.setDeadline(run.runId, new Date(Date.now() + 300));
     await eventually(
       async () => (await waitingFor(run.runId)) === 'channel events' && ran.has(`${run.runId}:refund`),
       "the cleanup's receive",

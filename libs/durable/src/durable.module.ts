@@ -26,7 +26,7 @@ import { DurableWorker } from './worker/durable.worker';
 import { WakeBus } from './runtime/wake-bus';
 import { WakeListener } from './worker/wake-listener';
 import { WakeSweeper } from './worker/wake-sweeper';
-import { UnbegunExpiry } from './worker/unbegun-expiry';
+import { DeadlineExpiry } from './worker/deadline-expiry';
 import { SchedulePass } from './worker/schedule-pass';
 import { ScheduleRepository } from './persistence/schedule.repository';
 import { QueueRepository } from './persistence/queue.repository';
@@ -114,7 +114,7 @@ const providers: Provider[] = [
   DurableWorker,
   WakeListener,
   WakeSweeper,
-  UnbegunExpiry,
+  DeadlineExpiry,
   SchedulePass,
   RunStarter,
   QueueReasons,

@@ -5,6 +5,7 @@ import { BatchStatement, DEFAULT_GROUP_COMMIT, GroupCommit, groupCommitOn } from
 import type { StepCheckpoint } from './journal.repository';
 import type { ClaimedRun } from './run.repository';
 import { expireUnbegunSql } from './sql/expire-unbegun.sql';
+import { expirePendingPastGraceSql } from './sql/expire-pending-past-grace.sql';
 import { END_PARTS, finishRunSql, finishRunsSql, partsIndex } from './sql/finish-run.sql';
 import { retryRolledBack, retryTransient } from './transient-retry';
 
@@ -43,6 +44,7 @@ export class RunEndRepository {
       one: END_PARTS.map((parts) => finishRunSql(t, parts)),
       batch: END_PARTS.map((parts) => finishRunsSql(t, parts)),
       expire: expireUnbegunSql(t),
+      expireGraceEnded: expirePendingPastGraceSql(t),
       channel: wakeChannel(t.schema),
       queueChannel: queueChannel(t.schema),
     };
@@ -56,6 +58,17 @@ export class RunEndRepository {
   async expireUnbegun(limit: number, actor: string): Promise<string[]> {
     const [row] = await retryRolledBack(() =>
       this.db.query<{ workflows: string[] | null }>(this.sql.expire, [limit, actor, this.sql.channel]),
+    );
+    return row.workflows ?? [];
+  }
+
+  /**
+   * Fails up to `limit` runs that began and waited pending while their grace ended (expirePendingPastGraceSql),
+   * of the workflows `graces` names; answers the workflow of each. A deadlock rolled it back whole: tried again.
+   */
+  async expirePendingPastGrace(graces: Array<{ workflow: string; grace_ms: number }>, limit: number, actor: string): Promise<string[]> {
+    const [row] = await retryRolledBack(() =>
+      this.db.query<{ workflows: string[] | null }>(this.sql.expireGraceEnded, [JSON.stringify(graces), limit, actor, this.sql.channel]),
     );
     return row.workflows ?? [];
   }

@@ -15,7 +15,7 @@ import { runScope } from './run-scope';
 import { deserialize, serialize } from '../schema/serializer';
 import type { ChildStarter } from './child-starter';
 import type { DurableTelemetry } from '../observability/durable-telemetry';
-import { MAX_TIMER_MS, RunDeadline } from './run-deadline';
+import { MAX_TIMER_MS, type PassingInfo, RunDeadline } from './run-deadline';
 import { DEADLINE_PASSED_KEY } from '../durable.constants';
 
 /**
@@ -56,6 +56,8 @@ export class Execution {
   private settle!: (outcome: ExecutionOutcome) => void;
   private active = true;
   private readonly keyCounts = new Map<string, number>();
+  /** The primitives entered so far (enter): a wait numbered before the deadline was thrown began beside the wait that threw it. */
+  private entries = 0;
   private readonly inflight = new Set<Promise<unknown>>();
   /** The keyed steps executing now, by checkpoint key. */
   private readonly running = new Map<string, Promise<unknown>>();
@@ -220,7 +222,10 @@ export class Execution {
       this.end({ type: 'moved' });
       return never();
     }
-    this.journal.steps.set(DEADLINE_PASSED_KEY, step);
+    const journaled = this.journal.steps.get(DEADLINE_PASSED_KEY)?.error as PassingInfo | null | undefined;
+    // Thrown beside another wait of this execution: the statement added this call to that passing's `also`.
+    if (journaled) journaled.also = [...(journaled.also ?? []), (step.error as unknown as PassingInfo).at];
+    else this.journal.steps.set(DEADLINE_PASSED_KEY, step);
   }
 
   /**
@@ -254,15 +259,23 @@ export class Execution {
 
   /**
    * The entry of a durable primitive: throws inside a step, where it cannot pause anything; else first
-   * commits the checkpoint left pending (see commitPending).
+   * commits the checkpoint left pending (see commitPending). Answers the call's number in this execution,
+   * taken as it is called (the waits of one `Promise.all` are all numbered before any of them can throw).
    */
-  async enter(primitive: string): Promise<void> {
+  async enter(primitive: string): Promise<number> {
+    const entry = ++this.entries;
     if (runScope.getStore()?.inStep) {
       throw new NonRetryableError(
         `ctx.${primitive}() was called inside a step of run "${this.runId}". Durable primitives pause the run and belong in run() itself; call them between steps.`,
       );
     }
     if (!(await this.commitPending())) return never(); // the run parked or ended meanwhile (a primitive beside this one)
+    return entry;
+  }
+
+  /** How many primitives this execution has entered (enter's numbers so far). */
+  get entered(): number {
+    return this.entries;
   }
 
   /**

@@ -90,8 +90,14 @@ export class DurableTestClock {
         `UPDATE ${t.runs} SET deadline = deadline - ${back} WHERE deadline IS NOT NULL AND status IN ('pending', 'running', 'waiting')`,
         [ms],
       );
-      // A debounce's cap (maxDelay from its first start), and the starts a queue's rate window counts.
+      // A debounce's cap (maxDelay from its first start), and the first start a later start's cap counts from
+      // (created_at of a debounced run not begun), and the starts a queue's rate window counts.
       await manager.query(`UPDATE ${t.runs} SET debounce_until = debounce_until - ${back} WHERE debounce_until IS NOT NULL`, [ms]);
+      await manager.query(
+        `UPDATE ${t.runs} SET created_at = created_at - ${back}
+         WHERE debounce_key IS NOT NULL AND began_at IS NULL AND status IN ('pending', 'waiting')`,
+        [ms],
+      );
       if (this.rateWindows.queues.length)
         await manager.query(`UPDATE ${t.runs} SET began_at = began_at - ${back} WHERE queue = ANY($2::text[]) AND began_at IS NOT NULL`, [
           ms,

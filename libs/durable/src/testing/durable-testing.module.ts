@@ -13,7 +13,7 @@ import { baseOptions } from '../persistence/durable-database';
 import { tablesFor } from '../persistence/tables';
 import { DurableWorker } from '../worker/durable.worker';
 import { SchedulePass } from '../worker/schedule-pass';
-import { UnbegunExpiry } from '../worker/unbegun-expiry';
+import { DeadlineExpiry } from '../worker/deadline-expiry';
 import { ScheduleService } from '../client/schedule.service';
 import { DbClock } from '../runtime/db-clock';
 import { rateWindowsOf } from '../queues/queue-config';
@@ -48,7 +48,7 @@ export class DurableTestingModule {
   readonly clock: DurableTestClock;
   private readonly worker: DurableWorker;
   private readonly schedulePass: SchedulePass;
-  private readonly expiry: UnbegunExpiry;
+  private readonly expiry: DeadlineExpiry;
 
   private constructor(
     readonly app: INestApplicationContext,
@@ -59,7 +59,7 @@ export class DurableTestingModule {
     this.schedules = app.get(ScheduleService);
     this.worker = app.get(DurableWorker);
     this.schedulePass = app.get(SchedulePass);
-    this.expiry = app.get(UnbegunExpiry);
+    this.expiry = app.get(DeadlineExpiry);
     const rateWindows = rateWindowsOf(app.get<ResolvedDurableOptions>(DURABLE_OPTIONS).queues);
     this.clock = new DurableTestClock(
       app.get<DataSource>(DURABLE_DATA_SOURCE),

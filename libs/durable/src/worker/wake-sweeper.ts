@@ -6,7 +6,7 @@ import { DurableWorker } from './durable.worker';
 import { DurableDatabase } from '../persistence/durable-database';
 import { PARALLEL_TRANSACTIONS, SchedulePass } from './schedule-pass';
 import { scheduleInterval, stopInterval } from './scheduled-interval';
-import { UnbegunExpiry } from './unbegun-expiry';
+import { DeadlineExpiry } from './deadline-expiry';
 
 /**
  * The fallback that makes every wake certain: on an interval registered with @nestjs/schedule it
@@ -34,7 +34,7 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly worker: DurableWorker,
     private readonly schedules: SchedulePass,
     private readonly db: DurableDatabase,
-    private readonly expiry: UnbegunExpiry,
+    private readonly expiry: DeadlineExpiry,
   ) {}
 
   private readonly logger = new Logger('DurableSweeper');
@@ -105,7 +105,7 @@ export class WakeSweeper implements OnApplicationBootstrap, BeforeApplicationShu
     void this.firing.then(() => this.worker.sweep(scheduled));
   }
 
-  /** The expiry's pass (UnbegunExpiry), one at a time: a slow one is not stacked. */
+  /** The expiry's pass (DeadlineExpiry), one at a time: a slow one is not stacked. */
   private expireUnbegun(): void {
     if (this.expiring) return;
     this.expiring = this.expiry

@@ -4,6 +4,7 @@ import type { WaitKind } from '../../wait-kinds/wait-kind.registry';
 import { waitKindCheck } from '../sql/wait-kinds.sql';
 import { PLAIN_CLAIMABLE } from '../sql/claim-runs.sql';
 import { unbegunWithDeadlineSql } from '../sql/expire-unbegun.sql';
+import { begunPendingWithDeadlineSql } from '../sql/expire-pending-past-grace.sql';
 
 /** A row of `runs`: one workflow run, its status, its wait and its lease. */
 export interface RunRow {
@@ -122,6 +123,8 @@ export const runEntity = (schema: string) =>
       { name: 'runs_queue_began_idx', columns: ['queue', 'beganAt'], where: 'queue IS NOT NULL AND began_at IS NOT NULL' },
       // What the sweeper fails once their deadline passed (migration 23).
       { name: 'runs_unbegun_deadline_idx', columns: ['deadline'], where: unbegunWithDeadlineSql() },
+      // What the sweeper fails once their grace ended while they waited for a slot or a worker (migration 25).
+      { name: 'runs_begun_pending_deadline_idx', columns: ['deadline'], where: begunPendingWithDeadlineSql() },
       {
         name: 'runs_deduplication_key',
         columns: ['queue', 'deduplicationId'],

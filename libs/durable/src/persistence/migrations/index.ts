@@ -23,6 +23,7 @@ import { JournalPartitionVacuum1732900000021 } from './1732900000021-journal-par
 import { RetentionByStatus1732900000022 } from './1732900000022-retention-by-status';
 import { UnbegunDeadline1732900000023 } from './1732900000023-unbegun-deadline';
 import { BeganBeforeQueues1732900000024 } from './1732900000024-began-before-queues';
+import { BegunPendingDeadline1732900000025 } from './1732900000025-begun-pending-deadline';
 
 /** Every migration of the library, oldest first. */
 export const DURABLE_MIGRATIONS = [
@@ -51,4 +52,5 @@ export const DURABLE_MIGRATIONS = [
   RetentionByStatus1732900000022,
   UnbegunDeadline1732900000023,
   BeganBeforeQueues1732900000024,
+  BegunPendingDeadline1732900000025,
 ];

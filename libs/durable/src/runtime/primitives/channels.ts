@@ -7,15 +7,17 @@ import { declaredName } from './declared';
 /** The oldest un-acked message of the channel; writes nothing. The run parks while the channel is empty. */
 export async function receive<T>(execution: Execution, ref: ChannelRef<T>): Promise<ChannelMessage<T>> {
   if (!execution.isActive) return never();
-  await execution.enter('receive');
+  const entry = await execution.enter('receive');
   const channel = declaredName(execution.workflow, 'channel', ref);
   const key = execution.keyFor(channel, 'receive');
   // A receive's count shifts between executions (the messages acked since are gone, and the calls that took
-  // them with them): the deadline thrown at a receive is thrown again at the channel's first receive.
-  execution.deadline.replayAt(key, (at) => execution.isKeyFor(at, channel, 'receive'));
+  // them with them): the deadline thrown at a receive is thrown again at the channel's first receive. Not in a
+  // run of key format 1, whose raw names may hold a '#' (channel `a#2`): there only the same key is the same call.
+  const sameChannel = execution.journal.keyFormat >= 2 ? (at: string) => execution.isKeyFor(at, channel, 'receive') : undefined;
+  execution.deadline.replayAt(key, sameChannel);
   const next = execution.journal.messages.get(channel)?.[0];
   if (next) return { key: next.key, seq: Number(next.seq), payload: deserialize<T>(next.payload), sentAt: new Date(next.sentAt) };
-  await execution.deadline.beforeWait(key);
+  await execution.deadline.beforeWait(key, entry);
   return execution.suspend({ reason: { kind: 'channel', channel }, name: channel, wakeAt: null });
 }
 
