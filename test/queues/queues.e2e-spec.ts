@@ -590,6 +590,7 @@ describe('queues: flow control counted on executing runs, cluster-wide', () => {
       const order = await db.query<{ id: string }>(`SELECT id FROM durable.runs WHERE workflow = 'quick' ORDER BY began_at`);
       expect(order.map((r) => r.id)).toEqual(ids);
     } finally {
+      Held.release();
       await app.close();
     }
   });

@@ -56,8 +56,6 @@ export class Execution {
   private settle!: (outcome: ExecutionOutcome) => void;
   private active = true;
   private readonly keyCounts = new Map<string, number>();
-  /** The primitives entered so far (enter): a wait numbered before the deadline was thrown began beside the wait that threw it. */
-  private entries = 0;
   private readonly inflight = new Set<Promise<unknown>>();
   /** The keyed steps executing now, by checkpoint key. */
   private readonly running = new Map<string, Promise<unknown>>();
@@ -259,23 +257,15 @@ export class Execution {
 
   /**
    * The entry of a durable primitive: throws inside a step, where it cannot pause anything; else first
-   * commits the checkpoint left pending (see commitPending). Answers the call's number in this execution,
-   * taken as it is called (the waits of one `Promise.all` are all numbered before any of them can throw).
+   * commits the checkpoint left pending (see commitPending).
    */
-  async enter(primitive: string): Promise<number> {
-    const entry = ++this.entries;
+  async enter(primitive: string): Promise<void> {
     if (runScope.getStore()?.inStep) {
       throw new NonRetryableError(
         `ctx.${primitive}() was called inside a step of run "${this.runId}". Durable primitives pause the run and belong in run() itself; call them between steps.`,
       );
     }
     if (!(await this.commitPending())) return never(); // the run parked or ended meanwhile (a primitive beside this one)
-    return entry;
-  }
-
-  /** How many primitives this execution has entered (enter's numbers so far). */
-  get entered(): number {
-    return this.entries;
   }
 
   /**

@@ -25,8 +25,6 @@ export class RunDeadline {
   private shortened?: number;
   /** The journaled calls this execution has thrown the passing at (beforeWait, replayAt). */
   private readonly replayed = new Set<string>();
-  /** The waits entered up to the first throw of the passing in this execution (Execution.entered then): they throw it too. */
-  private thrownBefore?: number;
 
   constructor(private readonly execution: Execution) {}
 
@@ -91,26 +89,22 @@ export class RunDeadline {
     const at = [passing.at, ...(passing.also ?? [])].find((call) => !this.replayed.has(call) && sameCall(call));
     if (at === undefined) return;
     this.replayed.add(at);
-    this.thrownBefore ??= this.execution.entered; // a wait beside it that the passing does not name throws it too (beforeWait)
     throw rebuildError(passing as never);
   }
 
   /**
-   * Before a wait that cannot complete now (its key and its entry number given): past the deadline, the
-   * first such wait throws DeadlineExceededError, journaled, and so does every wait entered before that
-   * throw which gets here after it (the others of a `Promise.all`, however long each took to get here:
-   * journaled in the passing's `also`); the waits entered after it (the cleanup's) wait by the grace's end.
-   * Past the grace, the run is failed. Returns the instant the wait must wake by, if any.
+   * Before a wait that cannot complete now (its key given): past the deadline, the first such wait throws
+   * DeadlineExceededError, journaled, and so does every other that gets here before that passing is
+   * journaled (waits of one `Promise.all`, journaled in the passing's `also`); a wait that gets here after
+   * it waits by the grace's end. Past the grace, the run is failed. Returns the instant the wait must wake by, if any.
    */
-  async beforeWait(key: string, entry: number): Promise<number | undefined> {
+  async beforeWait(key: string): Promise<number | undefined> {
     const { execution } = this;
     const at = this.at;
     if (at === undefined) return undefined;
     const now = execution.deps.clock.now();
     if (now >= this.graceEnd!) return execution.expire();
-    const beside = this.thrownBefore !== undefined && entry <= this.thrownBefore;
-    if ((execution.journal.steps.has(DEADLINE_PASSED_KEY) && !beside) || now < at) return this.limit;
-    this.thrownBefore ??= execution.entered;
+    if (execution.journal.steps.has(DEADLINE_PASSED_KEY) || now < at) return this.limit;
     const error = new DeadlineExceededError(execution.runId, new Date(at));
     await execution.passDeadline(at, {
       outcome: 'error',

@@ -7,7 +7,7 @@ import { declaredName } from './declared';
 /** The oldest un-acked message of the channel; writes nothing. The run parks while the channel is empty. */
 export async function receive<T>(execution: Execution, ref: ChannelRef<T>): Promise<ChannelMessage<T>> {
   if (!execution.isActive) return never();
-  const entry = await execution.enter('receive');
+  await execution.enter('receive');
   const channel = declaredName(execution.workflow, 'channel', ref);
   const key = execution.keyFor(channel, 'receive');
   // A receive's count shifts between executions (the messages acked since are gone, and the calls that took
@@ -17,7 +17,7 @@ export async function receive<T>(execution: Execution, ref: ChannelRef<T>): Prom
   execution.deadline.replayAt(key, sameChannel);
   const next = execution.journal.messages.get(channel)?.[0];
   if (next) return { key: next.key, seq: Number(next.seq), payload: deserialize<T>(next.payload), sentAt: new Date(next.sentAt) };
-  await execution.deadline.beforeWait(key, entry);
+  await execution.deadline.beforeWait(key);
   return execution.suspend({ reason: { kind: 'channel', channel }, name: channel, wakeAt: null });
 }
 

@@ -100,7 +100,7 @@ export class ExecutionChildHandle<O> implements ChildHandle<O> {
   async resultWhile(awaited: () => boolean, failed?: () => void): Promise<O> {
     const { execution } = this;
     if (!execution.isActive) return never();
-    const entry = await execution.enter('result');
+    await execution.enter('result');
     const key = `child-result:${this.step}`;
     execution.deadline.replayAt(key);
     const stored = execution.journal.steps.get(key);
@@ -118,7 +118,7 @@ export class ExecutionChildHandle<O> implements ChildHandle<O> {
         return execution.replay<O>(key, kept);
       }
       if (refreshed) {
-        await execution.deadline.beforeWait(key, entry);
+        await execution.deadline.beforeWait(key);
         if (!awaited()) return never();
         const left = execution.deadline.capMs(budgetEnd - Date.now());
         if (left <= 0) {

@@ -57,7 +57,7 @@ export async function select<A extends SelectArms>(
   opts: SelectOptions = {},
 ): Promise<SelectResult<A>> {
   if (!execution.isActive) return never();
-  const entry = await execution.enter('select');
+  await execution.enter('select');
   checkName(name, 'select');
   const key = execution.keyFor(name, 'select');
   // Its instants are on the path whichever way it ends (decided, or the run's deadline thrown here again).
@@ -100,7 +100,7 @@ export async function select<A extends SelectArms>(
       });
       return execution.replay(key, kept);
     }
-    const limit = await execution.deadline.beforeWait(key, entry);
+    const limit = await execution.deadline.beforeWait(key);
     const instants = [...armed.flatMap((arm) => (arm.kind === 'timer' ? [arm.until] : [])), ...(deadline === undefined ? [] : [deadline])];
     const next = instants.length ? Math.min(...instants) : undefined;
     // Parked, the run's deadline caps the wake (suspend); in-process, this wait ends by it.

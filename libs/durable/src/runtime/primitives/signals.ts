@@ -8,13 +8,13 @@ import { journaledInstant } from './sleep';
 /** Await: the payload of the signal, from the journal when buffered; else the run parks until it comes. */
 export async function waitForSignal<T>(execution: Execution, ref: SignalRef<T>): Promise<T> {
   if (!execution.isActive) return never();
-  const entry = await execution.enter('waitForSignal');
+  await execution.enter('waitForSignal');
   const name = declaredName(execution.workflow, 'signal', ref);
   const key = execution.keyFor(name, 'signal');
   execution.deadline.replayAt(key);
   const { signals } = execution.journal;
   if (signals.has(name)) return deserialize<T>(signals.get(name));
-  await execution.deadline.beforeWait(key, entry);
+  await execution.deadline.beforeWait(key);
   return execution.suspend({ reason: { kind: 'signal', name }, name, wakeAt: null });
 }
 
@@ -28,7 +28,7 @@ export async function waitForSignal<T>(execution: Execution, ref: SignalRef<T>):
  */
 export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRef<T>, timeout: unknown): Promise<SignalOutcome<T>> {
   if (!execution.isActive) return never();
-  const entry = await execution.enter('waitForSignal');
+  await execution.enter('waitForSignal');
   const name = declaredName(execution.workflow, 'signal', ref);
   const ms = toMs(timeout as never, `waitForSignal("${name}") timeout`);
   const deadlineKey = execution.keyFor(name, 'signal-deadline');
@@ -54,7 +54,7 @@ export async function waitForSignalWithin<T>(execution: Execution, ref: SignalRe
       await execution.checkpoint(timeoutKey, 'timeout', { outcome: 'ok', result: null, error: null }, null);
       return { received: false };
     }
-    await execution.deadline.beforeWait(deadlineKey, entry);
+    await execution.deadline.beforeWait(deadlineKey);
     const inProcess = execution.deadline.capMs(remaining);
     if (inProcess > deps.inlineWaitMs) {
       return execution.suspend({ reason: { kind: 'signal', name, deadline: new Date(deadline) }, name, wakeAt: new Date(deadline) });

@@ -11,7 +11,7 @@ import { deserialize, serialize } from '../../schema/serializer';
  */
 export async function sleep(execution: Execution, name: string, ms: number | undefined, at?: Date): Promise<void> {
   if (!execution.isActive) return never();
-  const entry = await execution.enter('sleep');
+  await execution.enter('sleep');
   checkName(name, 'sleep');
   const key = execution.keyFor(name, 'sleep');
   // The instant first: a re-execution that throws here has reached it (it was journaled before the deadline was thrown).
@@ -20,7 +20,7 @@ export async function sleep(execution: Execution, name: string, ms: number | und
   for (;;) {
     const remaining = until - execution.deps.clock.now();
     if (remaining <= 0) return;
-    await execution.deadline.beforeWait(key, entry);
+    await execution.deadline.beforeWait(key);
     const inProcess = execution.deadline.capMs(remaining);
     if (inProcess > execution.deps.inlineWaitMs)
       return execution.suspend({ reason: { kind: 'sleep', name, until: new Date(until) }, name: key, wakeAt: new Date(until) });
