@@ -1,5 +1,5 @@
 import type { Tables } from '../tables';
-import { wakeParentSql } from './wake.sql';
+import { failExpiredSql } from './expire-unbegun.sql';
 import { isoInstantSql } from './iso-instant.sql';
 
 /**
@@ -14,30 +14,28 @@ export const begunPendingWithDeadlineSql = (r = '') => `${r}status = 'pending' A
  * unrun all the same). $1 the grace of each workflow this instance registers, a JSON array of { workflow, grace_ms }:
  * a run of another workflow is left to an instance that knows its grace. Locked SKIP LOCKED, and tested again on
  * the locked row (an admission that took it first began it: left to its execution). Each is recorded in its history
- * (actor $3) and its parent woken, NOTIFYed on $4, as expireUnbegunSql does. Answers the workflow of each.
+ * (actor $3) and its parent woken, NOTIFYed on $4 (failExpiredSql, as expireUnbegunSql's). Answers the workflow of each.
  */
+/** The run `r`'s grace, its workflow's (`g`), has ended. */
+const GRACE_ENDED = `r.deadline + g.grace_ms * interval '1 millisecond' <= now()`;
+
 export const expirePendingPastGraceSql = (t: Tables) => `
 WITH grace AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS g(workflow text, grace_ms bigint)
 ), due AS (
   SELECT r.id FROM ${t.runs} r JOIN grace g ON g.workflow = r.workflow
-  WHERE ${begunPendingWithDeadlineSql('r.')} AND r.deadline + g.grace_ms * interval '1 millisecond' <= now()
+  WHERE ${begunPendingWithDeadlineSql('r.')} AND ${GRACE_ENDED}
     -- The bound the index ranges over (the other reads each run's grace): only runs past the shortest grace are read.
     AND r.deadline <= now() - (SELECT min(grace_ms) FROM grace) * interval '1 millisecond'
   ORDER BY r.deadline LIMIT $2
   FOR UPDATE OF r SKIP LOCKED
-), expired AS (
-  UPDATE ${t.runs} r
-  SET status = 'failed', wait = NULL, wait_kind = NULL, wait_name = NULL, wake_at = NULL, finished_at = now(), updated_at = now(),
-      error = jsonb_build_object('name', 'DeadlineExceededError', 'message',
-        format('Run "%s" passed its deadline (%s) and did not end within its grace of %s ms: it waited %s meanwhile.',
+), ${failExpiredSql(t, {
+  from: 'due, grace g',
+  where: `r.id = due.id AND g.workflow = r.workflow AND ${begunPendingWithDeadlineSql('r.')} AND ${GRACE_ENDED}`,
+  message: `format('Run "%s" passed its deadline (%s) and did not end within its grace of %s ms: it waited %s meanwhile.',
                r.id, ${isoInstantSql('r.deadline')}, g.grace_ms,
-               CASE WHEN r.queue IS NOT NULL THEN format('for a slot of queue "%s"', r.queue) ELSE 'for a worker' END))
-  FROM due, grace g
-  WHERE r.id = due.id AND g.workflow = r.workflow AND ${begunPendingWithDeadlineSql('r.')}
-    AND r.deadline + g.grace_ms * interval '1 millisecond' <= now()
-  RETURNING r.id, r.run_day, r.parent_id, r.workflow, r.error
-), expired_history AS (
-  INSERT INTO ${t.history} (run_id, run_day, event, actor, detail) SELECT id, run_day, 'failed', $3, error FROM expired
-), ${wakeParentSql(t, 'expired')}
+               CASE WHEN r.queue IS NOT NULL THEN format('for a slot of queue "%s"', r.queue) ELSE 'for a worker' END)`,
+  at: 'now()',
+  actor: '$3',
+})}
 SELECT (SELECT array_agg(workflow) FROM expired) AS workflows, (SELECT count(*) FROM parent, pg_notify($4, parent.id)) AS woken`;

@@ -22,28 +22,53 @@ export const unbegunPastDeadlineSql = (at: string, r = '') => `${unbegunWithDead
  */
 export const notUnbegunPastDeadlineSql = (at: string, r = '') => `NOT (${unbegunPastDeadlineSql(at, r)})`;
 
+/** What failExpiredSql fails, and how it says so. */
+interface Expiry {
+  /** The FROM list beside the runs table `r`: the rows to fail, and what `where` and `message` read. */
+  from: string;
+  /** Tested on each locked row (`r`): the row is still one to fail. */
+  where: string;
+  /** DeadlineExceededError's message, an SQL text expression over `r`. */
+  message: string;
+  /** The end's instant, and its history row's: in an application's transaction, now() is that transaction's start. */
+  at: string;
+  actor: string;
+  /** No run failed has a parent (a debounced one). */
+  parentless?: boolean;
+}
+
 /**
- * The CTEs that fail the runs of `due` (rows with an `id`, locked or not: each is tested again on its
- * locked row) that have not begun and whose deadline passed by `at`, with DeadlineExceededError saying
- * where each waited: `expired` (its id, run_day, parent_id, workflow and error), `expired_history` (the
- * row of each, by `actor`) and wakeParentSql's `parent` (the ids to NOTIFY). No slot to give back: such
- * a run held none. `parentless`: no run of `due` has a parent (a debounced one). `at` is also its
- * end's instant, and its history row's: in an application's transaction, now() is that transaction's start.
+ * The CTEs that fail runs a deadline ended that no execution holds, with DeadlineExceededError: `expired`
+ * (its id, run_day, parent_id, workflow and error), `expired_history` (the row of each, by `actor`) and
+ * wakeParentSql's `parent` (the ids to NOTIFY). No slot to give back: a run not executing holds none.
  */
-export const failUnbegunSql = (t: Tables, due: string, at: string, actor: string, { parentless = false } = {}) => `
+export const failExpiredSql = (t: Tables, { from, where, message, at, actor, parentless = false }: Expiry) => `
 expired AS (
   UPDATE ${t.runs} r
   SET status = 'failed', wait = NULL, wait_kind = NULL, wait_name = NULL, wake_at = NULL, finished_at = ${at}, updated_at = ${at},
-      error = jsonb_build_object('name', 'DeadlineExceededError', 'message',
-        format('Run "%s" passed its deadline (%s) while it waited %s, before it began.', r.id, ${isoInstantSql('r.deadline')},
-               CASE WHEN r.status = 'waiting' THEN format('for its delayed start (%s)', ${isoInstantSql('r.wake_at')})
-                    WHEN r.queue IS NOT NULL THEN format('in queue "%s"', r.queue)
-                    ELSE 'for a worker' END))
-  FROM ${due} WHERE r.id = ${due}.id AND ${unbegunWithDeadlineSql('r.')} AND r.deadline <= ${at}
+      error = jsonb_build_object('name', 'DeadlineExceededError', 'message', ${message})
+  FROM ${from} WHERE ${where}
   RETURNING r.id, r.run_day, r.parent_id, r.workflow, r.error
 ), expired_history AS (
   INSERT INTO ${t.history} (run_id, run_day, event, actor, detail, at) SELECT id, run_day, 'failed', ${actor}, error, ${at} FROM expired
 ), ${wakeParentSql(t, 'expired', { parentless })}`;
+
+/**
+ * failExpiredSql over the runs of `due` (rows with an `id`, locked or not: each is tested again on its
+ * locked row) that have not begun and whose deadline passed by `at`, the message saying where each waited.
+ */
+export const failUnbegunSql = (t: Tables, due: string, at: string, actor: string, { parentless = false } = {}) =>
+  failExpiredSql(t, {
+    from: due,
+    where: `r.id = ${due}.id AND ${unbegunWithDeadlineSql('r.')} AND r.deadline <= ${at}`,
+    message: `format('Run "%s" passed its deadline (%s) while it waited %s, before it began.', r.id, ${isoInstantSql('r.deadline')},
+               CASE WHEN r.status = 'waiting' THEN format('for its delayed start (%s)', ${isoInstantSql('r.wake_at')})
+                    WHEN r.queue IS NOT NULL THEN format('in queue "%s"', r.queue)
+                    ELSE 'for a worker' END)`,
+    at,
+    actor,
+    parentless,
+  });
 
 /**
  * Fails with DeadlineExceededError up to $1 runs whose deadline passed before they began, waiting in a
