@@ -1066,6 +1066,26 @@ class BothPast implements DurableWorkflow<null, string> {
     }
   }
 }
+/** Holds a wait for its cleanup and awaits it only after the cleanup's step and park: the deadline is thrown at it meanwhile. */
+@Workflow('dl-held-past', { deadlineGrace: '30s' })
+class HeldPast implements DurableWorkflow<null, string> {
+  async run(_: null, ctx: WorkflowContext) {
+    const shipped = ctx.waitForSignal('shipped');
+    try {
+      await ctx.waitForSignal('approval');
+      return 'approved';
+    } catch (error) {
+      if (!isDeadline(error)) throw error;
+      await ctx.step('refund', () => count(ctx.runId, 'refund'));
+      await ctx.waitForSignal('cleanup-done');
+      return shipped.then(
+        () => 'shipped',
+        (held) => (isDeadline(held) ? 'cleaned up; the held wait threw it' : 'other'),
+      );
+    }
+  }
+}
+
 /** A consume loop whose handling of a message outlasts the deadline: the receive after it throws. */
 @Workflow('dl-consume-past', { deadlineGrace: '30s' })
 class ConsumePast implements DurableWorkflow<null, string> {
@@ -1088,7 +1108,7 @@ class ConsumePast implements DurableWorkflow<null, string> {
 describe('a re-execution in the grace throws the deadline where the execution that passed it threw it', () => {
   const { db, boot } = fileApps({
     schema: uniqueSchema('dlx'),
-    providers: [SleepPast, SelectPast, TimedPast, BothPast, ConsumePast],
+    providers: [SleepPast, SelectPast, TimedPast, BothPast, HeldPast, ConsumePast],
     options: { inlineWaitMs: 0 },
   });
   let app: DurableTestApp;
@@ -1133,6 +1153,20 @@ describe('a re-execution in the grace throws the deadline where the execution th
     await app.signals.signal(run.runId, 'cleanup-done', null);
     // Before: only the first was journaled; the re-execution parked on the other and was failed at the grace's end.
     expect(await run.result({ timeout: '10s' })).toBe('cleaned up');
+    expect(ran.get(`${run.runId}:refund`)).toBe(1);
+  });
+
+  it('a wait held unawaited for the cleanup throws it where the cleanup awaits it, never as an unhandled rejection', async () => {
+    const run = await app.client.start(HeldPast, null, { timeout: '300ms' });
+    await eventually(async () => (await waitingFor(run.runId)) === 'cleanup-done', 'cleaning up');
+    await eventually(
+      async () => (await db.count('steps', `run_id = $1 AND key = 'run-deadline:passed' AND error->'also' IS NOT NULL`, [run.runId])) === 1,
+      'both calls journaled',
+    );
+    await app.signals.signal(run.runId, 'cleanup-done', null);
+    // Before: the held wait's rejection had no handler yet, in the execution that passed the deadline and again in the
+    // re-execution, an unhandled rejection (which stops a Node process; jest fails the test with it).
+    expect(await run.result({ timeout: '10s' })).toBe('cleaned up; the held wait threw it');
     expect(ran.get(`${run.runId}:refund`)).toBe(1);
   });
 

@@ -16,7 +16,6 @@ import type {
   WorkflowRef,
 } from '../interfaces';
 import { checkName } from '../schema/define-signal';
-import { toMs } from '../schema/duration';
 import { checkStepOptions } from './step-options';
 import { checkStepName } from './checkpoint-keys';
 import { NO_RETRY, resolveRetryPolicy } from './retry-policy';
@@ -26,9 +25,10 @@ import { ack, consume, receive } from './primitives/channels';
 import { all, startChild } from './primitives/children';
 import { waitForSignal, waitForSignalWithin } from './primitives/signals';
 import { MessageArm, select, SignalArm, TimerArm } from './primitives/select';
-import { sleep } from './primitives/sleep';
+import { sleep, sleepFor } from './primitives/sleep';
 import { setKeys } from './primitives/keys';
 import { patched } from './primitives/patched';
+import { handled } from './primitives/handled';
 
 /** The `ctx` handed to `run(input, ctx)`: the durable primitives, bound to one execution. */
 export class DurableWorkflowContext implements WorkflowContext {
@@ -56,22 +56,24 @@ export class DurableWorkflowContext implements WorkflowContext {
     return this.execution.step(name, fn, resolved, []);
   }
 
-  async sleep(name: string, duration: Duration): Promise<void> {
-    return sleep(this.execution, name, toMs(duration, `sleep("${name}") duration`));
+  sleep(name: string, duration: Duration): Promise<void> {
+    return handled(sleepFor(this.execution, name, duration));
   }
 
   sleepUntil(name: string, at: Date): Promise<void> {
-    return sleep(this.execution, name, undefined, at);
+    return handled(sleep(this.execution, name, undefined, at));
   }
 
   waitForSignal<T>(signal: SignalRef<T>): Promise<T>;
   waitForSignal<T>(signal: SignalRef<T>, opts: { timeout: Duration }): Promise<SignalOutcome<T>>;
   waitForSignal<T>(signal: SignalRef<T>, opts?: { timeout: Duration }): Promise<T | SignalOutcome<T>> {
-    return opts === undefined ? waitForSignal(this.execution, signal) : waitForSignalWithin(this.execution, signal, opts.timeout);
+    return handled<T | SignalOutcome<T>>(
+      opts === undefined ? waitForSignal(this.execution, signal) : waitForSignalWithin(this.execution, signal, opts.timeout),
+    );
   }
 
   receive<T>(channel: ChannelRef<T>): Promise<ChannelMessage<T>> {
-    return receive(this.execution, channel);
+    return handled(receive(this.execution, channel));
   }
 
   ack(channel: ChannelRef<unknown>, key: string): Promise<void> {
@@ -83,7 +85,7 @@ export class DurableWorkflowContext implements WorkflowContext {
     handle: (message: ChannelMessage<T>) => unknown,
     opts: { until: (message: ChannelMessage<T>) => boolean },
   ): Promise<ChannelMessage<T>> {
-    return consume(this.execution, channel, handle, opts.until);
+    return handled(consume(this.execution, channel, handle, opts.until));
   }
 
   startChild<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: ChildStartOptions): Promise<ChildHandle<O>> {
@@ -95,7 +97,7 @@ export class DurableWorkflowContext implements WorkflowContext {
   }
 
   select<A extends SelectArms>(name: string, arms: A, opts?: SelectOptions): Promise<SelectResult<A>> {
-    return select(this.execution, name, arms, opts);
+    return handled(select(this.execution, name, arms, opts));
   }
 
   signal<T>(signal: SignalRef<T>): SelectArm<T> {

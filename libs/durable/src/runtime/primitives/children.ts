@@ -6,6 +6,7 @@ import { checkName } from '../../schema/define-signal';
 import { keysOf, refuseUnknownKeys } from '../../schema/known-keys';
 import { Execution, never } from '../execution';
 import { deserialize, serialize } from '../../schema/serializer';
+import { handled } from './handled';
 
 const CHILD_OPTION_KEYS = keysOf<ChildStartOptions>({ step: true, detached: true, queue: true, partitionKey: true, priority: true });
 
@@ -88,7 +89,7 @@ export class ExecutionChildHandle<O> implements ChildHandle<O> {
    * the child to end, then parks the parent (no worker held, no retry used) until the child's end wakes it.
    */
   result(): Promise<O> {
-    return this.resultWhile(() => true);
+    return handled(this.resultWhile(() => true));
   }
 
   /**

@@ -2,6 +2,8 @@ import { InvalidArgumentError } from '../../errors';
 import { checkName } from '../../schema/define-signal';
 import { Execution, never } from '../execution';
 import { deserialize, serialize } from '../../schema/serializer';
+import { toMs } from '../../schema/duration';
+import type { Duration } from '../../interfaces';
 
 /**
  * A durable timer. The wake instant is journaled on first encounter (from the database clock for a
@@ -27,6 +29,11 @@ export async function sleep(execution: Execution, name: string, ms: number | und
     await execution.wait(inProcess);
     if (!execution.isActive) return never();
   }
+}
+
+/** `sleep` for a Duration: a bad one rejects, as the wait would. */
+export async function sleepFor(execution: Execution, name: string, duration: Duration): Promise<void> {
+  return sleep(execution, name, toMs(duration, `sleep("${name}") duration`));
 }
 
 /** The instant stored under `key`, journaling now() + ms (or `at`) the first time. */
