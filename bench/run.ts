@@ -48,6 +48,7 @@ async function main(): Promise<number> {
   const plan = planFor(quick);
   const started = Date.now();
   const loads = [loadavg()[0]];
+  const measured = versions(); // the tree as built: edits made while the run goes on are not what it measures
 
   const server = await openServer({ embedded: args.includes('--embedded') });
   const ctx = new BenchContext(plan, server);
@@ -90,7 +91,7 @@ async function main(): Promise<number> {
       quick,
       durationMinutes: (Date.now() - started) / 60_000,
       machine: machine(loads),
-      versions: versions(),
+      versions: measured,
       postgres: { source: server.source, ...pg, pgStatStatements: server.statStatements },
       method: {
         'one server': `each system has its own database on the same Postgres (${Object.values(DATABASES).join(', ')}), dropped and created at the start of the run`,
