@@ -9,7 +9,7 @@ import {
   Workflow,
   WorkflowContext,
 } from 'nestjs-durable';
-import { Db, DurableTestApp, startApp, uniqueSchema } from '../setup/durable-app';
+import { Db, DurableTestApp, eventually, startApp, uniqueSchema } from '../setup/durable-app';
 
 /** Counts side effects by name, so a test can see what ran and how often. */
 @Injectable()
@@ -234,6 +234,24 @@ class FailsDuringBackoff implements DurableWorkflow<null, unknown> {
   }
 }
 
+/** Holds a step waiting out its retry's backoff while the run parks on a signal; awaits it once the signal came. */
+@Workflow('parks-during-backoff')
+class ParksDuringBackoff implements DurableWorkflow<null, string> {
+  constructor(private readonly effects: Effects) {}
+  async run(_: null, ctx: WorkflowContext) {
+    const charged = ctx.step(
+      'charge',
+      () => {
+        if (this.effects.hit('held-charge') === 1) throw new Error('try again');
+        return 'charged';
+      },
+      { retry: { maxAttempts: 2, initialDelay: '60s' } },
+    );
+    await ctx.waitForSignal('go');
+    return charged;
+  }
+}
+
 describe('steps: memoization by checkpoint key', () => {
   const schema = uniqueSchema();
   const db = new Db(schema);
@@ -258,6 +276,7 @@ describe('steps: memoization by checkpoint key', () => {
         BadStepKey,
         BadStepRetry,
         FailsDuringBackoff,
+        ParksDuringBackoff,
       ],
     });
     effects = t.get(Effects);
@@ -420,5 +439,15 @@ describe('steps: memoization by checkpoint key', () => {
     const handle = await t.client.start(FailsDuringBackoff, null);
     await expect(handle.result({ timeout: '5s' })).rejects.toThrow('declined');
     expect(effects.count('patient')).toBe(1);
+  });
+
+  it('a step held unawaited in its backoff when the run parks on another call ends without an unhandled rejection; the re-execution runs it again', async () => {
+    const handle = await t.client.start(ParksDuringBackoff, null);
+    await eventually(async () => (await t.client.getRun(handle.runId)).status === 'waiting', 'parked on go');
+    await t.signals.signal(handle.runId, 'go', null);
+    // Before: the parked execution's step threw its error out of the backoff with nobody awaiting it yet, an unhandled
+    // rejection (which stops a Node process; jest fails the test with it).
+    expect(await handle.result({ timeout: '10s' })).toBe('charged');
+    expect(effects.count('held-charge')).toBe(2);
   });
 });

@@ -12,6 +12,7 @@ import { DEFAULT_RUN_RETRY, NO_RETRY, resolveRetryPolicy } from '../runtime/retr
 import { checkStepName } from '../runtime/checkpoint-keys';
 import { checkStepOptions } from '../runtime/step-options';
 import { runScope } from '../runtime/run-scope';
+import { handled } from '../runtime/handled';
 import { checkName } from '../schema/define-signal';
 import { resolveScheduleSpec } from '../schema/schedule-spec';
 import { toMs } from '../schema/duration';
@@ -118,7 +119,7 @@ export class DurableExplorer implements OnModuleInit {
       instance[methodName] = function durableStep(this: unknown, ...args: unknown[]) {
         const scope = runScope.getStore();
         if (!scope || scope.inStep) return method.apply(this, args); // outside a run, or inside a step: plain code
-        return scope.execution.step(name, () => method.apply(this, args), options, args);
+        return handled(scope.execution.step(name, () => method.apply(this, args), options, args));
       };
     }
   }

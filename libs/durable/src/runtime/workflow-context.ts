@@ -28,7 +28,7 @@ import { MessageArm, select, SignalArm, TimerArm } from './primitives/select';
 import { sleep, sleepFor } from './primitives/sleep';
 import { setKeys } from './primitives/keys';
 import { patched } from './primitives/patched';
-import { handled } from './primitives/handled';
+import { handled } from './handled';
 
 /** The `ctx` handed to `run(input, ctx)`: the durable primitives, bound to one execution. */
 export class DurableWorkflowContext implements WorkflowContext {
@@ -46,7 +46,12 @@ export class DurableWorkflowContext implements WorkflowContext {
     return this.execution.run.attempt;
   }
 
-  async step<T>(name: string, fn: () => T | Promise<T>, options: StepOptions = {}): Promise<T> {
+  step<T>(name: string, fn: () => T | Promise<T>, options: StepOptions = {}): Promise<T> {
+    return handled(this.checkedStep(name, fn, options));
+  }
+
+  /** A step, its name and options checked first: bad ones reject, as the step would. */
+  private async checkedStep<T>(name: string, fn: () => T | Promise<T>, options: StepOptions): Promise<T> {
     checkName(name, 'step');
     if (runScope.getStore()?.inStep) return fn(); // a step inside a step is plain code
     checkStepName(name, Boolean(options.key));
@@ -77,7 +82,7 @@ export class DurableWorkflowContext implements WorkflowContext {
   }
 
   ack(channel: ChannelRef<unknown>, key: string): Promise<void> {
-    return ack(this.execution, channel, key);
+    return handled(ack(this.execution, channel, key));
   }
 
   consume<T>(
@@ -89,11 +94,11 @@ export class DurableWorkflowContext implements WorkflowContext {
   }
 
   startChild<I, O>(workflow: WorkflowRef<I, O>, input: I, opts: ChildStartOptions): Promise<ChildHandle<O>> {
-    return startChild(this.execution, workflow, input, opts);
+    return handled(startChild(this.execution, workflow, input, opts));
   }
 
   all<T extends readonly ChildHandle<unknown>[]>(handles: T): Promise<{ [K in keyof T]: ChildResult<T[K]> }> {
-    return all(handles);
+    return handled(all(handles));
   }
 
   select<A extends SelectArms>(name: string, arms: A, opts?: SelectOptions): Promise<SelectResult<A>> {
@@ -113,10 +118,10 @@ export class DurableWorkflowContext implements WorkflowContext {
   }
 
   setKeys(keys: Record<string, string>): Promise<void> {
-    return setKeys(this.execution, keys);
+    return handled(setKeys(this.execution, keys));
   }
 
   patched(id: string): Promise<boolean> {
-    return patched(this.execution, id);
+    return handled(patched(this.execution, id));
   }
 }

@@ -6,7 +6,7 @@ import { checkName } from '../../schema/define-signal';
 import { keysOf, refuseUnknownKeys } from '../../schema/known-keys';
 import { Execution, never } from '../execution';
 import { deserialize, serialize } from '../../schema/serializer';
-import { handled } from './handled';
+import { handled } from '../handled';
 
 const CHILD_OPTION_KEYS = keysOf<ChildStartOptions>({ step: true, detached: true, queue: true, partitionKey: true, priority: true });
 
