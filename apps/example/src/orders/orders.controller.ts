@@ -1,5 +1,5 @@
 import { BadRequestException, Body, Controller, Get, Headers, NotFoundException, Param, Post } from '@nestjs/common';
-import { InvalidArgumentError, WorkflowClient } from 'nestjs-durable';
+import { InvalidArgumentError, RunNotFoundError, WorkflowClient } from 'nestjs-durable';
 import { orderRunId } from './order.contracts';
 import { OrdersService } from './orders.service';
 
@@ -38,11 +38,19 @@ export class OrdersController {
     }
   }
 
+  /**
+   * The run is read first: an ended run's steps committed their writes before it ended, so the order and
+   * payments read after it hold them, and the answer never shows an ended run beside an order its last
+   * steps had not updated yet (read the other way round, one ended in between).
+   */
   @Get(':id')
   async get(@Param('id') id: string) {
+    const run = await this.workflows.getRun(orderRunId(id)).catch((error: unknown) => {
+      if (error instanceof RunNotFoundError) throw new NotFoundException(`No order ${id}.`);
+      throw error;
+    });
     const order = await this.orders.find(id);
     if (!order) throw new NotFoundException(`No order ${id}.`);
-    const run = await this.workflows.getRun(orderRunId(id));
     const payments = await this.orders.payments(id);
     return {
       order,
